@@ -1,0 +1,5 @@
+"""``python -m clock``: the speechclock command line."""
+
+from .cli import run
+
+run()

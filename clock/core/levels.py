@@ -1,0 +1,455 @@
+"""Level traces: the level a page's clock reads from its analyser at each tick.
+
+Pure numpy: no file access, no command line, no plotting.
+
+Ticks and frames
+----------------
+Tick ``k`` (k = 0, 1, 2, ...) happens at time ``k * period_s``. The analyser
+data a read sees ends on a render-quantum boundary (128 frames), so the tick
+is mapped to the frame
+
+* ``F_k = ceil(k * period_s * rate / 128) * 128`` (``align="ceil"``, the rule
+  ``OfflineAudioContext.suspend`` follows: the first boundary at or after the
+  tick time), or
+* ``F_k = floor(k * period_s * rate / 128) * 128`` (``align="floor"``: the last
+  boundary a real-time context has finished rendering).
+
+The arithmetic is exact (the period is a :class:`fractions.Fraction`), so
+frame positions never drift: at 48 kHz with a period of 1/60 s, tick 4 lands
+on frame 3200. A trace holds every tick whose frame lies within the recording
+(``F_k <= n_frames``).
+
+Metrics
+-------
+``rms``
+    ``sqrt(mean(x**2))`` over the float32 time-domain data, summed in float64
+    from the oldest sample as a JavaScript loop does (what the clock uses;
+    bit-exact, and exactly 0.0 on digital silence).
+``peak``
+    ``max(|x|)`` over the time-domain data (bit-exact).
+``byte-mean``
+    Mean of ``getByteFrequencyData`` (smoothing once per tick).
+``max-db``
+    Maximum of ``getFloatFrequencyData`` in dB (-inf on silence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .analyser import (
+    RENDER_QUANTUM_FRAMES,
+    AnalyserOptions,
+    byte_frequency_data,
+    decibels,
+    fft_magnitudes,
+    peak_of_windows,
+    rms_of_windows,
+    smooth_magnitudes,
+)
+from ..errors import InvalidParameterError, InvalidSignalError
+
+__all__ = [
+    "DEFAULT_TICK_S",
+    "METRICS",
+    "LevelTrace",
+    "SignalSummary",
+    "Ticks",
+    "iter_levels",
+    "levels",
+    "parse_period",
+    "summarize",
+]
+
+#: requestAnimationFrame on a 60 Hz display.
+DEFAULT_TICK_S = Fraction(1, 60)
+
+METRICS = ("rms", "peak", "byte-mean", "max-db")
+
+Align = Literal["ceil", "floor"]
+
+
+def parse_period(text: str | float | Fraction) -> Fraction:
+    """Parse a tick period in seconds exactly: ``"1/60"``, ``"0.05"``, ``1``.
+
+    A decimal string is taken at its written value (``"0.1"`` is exactly
+    1/10); a float is taken at its exact binary value.
+
+    Raises
+    ------
+    InvalidParameterError
+        Not a number, or not > 0.
+    """
+    try:
+        value = Fraction(text) if not isinstance(text, str) else Fraction(text.strip())
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise InvalidParameterError(f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r}") from None
+    if value <= 0:
+        raise InvalidParameterError(f"tick period must be > 0 s, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Ticks:
+    """A polling cadence: tick ``k`` at ``k * period_s``, read at a quantum boundary.
+
+    Parameters
+    ----------
+    period_s : Fraction
+        Seconds between ticks (exact).
+    align : {"ceil", "floor"}
+        Which render-quantum boundary a tick reads (see the module notes).
+    """
+
+    period_s: Fraction = DEFAULT_TICK_S
+    align: Align = "ceil"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.period_s, Fraction):
+            object.__setattr__(self, "period_s", parse_period(self.period_s))
+        elif self.period_s <= 0:
+            raise InvalidParameterError(f"tick period must be > 0 s, got {self.period_s}")
+        if self.align not in ("ceil", "floor"):
+            raise InvalidParameterError(f"align must be 'ceil' or 'floor', got {self.align!r}")
+
+    @classmethod
+    def every_frames(cls, n_frames: int, sample_rate_hz: int, *, align: Align = "ceil") -> Ticks:
+        """A cadence of one tick every ``n_frames`` frames at ``sample_rate_hz``."""
+        if n_frames < 1:
+            raise InvalidParameterError(f"tick frames must be >= 1, got {n_frames}")
+        return cls(Fraction(n_frames, sample_rate_hz), align)
+
+    def frames(self, k: NDArray[np.int64], sample_rate_hz: int) -> NDArray[np.int64]:
+        """Frame positions ``F_k`` of ticks ``k`` (exact integer arithmetic)."""
+        k = np.asarray(k, dtype=np.int64)
+        num = self.period_s.numerator * sample_rate_hz
+        den = self.period_s.denominator * RENDER_QUANTUM_FRAMES
+        k_max = int(k.max()) if k.size else 0
+        if max(k_max * num, num, den) >= 2**62:
+            # Would overflow int64: exact Python integers instead.
+            q = [(-(-int(i) * num // den) if self.align == "ceil" else int(i) * num // den) for i in k]
+            return np.asarray(q, dtype=np.int64) * RENDER_QUANTUM_FRAMES
+        prod = k * num
+        quanta = -((-prod) // den) if self.align == "ceil" else prod // den
+        return quanta * RENDER_QUANTUM_FRAMES
+
+    def time_s(self, k: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Tick times ``k * period_s`` in seconds (rounded once to float64)."""
+        k = np.asarray(k, dtype=np.int64)
+        return k * self.period_s.numerator / self.period_s.denominator
+
+
+@dataclass(frozen=True, slots=True)
+class LevelTrace:
+    """The level a page reads at each tick.
+
+    Attributes
+    ----------
+    frames : ndarray of int64, shape (n_ticks,)
+        ``F_k``, the frame each tick's analyser window ends at.
+    level : ndarray of float64, shape (n_ticks,)
+        The metric at each tick.
+    sample_rate_hz : int
+    ticks : Ticks
+    metric : str
+    options : AnalyserOptions
+    """
+
+    frames: NDArray[np.int64]
+    level: NDArray[np.float64]
+    sample_rate_hz: int
+    ticks: Ticks = field(default_factory=Ticks)
+    metric: str = "rms"
+    options: AnalyserOptions = field(default_factory=AnalyserOptions)
+
+    def __post_init__(self) -> None:
+        for name in ("frames", "level"):
+            arr = np.asarray(getattr(self, name))
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+        if self.frames.shape != self.level.shape:
+            raise InvalidSignalError(
+                f"frames and level must have the same shape, got {self.frames.shape} and {self.level.shape}"
+            )
+
+    @property
+    def n_ticks(self) -> int:
+        """Number of ticks."""
+        return int(self.level.size)
+
+    @property
+    def tick(self) -> NDArray[np.int64]:
+        """Tick indices ``0 .. n_ticks - 1``."""
+        return np.arange(self.n_ticks, dtype=np.int64)
+
+    @property
+    def t_s(self) -> NDArray[np.float64]:
+        """Tick times in seconds."""
+        return self.ticks.time_s(self.tick)
+
+    @property
+    def tick_s(self) -> float:
+        """The tick period in seconds, as a float."""
+        return float(self.ticks.period_s)
+
+
+# A metric maps (buffer, window starts, state, options) to (levels, state). The
+# window of a tick is ``buffer[start : start + fft_size]``; state is the
+# analyser's smoothed magnitudes for the frequency metrics, None otherwise.
+_State = NDArray[np.float32] | None
+_Metric = Callable[
+    [NDArray[np.float32], NDArray[np.int64], _State, AnalyserOptions], tuple[NDArray[np.float64], _State]
+]
+
+# Samples on the 16-bit grid (k / 32768) have squares k**2 / 2**30 whose
+# partial sums over a block are exact in float64, so any summation order gives
+# the sequential loop's result; checked per block.
+_GRID = np.float32(32768)
+_GRID_MAX_ABS = 2.0
+
+
+def _windows(buf: NDArray[np.float32], starts: NDArray[np.int64], n: int) -> NDArray[np.float32]:
+    return np.lib.stride_tricks.sliding_window_view(buf, n)[starts]
+
+
+def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
+    n = options.fft_size
+    # Windows start and end on render-quantum boundaries, so on multiples of
+    # g frames; every start has the same offset into the buffer.
+    g = min(RENDER_QUANTUM_FRAMES, n)
+    off = int(starts[0] % g) if starts.size else 0
+    scaled = buf * _GRID  # exact: a power-of-two scale
+    if (
+        np.all(starts % g == off)
+        and np.array_equal(scaled, np.rint(scaled))
+        and np.abs(buf).max(initial=0.0) <= _GRID_MAX_ABS
+    ):
+        # Fast path, bit-identical to the sequential loop (see _GRID): window
+        # sums are differences of an exact prefix sum over g-frame granules.
+        usable = (buf.size - off) // g * g
+        granules = np.square(buf[off : off + usable], dtype=np.float64).reshape(-1, g).sum(axis=1)
+        prefix = np.concatenate([[0.0], np.cumsum(granules)])
+        first = (starts - off) // g
+        return np.sqrt((prefix[first + n // g] - prefix[first]) / n), None
+    return rms_of_windows(_windows(buf, starts, n)), None
+
+
+def _peak(buf, starts, state, options):  # type: ignore[no-untyped-def]
+    return peak_of_windows(_windows(buf, starts, options.fft_size)), None
+
+
+def _smoothed(buf, starts, state, options):  # type: ignore[no-untyped-def]
+    prev = np.zeros(options.fft_size // 2, np.float32) if state is None else state
+    return smooth_magnitudes(
+        fft_magnitudes(_windows(buf, starts, options.fft_size)), prev,
+        smoothing_time_constant=options.smoothing_time_constant,
+    )
+
+
+def _max_db(buf, starts, state, options):  # type: ignore[no-untyped-def]
+    smoothed = _smoothed(buf, starts, state, options)
+    return decibels(smoothed).max(axis=1).astype(np.float64), smoothed[-1]
+
+
+def _byte_mean(buf, starts, state, options):  # type: ignore[no-untyped-def]
+    smoothed = _smoothed(buf, starts, state, options)
+    data = byte_frequency_data(
+        decibels(smoothed), min_decibels=options.min_decibels, max_decibels=options.max_decibels
+    )
+    return data.mean(axis=1, dtype=np.float64), smoothed[-1]
+
+
+_METRIC_FUNCS: dict[str, _Metric] = {"rms": _rms, "peak": _peak, "byte-mean": _byte_mean, "max-db": _max_db}
+
+
+def _check_metric(metric: str) -> _Metric:
+    try:
+        return _METRIC_FUNCS[metric]
+    except KeyError:
+        raise InvalidParameterError(
+            f"metric must be one of {', '.join(METRICS)}, got {metric!r}"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class LevelChunk:
+    """Consecutive ticks of a trace, as :func:`iter_levels` yields them."""
+
+    first_tick: int
+    frames: NDArray[np.int64]
+    level: NDArray[np.float64]
+
+
+def iter_levels(
+    blocks: Iterable[NDArray[np.float32]],
+    sample_rate_hz: int,
+    *,
+    ticks: Ticks | None = None,
+    metric: str = "rms",
+    options: AnalyserOptions | None = None,
+) -> Iterator[LevelChunk]:
+    """Compute a level trace block by block (memory independent of length).
+
+    Parameters
+    ----------
+    blocks : iterable of ndarray of float32
+        Consecutive mono blocks (e.g. :func:`clock.decode.iter_blocks`).
+    sample_rate_hz : int
+        The rate of the samples (the ``AudioContext``'s rate).
+    ticks : Ticks, optional
+        The polling cadence (default: 1/60 s, ceil).
+    metric : {"rms", "peak", "byte-mean", "max-db"}
+    options : AnalyserOptions, optional
+
+    Yields
+    ------
+    LevelChunk
+        The ticks whose frame falls within the samples seen so far.
+
+    Raises
+    ------
+    InvalidSignalError
+        A block holds a NaN or infinity, or is not 1-D.
+    InvalidParameterError
+        Unknown metric, or a rate that is not a positive integer.
+    """
+    ticks = ticks or Ticks()
+    options = options or AnalyserOptions()
+    func = _check_metric(metric)
+    if int(sample_rate_hz) != sample_rate_hz or sample_rate_hz <= 0:
+        raise InvalidParameterError(f"sample rate must be a positive integer, got {sample_rate_hz!r}")
+    n = options.fft_size
+    history = np.zeros(n, dtype=np.float32)  # frames [pos - n, pos)
+    pos = 0
+    next_tick = 0
+    state: _State = None
+    # Ticks per batch of frame computations: enough for a block at fast cadences.
+    batch = 4096
+    for block in blocks:
+        block = np.asarray(block)
+        if block.ndim != 1:
+            raise InvalidSignalError(f"blocks must be 1-D (mono), got shape {block.shape}")
+        block = block.astype(np.float32, copy=False)
+        if not np.all(np.isfinite(block)):
+            at = pos + int(np.flatnonzero(~np.isfinite(block))[0])
+            raise InvalidSignalError(f"non-finite sample (NaN or infinity) at frame {at}")
+        end = pos + block.size
+        buf = np.concatenate([history, block])
+        while True:
+            k = np.arange(next_tick, next_tick + batch, dtype=np.int64)
+            frames = ticks.frames(k, sample_rate_hz)
+            frames = frames[frames <= end]
+            if frames.size == 0:
+                break
+            # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
+            level, state = func(buf, frames - pos, state, options)
+            yield LevelChunk(next_tick, frames, level)
+            next_tick += frames.size
+            if frames.size < batch:
+                break
+        history = buf[-n:]
+        pos = end
+
+
+def levels(
+    samples: NDArray[np.float32] | Iterable[NDArray[np.float32]],
+    sample_rate_hz: int,
+    *,
+    ticks: Ticks | None = None,
+    metric: str = "rms",
+    options: AnalyserOptions | None = None,
+) -> LevelTrace:
+    """The level trace of a mono signal (an array, or an iterable of blocks).
+
+    Parameters
+    ----------
+    samples : ndarray of float32, shape (n,), or iterable of such blocks
+    sample_rate_hz : int
+    ticks : Ticks, optional
+        Default: every 1/60 s, ceil alignment.
+    metric : {"rms", "peak", "byte-mean", "max-db"}
+    options : AnalyserOptions, optional
+        Default: fftSize 2048, smoothing 0.8, -100..-30 dB.
+
+    Returns
+    -------
+    LevelTrace
+
+    Examples
+    --------
+    >>> x = np.zeros(4800, np.float32); x[2000:] = 0.5
+    >>> trace = levels(x, 48000, options=AnalyserOptions(fft_size=256))
+    >>> trace.frames[:4].tolist(), trace.level[:4].tolist()
+    ([0, 896, 1664, 2432], [0.0, 0.0, 0.0, 0.5])
+    """
+    ticks = ticks or Ticks()
+    options = options or AnalyserOptions()
+    blocks = [samples] if isinstance(samples, np.ndarray) else samples
+    chunks = list(iter_levels(blocks, sample_rate_hz, ticks=ticks, metric=metric, options=options))
+    frames = np.concatenate([c.frames for c in chunks]) if chunks else np.zeros(0, np.int64)
+    level = np.concatenate([c.level for c in chunks]) if chunks else np.zeros(0, np.float64)
+    return LevelTrace(frames, level, int(sample_rate_hz), ticks, metric, options)
+
+
+@dataclass(frozen=True, slots=True)
+class SignalSummary:
+    """Whole-recording statistics of a mono signal.
+
+    Attributes
+    ----------
+    n_frames : int
+    sample_rate_hz : int
+    exact_zero_share : float
+        Share of samples that are exactly 0.0 (digital silence).
+    peak : float
+        Largest ``|x|``.
+    rms : float
+        Root mean square over the whole signal.
+    """
+
+    n_frames: int
+    sample_rate_hz: int
+    exact_zero_share: float
+    peak: float
+    rms: float
+
+    @property
+    def duration_s(self) -> float:
+        """Length in seconds."""
+        return self.n_frames / self.sample_rate_hz
+
+    @property
+    def peak_dbfs(self) -> float:
+        """Peak in dB relative to full scale (1.0); -inf for silence."""
+        return _dbfs(self.peak)
+
+    @property
+    def rms_dbfs(self) -> float:
+        """RMS in dB relative to full scale (1.0); -inf for silence."""
+        return _dbfs(self.rms)
+
+
+def _dbfs(value: float) -> float:
+    return float("-inf") if value <= 0 else 20.0 * float(np.log10(value))
+
+
+def summarize(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) -> SignalSummary:
+    """Exact-zero share, peak and RMS of a signal given block by block."""
+    n = zeros = 0
+    peak = 0.0
+    energy = 0.0
+    for block in blocks:
+        block = np.asarray(block, dtype=np.float32)
+        n += block.size
+        zeros += int(np.count_nonzero(block == 0.0))
+        if block.size:
+            peak = max(peak, float(np.abs(block).max()))
+            energy += float(np.dot(block.astype(np.float64), block.astype(np.float64)))
+    rms = float(np.sqrt(energy / n)) if n else 0.0
+    return SignalSummary(n, int(sample_rate_hz), zeros / n if n else 0.0, peak, rms)

@@ -1,0 +1,1 @@
+"""The edges: decoding recordings, reading logs and configs, writing outputs."""

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from clock.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def corpus_dir() -> Path | None:
+    """The shared real-speech corpus, or None when it is absent."""
+    env = os.environ.get("SPEECHCLOCK_CORPUS")
+    path = Path(env) if env else REPO.parent / "shared" / "corpus"
+    return path if path.is_dir() else None
+
+
+@pytest.fixture
+def corpus() -> Path:
+    path = corpus_dir()
+    if path is None:
+        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+    return path
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(440)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def cli(runner):
+    def invoke(*args: str):
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke

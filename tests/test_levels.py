@@ -1,0 +1,186 @@
+"""Level traces: tick-to-frame mapping, metrics, streaming."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from signals import js_rms, sine
+
+from clock.core.analyser import Analyser, AnalyserOptions
+from clock.errors import InvalidParameterError, InvalidSignalError
+from clock.core.levels import Ticks, iter_levels, levels, parse_period, summarize
+
+SMALL = AnalyserOptions(fft_size=256)
+
+
+# --- ticks -------------------------------------------------------------------
+
+def test_sixty_hertz_ticks_at_48k_land_on_exact_quantum_boundaries():
+    frames = Ticks().frames(np.arange(8), 48000).tolist()
+    # 800 frames per tick, rounded up to a multiple of 128: tick 4 is exactly 3200.
+    assert frames == [0, 896, 1664, 2432, 3200, 4096, 4864, 5632]
+
+
+def test_floor_alignment_takes_the_last_finished_quantum():
+    assert Ticks(align="floor").frames(np.arange(6), 48000).tolist() == [0, 768, 1536, 2304, 3200, 3968]
+
+
+def test_tick_frames_cadence():
+    ticks = Ticks.every_frames(441, 44100)
+    assert ticks.period_s == Fraction(1, 100)
+    assert ticks.frames(np.arange(4), 44100).tolist() == [0, 512, 896, 1408]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fractions(min_value=Fraction(1, 1000), max_value=Fraction(5)).filter(lambda f: f > 0),
+    st.sampled_from([8000, 16000, 22050, 24000, 44100, 48000, 96000]),
+    st.integers(0, 10**12),
+    st.sampled_from(["ceil", "floor"]),
+)
+def test_tick_to_frame_mapping_never_drifts(period, rate, k, align):
+    exact = Fraction(k) * period * rate / 128
+    quanta = math.ceil(exact) if align == "ceil" else math.floor(exact)
+    got = Ticks(period, align).frames(np.array([k]), rate)
+    assert int(got[0]) == quanta * 128
+
+
+@pytest.mark.parametrize("text,value", [("1/60", Fraction(1, 60)), ("0.1", Fraction(1, 10)), ("1", Fraction(1))])
+def test_parse_period_is_exact(text, value):
+    assert parse_period(text) == value
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "abc", "1/0", ""])
+def test_parse_period_rejects(text):
+    with pytest.raises(InvalidParameterError, match="tick period"):
+        parse_period(text)
+
+
+def test_trace_holds_every_tick_whose_frame_is_within_the_recording():
+    n = 48000  # 1 s: the last tick at or before frame 48000
+    trace = levels(np.zeros(n, np.float32), 48000)
+    assert trace.frames[-1] <= n
+    assert Ticks().frames(np.array([trace.n_ticks]), 48000)[0] > n
+    assert trace.n_ticks == 61  # ticks 0..60, tick 60 at exactly frame 48000
+
+
+# --- metrics -----------------------------------------------------------------
+
+def test_step_signal_proves_the_window_is_the_frames_before_f():
+    # 0 up to frame S, then 1.0: rms at frame F is sqrt(clip(F - S, 0, N) / N).
+    s, n = 1000, 256
+    x = np.zeros(6000, np.float32)
+    x[s:] = 1.0
+    trace = levels(x, 48000, options=SMALL, ticks=Ticks.every_frames(128, 48000))
+    expected = [math.sqrt(min(max(f - s, 0), n) / n) for f in trace.frames.tolist()]
+    assert trace.level.tolist() == expected
+
+
+@pytest.mark.parametrize("metric", ["rms", "peak"])
+def test_digital_silence_reads_exactly_zero(metric):
+    x = np.concatenate([sine(0.5, 440, 0.5, 48000), np.zeros(48000, np.float32)])
+    trace = levels(x, 48000, metric=metric)
+    silent = trace.frames >= 24000 + 2048
+    assert np.all(trace.level[silent] == 0.0)
+    assert np.all(trace.level[(trace.frames > 2048) & (trace.frames < 24000)] > 0.1)
+
+
+def test_frequency_metrics_on_silence():
+    x = np.zeros(48000, np.float32)
+    assert np.all(levels(x, 48000, metric="byte-mean").level == 0.0)
+    assert np.all(np.isneginf(levels(x, 48000, metric="max-db").level))
+
+
+@pytest.mark.parametrize("metric", ["byte-mean", "max-db"])
+def test_frequency_metrics_equal_successive_analyser_reads(metric):
+    # The trace smooths once per tick, exactly as a node read once per tick.
+    x = sine(0.1, 500, 0.5, 48000)
+    x[12000:] *= 0.01
+    trace = levels(x, 48000, metric=metric, options=SMALL)
+    node = Analyser(x, SMALL)
+    for frame, level in zip(trace.frames.tolist(), trace.level.tolist()):
+        if metric == "max-db":
+            expected = float(node.get_float_frequency_data(frame).max())
+        else:
+            expected = float(node.get_byte_frequency_data(frame).mean(dtype=np.float64))
+        assert level == expected or (math.isinf(level) and math.isinf(expected))
+
+
+def test_sine_rms_is_amplitude_over_root_two():
+    trace = levels(sine(0.2, 750, 1.0, 48000), 48000)  # 750 Hz: 2048 frames hold 32 periods
+    np.testing.assert_allclose(trace.level[5:], 0.2 / math.sqrt(2), rtol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float32, 3000, elements=st.floats(-1, 1, width=32)), st.integers(-8, 8))
+def test_rms_is_nonnegative_and_scales_exactly_with_power_of_two_gain(x, e):
+    a = levels(x, 48000, options=SMALL).level
+    b = levels(x * np.float32(2.0**e), 48000, options=SMALL).level
+    assert np.all(a >= 0)
+    np.testing.assert_array_equal(b, a * 2.0**e)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float32, 3000, elements=st.floats(-1, 1, width=32)), st.floats(0.01, 0.99))
+def test_rms_scales_linearly_with_any_gain(x, gain):
+    a = levels(x, 48000, options=SMALL).level
+    b = levels((x * gain).astype(np.float32), 48000, options=SMALL).level
+    np.testing.assert_allclose(b, a * gain, rtol=1e-5, atol=1e-12)
+
+
+def test_rms_trace_equals_the_page_loop_on_each_window(rng):
+    x = (rng.standard_normal(20000) * np.exp(rng.uniform(-12, 0, 20000))).astype(np.float32)
+    trace = levels(x, 48000, options=SMALL)
+    node = Analyser(x, SMALL)
+    assert trace.level.tolist() == [js_rms(node.get_float_time_domain_data(f)) for f in trace.frames.tolist()]
+
+
+@pytest.mark.parametrize("metric", ["rms", "peak", "byte-mean", "max-db"])
+@pytest.mark.parametrize("block", [1, 127, 1000, 65536])
+def test_block_size_does_not_change_a_single_bit(rng, metric, block):
+    x = (rng.standard_normal(30000) * 0.1).astype(np.float32)
+    whole = levels(x, 48000, metric=metric, options=SMALL)
+    blocks = (x[i : i + block] for i in range(0, x.size, block))
+    chunked = levels(blocks, 48000, metric=metric, options=SMALL)
+    np.testing.assert_array_equal(chunked.frames, whole.frames)
+    np.testing.assert_array_equal(chunked.level, whole.level)
+
+
+def test_iter_levels_yields_consecutive_ticks():
+    x = np.zeros(48000 * 3, np.float32)
+    chunks = list(iter_levels((x[i : i + 5000] for i in range(0, x.size, 5000)), 48000))
+    firsts = [c.first_tick for c in chunks]
+    sizes = [c.frames.size for c in chunks]
+    assert firsts == list(np.cumsum([0] + sizes[:-1]))
+    assert sum(sizes) == 181
+
+
+def test_non_finite_block_is_an_error_naming_the_frame():
+    x = np.zeros(5000, np.float32)
+    x[4321] = np.inf
+    with pytest.raises(InvalidSignalError, match="frame 4321"):
+        levels(x, 48000)
+
+
+def test_unknown_metric_lists_the_choices():
+    with pytest.raises(InvalidParameterError, match="rms, peak, byte-mean, max-db"):
+        levels(np.zeros(10, np.float32), 48000, metric="loudness")
+
+
+def test_trace_arrays_are_read_only():
+    trace = levels(np.zeros(4800, np.float32), 48000)
+    with pytest.raises(ValueError):
+        trace.level[0] = 1.0
+
+
+def test_summarize_counts_exact_zeros_peak_and_rms():
+    x = np.array([0, 0, 0.5, -0.5], np.float32)
+    s = summarize([x[:1], x[1:]], 4)
+    assert (s.n_frames, s.exact_zero_share, s.peak, s.rms, s.duration_s) == (4, 0.5, 0.5, math.sqrt(0.125), 1.0)
+    assert s.peak_dbfs == pytest.approx(-6.0206, abs=1e-4)
