@@ -35,7 +35,7 @@ Metrics
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
@@ -63,6 +63,7 @@ __all__ = [
     "Ticks",
     "iter_levels",
     "levels",
+    "multi_levels",
     "parse_period",
     "summarize",
 ]
@@ -286,6 +287,60 @@ class LevelChunk:
     level: NDArray[np.float64]
 
 
+class _Engine:
+    """Turns consecutive mono blocks into the ticks of one trace."""
+
+    # Ticks per batch of frame computations: enough for a block at fast cadences.
+    _BATCH = 4096
+
+    def __init__(self, sample_rate_hz: int, ticks: Ticks, metric: str, options: AnalyserOptions) -> None:
+        self.rate = sample_rate_hz
+        self.ticks = ticks
+        self.func = _check_metric(metric)
+        self.options = options
+        self.n = options.fft_size
+        self.history = np.zeros(self.n, dtype=np.float32)  # frames [pos - n, pos)
+        self.pos = 0
+        self.next_tick = 0
+        self.state: _State = None
+
+    def feed(self, block: NDArray[np.float32]) -> Iterator[LevelChunk]:
+        end = self.pos + block.size
+        buf = np.concatenate([self.history, block])
+        while True:
+            k = np.arange(self.next_tick, self.next_tick + self._BATCH, dtype=np.int64)
+            frames = self.ticks.frames(k, self.rate)
+            frames = frames[frames <= end]
+            if frames.size == 0:
+                break
+            # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
+            level, self.state = self.func(buf, frames - self.pos, self.state, self.options)
+            yield LevelChunk(self.next_tick, frames, level)
+            self.next_tick += frames.size
+            if frames.size < self._BATCH:
+                break
+        self.history = buf[-self.n :]
+        self.pos = end
+
+
+def _checked_blocks(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) -> Iterator[NDArray[np.float32]]:
+    if int(sample_rate_hz) != sample_rate_hz or sample_rate_hz <= 0:
+        raise InvalidParameterError(f"sample rate must be a positive integer, got {sample_rate_hz!r}")
+    pos = 0
+    for block in blocks:
+        block = np.asarray(block)
+        if block.ndim != 1:
+            raise InvalidSignalError(f"blocks must be 1-D (mono), got shape {block.shape}")
+        block = block.astype(np.float32, copy=False)
+        if not np.all(np.isfinite(block)):
+            at = pos + int(np.flatnonzero(~np.isfinite(block))[0])
+            raise InvalidSignalError(
+                f"non-finite sample (NaN or infinity) at frame {at} ({at / sample_rate_hz:.3f} s)"
+            )
+        pos += block.size
+        yield block
+
+
 def iter_levels(
     blocks: Iterable[NDArray[np.float32]],
     sample_rate_hz: int,
@@ -299,7 +354,7 @@ def iter_levels(
     Parameters
     ----------
     blocks : iterable of ndarray of float32
-        Consecutive mono blocks (e.g. :func:`clock.decode.iter_blocks`).
+        Consecutive mono blocks (e.g. :func:`clock.io.decode.iter_blocks`).
     sample_rate_hz : int
         The rate of the samples (the ``AudioContext``'s rate).
     ticks : Ticks, optional
@@ -319,42 +374,42 @@ def iter_levels(
     InvalidParameterError
         Unknown metric, or a rate that is not a positive integer.
     """
-    ticks = ticks or Ticks()
+    engine = _Engine(int(sample_rate_hz), ticks or Ticks(), metric, options or AnalyserOptions())
+    for block in _checked_blocks(blocks, sample_rate_hz):
+        yield from engine.feed(block)
+
+
+def multi_levels(
+    samples: NDArray[np.float32] | Iterable[NDArray[np.float32]],
+    sample_rate_hz: int,
+    *,
+    ticks: Sequence[Ticks],
+    metric: str = "rms",
+    options: AnalyserOptions | None = None,
+) -> list[LevelTrace]:
+    """Several level traces of one signal at different cadences, in one pass.
+
+    Used to see a recording both at the clock's cadence and at render-quantum
+    resolution (``Ticks.every_frames(128, rate)``) while decoding it once.
+
+    Returns
+    -------
+    list of LevelTrace
+        One per entry of ``ticks``, in order.
+    """
     options = options or AnalyserOptions()
-    func = _check_metric(metric)
-    if int(sample_rate_hz) != sample_rate_hz or sample_rate_hz <= 0:
-        raise InvalidParameterError(f"sample rate must be a positive integer, got {sample_rate_hz!r}")
-    n = options.fft_size
-    history = np.zeros(n, dtype=np.float32)  # frames [pos - n, pos)
-    pos = 0
-    next_tick = 0
-    state: _State = None
-    # Ticks per batch of frame computations: enough for a block at fast cadences.
-    batch = 4096
-    for block in blocks:
-        block = np.asarray(block)
-        if block.ndim != 1:
-            raise InvalidSignalError(f"blocks must be 1-D (mono), got shape {block.shape}")
-        block = block.astype(np.float32, copy=False)
-        if not np.all(np.isfinite(block)):
-            at = pos + int(np.flatnonzero(~np.isfinite(block))[0])
-            raise InvalidSignalError(f"non-finite sample (NaN or infinity) at frame {at}")
-        end = pos + block.size
-        buf = np.concatenate([history, block])
-        while True:
-            k = np.arange(next_tick, next_tick + batch, dtype=np.int64)
-            frames = ticks.frames(k, sample_rate_hz)
-            frames = frames[frames <= end]
-            if frames.size == 0:
-                break
-            # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
-            level, state = func(buf, frames - pos, state, options)
-            yield LevelChunk(next_tick, frames, level)
-            next_tick += frames.size
-            if frames.size < batch:
-                break
-        history = buf[-n:]
-        pos = end
+    engines = [_Engine(int(sample_rate_hz), t, metric, options) for t in ticks]
+    parts: list[list[LevelChunk]] = [[] for _ in engines]
+    blocks = [samples] if isinstance(samples, np.ndarray) else samples
+    for block in _checked_blocks(blocks, sample_rate_hz):
+        for engine, chunks in zip(engines, parts):
+            chunks.extend(engine.feed(block))
+    traces = []
+    for t, chunks in zip(ticks, parts):
+        frames = np.concatenate([c.frames for c in chunks]) if chunks else np.zeros(0, np.int64)
+        level = np.concatenate([c.level for c in chunks]) if chunks else np.zeros(0, np.float64)
+        traces.append(LevelTrace(frames, level, int(sample_rate_hz), t, metric, options))
+    return traces
 
 
 def levels(
@@ -381,6 +436,13 @@ def levels(
     -------
     LevelTrace
 
+    Raises
+    ------
+    InvalidSignalError
+        A NaN or infinite sample (the message gives its frame and time).
+    InvalidParameterError
+        Unknown metric, or a rate that is not a positive integer.
+
     Examples
     --------
     >>> x = np.zeros(4800, np.float32); x[2000:] = 0.5
@@ -388,13 +450,7 @@ def levels(
     >>> trace.frames[:4].tolist(), trace.level[:4].tolist()
     ([0, 896, 1664, 2432], [0.0, 0.0, 0.0, 0.5])
     """
-    ticks = ticks or Ticks()
-    options = options or AnalyserOptions()
-    blocks = [samples] if isinstance(samples, np.ndarray) else samples
-    chunks = list(iter_levels(blocks, sample_rate_hz, ticks=ticks, metric=metric, options=options))
-    frames = np.concatenate([c.frames for c in chunks]) if chunks else np.zeros(0, np.int64)
-    level = np.concatenate([c.level for c in chunks]) if chunks else np.zeros(0, np.float64)
-    return LevelTrace(frames, level, int(sample_rate_hz), ticks, metric, options)
+    return multi_levels(samples, sample_rate_hz, ticks=[ticks or Ticks()], metric=metric, options=options)[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,32 @@
+"""The ``speechclock`` command line: parse options, call the library, format results.
+
+One module per group of commands; shared options and the error boundary in
+:mod:`clock.cli.options`. Exit codes: 0 success; 1 a problem with an input
+(the message names the file); 2 a usage error (the message names the option).
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .beats import beats, segments
+from .levels import info, levels
+from .options import Group
+
+__all__ = ["main", "run"]
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="speechclock")
+def main() -> None:
+    """Measure the speech clock of a browser voice guide from recordings of its voice."""
+
+
+for command in (levels, info, segments, beats):
+    main.add_command(command)
+
+
+def run() -> None:
+    """Entry point for ``python -m clock`` and the console script."""
+    main(prog_name="speechclock")

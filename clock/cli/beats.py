@@ -1,0 +1,156 @@
+"""``speechclock segments`` and ``speechclock beats``."""
+
+from __future__ import annotations
+
+import csv
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.beats import beats as find_beats
+from ..core.segments import label_errors, segments as find_segments
+from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from ..errors import EventLogError
+from ..io.events import read_labels
+from ..io.output import atomic_output, json_text
+from ..io.recording import Recording, read_recording
+from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
+from .options import (
+    analyser_options,
+    clock_options,
+    level_options,
+    make_ticks,
+    output_option,
+    recording_argument,
+)
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    """Plain text columns, right-aligned; None shows as '-'."""
+    cells = [header] + [["-" if v is None else _cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def load(rec: Path, *, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
+         context_rate: int | None, base: Thresholds = DEFAULT_THRESHOLDS, quantum: bool = False,
+         events: Path | None = None, lenient: bool = False, **thresholds: Any) -> tuple[Recording, Thresholds]:
+    """Read REC with the options given, and the thresholds they make."""
+    from ..io.decode import probe
+
+    options = analyser_options(fft_size or base.fft_size)
+    rate = context_rate or probe(rec).sample_rate_hz
+    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+    recording = read_recording(rec, ticks=ticks, options=options, context_rate_hz=context_rate,
+                               quantum=quantum, events=events, lenient=lenient)
+    return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
+
+
+labels_option = click.option("--labels", type=click.Path(dir_okay=False, path_type=Path),
+                             help="Audacity label track of ground truth: adds onset and offset errors.")
+
+
+@click.command()
+@recording_argument
+@level_options
+@clock_options
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "audacity"]), default="table",
+              show_default=True, help="audacity: a label track (start<TAB>end<TAB>label) to import.")
+@labels_option
+@output_option
+def segments(rec: Path, fmt: str, labels: Path | None, output: Path | None, **opts: Any) -> None:
+    """Speech segments of REC (level > floor) and every gap between them.
+
+    Each segment's onset and last word are given at the clock's cadence and
+    at render-quantum resolution (128 frames).
+    """
+    recording, th = load(rec, quantum=True, **_level_opts(opts), floor=opts["floor"])
+    seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
+    matches = label_errors(seg, read_labels(labels)) if labels else None
+    with atomic_output(output, protect=(rec,)) as out:
+        if fmt == "json":
+            out.write(json_text(segments_dict(str(rec), th, seg, matches)))
+        elif fmt == "csv":
+            csv.writer(out, lineterminator="\n").writerows(
+                [["" if v is None else repr(v) if isinstance(v, float) else v for v in row]
+                 for row in segments_rows(seg)])
+        elif fmt == "audacity":
+            out.write(segments_audacity(seg))
+        else:
+            rows = segments_rows(seg)
+            out.write(f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, "
+                      f"tick {float(th.tick_s):.4f} s\n")
+            out.write(table(rows[0], rows[1:]))
+            if matches is not None:
+                out.write(_labels_table(matches))
+
+
+def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
+    return "\nagainst labels:\n" + table(
+        ["start_s", "end_s", "label", "onset_error_s", "offset_error_s"],
+        [[m.label_start_s, m.label_end_s, m.text, m.onset_error_s, m.offset_error_s] for m in matches],
+    )
+
+
+def _level_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    keys = ("fft_size", "tick_s", "tick_frames", "align", "context_rate")
+    return {k: opts[k] for k in keys}
+
+
+@click.command()
+@recording_argument
+@click.option("--events", type=click.Path(dir_okay=False, path_type=Path),
+              help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].")
+@click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning.")
+@level_options
+@clock_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@labels_option
+@output_option
+def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path | None, output: Path | None,
+          **opts: Any) -> None:
+    """Beats of REC: onset after each terminal response, gaps, and the replayed clock.
+
+    Flags: ACK an acknowledgment overlapped the terminal response; RISK its
+    silence before the narration reaches the quiet time; PREMATURE the clock
+    declared quiet and the guide spoke again; NO-ONSET no speech within the
+    onset timeout.
+    """
+    recording, th = load(rec, events=events, lenient=lenient, quantum=labels is not None, **_level_opts(opts),
+                         floor=opts["floor"], quiet_s=opts["quiet_s"], onset_timeout_s=opts["onset_timeout_s"])
+    if recording.events is None:
+        raise EventLogError(f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; "
+                            "give --events FILE)")
+    found = find_beats(recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s,
+                       onset_timeout_s=th.onset_timeout_s)
+    matches = None
+    if labels:
+        seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
+        matches = label_errors(seg, read_labels(labels))
+    with atomic_output(output, protect=(rec, recording.events.source and Path(recording.events.source))) as out:
+        if fmt == "json":
+            out.write(json_text(beats_dict(str(rec), th, found, matches)))
+            return
+        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, "
+                  f"tick {float(th.tick_s):.4f} s\n")
+        rows = []
+        for b in found:
+            flags = [name for name, on in (("ACK", b.ack_overlap), ("RISK", b.premature_risk),
+                                           ("PREMATURE", b.premature), ("NO-ONSET", b.no_onset)) if on]
+            rows.append([b.index, b.terminal_s, b.onset_s, b.onset_latency_s, b.ack_last_word_s, b.last_word_s,
+                         b.quiet_declared_s, b.added_latency_s, len(b.gaps_s), max(b.gaps_s, default=None),
+                         b.replay_vs_logged_s, " ".join(flags)])
+        out.write(table(["beat", "terminal_s", "onset_s", "latency_s", "ack_end_s", "last_word_s", "declared_s",
+                         "added_s", "n_gaps", "max_gap_s", "vs_logged_s", "flags"], rows))
+        if matches is not None:
+            out.write(_labels_table(matches))

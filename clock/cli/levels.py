@@ -1,0 +1,97 @@
+"""``speechclock levels`` and ``speechclock info``."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..core.levels import METRICS, iter_levels, summarize
+from ..core.thresholds import DEFAULT_THRESHOLDS
+from ..io.decode import iter_blocks, probe
+from ..io.output import atomic_output, json_text, write_npz
+from .options import analyser_options, level_options, make_ticks, output_option, recording_argument
+
+
+def _fmt(value: float) -> str:
+    return repr(float(value))
+
+
+@click.command()
+@recording_argument
+@level_options
+@click.option("--metric", type=click.Choice(METRICS), default="rms", show_default=True,
+              help="rms and peak of the time-domain data (what the clock uses); "
+                   "byte-mean of getByteFrequencyData; max-db of getFloatFrequencyData.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "npz"]), default="csv", show_default=True)
+@output_option
+def levels(rec: Path, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
+           context_rate: int | None, metric: str, fmt: str, output: Path | None) -> None:
+    """The level the clock reads at every tick of REC.
+
+    CSV columns: tick,t_s,frame,level (frame: where the analyser window
+    ends; -inf where max-db reads silence). JSON (null for -inf) and npz hold
+    the same columns and the parameters.
+    """
+    fft_size = fft_size or DEFAULT_THRESHOLDS.fft_size
+    options = analyser_options(fft_size)
+    info = probe(rec)
+    rate = context_rate or info.sample_rate_hz
+    ticks = make_ticks(tick_s, tick_frames, align, rate, DEFAULT_THRESHOLDS.tick_s)
+    chunks = iter_levels(iter_blocks(info, context_rate_hz=context_rate), rate, ticks=ticks, metric=metric,
+                         options=options)
+    params = {"recording": str(rec), "sample_rate_hz": rate, "tick_s": str(ticks.period_s),
+              "align": ticks.align, "fft_size": fft_size, "metric": metric}
+    if fmt == "csv":
+        with atomic_output(output, protect=(rec,)) as out:
+            out.write("tick,t_s,frame,level\n")
+            for chunk in chunks:
+                k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size)
+                out.write("".join(
+                    f"{i},{_fmt(ti)},{fi},{_fmt(li)}\n"
+                    for i, ti, fi, li in zip(k.tolist(), ticks.time_s(k).tolist(), chunk.frames.tolist(),
+                                             chunk.level.tolist())
+                ))
+        return
+    collected = list(chunks)
+    frames = np.concatenate([c.frames for c in collected]) if collected else np.zeros(0, np.int64)
+    level = np.concatenate([c.level for c in collected]) if collected else np.zeros(0)
+    k = np.arange(frames.size, dtype=np.int64)
+    columns = {"tick": k, "t_s": ticks.time_s(k), "frame": frames, "level": level}
+    if fmt == "json":
+        with atomic_output(output, protect=(rec,)) as out:
+            out.write(json_text({"schema": 1, "params": params, **columns}))
+    else:
+        with atomic_output(output, binary=True, protect=(rec,)) as out:
+            write_npz(out, {**columns, "params": np.array(json_text(params))})
+
+
+@click.command()
+@recording_argument
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def info(rec: Path, fmt: str) -> None:
+    """Container, codec, rate, channels, duration, exact-zero share, peak and RMS of REC."""
+    head = probe(rec)
+    summary = summarize(iter_blocks(head), head.sample_rate_hz)
+    rows = {
+        "path": head.path,
+        "container": head.container,
+        "codec": head.codec,
+        "sample_rate_hz": head.sample_rate_hz,
+        "n_channels": head.n_channels,
+        "n_frames": summary.n_frames,
+        "duration_s": round(summary.duration_s, 6),
+        "exact_zero_share": round(summary.exact_zero_share, 6),
+        "peak": summary.peak,
+        "peak_dbfs": round(summary.peak_dbfs, 2),
+        "rms": summary.rms,
+        "rms_dbfs": round(summary.rms_dbfs, 2),
+    }
+    if fmt == "json":
+        click.echo(json_text({"schema": 1, **rows}), nl=False)
+        return
+    width = max(len(k) for k in rows)
+    for key, value in rows.items():
+        click.echo(f"{key:<{width}}  {value}")

@@ -1,0 +1,156 @@
+"""Shared options and the error boundary of the command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from contextlib import contextmanager
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterator, TypeVar
+
+import click
+
+from ..core.analyser import AnalyserOptions
+from ..core.levels import Ticks, parse_period
+from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Group(click.Group):
+    """Turn the library's errors into one line on stderr and exit 1, never a traceback.
+
+    Warnings (:class:`SpeechClockWarning`) print as one line each and do not
+    change the exit code.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _warnings_to_stderr():
+            try:
+                return super().invoke(ctx)
+            except BrokenPipeError:
+                # The reader went away (``speechclock levels REC | head``): stop quietly.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                sys.exit(1)
+            except SpeechClockError as err:
+                click.echo(f"speechclock: error: {err}", err=True)
+                sys.exit(1)
+            except OSError as err:
+                where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+                click.echo(f"speechclock: error: {where}{err.strerror or err}", err=True)
+                sys.exit(1)
+
+
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        click.echo(f"speechclock: warning: {message}", err=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SpeechClockWarning)
+        previous, warnings.showwarning = warnings.showwarning, show
+        try:
+            yield
+        finally:
+            warnings.showwarning = previous
+
+
+def _period(ctx: click.Context, param: click.Parameter, value: str | None) -> Fraction | None:
+    if value is None:
+        return None
+    try:
+        return parse_period(value)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def _positive_int(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise click.BadParameter(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not (0 < value < float("inf")):
+        raise click.BadParameter(f"must be a positive number of seconds, got {value}")
+    return value
+
+
+def _floor(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not (0 <= value < float("inf")):
+        raise click.BadParameter(f"must be a finite level >= 0, got {value}")
+    return value
+
+
+def recording_argument(f: F) -> F:
+    """The REC argument (problems with the file are reported by the decoder)."""
+    return click.argument("rec", type=click.Path(path_type=Path))(f)
+
+
+def _apply(f: F, decorators: list[Callable[[F], F]]) -> F:
+    for decorator in reversed(decorators):
+        f = decorator(f)
+    return f
+
+
+def level_options(f: F) -> F:
+    """How the level is read: fftSize, cadence, alignment, context rate."""
+    return _apply(f, [
+        click.option("--fft-size", type=int, default=None, metavar="N",
+                     help=f"AnalyserNode.fftSize: power of two in 32..32768 [default: {DEFAULT_THRESHOLDS.fft_size}]."),
+        click.option("--tick", "tick_s", callback=_period, metavar="S",
+                     help="Seconds between ticks, exact: 1/60 (default, requestAnimationFrame), 0.05, 1."),
+        click.option("--tick-frames", type=int, callback=_positive_int, metavar="N",
+                     help="Frames between ticks (instead of --tick)."),
+        click.option("--align", type=click.Choice(["ceil", "floor"]), default="ceil", show_default=True,
+                     help="Read the quantum boundary at or after the tick (ceil, as "
+                          "OfflineAudioContext.suspend) or the last one rendered (floor)."),
+        click.option("--context-rate", type=int, callback=_positive_int, metavar="HZ",
+                     help="Resample to this AudioContext rate first (soxr)."),
+    ])
+
+
+def clock_options(f: F) -> F:
+    """The clock's thresholds."""
+    d = DEFAULT_THRESHOLDS
+    return _apply(f, [
+        click.option("--floor", type=float, callback=_floor, metavar="F",
+                     help=f"Speech is level > F (RMS) [default: {d.floor}]."),
+        click.option("--quiet", "quiet_s", type=float, callback=_positive_float, metavar="S",
+                     help=f"Quiet time after the last word that ends a beat [default: {d.quiet_s}]."),
+        click.option("--onset-timeout", "onset_timeout_s", type=float, callback=_positive_float, metavar="S",
+                     help=f"How long the clock waits for speech after a terminal response [default: {d.onset_timeout_s}]."),
+    ])
+
+
+def output_option(f: F) -> F:
+    """``-o FILE``."""
+    return click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                        help="Write here (atomically) instead of standard output.")(f)
+
+
+def analyser_options(fft_size: int) -> AnalyserOptions:
+    """Validated analyser options, as a usage error naming --fft-size."""
+    try:
+        return AnalyserOptions(fft_size=fft_size)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err), param_hint="'--fft-size'") from None
+
+
+def make_ticks(tick_s: Fraction | None, tick_frames: int | None, align: str, rate_hz: int,
+               default: Fraction) -> Ticks:
+    """The cadence from --tick / --tick-frames / --align."""
+    if tick_s is not None and tick_frames is not None:
+        raise click.UsageError("give --tick or --tick-frames, not both")
+    if tick_frames is not None:
+        return Ticks.every_frames(tick_frames, rate_hz, align=align)  # type: ignore[arg-type]
+    return Ticks(tick_s if tick_s is not None else default, align)  # type: ignore[arg-type]
+
+
+def make_thresholds(base: Thresholds, **changes: Any) -> Thresholds:
+    """Thresholds with the options the user gave."""
+    return base.with_(**changes)

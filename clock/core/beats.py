@@ -1,0 +1,354 @@
+"""Beats: the onset after each terminal response, the narration's gaps, and the clock replay.
+
+Pure numpy. Times are in seconds on the audio timeline.
+
+A beat opens at a terminal response ``T`` and spans until the next terminal
+response or ``prompt`` event (or the end of the recording).
+
+**Analysis** (what happened in the recording):
+
+* If the tick at or after ``T`` is speech and so was the tick before it, an
+  acknowledgment overlaps the terminal response (``ack_overlap``); its last
+  word is the end of that run of speech.
+* The **onset** is the first rising edge after ``T`` (a speech tick after a
+  quiet tick), past the acknowledgment if one overlaps.
+  ``onset_latency_s = onset_s - terminal_s``.
+* The **narration** runs from the onset to the last speech tick of the span
+  (``last_word_s``); its gaps (``gaps_s``) are the inter-sentence gaps,
+  measured from a last word to the next onset.
+* ``premature_risk``: an acknowledgment overlapped and the silence between
+  its last word and the narration's onset reaches the quiet time, so the
+  clock would end the beat before the narration started.
+
+**Replay** (what the browser clock would do, tick by tick):
+
+idle -> (terminal response) waiting -> (first tick above the floor) speaking
+-> done at the first tick where the unpaused time since the last word
+reaches ``quiet_s``; then ``linger_s`` before the next prompt is allowed.
+``pause`` freezes the quiet count (and the onset timeout), ``resume``
+continues it, ``end`` aborts the beat. A beat still waiting after
+``onset_timeout_s`` (unpaused) is ``no_onset``. A declared beat is
+``premature`` when speech starts again after the declaration and before the
+beat's span ends. Events at a time ``<= t`` are applied before tick ``t``.
+Comparisons of elapsed time against ``quiet_s`` allow 1 ns for float rounding.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InvalidParameterError, SpeechClockWarning
+from .events import EventLog
+from .levels import LevelTrace
+from .segments import _check_floor, runs
+
+__all__ = ["Beat", "ReplayBeat", "beats", "replay"]
+
+_EPS_S = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayBeat:
+    """What the replayed clock did in one beat.
+
+    Attributes
+    ----------
+    terminal_s : float
+    start_s : float or None
+        First tick above the floor after the terminal response (may be an
+        overlapping acknowledgment).
+    last_word_s : float or None
+        The last word the clock had seen when the beat ended.
+    quiet_declared_s : float or None
+        Tick at which the clock declared the beat quiet (None: it never did).
+    no_onset : bool
+        No tick above the floor within the onset timeout.
+    aborted : bool
+        An ``end`` event, or the next terminal response, ended the beat first.
+    prompt_allowed_s : float or None
+        ``quiet_declared_s + linger_s``: when the next prompt may go.
+    """
+
+    terminal_s: float
+    start_s: float | None
+    last_word_s: float | None
+    quiet_declared_s: float | None
+    no_onset: bool
+    aborted: bool
+    prompt_allowed_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """One beat: the analysis of the recording and the replayed clock's decision.
+
+    See the module notes for each field's meaning; ``None`` where a value
+    does not apply.
+    """
+
+    index: int
+    terminal_s: float
+    span_end_s: float
+    onset_s: float | None
+    onset_latency_s: float | None
+    ack_overlap: bool
+    ack_last_word_s: float | None
+    ack_silence_s: float | None
+    last_word_s: float | None
+    gaps_s: tuple[float, ...]
+    premature_risk: bool
+    replay: ReplayBeat
+    premature: bool
+    logged_quiet_s: float | None
+    linger_s: float | None
+
+    @property
+    def quiet_declared_s(self) -> float | None:
+        """When the replayed clock declared the beat over."""
+        return self.replay.quiet_declared_s
+
+    @property
+    def no_onset(self) -> bool:
+        """The replayed clock never saw speech within the onset timeout."""
+        return self.replay.no_onset
+
+    @property
+    def added_latency_s(self) -> float | None:
+        """``quiet_declared_s`` minus the last word the clock had seen then."""
+        r = self.replay
+        if r.quiet_declared_s is None or r.last_word_s is None:
+            return None
+        return r.quiet_declared_s - r.last_word_s
+
+    @property
+    def replay_vs_logged_s(self) -> float | None:
+        """The replay's declaration minus the page's logged ``clock.quiet``."""
+        if self.quiet_declared_s is None or self.logged_quiet_s is None:
+            return None
+        return self.quiet_declared_s - self.logged_quiet_s
+
+
+def _check_times(quiet_s: float, onset_timeout_s: float) -> None:
+    if not (np.isfinite(quiet_s) and quiet_s > 0):
+        raise InvalidParameterError(f"quiet_s must be > 0, got {quiet_s!r}")
+    if not (onset_timeout_s > 0):
+        raise InvalidParameterError(f"onset_timeout_s must be > 0, got {onset_timeout_s!r}")
+
+
+class _PauseClock:
+    """Paused intervals, to count only unpaused time."""
+
+    def __init__(self) -> None:
+        self.intervals: list[tuple[float, float]] = []
+        self.since: float | None = None
+
+    def pause(self, t: float) -> None:
+        if self.since is None:
+            self.since = t
+
+    def resume(self, t: float) -> None:
+        if self.since is not None:
+            self.intervals.append((self.since, t))
+            self.since = None
+
+    @property
+    def paused(self) -> bool:
+        return self.since is not None
+
+    def unpaused(self, a: float, b: float) -> float:
+        """Seconds of [a, b] outside every paused interval."""
+        spans = self.intervals + ([(self.since, b)] if self.since is not None else [])
+        paused = sum(max(0.0, min(b, hi) - max(a, lo)) for lo, hi in spans)
+        return (b - a) - paused
+
+
+def replay(
+    trace: LevelTrace,
+    events: EventLog,
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float = float("inf"),
+) -> list[ReplayBeat]:
+    """Replay the browser clock over a level trace and its events.
+
+    Parameters
+    ----------
+    trace : LevelTrace
+    events : EventLog
+    floor : float
+        Speech is ``level > floor``.
+    quiet_s : float
+        Unpaused quiet time after the last word that ends a beat.
+    onset_timeout_s : float, optional
+        Give up waiting for speech after this long (default: never).
+
+    Returns
+    -------
+    list of ReplayBeat
+        One per terminal response, in order.
+    """
+    floor = _check_floor(floor)
+    _check_times(quiet_s, onset_timeout_s)
+    t = trace.t_s
+    speech = trace.level > floor
+    queue = list(events.events)
+    pauses = _PauseClock()
+    done: list[ReplayBeat] = []
+    cur: dict[str, object] | None = None
+    state = "idle"
+
+    def close(**changes: object) -> None:
+        nonlocal cur, state
+        assert cur is not None
+        cur.update(changes)
+        declared = cur["quiet_declared_s"]
+        linger = cur.pop("linger_s")
+        allowed = None if declared is None else float(declared) + float(linger or 0.0)  # type: ignore[arg-type]
+        done.append(ReplayBeat(prompt_allowed_s=allowed, **cur))  # type: ignore[arg-type]
+        cur, state = None, "idle"
+
+    ei = 0
+    for k in range(trace.n_ticks):
+        now = float(t[k])
+        while ei < len(queue) and queue[ei].t_s <= now:
+            e = queue[ei]
+            ei += 1
+            if e.kind == "terminal":
+                if cur is not None:
+                    close(aborted=True)
+                cur = {"terminal_s": e.t_s, "start_s": None, "last_word_s": None, "quiet_declared_s": None,
+                       "no_onset": False, "aborted": False, "linger_s": e.linger_s}
+                state = "waiting"
+            elif e.kind == "pause":
+                pauses.pause(e.t_s)
+            elif e.kind == "resume":
+                pauses.resume(e.t_s)
+            elif e.kind == "end" and cur is not None:
+                close(aborted=True)
+        if state == "waiting":
+            assert cur is not None
+            if speech[k]:
+                cur["start_s"] = cur["last_word_s"] = now
+                state = "speaking"
+            elif pauses.unpaused(float(cur["terminal_s"]), now) >= onset_timeout_s - _EPS_S:  # type: ignore[arg-type]
+                close(no_onset=True)
+        elif state == "speaking":
+            assert cur is not None
+            if speech[k]:
+                cur["last_word_s"] = now
+            elif not pauses.paused and pauses.unpaused(float(cur["last_word_s"]), now) >= quiet_s - _EPS_S:  # type: ignore[arg-type]
+                close(quiet_declared_s=now)
+    if cur is not None:
+        close()
+    # Terminal responses after the last tick never reach the clock.
+    for e in queue[ei:]:
+        if e.kind == "terminal":
+            done.append(ReplayBeat(e.t_s, None, None, None, True, False, None))
+    return done
+
+
+def _span_ends(events: EventLog, end_s: float) -> list[float]:
+    """Each terminal's span end: the next terminal or prompt after it, or ``end_s``."""
+    bounds = [e.t_s for e in events.of_kind("terminal", "prompt")]
+    ends = []
+    for term in events.terminals:
+        later = [b for b in bounds if b > term.t_s]
+        ends.append(min(later) if later else end_s)
+    return ends
+
+
+def beats(
+    trace: LevelTrace,
+    events: EventLog,
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float = float("inf"),
+) -> list[Beat]:
+    """Analyse each beat of a recording and replay the clock over it.
+
+    Parameters
+    ----------
+    trace : LevelTrace
+        The level at the clock's cadence.
+    events : EventLog
+        Must hold the terminal responses; see :mod:`clock.core.events`.
+    floor : float
+        Speech is ``level > floor``.
+    quiet_s : float
+        The quiet time that ends a beat.
+    onset_timeout_s : float, optional
+        How long the clock waits for speech (default: forever).
+
+    Returns
+    -------
+    list of Beat
+        One per terminal response, in time order.
+
+    Warns
+    -----
+    SpeechClockWarning
+        An event after the end of the recording.
+    """
+    played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    t = trace.t_s
+    speech = trace.level > floor
+    n = trace.n_ticks
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    for e in events.events:
+        if e.t_s > end_s:
+            where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
+            warnings.warn(
+                f"{where}: {e.type} at {e.t_s:.3f} s is after the end of the recording ({end_s:.3f} s)",
+                SpeechClockWarning, stacklevel=2,
+            )
+    logged = [e.t_s for e in events.of_kind("clock.quiet")]
+    result = []
+    for index, (term, span_end, rb) in enumerate(zip(events.terminals, _span_ends(events, end_s), played)):
+        k0 = int(np.searchsorted(t, term.t_s - _EPS_S, side="left"))
+        in_span = (t >= t[k0] if k0 < n else np.zeros(n, bool)) & (t < span_end)
+        ack = bool(0 < k0 < n and speech[k0] and speech[k0 - 1])
+        ack_last = None
+        search_from = k0
+        if ack:
+            run_end = k0 + int(np.argmin(speech[k0:])) - 1 if not speech[k0:].all() else n - 1
+            ack_last = float(t[run_end])
+            search_from = run_end + 1
+        onset_k = _first_rising_edge(speech, search_from, in_span)
+        onset = None if onset_k is None else float(t[onset_k])
+        last_word = gaps = None
+        if onset_k is not None:
+            narration = speech & in_span
+            narration[:onset_k] = False
+            spans = runs(narration)
+            last_word = float(t[spans[-1, 1]])
+            gaps = tuple(float(t[b] - t[a]) for a, b in zip(spans[:-1, 1], spans[1:, 0]))
+        silence = None if (ack_last is None or onset is None) else onset - ack_last
+        premature = False
+        if rb.quiet_declared_s is not None:
+            after = (t > rb.quiet_declared_s) & (t < span_end) & speech
+            premature = bool(after.any())
+        logged_quiet = next((q for q in logged if term.t_s <= q < span_end), None)
+        result.append(Beat(
+            index=index, terminal_s=term.t_s, span_end_s=span_end, onset_s=onset,
+            onset_latency_s=None if onset is None else onset - term.t_s,
+            ack_overlap=ack, ack_last_word_s=ack_last, ack_silence_s=silence,
+            last_word_s=last_word, gaps_s=gaps or (),
+            premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
+            replay=rb, premature=premature, logged_quiet_s=logged_quiet, linger_s=term.linger_s,
+        ))
+    return result
+
+
+def _first_rising_edge(speech: NDArray[np.bool_], start: int, allowed: NDArray[np.bool_]) -> int | None:
+    """First tick k >= start, inside ``allowed``, that is speech after a quiet tick."""
+    prev = np.concatenate([[False], speech[:-1]])
+    edges = speech & ~prev & allowed
+    edges[:start] = False
+    found = np.flatnonzero(edges)
+    return int(found[0]) if found.size else None

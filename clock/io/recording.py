@@ -1,0 +1,89 @@
+"""One recording, read once: its header, its level traces and its event log."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions
+from ..core.events import EventLog
+from ..core.levels import LevelTrace, Ticks, multi_levels
+from .decode import AudioInfo, iter_blocks, probe
+from .events import events_path_for, read_events
+
+__all__ = ["Recording", "read_recording"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A decoded recording, as the clock saw it.
+
+    Attributes
+    ----------
+    info : AudioInfo
+    trace : LevelTrace
+        The level at the clock's cadence.
+    quantum : LevelTrace or None
+        The level every render quantum (when asked for).
+    events : EventLog or None
+        The event log (None when there is none).
+    """
+
+    info: AudioInfo
+    trace: LevelTrace
+    quantum: LevelTrace | None
+    events: EventLog | None
+
+    @property
+    def name(self) -> str:
+        """The recording's file name."""
+        return Path(self.info.path).name
+
+
+def read_recording(
+    path: str | os.PathLike[str],
+    *,
+    ticks: Ticks | None = None,
+    options: AnalyserOptions | None = None,
+    metric: str = "rms",
+    context_rate_hz: int | None = None,
+    quantum: bool = False,
+    events: str | os.PathLike[str] | None = None,
+    lenient: bool = False,
+) -> Recording:
+    """Decode a recording once and compute its level trace(s); read its event log.
+
+    Parameters
+    ----------
+    path : path-like
+    ticks : Ticks, optional
+        The clock's cadence (default 1/60 s).
+    options : AnalyserOptions, optional
+    metric : str, optional
+    context_rate_hz : int, optional
+        Resample to this ``AudioContext`` rate first.
+    quantum : bool
+        Also compute the level every render quantum (for boundaries at 128-frame
+        resolution).
+    events : path-like, optional
+        The event log; by default ``NAME.events.jsonl`` beside the recording,
+        if present.
+    lenient : bool
+        Skip malformed event lines with a warning.
+
+    Returns
+    -------
+    Recording
+    """
+    info = probe(path)
+    rate = context_rate_hz or info.sample_rate_hz
+    cadences = [ticks or Ticks()]
+    if quantum:
+        cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
+    traces = multi_levels(
+        iter_blocks(info, context_rate_hz=context_rate_hz), rate, ticks=cadences, metric=metric, options=options
+    )
+    log_path = events if events is not None else events_path_for(path)
+    log = read_events(log_path, lenient=lenient) if log_path is not None else None
+    return Recording(info, traces[0], traces[1] if quantum else None, log)

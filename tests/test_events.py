@@ -1,0 +1,101 @@
+"""Reading event logs and label tracks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clock.errors import EventLogError, SpeechClockWarning
+from clock.io.events import events_path_for, read_events, read_labels
+
+
+def write(tmp_path, *lines, name="rec.events.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def test_kinds_times_and_unknown_types(tmp_path):
+    path = write(
+        tmp_path,
+        {"type": "prompt", "t": 0.5},
+        {"type": "terminal_response", "t_ms": 1250, "linger_s": 2, "extra": "ignored"},
+        {"type": "response.done", "t": 3.0, "response": {"output": [{"type": "function_call"}]}},
+        {"type": "response.done", "t": 4.0, "response": {"output": [{"type": "message"}]}},
+        {"type": "pause", "t": 5}, {"type": "resume", "t": 6}, {"type": "end", "t": 7},
+        {"type": "arrival", "t": 8}, {"type": "clock.quiet", "t": 9}, {"type": "camera.moved", "t": 10},
+        "",
+    )
+    log = read_events(path)
+    assert [(e.kind, e.t_s) for e in log.events] == [
+        ("prompt", 0.5), ("terminal", 1.25), ("tool_call", 3.0), ("terminal", 4.0), ("pause", 5.0),
+        ("resume", 6.0), ("end", 7.0), ("arrival", 8.0), ("clock.quiet", 9.0), ("camera.moved", 10.0),
+    ]
+    assert log.terminals[0].linger_s == 2.0 and log.terminals[0].line == 2
+    assert log.source == str(path)
+
+
+def test_times_are_relative_to_recording_started(tmp_path):
+    path = write(tmp_path, {"type": "recording.started", "t_ms": 81234.5},
+                 {"type": "terminal_response", "t_ms": 83234.5})
+    assert [e.t_s for e in read_events(path).events] == [2.0]
+
+
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("{not json", "rec.events.jsonl:2: not valid JSON"),
+        ("[1, 2]", "rec.events.jsonl:2: each line must be a JSON object"),
+        ('{"t": 1}', "rec.events.jsonl:2: missing or non-string 'type'"),
+        ('{"type": "prompt"}', "rec.events.jsonl:2: no time"),
+        ('{"type": "prompt", "t": "soon"}', "rec.events.jsonl:2: 't' must be a finite number"),
+        ('{"type": "prompt", "t": 1, "t_ms": 1000}', "rec.events.jsonl:2: give 't' or 't_ms', not both"),
+        ('{"type": "terminal_response", "t": 1, "linger_s": -1}', "rec.events.jsonl:2: 'linger_s' must be >= 0"),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path, line, message):
+    path = write(tmp_path, {"type": "terminal_response", "t": 0.5}, line)
+    with pytest.raises(EventLogError, match=message.replace("(", r"\(")):
+        read_events(path)
+
+
+def test_lenient_skips_malformed_lines_with_a_warning(tmp_path):
+    path = write(tmp_path, "{bad", {"type": "terminal_response", "t": 1})
+    with pytest.warns(SpeechClockWarning, match=r"rec.events.jsonl:1: not valid JSON.*\(skipped\)"):
+        log = read_events(path, lenient=True)
+    assert len(log.events) == 1
+
+
+def test_out_of_order_times_warn_and_are_sorted(tmp_path):
+    path = write(tmp_path, {"type": "terminal_response", "t": 5}, {"type": "prompt", "t": 1})
+    with pytest.warns(SpeechClockWarning, match=r"rec.events.jsonl:2: time 1.000 s is before line 1"):
+        log = read_events(path)
+    assert [e.kind for e in log.events] == ["prompt", "terminal"]
+
+
+def test_a_log_without_terminal_response_warns(tmp_path):
+    with pytest.warns(SpeechClockWarning, match="no terminal response"):
+        assert read_events(write(tmp_path, {"type": "prompt", "t": 1})).terminals == ()
+
+
+def test_unreadable_log(tmp_path):
+    with pytest.raises(EventLogError, match="cannot read event log"):
+        read_events(tmp_path / "missing.jsonl")
+
+
+def test_log_is_found_beside_the_recording(tmp_path):
+    (tmp_path / "tour.webm").write_bytes(b"x")
+    assert events_path_for(tmp_path / "tour.webm") is None
+    write(tmp_path, {"type": "prompt", "t": 1}, name="tour.events.jsonl")
+    assert events_path_for(tmp_path / "tour.webm") == tmp_path / "tour.events.jsonl"
+
+
+def test_labels(tmp_path):
+    path = tmp_path / "l.txt"
+    path.write_text("0.5\t1.5\thello\n\\\t100\t200\n2\t3\n")
+    labels = read_labels(path)
+    assert [(l.start_s, l.end_s, l.text) for l in labels] == [(0.5, 1.5, "hello"), (2.0, 3.0, "")]
+    path.write_text("0.5 1.5 hello\n")
+    with pytest.raises(EventLogError, match="l.txt:1: expected"):
+        read_labels(path)
