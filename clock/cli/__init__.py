@@ -11,6 +11,7 @@ import click
 
 from .. import __version__
 from .beats import beats, segments
+from .derive import check, derive
 from .levels import info, levels
 from .options import Group
 
@@ -23,7 +24,7 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-for command in (levels, info, segments, beats):
+for command in (levels, info, segments, beats, derive, check):
     main.add_command(command)
 
 

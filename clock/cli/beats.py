@@ -13,6 +13,8 @@ from ..core.beats import beats as find_beats
 from ..core.segments import label_errors, segments as find_segments
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from ..errors import EventLogError
+from ..io.config import find_config, read_config
+from ..io.decode import probe
 from ..io.events import read_labels
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, read_recording
@@ -42,12 +44,17 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def load(rec: Path, *, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
-         context_rate: int | None, base: Thresholds = DEFAULT_THRESHOLDS, quantum: bool = False,
-         events: Path | None = None, lenient: bool = False, **thresholds: Any) -> tuple[Recording, Thresholds]:
-    """Read REC with the options given, and the thresholds they make."""
-    from ..io.decode import probe
+def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
+    """The thresholds of --config, or of the speechclock.toml beside REC, or the defaults."""
+    path = config or find_config(rec.parent)
+    return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
 
+
+def load(rec: Path, *, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
+         context_rate: int | None, config: Path | None = None, quantum: bool = False,
+         events: Path | None = None, lenient: bool = False, **thresholds: Any) -> tuple[Recording, Thresholds]:
+    """Read REC with the options given, and the thresholds they make (over the committed ones)."""
+    base = committed_thresholds(rec, config)
     options = analyser_options(fft_size or base.fft_size)
     rate = context_rate or probe(rec).sample_rate_hz
     ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
@@ -56,6 +63,8 @@ def load(rec: Path, *, fft_size: int | None, tick_s: Fraction | None, tick_frame
     return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
 
 
+config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
+                              help="speechclock.toml with the committed thresholds [default: the one beside REC].")
 labels_option = click.option("--labels", type=click.Path(dir_okay=False, path_type=Path),
                              help="Audacity label track of ground truth: adds onset and offset errors.")
 
@@ -67,14 +76,15 @@ labels_option = click.option("--labels", type=click.Path(dir_okay=False, path_ty
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "audacity"]), default="table",
               show_default=True, help="audacity: a label track (start<TAB>end<TAB>label) to import.")
 @labels_option
+@config_option
 @output_option
-def segments(rec: Path, fmt: str, labels: Path | None, output: Path | None, **opts: Any) -> None:
+def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, output: Path | None, **opts: Any) -> None:
     """Speech segments of REC (level > floor) and every gap between them.
 
     Each segment's onset and last word are given at the clock's cadence and
     at render-quantum resolution (128 frames).
     """
-    recording, th = load(rec, quantum=True, **_level_opts(opts), floor=opts["floor"])
+    recording, th = load(rec, quantum=True, config=config, **_level_opts(opts), floor=opts["floor"])
     seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
     matches = label_errors(seg, read_labels(labels)) if labels else None
     with atomic_output(output, protect=(rec,)) as out:
@@ -116,9 +126,10 @@ def _level_opts(opts: dict[str, Any]) -> dict[str, Any]:
 @clock_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @labels_option
+@config_option
 @output_option
-def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path | None, output: Path | None,
-          **opts: Any) -> None:
+def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path | None, config: Path | None,
+          output: Path | None, **opts: Any) -> None:
     """Beats of REC: onset after each terminal response, gaps, and the replayed clock.
 
     Flags: ACK an acknowledgment overlapped the terminal response; RISK its
@@ -126,7 +137,8 @@ def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path 
     declared quiet and the guide spoke again; NO-ONSET no speech within the
     onset timeout.
     """
-    recording, th = load(rec, events=events, lenient=lenient, quantum=labels is not None, **_level_opts(opts),
+    recording, th = load(rec, events=events, lenient=lenient, quantum=labels is not None, config=config,
+                         **_level_opts(opts),
                          floor=opts["floor"], quiet_s=opts["quiet_s"], onset_timeout_s=opts["onset_timeout_s"])
     if recording.events is None:
         raise EventLogError(f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; "

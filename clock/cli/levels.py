@@ -9,9 +9,9 @@ import click
 import numpy as np
 
 from ..core.levels import METRICS, iter_levels, summarize
-from ..core.thresholds import DEFAULT_THRESHOLDS
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_npz
+from .beats import committed_thresholds, config_option
 from .options import analyser_options, level_options, make_ticks, output_option, recording_argument
 
 
@@ -26,20 +26,22 @@ def _fmt(value: float) -> str:
               help="rms and peak of the time-domain data (what the clock uses); "
                    "byte-mean of getByteFrequencyData; max-db of getFloatFrequencyData.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "npz"]), default="csv", show_default=True)
+@config_option
 @output_option
 def levels(rec: Path, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
-           context_rate: int | None, metric: str, fmt: str, output: Path | None) -> None:
+           context_rate: int | None, metric: str, fmt: str, config: Path | None, output: Path | None) -> None:
     """The level the clock reads at every tick of REC.
 
     CSV columns: tick,t_s,frame,level (frame: where the analyser window
     ends; -inf where max-db reads silence). JSON (null for -inf) and npz hold
     the same columns and the parameters.
     """
-    fft_size = fft_size or DEFAULT_THRESHOLDS.fft_size
+    base = committed_thresholds(rec, config)
+    fft_size = fft_size or base.fft_size
     options = analyser_options(fft_size)
     info = probe(rec)
     rate = context_rate or info.sample_rate_hz
-    ticks = make_ticks(tick_s, tick_frames, align, rate, DEFAULT_THRESHOLDS.tick_s)
+    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
     chunks = iter_levels(iter_blocks(info, context_rate_hz=context_rate), rate, ticks=ticks, metric=metric,
                          options=options)
     params = {"recording": str(rec), "sample_rate_hz": rate, "tick_s": str(ticks.period_s),

@@ -15,7 +15,8 @@ response or ``prompt`` event (or the end of the recording).
   ``onset_latency_s = onset_s - terminal_s``.
 * The **narration** runs from the onset to the last speech tick of the span
   (``last_word_s``); its gaps (``gaps_s``) are the inter-sentence gaps,
-  measured from a last word to the next onset.
+  measured from a last word (``gap_at_s``) to the next onset;
+  ``quiet_gaps_s`` counts only their unpaused time, as the clock does.
 * ``premature_risk``: an acknowledgment overlapped and the silence between
   its last word and the narration's onset reaches the quiet time, so the
   clock would end the beat before the narration started.
@@ -46,7 +47,7 @@ from .events import EventLog
 from .levels import LevelTrace
 from .segments import _check_floor, runs
 
-__all__ = ["Beat", "ReplayBeat", "beats", "replay"]
+__all__ = ["Beat", "ReplayBeat", "beats", "replay", "span_ends"]
 
 _EPS_S = 1e-9
 
@@ -100,6 +101,8 @@ class Beat:
     ack_silence_s: float | None
     last_word_s: float | None
     gaps_s: tuple[float, ...]
+    gap_at_s: tuple[float, ...]
+    quiet_gaps_s: tuple[float, ...]
     premature_risk: bool
     replay: ReplayBeat
     premature: bool
@@ -158,6 +161,14 @@ class _PauseClock:
     @property
     def paused(self) -> bool:
         return self.since is not None
+
+    @classmethod
+    def from_events(cls, events: EventLog) -> _PauseClock:
+        """Every pause and resume of a log, applied in order."""
+        clock = cls()
+        for e in events.of_kind("pause", "resume"):
+            (clock.pause if e.kind == "pause" else clock.resume)(e.t_s)
+        return clock
 
     def unpaused(self, a: float, b: float) -> float:
         """Seconds of [a, b] outside every paused interval."""
@@ -252,7 +263,7 @@ def replay(
     return done
 
 
-def _span_ends(events: EventLog, end_s: float) -> list[float]:
+def span_ends(events: EventLog, end_s: float) -> list[float]:
     """Each terminal's span end: the next terminal or prompt after it, or ``end_s``."""
     bounds = [e.t_s for e in events.of_kind("terminal", "prompt")]
     ends = []
@@ -308,8 +319,9 @@ def beats(
                 SpeechClockWarning, stacklevel=2,
             )
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
+    pauses = _PauseClock.from_events(events)
     result = []
-    for index, (term, span_end, rb) in enumerate(zip(events.terminals, _span_ends(events, end_s), played)):
+    for index, (term, span_end, rb) in enumerate(zip(events.terminals, span_ends(events, end_s), played)):
         k0 = int(np.searchsorted(t, term.t_s - _EPS_S, side="left"))
         in_span = (t >= t[k0] if k0 < n else np.zeros(n, bool)) & (t < span_end)
         ack = bool(0 < k0 < n and speech[k0] and speech[k0 - 1])
@@ -321,13 +333,14 @@ def beats(
             search_from = run_end + 1
         onset_k = _first_rising_edge(speech, search_from, in_span)
         onset = None if onset_k is None else float(t[onset_k])
-        last_word = gaps = None
+        last_word = None
+        gaps: list[tuple[float, float]] = []  # (last word, next onset)
         if onset_k is not None:
             narration = speech & in_span
             narration[:onset_k] = False
             spans = runs(narration)
             last_word = float(t[spans[-1, 1]])
-            gaps = tuple(float(t[b] - t[a]) for a, b in zip(spans[:-1, 1], spans[1:, 0]))
+            gaps = [(float(t[a]), float(t[b])) for a, b in zip(spans[:-1, 1], spans[1:, 0])]
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         premature = False
         if rb.quiet_declared_s is not None:
@@ -338,7 +351,8 @@ def beats(
             index=index, terminal_s=term.t_s, span_end_s=span_end, onset_s=onset,
             onset_latency_s=None if onset is None else onset - term.t_s,
             ack_overlap=ack, ack_last_word_s=ack_last, ack_silence_s=silence,
-            last_word_s=last_word, gaps_s=gaps or (),
+            last_word_s=last_word, gaps_s=tuple(b - a for a, b in gaps), gap_at_s=tuple(a for a, _ in gaps),
+            quiet_gaps_s=tuple(pauses.unpaused(a, b) for a, b in gaps),
             premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
             replay=rb, premature=premature, logged_quiet_s=logged_quiet, linger_s=term.linger_s,
         ))

@@ -1,0 +1,125 @@
+"""``speechclock derive`` and ``speechclock check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.beats import beats as find_beats
+from ..core.check import CheckResult, baseline_entry, check_recording
+from ..core.derive import Observation, derive as derive_thresholds
+from ..errors import SpeechClockError
+from ..io.baseline import read_baseline, write_baseline
+from ..io.config import Config
+from ..io.corpus import collect, observe
+from ..io.output import atomic_output, json_text
+from ..report.derive_text import derive_dict, derive_markdown, derive_text
+from ..report.junit import junit_xml
+from .options import output_option
+
+recordings_argument = click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path))
+config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
+                             help="speechclock.toml [default: the one in the recordings' folder].")
+lenient_option = click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning.")
+
+
+def read_all(paths: tuple[Path, ...], config: Path | None, lenient: bool) -> tuple[Config, list[Observation]]:
+    """The config and one observation per recording."""
+    cfg, files = collect(paths, config=config)
+    return cfg, [observe(f, cfg, lenient=lenient)[1] for f in files]
+
+
+@click.command()
+@recordings_argument
+@config_option
+@click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@lenient_option
+@output_option
+def derive(recordings: tuple[Path, ...], config: Path | None, by: str | None, fmt: str, lenient: bool,
+           output: Path | None) -> None:
+    """Recommend the floor, quiet time and onset timeout from RECORDINGS, with the evidence.
+
+    RECORDINGS are files, folders (every recording in them) or a
+    speechclock.toml (its folder). Labels (NAME.labels.txt) and event logs
+    (NAME.events.jsonl) beside each recording are used when present.
+    """
+    cfg, obs = read_all(recordings, config, lenient)
+    groups: dict[str, list[Observation]] = {"all": obs}
+    if by:
+        for o in obs:
+            groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
+    found = [derive_thresholds(members, margins=cfg.margins, fallback_floor=cfg.thresholds.floor,
+                               quiet_s=cfg.thresholds.quiet_s, group=name) for name, members in groups.items()]
+    committed = cfg.thresholds if cfg.path is not None else None
+    with atomic_output(output) as out:
+        if fmt == "json":
+            out.write(json_text(derive_dict(found, committed)))
+        elif fmt == "markdown":
+            out.write(derive_markdown(found, committed))
+        else:
+            out.write(derive_text(found, committed))
+
+
+@click.command()
+@recordings_argument
+@config_option
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--update-baseline", is_flag=True,
+              help="Rewrite the baseline from these recordings (atomically; audio and logs are never touched).")
+@lenient_option
+@click.pass_context
+def check(ctx: click.Context, recordings: tuple[Path, ...], config: Path | None, junit: Path | None, fmt: str,
+          update_baseline: bool, lenient: bool) -> None:
+    """Check RECORDINGS against the committed thresholds (speechclock.toml).
+
+    Exit 0 when every check holds, 1 when any fails (one line each:
+    recording:mm:ss.mmm: check: measured vs threshold), 2 on a usage or
+    input error.
+    """
+    try:
+        cfg, obs = read_all(recordings, config, lenient)
+        baseline_path = cfg.baseline.path or ((cfg.path.parent if cfg.path else Path(".")) / "speechclock.baseline.json")
+        base = read_baseline(baseline_path)
+        if update_baseline:
+            entries = dict(base)
+            for o in obs:
+                if o.events is not None and o.events.terminals:
+                    th = cfg.thresholds
+                    entries[o.name] = baseline_entry(find_beats(o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s,
+                                                                onset_timeout_s=th.onset_timeout_s))
+            write_baseline(baseline_path, entries, protect=tuple(recordings))
+            click.echo(f"wrote {baseline_path} ({len(entries)} recordings)", err=True)
+            base = entries
+        results: list[CheckResult] = []
+        for o in obs:
+            results.extend(check_recording(
+                o, thresholds=cfg.thresholds, margins=cfg.margins, expected_beats=o.meta.get("beats"),
+                baseline=base.get(o.name) if base else None,
+                onset_tolerance_s=cfg.baseline.onset_tolerance_s, max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
+            ))
+        if junit is not None:
+            with atomic_output(junit, protect=tuple(recordings)) as f:
+                f.write(junit_xml(results))
+    except SpeechClockError as err:
+        click.echo(f"speechclock: error: {err}", err=True)
+        ctx.exit(2)
+    failed = [r for r in results if not r.passed]
+    if fmt == "json":
+        click.echo(json_text({"schema": 1, "passed": not failed, "results": [_result_dict(r) for r in results]}),
+                   nl=False)
+    else:
+        for r in failed:
+            click.echo(r.line())
+        n_checks = len({(r.recording, r.check) for r in results if r.applicable})
+        click.echo(f"{n_checks} checks on {len(obs)} recordings: "
+                   f"{len({(r.recording, r.check) for r in failed})} failed")
+    ctx.exit(1 if failed else 0)
+
+
+def _result_dict(r: CheckResult) -> dict[str, Any]:
+    return {"recording": r.recording, "check": r.check, "passed": r.passed, "applicable": r.applicable,
+            "t_s": r.t_s, "measured": r.measured, "threshold": r.threshold, "line": r.line()}

@@ -1,0 +1,164 @@
+"""``speechclock.toml``: the committed thresholds, margins and per-recording metadata.
+
+Example::
+
+    [thresholds]
+    floor = 0.003            # speech is level > floor (RMS)
+    quiet_s = 2.5            # quiet time that ends a beat
+    onset_timeout_s = 10.0   # how long the clock waits for speech
+    tick_s = "1/60"          # the clock's polling period (exact)
+    fft_size = 2048
+
+    [margins]
+    quiet_margin_s = 0.2     # derive: quiet = max gap + margin; check: gaps < quiet - margin
+    floor_margin_db = 3.0    # check: speech p5 at least this far above the floor
+    onset_margin_s = 2.0     # derive: onset timeout = max latency + margin
+    min_gap_s = 0.15         # shorter gaps are dips inside words
+    speech_percentile = 5.0  # the low speech percentile the floor sits below
+    speech_range_db = 20.0   # speech ticks are within this of their utterance's median
+
+    [baseline]
+    file = "baseline.json"   # per-recording beat count, onsets and max gap
+    onset_tolerance_s = 0.05
+    max_gap_tolerance_s = 0.05
+
+    [recordings."tour.webm"]
+    voice = "alloy"
+    model = "gpt-realtime"
+    notes = "three stops"
+    beats = 3                # expected beat count
+
+The config is found in the recordings folder, or given with ``--config``.
+Every key is optional; a missing one keeps its default.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ..core.analyser import AnalyserOptions
+from ..core.derive import Margins
+from ..core.levels import parse_period
+from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from ..errors import ConfigError, InvalidParameterError
+
+__all__ = ["CONFIG_NAME", "Baseline", "Config", "find_config", "read_config"]
+
+CONFIG_NAME = "speechclock.toml"
+
+_NUMBER = (int, float)
+_THRESHOLD_KEYS = {"floor": _NUMBER, "quiet_s": _NUMBER, "onset_timeout_s": _NUMBER, "tick_s": (str, *_NUMBER),
+                   "fft_size": (int,)}
+_MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
+_BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
+_RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """Where the baseline file is and how much drift it tolerates."""
+
+    path: Path | None
+    onset_tolerance_s: float = 0.05
+    max_gap_tolerance_s: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A parsed ``speechclock.toml`` (or the defaults, when there is none).
+
+    Attributes
+    ----------
+    path : Path or None
+    thresholds : Thresholds
+    margins : Margins
+    baseline : Baseline
+    recordings : dict
+        File name -> metadata (``voice``, ``model``, ``notes``, ``beats``, ...).
+    """
+
+    path: Path | None = None
+    thresholds: Thresholds = DEFAULT_THRESHOLDS
+    margins: Margins = field(default_factory=Margins)
+    baseline: Baseline = field(default_factory=lambda: Baseline(None))
+    recordings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def meta(self, name: str) -> dict[str, Any]:
+        """Metadata of a recording (by file name), or an empty dict."""
+        return self.recordings.get(name, {})
+
+
+def find_config(folder: str | os.PathLike[str]) -> Path | None:
+    """``speechclock.toml`` in a folder, if there is one."""
+    p = Path(folder) / CONFIG_NAME
+    return p if p.is_file() else None
+
+
+def _table(section: Any, key: str, allowed: dict[str, tuple[type, ...]], where: Path) -> dict[str, Any]:
+    if not isinstance(section, dict):
+        raise ConfigError(f"{where}: key '{key}': must be a table")
+    for name, value in section.items():
+        if name not in allowed:
+            raise ConfigError(f"{where}: key '{key}.{name}': unknown key (known: {', '.join(sorted(allowed))})")
+        types = allowed[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            kinds = " or ".join(sorted({t.__name__ for t in types}))
+            raise ConfigError(f"{where}: key '{key}.{name}': must be {kinds}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{where}: key '{key}.{name}': must be finite, got {value!r}")
+    return section
+
+
+def read_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate a ``speechclock.toml``.
+
+    Raises
+    ------
+    ConfigError
+        Unreadable, not TOML, an unknown key, a wrong type or an invalid
+        value; the message names the file and the key.
+    """
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{p}: cannot read config ({err.strerror or err})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{p}: not valid TOML ({err})") from None
+    unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings"}
+    if unknown:
+        raise ConfigError(f"{p}: unknown table or key '{sorted(unknown)[0]}' "
+                          "(known: baseline, margins, recordings, thresholds)")
+    th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
+    if "tick_s" in th:
+        try:
+            th["tick_s"] = parse_period(str(th["tick_s"]) if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"])))
+        except InvalidParameterError as err:
+            raise ConfigError(f"{p}: key 'thresholds.tick_s': {err}") from None
+    margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
+    base = _table(doc.get("baseline", {}), "baseline", _BASELINE_KEYS, p)
+    try:
+        thresholds = DEFAULT_THRESHOLDS.with_(**th)
+        AnalyserOptions(fft_size=thresholds.fft_size)
+    except InvalidParameterError as err:
+        raise ConfigError(f"{p}: [thresholds] {err}") from None
+    try:
+        margin_values = Margins(**{k: float(v) for k, v in margins.items()})
+    except InvalidParameterError as err:
+        raise ConfigError(f"{p}: [margins] {err}") from None
+    recordings_doc = doc.get("recordings", {})
+    if not isinstance(recordings_doc, dict):
+        raise ConfigError(f"{p}: key 'recordings': must be a table of tables")
+    recordings = {name: dict(_table(meta, f"recordings.{name}", _RECORDING_KEYS, p))
+                  for name, meta in recordings_doc.items()}
+    baseline = Baseline(
+        p.parent / base["file"] if "file" in base else None,
+        float(base.get("onset_tolerance_s", 0.05)), float(base.get("max_gap_tolerance_s", 0.05)),
+    )
+    return Config(p, thresholds, margin_values, baseline, recordings)

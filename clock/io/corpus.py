@@ -1,0 +1,76 @@
+"""Collecting recordings from files, folders and configs, and reading each once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..core.analyser import AnalyserOptions
+from ..core.derive import Observation
+from ..core.levels import Ticks
+from ..errors import RecordingError
+from .config import CONFIG_NAME, Config, find_config, read_config
+from .events import read_labels
+from .recording import Recording, read_recording
+
+__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "collect", "labels_path_for", "observe"]
+
+#: Files in a folder that are taken as recordings.
+AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
+
+
+def labels_path_for(recording: str | os.PathLike[str]) -> Path | None:
+    """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``), or None."""
+    p = Path(recording)
+    candidate = p.with_name(p.stem + ".labels.txt")
+    return candidate if candidate.is_file() else None
+
+
+def collect(paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None
+            ) -> tuple[Config, list[Path]]:
+    """The recordings named by files, folders or configs, and the config that governs them.
+
+    A folder gives every audio file in it (sorted by name) and its
+    ``speechclock.toml``; a ``.toml`` file gives its folder's recordings and
+    itself. ``config`` overrides the config found.
+
+    Raises
+    ------
+    RecordingError
+        A path that does not exist, or a folder with no recordings.
+    ConfigError
+        A malformed config.
+    """
+    found: list[Path] = []
+    config_path = Path(config) if config is not None else None
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            raise RecordingError(f"{p}: no such file or folder")
+        if p.suffix == ".toml":
+            config_path = config_path or p
+            p = p.parent
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in AUDIO_SUFFIXES)
+            if not files:
+                raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
+            found.extend(files)
+            config_path = config_path or find_config(p)
+        else:
+            found.append(p)
+            config_path = config_path or find_config(p.parent)
+    unique = list(dict.fromkeys(found))
+    return (read_config(config_path) if config_path is not None else Config()), unique
+
+
+def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recording, Observation]:
+    """Read one recording with the config's cadence and analyser, with its log and labels."""
+    th = config.thresholds
+    rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size),
+                         lenient=lenient)
+    labels_path = labels_path_for(path)
+    labels = tuple(read_labels(labels_path)) if labels_path else None
+    return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
+
+
