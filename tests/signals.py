@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -23,4 +24,4 @@ def js_rms(window) -> float:
     total = 0.0
     for v in window:
         total += float(v) * float(v)
-    return (total / len(window)) ** 0.5
+    return math.sqrt(total / len(window))  # Math.sqrt is correctly rounded; x ** 0.5 need not be
