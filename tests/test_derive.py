@@ -1,0 +1,157 @@
+"""``derive``: the recommendations, their evidence, and their independence from the starting floor."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sessions import RATE, WINDOW_S, Session
+
+from clock.core.derive import Margins, Observation, classify_ticks, derive, equivalents
+from clock.core.events import Event, EventLog, Label
+from clock.core.levels import levels
+from clock.io.config import read_config
+from clock.io.corpus import collect, observe
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+
+
+@pytest.fixture(scope="module")
+def bundled() -> list[Observation]:
+    cfg, files = collect([RECORDINGS])
+    return [observe(f, cfg)[1] for f in files]
+
+
+def test_bundled_recommendation_and_its_evidence(bundled):
+    d = derive(bundled)
+    f, g, o = d.floor, d.gaps, d.onsets
+    assert f.methods == {"labels": 4} and f.n_recordings == 4
+    low = f.speech["p5"]
+    assert f.floor <= low / 2 and f.floor > 2 * f.silence_ceiling
+    assert f.speech_margin_db == pytest.approx(20 * math.log10(low / f.floor))
+    assert f.silence_margin_db >= 6.0
+    assert list(f.speech) == ["min", "p0.1", "p1", "p5", "p50", "p95", "max"]
+    assert g.quiet_s == pytest.approx(math.ceil((g.max_gap_s + 0.2) / 0.05 - 1e-9) * 0.05)
+    assert g.p_exceed_rule_of_three == pytest.approx(3 / g.n_gaps)
+    assert g.longest[0][2] == g.max_gap_s
+    assert o.n_beats == 11 and o.onset_timeout_s == math.ceil((o.max_s + 2.0) / 0.5) * 0.5
+    # The corpus was made with pauses up to 2.3 s and speech from about 0.005 RMS.
+    assert 0.002 <= f.floor <= 0.005 and 2.3 <= g.quiet_s <= 2.6
+
+
+def test_floor_does_not_depend_on_the_starting_floor(bundled):
+    # The committed floor is never used to tell speech from silence; only a
+    # fallback when no floor can be recommended. Any starting value gives the same.
+    results = {derive(bundled, fallback_floor=start, quiet_s=q).floor.floor for start in (0.0005, 0.003, 0.02)
+               for q in (1.0, 2.5)}
+    assert len(results) == 1
+    quiets = {derive(bundled, fallback_floor=start).gaps.quiet_s for start in (0.0005, 0.003, 0.02)}
+    assert len(quiets) == 1
+
+
+def test_labels_and_the_data_driven_split_agree(bundled):
+    with_labels = derive(bundled).floor
+    without = derive([replace(o, labels=None) for o in bundled]).floor
+    assert without.methods == {"split": 4}
+    assert abs(20 * math.log10(with_labels.floor / without.floor)) < 1.0  # within 1 dB
+
+
+def test_exact_zero_ticks_are_always_silence():
+    s = Session(4.0).say(1.0, 2.0)
+    trace = levels(s.samples(), RATE)
+    classes = classify_ticks(trace)
+    assert np.all(classes.silence[trace.level == 0])
+    assert not np.any(classes.speech & classes.silence)
+
+
+def synthetic(gaps: list[float], *, noise_dbfs: float | None = None, name: str = "s") -> Observation:
+    s = Session(4.0 + sum(gaps) + 1.2 * (len(gaps) + 1))
+    s.event("terminal", 0.5)
+    t = 1.0
+    labels = []
+    for gap in gaps + [None]:
+        s.say(t, t + 1.2)
+        labels.append(Label(t, t + 1.2))
+        if gap is not None:
+            if noise_dbfs is not None:
+                s.hiss(t + 1.2, t + 1.2 + gap, noise_dbfs)
+            t += 1.2 + gap
+    log = EventLog((Event("terminal", "terminal_response", 0.5),))
+    return Observation(name, levels(s.samples(), RATE), log, tuple(labels))
+
+
+def test_quiet_time_is_the_longest_gap_plus_the_margin():
+    d = derive([synthetic([0.3, 0.9, 1.7])])
+    assert d.gaps.n_gaps == 3
+    # A 0.05 RMS square wave reads above the floor once m of its samples are in the window.
+    m = 2048 * (d.floor.floor / 0.05) ** 2
+    assert abs(d.gaps.max_gap_s - (1.7 - WINDOW_S + 2 * m / RATE)) < 2 / 60
+    assert d.gaps.quiet_s == pytest.approx(math.ceil((d.gaps.max_gap_s + 0.2) / 0.05 - 1e-9) * 0.05)
+    assert any("thin evidence: 3 gaps" in w for w in d.warnings)
+    d2 = derive([synthetic([0.3, 0.9, 1.7])], margins=Margins(quiet_margin_s=0.5))
+    assert d2.gaps.quiet_s == pytest.approx(d.gaps.quiet_s + 0.3, abs=0.051)
+
+
+def test_short_dips_are_left_out_of_the_distribution_but_not_the_maximum():
+    d = derive([synthetic([0.1, 0.12, 0.5])], margins=Margins(min_gap_s=0.15))
+    assert d.gaps.n_all_gaps == 3 and d.gaps.n_gaps == 1
+
+
+def test_noise_louder_than_speech_gives_no_floor():
+    obs = synthetic([0.5, 0.5], noise_dbfs=-20)  # 0.1 RMS noise between 0.05 RMS words
+    d = derive([obs])
+    assert d.floor.floor is None and "no floor" in d.floor.rule
+    assert any("fallback floor" in w for w in d.warnings)
+
+
+def test_equivalents_of_the_committed_floor():
+    eq = equivalents(0.003)
+    assert eq["dbfs"] == pytest.approx(-50.46, abs=0.01)
+    assert eq["auditok_energy_threshold"] == pytest.approx(39.85, abs=0.01)
+    assert eq["hark_threshold_db"] == pytest.approx(-50.46 + 20 * math.log10(0.21 * math.sqrt(2)), abs=0.01)
+
+
+def test_margins_are_validated():
+    with pytest.raises(ValueError, match="speech_percentile"):
+        Margins(speech_percentile=0)
+
+
+# --- the command -------------------------------------------------------------
+
+def test_derive_table_shows_n_beside_every_number(cli):
+    out = cli("derive", RECORDINGS).stdout
+    for needle in ("n=", "speech ticks", "gaps >= 0.15 s", "beats", "committed", "rule of three", "dBFS",
+                   "auditok energy_threshold", "hark threshold"):
+        assert needle in out
+
+
+def test_derive_json_matches_the_library(cli, bundled):
+    data = json.loads(cli("derive", RECORDINGS, "--format", "json").stdout)
+    d = derive(bundled, margins=read_config(RECORDINGS / "speechclock.toml").margins)
+    (group,) = data["groups"]
+    assert group["floor"]["floor"] == d.floor.floor
+    assert group["gaps"]["quiet_s"] == d.gaps.quiet_s
+    assert group["floor"]["equivalents"]["dbfs"] == pytest.approx(20 * math.log10(d.floor.floor))
+    assert data["committed"]["floor"] == 0.003
+
+
+def test_derive_by_voice(cli):
+    data = json.loads(cli("derive", RECORDINGS, "--by", "voice", "--format", "json").stdout)
+    names = [g["group"] for g in data["groups"]]
+    assert names[0] == "all" and sorted(names[1:]) == sorted(
+        ["voice=en-us", "voice=en-gb-x-rp", "voice=en-us+f3", "voice=en-029"])
+    assert all(len(g["recordings"]) == 1 for g in data["groups"][1:])
+
+
+def test_derive_markdown(cli):
+    out = cli("derive", RECORDINGS, "--format", "markdown").stdout
+    assert "| | recommended | evidence | committed |" in out and "| floor |" in out
+
+
+def test_derive_single_file_thin_evidence(cli):
+    out = cli("derive", RECORDINGS / "short-en-029-44k.wav").stdout
+    assert "warning: thin evidence" in out
