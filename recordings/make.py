@@ -15,7 +15,10 @@ inside a narration, as real TTS voices leave it. Beside each recording:
   utterance's start and end, and its text).
 
 The recordings are encoded as a browser's MediaRecorder writes them (WebM
-with Opus, no duration or cues), plus Ogg/Opus and WAV. Everything is
+with Opus, no duration or cues), plus Ogg/Opus and WAV. Two Opus recordings
+use libopus's CELT-only mode, whose digital silence decodes to exact zeros;
+the stereo one lets libopus choose SILK for speech, as a browser's encoder
+may, and its silence decodes to a noise floor near -91 dBFS instead. Everything is
 deterministic: the same espeak-ng and libopus give the same bytes.
 
 Licence: the texts are written for this project; espeak-ng (GPL-3.0) is a
@@ -73,6 +76,9 @@ class RecordingSpec:
     noise_dbfs: float
     beats: list[BeatSpec]
     late_quiet_ticks: dict[int, int] = field(default_factory=dict)  # beat -> ticks the page logged late
+    # libopus mode: "audio" lets it pick SILK for speech, whose silence decodes to a
+    # -91 dBFS noise floor; "lowdelay" is CELT only, whose silence decodes to exact zeros.
+    opus_application: str = "lowdelay"
 
 
 RECORDINGS = [
@@ -103,6 +109,7 @@ RECORDINGS = [
             BeatSpec([("Finally, the lake.", 1.0), ("Swans nest on the island every spring.", 0.4),
                       ("Thank you for visiting.", 0.0)], latency_s=1.2),
         ],
+        opus_application="audio",
     ),
     RecordingSpec(
         "tour-en-us-f3-48k", ["-v", "en-us+f3", "-s", "175"], 48000, 1, "ogg", 0.55, -75,
@@ -205,7 +212,8 @@ def encode(path: Path, x: np.ndarray, spec: RecordingSpec) -> None:
     options = {"fflags": "+bitexact"} | ({"live": "1"} if fmt == "webm" else {})
     layout = "stereo" if spec.channels == 2 else "mono"
     with av.open(str(path), "w", format=fmt, options=options) as out:
-        stream = out.add_stream("libopus", rate=spec.rate_hz, layout=layout)
+        stream = out.add_stream("libopus", rate=spec.rate_hz, layout=layout,
+                                options={"application": spec.opus_application})
         stream.bit_rate = 48000
         for start in range(0, samples.shape[0], 960):
             chunk = np.ascontiguousarray(samples[start : start + 960].reshape(1, -1))
