@@ -57,7 +57,9 @@ def test_labels_and_the_data_driven_split_agree(bundled):
     with_labels = derive(bundled).floor
     without = derive([replace(o, labels=None) for o in bundled]).floor
     assert without.methods == {"split": 4}
-    assert abs(20 * math.log10(with_labels.floor / without.floor)) < 1.0  # within 1 dB
+    # The split cannot see utterance edges as exactly as labels do, and both are
+    # rounded to two significant digits (up to 0.3 dB): they agree within 1.5 dB.
+    assert abs(20 * math.log10(with_labels.floor / without.floor)) < 1.5
 
 
 def test_exact_zero_ticks_are_always_silence():

@@ -204,7 +204,9 @@ def classify_ticks(
                 merged[-1][1] = b
             else:
                 merged.append([a, b])
-        groups = [np.arange(a, b + 1) for a, b in merged]
+        # As with labels, keep the ticks whose window lies inside the utterance:
+        # a run starts when the window first reaches speech and ends when it leaves.
+        groups = [np.flatnonzero((t >= t[a] + window_s) & (t <= t[b] - window_s)) for a, b in merged]
     speech = np.zeros(n, bool)
     ratio = 10 ** (-speech_range_db / 20)
     for idx in groups:
