@@ -68,14 +68,13 @@ def main() -> None:
         path = Path(tmp) / "long.wav"
         write_wav(path, args.minutes)
         jobs = ["levels"] + ([] if args.skip_read else ["float64", "float32"])
-        best: dict[str, dict] = {}
+        runs: dict[str, list[dict]] = {job: [] for job in jobs}
         for _ in range(args.repeat):
-            for job in jobs:
-                r = run(path, job)
-                if job not in best or r["wall_s"] < best[job]["wall_s"]:
-                    best[job] = r
+            for job in jobs:  # interleaved, so both see the same machine state
+                runs[job].append(run(path, job))
         size_mb = path.stat().st_size / 2**20
-    print(f"file: {args.minutes:g} min, 48 kHz mono PCM_16, {size_mb:.0f} MB; best of {args.repeat}")
+    best = {job: sorted(rs, key=lambda r: r["wall_s"])[len(rs) // 2] for job, rs in runs.items()}
+    print(f"file: {args.minutes:g} min, 48 kHz mono PCM_16, {size_mb:.0f} MB; median of {args.repeat} runs")
     print(f"{'job':<28}{'wall s':>8}{'peak MB':>10}")
     names = {"levels": "speechclock levels (rms)", "float64": "soundfile.read (float64)", "float32": "soundfile.read (float32)"}
     for job, r in best.items():

@@ -229,7 +229,7 @@ def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
     if (
         np.all(starts % g == off)
         and np.array_equal(scaled, np.rint(scaled))
-        and np.abs(buf).max(initial=0.0) <= _GRID_MAX_ABS
+        and max(buf.max(initial=0.0), -buf.min(initial=0.0)) <= _GRID_MAX_ABS
     ):
         # Fast path, bit-identical to the sequential loop (see _GRID): window
         # sums are differences of an exact prefix sum over g-frame granules.
@@ -299,14 +299,22 @@ class _Engine:
         self.func = _check_metric(metric)
         self.options = options
         self.n = options.fft_size
-        self.history = np.zeros(self.n, dtype=np.float32)  # frames [pos - n, pos)
+        # buf[:n] holds frames [pos - n, pos); a block is copied in after them.
+        # The buffer is reused from block to block (fresh large arrays each
+        # block cost page faults).
+        self.buf = np.zeros(self.n + 65536, dtype=np.float32)
         self.pos = 0
         self.next_tick = 0
         self.state: _State = None
 
     def feed(self, block: NDArray[np.float32]) -> Iterator[LevelChunk]:
         end = self.pos + block.size
-        buf = np.concatenate([self.history, block])
+        if self.buf.size < self.n + block.size:
+            grown = np.zeros(self.n + block.size, dtype=np.float32)
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        buf = self.buf[: self.n + block.size]
+        buf[self.n :] = block
         while True:
             k = np.arange(self.next_tick, self.next_tick + self._BATCH, dtype=np.int64)
             frames = self.ticks.frames(k, self.rate)
@@ -319,7 +327,7 @@ class _Engine:
             self.next_tick += frames.size
             if frames.size < self._BATCH:
                 break
-        self.history = buf[-self.n :]
+        self.buf[: self.n] = buf[-self.n :]
         self.pos = end
 
 
