@@ -13,40 +13,32 @@ from ..core.derive import Observation, derive as derive_thresholds
 from ..errors import SpeechClockError
 from ..io.baseline import read_baseline, write_baseline
 from ..io.config import Config
-from ..io.corpus import collect, observe
 from ..io.output import atomic_output, json_text
 from ..report.derive_text import derive_dict, derive_markdown, derive_text
 from ..report.junit import junit_xml
-from .options import output_option
+from .options import corpus_options, load_corpus, output_option
 
-recordings_argument = click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path))
-config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
-                             help="speechclock.toml [default: the one in the recordings' folder].")
-lenient_option = click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning.")
-
-
-def read_all(paths: tuple[Path, ...], config: Path | None, lenient: bool) -> tuple[Config, list[Observation]]:
+def read_all(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool
+             ) -> tuple[Config, list[Observation]]:
     """The config and one observation per recording."""
-    cfg, files = collect(paths, config=config)
-    return cfg, [observe(f, cfg, lenient=lenient)[1] for f in files]
+    cfg, pairs = load_corpus(recordings, config, jobs, quiet, lenient)
+    return cfg, [obs for _, obs in pairs]
 
 
 @click.command()
-@recordings_argument
-@config_option
+@corpus_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
-@lenient_option
 @output_option
-def derive(recordings: tuple[Path, ...], config: Path | None, by: str | None, fmt: str, lenient: bool,
-           output: Path | None) -> None:
+def derive(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool,
+           by: str | None, fmt: str, output: Path | None) -> None:
     """Recommend the floor, quiet time and onset timeout from RECORDINGS, with the evidence.
 
     RECORDINGS are files, folders (every recording in them) or a
     speechclock.toml (its folder). Labels (NAME.labels.txt) and event logs
     (NAME.events.jsonl) beside each recording are used when present.
     """
-    cfg, obs = read_all(recordings, config, lenient)
+    cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
@@ -64,16 +56,14 @@ def derive(recordings: tuple[Path, ...], config: Path | None, by: str | None, fm
 
 
 @click.command()
-@recordings_argument
-@config_option
+@corpus_options
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--update-baseline", is_flag=True,
               help="Rewrite the baseline from these recordings (atomically; audio and logs are never touched).")
-@lenient_option
 @click.pass_context
-def check(ctx: click.Context, recordings: tuple[Path, ...], config: Path | None, junit: Path | None, fmt: str,
-          update_baseline: bool, lenient: bool) -> None:
+def check(ctx: click.Context, recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool,
+          lenient: bool, junit: Path | None, fmt: str, update_baseline: bool) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
 
     Exit 0 when every check holds, 1 when any fails (one line each:
@@ -81,7 +71,7 @@ def check(ctx: click.Context, recordings: tuple[Path, ...], config: Path | None,
     input error.
     """
     try:
-        cfg, obs = read_all(recordings, config, lenient)
+        cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
         baseline_path = cfg.baseline.path or ((cfg.path.parent if cfg.path else Path(".")) / "speechclock.baseline.json")
         base = read_baseline(baseline_path)
         if update_baseline:

@@ -154,3 +154,28 @@ def make_ticks(tick_s: Fraction | None, tick_frames: int | None, align: str, rat
 def make_thresholds(base: Thresholds, **changes: Any) -> Thresholds:
     """Thresholds with the options the user gave."""
     return base.with_(**changes)
+
+
+def corpus_options(f: F) -> F:
+    """RECORDINGS..., --config, --jobs, --quiet, --lenient: for every multi-file command."""
+    return _apply(f, [
+        click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
+        click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
+                     help="speechclock.toml [default: the one in the recordings' folder]."),
+        click.option("--jobs", "-j", type=int, default=1, show_default=True, callback=_positive_int,
+                     help="Decode and analyse recordings in N processes (results identical to one)."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+        click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+    ])
+
+
+def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool):  # type: ignore[no-untyped-def]
+    """The config and (Recording, Observation) pairs, with a progress bar on a terminal."""
+    from ..io.corpus import collect, observe_all
+
+    cfg, files = collect(recordings, config=config)
+    if quiet or not sys.stderr.isatty() or len(files) < 2:
+        return cfg, observe_all(files, cfg, jobs=jobs, lenient=lenient)
+    with click.progressbar(length=len(files), label="recordings", file=sys.stderr,
+                           item_show_func=lambda p: p.name if p else "") as bar:
+        return cfg, observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))

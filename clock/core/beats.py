@@ -47,7 +47,7 @@ from .events import EventLog
 from .levels import LevelTrace
 from .segments import _check_floor, runs
 
-__all__ = ["Beat", "ReplayBeat", "beats", "replay", "span_ends"]
+__all__ = ["DONE", "IDLE", "SPEAKING", "WAITING", "Beat", "Replay", "ReplayBeat", "beats", "replay", "replay_ticks", "span_ends"]
 
 _EPS_S = 1e-9
 
@@ -177,15 +177,52 @@ class _PauseClock:
         return (b - a) - paused
 
 
-def replay(
+#: Per-tick clock states in :class:`Replay` (``state`` array codes).
+IDLE, WAITING, SPEAKING, DONE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The replayed clock: its beats, and its state at every tick.
+
+    Attributes
+    ----------
+    beats : tuple of ReplayBeat
+    state : ndarray of int8, shape (n_ticks,)
+        ``IDLE``, ``WAITING``, ``SPEAKING``, or ``DONE`` at the tick a beat
+        was declared quiet.
+    quiet_count_s : ndarray of float64, shape (n_ticks,)
+        Unpaused seconds since the last word while speaking (0 otherwise).
+    """
+
+    beats: tuple[ReplayBeat, ...]
+    state: NDArray[np.int8]
+    quiet_count_s: NDArray[np.float64]
+
+
+@dataclass
+class _Open:
+    """The beat the clock is in."""
+
+    terminal_s: float
+    linger_s: float | None
+    start_s: float | None = None
+    last_word_s: float | None = None
+
+    def close(self, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> ReplayBeat:
+        allowed = None if declared is None else declared + (self.linger_s or 0.0)
+        return ReplayBeat(self.terminal_s, self.start_s, self.last_word_s, declared, no_onset, aborted, allowed)
+
+
+def replay_ticks(
     trace: LevelTrace,
     events: EventLog,
     *,
     floor: float,
     quiet_s: float,
     onset_timeout_s: float = float("inf"),
-) -> list[ReplayBeat]:
-    """Replay the browser clock over a level trace and its events.
+) -> Replay:
+    """Replay the browser clock tick by tick (see the module notes).
 
     Parameters
     ----------
@@ -200,8 +237,9 @@ def replay(
 
     Returns
     -------
-    list of ReplayBeat
-        One per terminal response, in order.
+    Replay
+        One :class:`ReplayBeat` per terminal response, in order, and the
+        clock's state at every tick.
     """
     floor = _check_floor(floor)
     _check_times(quiet_s, onset_timeout_s)
@@ -210,19 +248,9 @@ def replay(
     queue = list(events.events)
     pauses = _PauseClock()
     done: list[ReplayBeat] = []
-    cur: dict[str, object] | None = None
-    state = "idle"
-
-    def close(**changes: object) -> None:
-        nonlocal cur, state
-        assert cur is not None
-        cur.update(changes)
-        declared = cur["quiet_declared_s"]
-        linger = cur.pop("linger_s")
-        allowed = None if declared is None else float(declared) + float(linger or 0.0)  # type: ignore[arg-type]
-        done.append(ReplayBeat(prompt_allowed_s=allowed, **cur))  # type: ignore[arg-type]
-        cur, state = None, "idle"
-
+    states = np.zeros(trace.n_ticks, np.int8)
+    quiet_count = np.zeros(trace.n_ticks, np.float64)
+    cur: _Open | None = None
     ei = 0
     for k in range(trace.n_ticks):
         now = float(t[k])
@@ -231,36 +259,55 @@ def replay(
             ei += 1
             if e.kind == "terminal":
                 if cur is not None:
-                    close(aborted=True)
-                cur = {"terminal_s": e.t_s, "start_s": None, "last_word_s": None, "quiet_declared_s": None,
-                       "no_onset": False, "aborted": False, "linger_s": e.linger_s}
-                state = "waiting"
+                    done.append(cur.close(aborted=True))
+                cur = _Open(e.t_s, e.linger_s)
             elif e.kind == "pause":
                 pauses.pause(e.t_s)
             elif e.kind == "resume":
                 pauses.resume(e.t_s)
             elif e.kind == "end" and cur is not None:
-                close(aborted=True)
-        if state == "waiting":
-            assert cur is not None
+                done.append(cur.close(aborted=True))
+                cur = None
+        if cur is None:
+            continue
+        if cur.start_s is None:
+            states[k] = WAITING
             if speech[k]:
-                cur["start_s"] = cur["last_word_s"] = now
-                state = "speaking"
-            elif pauses.unpaused(float(cur["terminal_s"]), now) >= onset_timeout_s - _EPS_S:  # type: ignore[arg-type]
-                close(no_onset=True)
-        elif state == "speaking":
-            assert cur is not None
-            if speech[k]:
-                cur["last_word_s"] = now
-            elif not pauses.paused and pauses.unpaused(float(cur["last_word_s"]), now) >= quiet_s - _EPS_S:  # type: ignore[arg-type]
-                close(quiet_declared_s=now)
+                cur.start_s = cur.last_word_s = now
+                states[k] = SPEAKING
+            elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
+                done.append(cur.close(no_onset=True))
+                cur = None
+            continue
+        states[k] = SPEAKING
+        if speech[k]:
+            cur.last_word_s = now
+            continue
+        assert cur.last_word_s is not None
+        quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
+        if not pauses.paused and quiet_count[k] >= quiet_s - _EPS_S:
+            states[k] = DONE
+            done.append(cur.close(declared=now))
+            cur = None
     if cur is not None:
-        close()
+        done.append(cur.close())
     # Terminal responses after the last tick never reach the clock.
-    for e in queue[ei:]:
-        if e.kind == "terminal":
-            done.append(ReplayBeat(e.t_s, None, None, None, True, False, None))
-    return done
+    done.extend(ReplayBeat(e.t_s, None, None, None, True, False, None) for e in queue[ei:] if e.kind == "terminal")
+    states.flags.writeable = False
+    quiet_count.flags.writeable = False
+    return Replay(tuple(done), states, quiet_count)
+
+
+def replay(
+    trace: LevelTrace,
+    events: EventLog,
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float = float("inf"),
+) -> list[ReplayBeat]:
+    """The replayed clock's beats (see :func:`replay_ticks`)."""
+    return list(replay_ticks(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s).beats)
 
 
 def span_ends(events: EventLog, end_s: float) -> list[float]:

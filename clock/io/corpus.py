@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Observation
 from ..core.levels import Ticks
-from ..errors import RecordingError
+from ..errors import InvalidParameterError, RecordingError, SpeechClockWarning
 from .config import CONFIG_NAME, Config, find_config, read_config
 from .events import read_labels
 from .recording import Recording, read_recording
 
-__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "collect", "labels_path_for", "observe"]
+__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "collect", "labels_path_for", "observe", "observe_all"]
 
 #: Files in a folder that are taken as recordings.
 AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
@@ -74,3 +76,50 @@ def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recor
     return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
 
 
+
+
+def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observation, list[str]]:
+    """Observe one recording, returning its warnings instead of showing them."""
+    path, config, lenient = args
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SpeechClockWarning)
+        rec, obs = observe(path, config, lenient=lenient)
+    return rec, obs, [str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning)]
+
+
+def observe_all(files: Iterable[Path], config: Config, *, jobs: int = 1, lenient: bool = False,
+                progress: Callable[[Path], None] | None = None) -> list[tuple[Recording, Observation]]:
+    """Observe several recordings, in a process pool when ``jobs > 1``.
+
+    Results come in the order of ``files`` and are identical to a serial
+    run; warnings are shown in that order too, once each recording is done.
+
+    Parameters
+    ----------
+    files : iterable of Path
+    config : Config
+    jobs : int
+        Worker processes (1: in this process).
+    lenient : bool
+    progress : callable, optional
+        Called with each recording's path as it finishes (in order).
+    """
+    if jobs < 1:
+        raise InvalidParameterError(f"jobs must be >= 1, got {jobs}")
+    todo = [(f, config, lenient) for f in files]
+    out: list[tuple[Recording, Observation]] = []
+
+    def take(results: Iterable[tuple[Recording, Observation, list[str]]]) -> None:
+        for (path, _, _), (rec, obs, messages) in zip(todo, results):
+            for message in messages:
+                warnings.warn(message, SpeechClockWarning, stacklevel=3)
+            out.append((rec, obs))
+            if progress is not None:
+                progress(path)
+
+    if jobs == 1 or len(todo) < 2:
+        take(map(_observe_quietly, todo))
+    else:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            take(pool.map(_observe_quietly, todo))
+    return out

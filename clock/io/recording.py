@@ -6,13 +6,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks, multi_levels
 from .decode import AudioInfo, iter_blocks, probe
 from .events import events_path_for, read_events
 
-__all__ = ["Recording", "read_recording"]
+__all__ = ["Recording", "envelope", "read_recording"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +89,33 @@ def read_recording(
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None
     return Recording(info, traces[0], traces[1] if quantum else None, log)
+
+
+def envelope(path: str | os.PathLike[str], *, bin_s: float = 0.01, context_rate_hz: int | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The waveform's min and max in bins of ``bin_s`` seconds, decoded block by block.
+
+    Returns
+    -------
+    times_s, lows, highs : ndarray of float64
+        Bin centres and the extremes of the mono samples in each bin.
+    """
+    info = probe(path)
+    rate = context_rate_hz or info.sample_rate_hz
+    size = max(1, int(round(bin_s * rate)))
+    lows: list[np.ndarray] = []
+    highs: list[np.ndarray] = []
+    carry = np.zeros(0, np.float32)
+    for block in iter_blocks(info, context_rate_hz=context_rate_hz):
+        data = np.concatenate([carry, block])
+        whole = data.size // size * size
+        shaped = data[:whole].reshape(-1, size)
+        lows.append(shaped.min(axis=1))
+        highs.append(shaped.max(axis=1))
+        carry = data[whole:]
+    if carry.size:
+        lows.append(carry.min(keepdims=True))
+        highs.append(carry.max(keepdims=True))
+    lo = np.concatenate(lows).astype(np.float64) if lows else np.zeros(0)
+    hi = np.concatenate(highs).astype(np.float64) if highs else np.zeros(0)
+    return (np.arange(lo.size) + 0.5) * size / rate, lo, hi
