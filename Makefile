@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test clean
+.PHONY: install browser demo test clean
 
 install: $(VENV)/.installed
 
@@ -18,7 +18,14 @@ demo: install
 	$(BIN)/speechclock derive recordings/
 	$(BIN)/speechclock check recordings/
 
-test: install
+# The browser tests run Debian's chromium; install it where we can (as root, with apt).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
+
+test: install browser
 	$(BIN)/python -m pytest
 
 clean:

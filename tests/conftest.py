@@ -46,3 +46,13 @@ def cli(runner):
         return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture
+def chromium():
+    """Headless Chromium (Debian's chromium package); `make test` installs it where it can."""
+    from browser import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return CHROMIUM

@@ -12,6 +12,7 @@ import click
 from .. import __version__
 from .beats import beats, segments
 from .derive import check, derive
+from .tune import plot, report, sweep
 from .levels import info, levels
 from .options import Group
 
@@ -24,7 +25,7 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-for command in (levels, info, segments, beats, derive, check):
+for command in (levels, info, segments, beats, derive, check, sweep, plot, report):
     main.add_command(command)
 
 

@@ -26,7 +26,7 @@ def read_all(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet
 
 
 @click.command()
-@corpus_options
+@corpus_options()
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @output_option
@@ -56,7 +56,7 @@ def derive(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: 
 
 
 @click.command()
-@corpus_options
+@corpus_options()
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--update-baseline", is_flag=True,

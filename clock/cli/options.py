@@ -156,17 +156,26 @@ def make_thresholds(base: Thresholds, **changes: Any) -> Thresholds:
     return base.with_(**changes)
 
 
-def corpus_options(f: F) -> F:
-    """RECORDINGS..., --config, --jobs, --quiet, --lenient: for every multi-file command."""
-    return _apply(f, [
-        click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
-        click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
-                     help="speechclock.toml [default: the one in the recordings' folder]."),
-        click.option("--jobs", "-j", type=int, default=1, show_default=True, callback=_positive_int,
-                     help="Decode and analyse recordings in N processes (results identical to one)."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
-        click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
-    ])
+def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
+    """RECORDINGS..., --config, --jobs, --no-progress, --lenient: for every multi-file command.
+
+    ``--quiet`` is an alias of ``--no-progress`` where the command has no
+    ``--quiet`` of its own (sweep and report use it for the quiet-time range).
+    """
+    names = ("--no-progress", "--quiet", "-q") if quiet_flag else ("--no-progress",)
+
+    def decorate(f: F) -> F:
+        return _apply(f, [
+            click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
+            click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
+                         help="speechclock.toml [default: the one in the recordings' folder]."),
+            click.option("--jobs", "-j", type=int, default=1, show_default=True, callback=_positive_int,
+                         help="Decode and analyse recordings in N processes (results identical to one)."),
+            click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
+            click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+        ])
+
+    return decorate
 
 
 def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool):  # type: ignore[no-untyped-def]

@@ -104,12 +104,20 @@ def plot_recording(
     ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1, label=f"floor {floor:g}")
     ack_spans = [(b.terminal_s, b.ack_last_word_s) for b in beats if b.ack_overlap and b.ack_last_word_s]
     narrations = [(b.onset_s, b.last_word_s) for b in beats if b.onset_s is not None and b.last_word_s is not None]
-    for i, seg in enumerate(segmentation.segments):
+    labelled: set[str] = set()
+
+    def once(name: str) -> str | None:
+        if name in labelled:
+            return None
+        labelled.add(name)
+        return name
+
+    for seg in segmentation.segments:
         in_ack = any(a <= seg.last_word_s <= b + 1e-9 for a, b in ack_spans)
         ax_level.axvspan(seg.onset_s, seg.last_word_s, color="tab:orange" if in_ack else "tab:green", alpha=0.2,
-                         linewidth=0, label=("acknowledgment" if in_ack else "speech") if i < 2 else None)
+                         linewidth=0, label=once("acknowledgment" if in_ack else "speech (level > floor)"))
     for a, b in narrations:
-        ax_level.hlines(_DB_FLOOR + 4, a, b, color="tab:green", linewidth=4, label="narration" if a == narrations[0][0] else None)
+        ax_level.hlines(_DB_FLOOR + 4, a, b, color="tab:green", linewidth=4, label=once("narration"))
     for seg, nxt, gap in zip(segmentation.segments, segmentation.segments[1:], segmentation.gaps_s):
         if gap >= min_gap_s and lo <= seg.last_word_s <= hi:
             mid = (seg.last_word_s + nxt.onset_s) / 2

@@ -1,0 +1,76 @@
+"""Run a page in headless Chromium (Debian's chromium) and collect what it posts back."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+    "--autoplay-policy=no-user-gesture-required", "--mute-audio",
+]
+
+
+def run_page(html: str, *, timeout_s: float = 60.0) -> dict[str, bytes]:
+    """Serve ``html`` at ``/`` on localhost, open it, and return the bodies it POSTs, by path.
+
+    The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
+    with its body as the message.
+    """
+    posted: dict[str, bytes] = {}
+    finished = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = html.encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            size = int(self.headers.get("Content-Length", 0))
+            posted[self.path] = self.rfile.read(size)
+            self.send_response(204)
+            self.end_headers()
+            if self.path in ("/done", "/error"):
+                finished.set()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}",
+                                 f"http://127.0.0.1:{server.server_port}/"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            ok = finished.wait(timeout_s)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            server.shutdown()
+            server.server_close()
+    if "/error" in posted:
+        raise AssertionError("page failed: " + posted["/error"].decode("utf-8", "replace"))
+    if not ok:
+        raise AssertionError(f"page did not finish within {timeout_s} s (posted: {sorted(posted)})")
+    return posted
+
+
+# JavaScript helpers every test page can use.
+POST_JS = """
+const post = (path, body) => fetch(path, {method: 'POST', body});
+window.onerror = (msg, src, line) => { post('/error', `${msg} at ${line}`); };
+window.onunhandledrejection = (e) => { post('/error', String(e.reason && e.reason.stack || e.reason)); };
+"""

@@ -1,0 +1,129 @@
+"""``plot``, ``sweep`` and ``report``: figure contents, sweep logic, and the HTML in a real browser."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser import POST_JS, run_page
+from sessions import RATE, Session
+
+from clock.core.derive import Observation
+from clock.core.events import Event, EventLog
+from clock.core.levels import levels
+from clock.core.sweep import grid, sweep
+from clock.errors import InvalidParameterError
+from clock.report.html import SECTIONS
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+
+
+def test_plot_writes_png_and_svg(cli, tmp_path):
+    for suffix in ("png", "svg"):
+        out = tmp_path / f"tour.{suffix}"
+        result = cli("plot", RECORDINGS / "tour-en-us-48k.webm", "-o", out, "--start", "15", "--end", "35")
+        assert result.exit_code == 0, result.stderr
+        head = out.read_bytes()[:100]
+        assert head.startswith(b"\x89PNG") if suffix == "png" else b"<svg" in out.read_bytes()[:400]
+
+
+def test_plot_is_deterministic(cli, tmp_path):
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    cli("plot", RECORDINGS / "short-en-029-44k.wav", "-o", a)
+    cli("plot", RECORDINGS / "short-en-029-44k.wav", "-o", b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_plot_rejects_unknown_suffix_and_bad_zoom(cli, tmp_path):
+    assert cli("plot", RECORDINGS / "short-en-029-44k.wav", "-o", tmp_path / "x.gif").exit_code == 2
+    bad = cli("plot", RECORDINGS / "short-en-029-44k.wav", "-o", tmp_path / "x.png", "--start", "5", "--end", "2")
+    assert bad.exit_code == 2 and "--end" in bad.stderr
+
+
+def test_plot_figure_contents():
+    from cli_helpers import tour_figure
+
+    fig, trace, seg = tour_figure()
+    ax_wave, ax_level, ax_clock = fig.axes[:3]
+    line = ax_level.lines[0]
+    np.testing.assert_allclose(line.get_xdata(), trace.t_s)
+    floor_line = ax_level.lines[1]
+    assert floor_line.get_ydata()[0] == pytest.approx(20 * np.log10(0.003))
+    legend = [t.get_text() for t in ax_level.get_legend().get_texts()]
+    assert "speech (level > floor)" in legend and "narration" in legend
+    gap_notes = [t.get_text() for t in ax_level.texts]
+    assert len(gap_notes) == sum(g >= 0.15 for g in seg.gaps_s)
+    assert {t.get_text() for t in ax_wave.texts} >= {"terminal", "prompt"}
+    assert "beat done" in [t.get_text() for t in ax_clock.get_legend().get_texts()]
+
+
+def _obs(gap_s: float) -> Observation:
+    s = Session(12.0).say(1.0, 2.0).say(2.0 + gap_s, 3.0 + gap_s)
+    return Observation("g", levels(s.samples(), RATE), EventLog((Event("terminal", "terminal_response", 0.5),)))
+
+
+def test_sweep_counts_premature_ends_and_recommends_the_shortest_safe_quiet():
+    obs = [_obs(1.2), _obs(2.0)]  # clock-visible gaps about 1.16 and 1.96 s
+    result = sweep(obs, floors=[0.003], quiets_s=grid("1.0:2.6:0.2"))
+    by_quiet = {p.quiet_s: p for p in result.points}
+    assert by_quiet[1.0].n_premature == 2 and by_quiet[1.6].n_premature == 1 and by_quiet[2.2].n_premature == 0
+    assert result.recommended.quiet_s == 2.0 and result.recommended.n_premature == 0
+    assert result.recommended.latency_mean_s == pytest.approx(2.0, abs=1 / 60)
+    # The Pareto front trades premature ends for latency, and holds the recommendation.
+    assert result.recommended in result.pareto
+    assert [p.n_premature for p in result.pareto] == sorted(p.n_premature for p in result.pareto)
+
+
+@pytest.mark.parametrize("spec", ["1:0:0.1", "a:b:c", "1:2:0", "0:1000:0.001"])
+def test_bad_ranges(spec):
+    with pytest.raises(InvalidParameterError):
+        grid(spec)
+
+
+def test_sweep_cli_outputs(cli, tmp_path):
+    heat, trade = tmp_path / "h.png", tmp_path / "t.png"
+    result = cli("sweep", RECORDINGS, "--floor", "0.002:0.004:0.001", "--quiet", "2.0:2.6:0.2",
+                 "--format", "json", "--heatmap", heat, "--tradeoff", trade)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert len(data["points"]) == 3 * 4 and data["recommended"]["n_premature"] == 0
+    assert heat.read_bytes().startswith(b"\x89PNG") and trade.read_bytes().startswith(b"\x89PNG")
+    table = cli("sweep", RECORDINGS, "--floor", "0.003", "--quiet", "2.5").stdout
+    assert "recommended: floor 0.003, quiet 2.5 s" in table
+
+
+def test_jobs_give_results_identical_to_a_serial_run(cli):
+    serial = cli("derive", RECORDINGS, "--format", "json").stdout
+    parallel = cli("derive", RECORDINGS, "--format", "json", "--jobs", "2").stdout
+    assert serial == parallel
+    assert cli("check", RECORDINGS, "-j", "2").stdout == cli("check", RECORDINGS).stdout
+
+
+def test_no_progress_bar_off_a_terminal(cli):
+    result = cli("derive", RECORDINGS)
+    assert "recordings" not in result.stderr and result.stderr == ""
+
+
+def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium):
+    out = tmp_path / "report.html"
+    result = cli("report", RECORDINGS, "-o", out, "--floor", "0.002:0.004:0.001", "--quiet", "2.2:2.6:0.2")
+    assert result.exit_code == 0, result.stderr
+    page = out.read_text()
+    assert not re.search(r"(src|href)=\"(https?:)?//", page)  # self-contained: nothing to fetch
+    checker = f"""<script>{POST_JS}
+window.addEventListener('load', () => {{
+  const sections = Array.from(document.querySelectorAll('section')).map(s => ({{
+    id: s.id, heading: s.querySelector('h2').textContent, visible: s.getBoundingClientRect().height > 0}}));
+  const images = Array.from(document.images).map(i => ({{alt: i.alt, ok: i.complete && i.naturalWidth > 0}}));
+  post('/done', JSON.stringify({{sections, images}}));
+}});</script>"""
+    seen = json.loads(run_page(page.replace("</body>", checker + "</body>"))["/done"])
+    assert [s["id"] for s in seen["sections"]] == list(SECTIONS)
+    assert all(s["visible"] for s in seen["sections"])
+    recordings = sorted(p.name for p in RECORDINGS.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
+    alts = [i["alt"] for i in seen["images"]]
+    assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
+    assert len(alts) == len(recordings) + 2 and all(i["ok"] for i in seen["images"])
