@@ -1,0 +1,98 @@
+"""End to end in a real browser: capture as docs/capture.md says, then analyse with speechclock.
+
+A page in headless Chromium plays a synthetic voice (an OscillatorNode gated
+on and off at known times) into a MediaStream, records it with the capture
+helper copied verbatim from docs/capture.md, logs a terminal response the
+same way, and posts the WebM and the event log back. speechclock must decode
+that WebM and find the utterances and gaps within one tick (plus the
+recorder's latency for times measured against the log).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from browser import POST_JS, run_page
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "capture.md"
+TICK = 1 / 60
+# (start, end) of each utterance in seconds after the terminal response.
+UTTERANCES = [(0.30, 1.00), (1.30, 2.00), (3.00, 3.60), (5.10, 5.70)]
+GAPS = [b[0] - a[1] for a, b in zip(UTTERANCES, UTTERANCES[1:])]  # 0.3, 1.0, 1.5 s
+WINDOW_S = 2048 / 48000
+
+
+def capture_helper() -> str:
+    """The first JavaScript block of docs/capture.md (the helper users paste)."""
+    blocks = re.findall(r"```js\n(.*?)```", DOC.read_text(), re.S)
+    helper = next(b for b in blocks if "function startCapture" in b)
+    assert "MediaRecorder" in helper and "recording.started" in helper
+    return helper
+
+
+def page() -> str:
+    plan = json.dumps(UTTERANCES)
+    return f"""<!DOCTYPE html><html><body><script>
+{POST_JS}
+{capture_helper()}
+(async () => {{
+  const ctx = new AudioContext({{sampleRate: 48000}});
+  await ctx.resume();
+  const voice = new OscillatorNode(ctx, {{frequency: 330}});
+  const gate = new GainNode(ctx, {{gain: 0}});
+  const remote = ctx.createMediaStreamDestination();   // stands in for the remote WebRTC stream
+  voice.connect(gate).connect(remote);
+  voice.start();
+  const capture = startCapture(remote.stream);
+  await new Promise(r => setTimeout(r, 700));           // let the recorder start
+  const t0 = ctx.currentTime + 0.05;
+  setTimeout(() => capture.log("terminal_response", {{linger_s: 0.5}}), 50);
+  for (const [a, b] of {plan}) {{
+    gate.gain.setValueAtTime(0.2, t0 + a);
+    gate.gain.setValueAtTime(0, t0 + b);
+  }}
+  await new Promise(r => setTimeout(r, 7500));
+  capture.log("end");
+  const {{audio, events}} = await capture.stop();
+  await post('/audio', audio);
+  await post('/events', events);
+  await post('/done', JSON.stringify({{mime: audio.type, outputLatency: ctx.outputLatency}}));
+}})();
+</script></body></html>"""
+
+
+def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path, cli):
+    posted = run_page(page(), timeout_s=90)
+    meta = json.loads(posted["/done"])
+    assert meta["mime"].startswith("audio/webm")
+    rec = tmp_path / "tour.webm"
+    rec.write_bytes(posted["/audio"])
+    (tmp_path / "tour.events.jsonl").write_bytes(posted["/events"])
+
+    info = json.loads(cli("info", rec, "--format", "json").stdout)
+    assert info["codec"] == "opus" and info["sample_rate_hz"] == 48000
+
+    seg = json.loads(cli("segments", rec, "--format", "json").stdout)
+    found = seg["segments"]
+    assert len(found) == len(UTTERANCES)
+    # The recording starts a little after the page's clock: take that offset from
+    # the first onset at render-quantum resolution, then hold every boundary to it.
+    offset = found[0]["onset_quantum_s"] - UTTERANCES[0][0]
+    eps = 0.005  # codec ramp and one render quantum
+    for s, (a, b) in zip(found, UTTERANCES):
+        assert a + offset - eps <= s["onset_quantum_s"] <= a + offset + eps
+        # The clock's tick sees the onset within one tick of it ...
+        assert a + offset - eps <= s["onset_s"] <= a + offset + TICK + eps
+        # ... and the last word until the speech has left the analyser's window.
+        assert b + offset + WINDOW_S - TICK - eps <= s["last_word_s"] <= b + offset + WINDOW_S + eps
+    long_gaps = [g for g in seg["gaps_s"] if g >= 0.15]
+    assert len(long_gaps) == len(GAPS)
+
+    beats = json.loads(cli("beats", rec, "--format", "json").stdout)["beats"]
+    (beat,) = beats
+    # Against the log, times also carry the recorder's start-up latency.
+    assert beat["onset_latency_s"] == pytest.approx(UTTERANCES[0][0], abs=TICK + 0.15)
+    assert beat["gaps_s"] == pytest.approx(long_gaps, abs=1e-9)
