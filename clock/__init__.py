@@ -1,19 +1,45 @@
 """speech-clock: measure the speech clock of a browser voice guide.
 
-The data flow, module by module:
+The data flow, and where each step lives:
 
-1. :mod:`clock.io.decode` reads a recording into mono float32 blocks (the only
-   module that touches soundfile and PyAV);
-2. :mod:`clock.core.analyser` emulates the browser's ``AnalyserNode``, and
-   :mod:`clock.core.levels` turns blocks into the level a page reads at each tick;
-3. later stages (segments, beats and replay, derive and check, reports) build
-   on the level trace.
+1. decode: :mod:`clock.io.decode` reads a recording into mono float32 blocks
+   (the only module that touches soundfile and PyAV);
+2. levels: :mod:`clock.core.analyser` emulates the browser's ``AnalyserNode``
+   and :mod:`clock.core.levels` gives the level at each tick of the clock;
+3. segments: :mod:`clock.core.segments` finds speech and the gaps between;
+4. beats and replay: :mod:`clock.core.beats` finds the onset after each
+   terminal response and replays the browser clock;
+5. derive and check: :mod:`clock.core.derive`, :mod:`clock.core.sweep` and
+   :mod:`clock.core.check` recommend and test the thresholds;
+6. report: :mod:`clock.report` renders tables, plots and the HTML report.
 
-The pure core (``clock.core``) never imports soundfile, PyAV, click
-or matplotlib.
+``clock.core`` is pure numpy: it never imports soundfile, PyAV, click or
+matplotlib. ``import clock`` loads only the core; the file-reading and
+plotting helpers below load their libraries when first used.
+
+Examples
+--------
+>>> import clock
+>>> corpus = clock.load_corpus(["recordings"])                     # doctest: +SKIP
+>>> d = clock.derive(corpus.observations)                          # doctest: +SKIP
+>>> rec = corpus.recordings[0]                                     # doctest: +SKIP
+>>> clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)   # doctest: +SKIP
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
+from .core.beats import Beat, Replay, ReplayBeat, beats, replay, replay_ticks
+from .core.check import CheckResult, check_recording
+from .core.derive import Derivation, Margins, Observation, classify_ticks, derive, equivalents
+from .core.events import Event, EventLog, Label
+from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
+from .core.segments import Segment, Segmentation, label_errors, segments
+from .core.sweep import SweepPoint, SweepResult, grid, sweep
+from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from .errors import (
     ConfigError,
     EventLogError,
@@ -23,27 +49,88 @@ from .errors import (
     SpeechClockError,
     SpeechClockWarning,
 )
-from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, parse_period, summarize
 
 __version__ = "0.1.0"
 
+# name -> module, imported on first use (they need soundfile, PyAV or matplotlib).
+_LAZY = {
+    "probe": "clock.io.decode",
+    "iter_blocks": "clock.io.decode",
+    "AudioInfo": "clock.io.decode",
+    "read_recording": "clock.io.recording",
+    "Recording": "clock.io.recording",
+    "envelope": "clock.io.recording",
+    "read_events": "clock.io.events",
+    "read_labels": "clock.io.events",
+    "read_config": "clock.io.config",
+    "Config": "clock.io.config",
+    "load_corpus": "clock.io.corpus",
+    "Corpus": "clock.io.corpus",
+    "plot_recording": "clock.report.plot",
+    "plot_sweep_heatmap": "clock.report.plot",
+    "plot_tradeoff": "clock.report.plot",
+    "derive_text": "clock.report.derive_text",
+    "derive_markdown": "clock.report.derive_text",
+}
+
 __all__ = [
+    "DEFAULT_THRESHOLDS",
     "Analyser",
     "AnalyserOptions",
+    "Beat",
+    "CheckResult",
     "ConfigError",
+    "Derivation",
+    "Event",
+    "EventLog",
     "EventLogError",
     "InvalidParameterError",
     "InvalidSignalError",
+    "Label",
     "LevelTrace",
+    "Margins",
+    "Observation",
     "RecordingError",
+    "Replay",
+    "ReplayBeat",
+    "Segment",
+    "Segmentation",
     "SignalSummary",
     "SpeechClockError",
     "SpeechClockWarning",
+    "SweepPoint",
+    "SweepResult",
+    "Thresholds",
     "Ticks",
     "__version__",
+    "beats",
+    "check_recording",
+    "classify_ticks",
+    "derive",
     "downmix_to_mono",
+    "equivalents",
+    "grid",
     "iter_levels",
+    "label_errors",
     "levels",
+    "multi_levels",
     "parse_period",
+    "replay",
+    "replay_ticks",
+    "segments",
     "summarize",
+    "sweep",
+    *sorted(_LAZY),
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'clock' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,8 +21,8 @@ from .options import corpus_options, load_corpus, output_option
 def read_all(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool
              ) -> tuple[Config, list[Observation]]:
     """The config and one observation per recording."""
-    cfg, pairs = load_corpus(recordings, config, jobs, quiet, lenient)
-    return cfg, [obs for _, obs in pairs]
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    return corpus.config, list(corpus.observations)
 
 
 @click.command()

@@ -179,12 +179,12 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
 
 
 def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool):  # type: ignore[no-untyped-def]
-    """The config and (Recording, Observation) pairs, with a progress bar on a terminal."""
-    from ..io.corpus import collect, observe_all
+    """The corpus, with a progress bar on a terminal (unless quiet)."""
+    from ..io.corpus import collect, load_corpus as load
 
-    cfg, files = collect(recordings, config=config)
-    if quiet or not sys.stderr.isatty() or len(files) < 2:
-        return cfg, observe_all(files, cfg, jobs=jobs, lenient=lenient)
-    with click.progressbar(length=len(files), label="recordings", file=sys.stderr,
+    if quiet or not sys.stderr.isatty():
+        return load(recordings, config=config, jobs=jobs, lenient=lenient)
+    n = len(collect(recordings, config=config)[1])
+    with click.progressbar(length=n, label="recordings", file=sys.stderr,
                            item_show_func=lambda p: p.name if p else "") as bar:
-        return cfg, observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
+        return load(recordings, config=config, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))

@@ -122,8 +122,9 @@ def sweep(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: b
 
     Decoding and levels are computed once per recording and shared by all settings.
     """
-    cfg, pairs = load_corpus(recordings, config, jobs, quiet, lenient)
-    result = run_sweep([o for _, o in pairs], floors=floors, quiets_s=quiets,
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    cfg = corpus.config
+    result = run_sweep(corpus.observations, floors=floors, quiets_s=quiets,
                        onset_timeout_s=cfg.thresholds.onset_timeout_s)
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
@@ -178,8 +179,8 @@ def report(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: 
     from ..report.html import png_data_uri, render_report
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
-    cfg, pairs = load_corpus(recordings, config, jobs, quiet, lenient)
-    obs = [o for _, o in pairs]
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    cfg, obs = corpus.config, list(corpus.observations)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, fallback_floor=th.floor, quiet_s=th.quiet_s)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s)
@@ -189,7 +190,7 @@ def report(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: 
         sweep_images=[("premature ends by floor and quiet time", png_data_uri(plot_sweep_heatmap(result))),
                       ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result)))],
         recording_images=[(rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s)))
-                          for rec, _ in pairs],
+                          for rec in corpus.recordings],
     )
     with atomic_output(output, protect=tuple(recordings)) as out:
         out.write(page)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -16,7 +17,7 @@ from .config import CONFIG_NAME, Config, find_config, read_config
 from .events import read_labels
 from .recording import Recording, read_recording
 
-__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "collect", "labels_path_for", "observe", "observe_all"]
+__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "Corpus", "collect", "labels_path_for", "load_corpus", "observe", "observe_all"]
 
 #: Files in a folder that are taken as recordings.
 AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
@@ -123,3 +124,35 @@ def observe_all(files: Iterable[Path], config: Config, *, jobs: int = 1, lenient
         with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
             take(pool.map(_observe_quietly, todo))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """Recordings read once, with the config that governs them.
+
+    Attributes
+    ----------
+    config : Config
+    recordings : tuple of Recording
+        Header, level traces and event log of each file.
+    observations : tuple of Observation
+        What ``derive``, ``check`` and ``sweep`` take (trace, log, labels, metadata).
+    """
+
+    config: Config
+    recordings: tuple[Recording, ...]
+    observations: tuple[Observation, ...]
+
+
+def load_corpus(paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None,
+                jobs: int = 1, lenient: bool = False, progress: Callable[[Path], None] | None = None) -> Corpus:
+    """Read recordings named by files, folders or a config (see :func:`collect`).
+
+    Examples
+    --------
+    >>> corpus = load_corpus(["recordings"])  # doctest: +SKIP
+    >>> clock.derive(corpus.observations)     # doctest: +SKIP
+    """
+    cfg, files = collect(paths, config=config)
+    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress)
+    return Corpus(cfg, tuple(r for r, _ in pairs), tuple(o for _, o in pairs))

@@ -1,0 +1,62 @@
+"""The public Python API: what the commands use, importable and documented."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import clock
+import clock.core.beats
+import clock.core.derive
+import clock.core.levels
+
+
+def test_every_public_name_resolves_and_is_documented():
+    for name in clock.__all__:
+        obj = getattr(clock, name)
+        if callable(obj) and not name.startswith("_"):
+            assert inspect.getdoc(obj), f"clock.{name} has no docstring"
+
+
+def test_the_api_is_what_the_commands_use():
+    assert clock.levels is clock.core.levels.levels
+    assert clock.beats is clock.core.beats.beats
+    assert clock.derive is clock.core.derive.derive
+    from clock.cli import tune
+
+    assert tune.find_beats is clock.beats and tune.run_sweep is clock.sweep
+
+
+def test_options_after_the_signal_are_keyword_only():
+    for fn in (clock.levels, clock.segments, clock.beats, clock.replay, clock.derive, clock.sweep):
+        params = list(inspect.signature(fn).parameters.values())
+        positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        assert len(positional) <= 2, fn.__name__
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(positional):]), fn.__name__
+
+
+def test_file_and_plot_helpers_load_their_libraries_only_when_used():
+    code = (
+        "import sys, clock\n"
+        "heavy = ('matplotlib', 'soundfile', 'av')\n"
+        "print(any(m in sys.modules for m in heavy))\n"
+        "from clock.report.plot import plot_recording\n"
+        "from clock.io.recording import read_recording\n"
+        "print(clock.plot_recording is plot_recording and clock.read_recording is read_recording)\n"
+        "print(any(m in sys.modules for m in heavy))\n"
+        "clock.probe('recordings/short-en-029-44k.wav')\n"
+        "print('soundfile' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(clock.__file__).resolve().parent.parent)
+    assert done.stdout.split() == ["False", "True", "False", "True"]
+
+
+def test_cli_defaults_are_the_library_defaults(cli):
+    d = clock.DEFAULT_THRESHOLDS
+    text = " ".join(cli("beats", "--help").stdout.split())
+    assert f"[default: {d.floor}]" in text and f"[default: {d.quiet_s}]" in text
+    assert f"[default: {d.onset_timeout_s}]" in text and f"[default: {d.fft_size}]" in " ".join(
+        cli("levels", "--help").stdout.split())
