@@ -38,7 +38,8 @@ if job == "levels":
 else:
     n = len(soundfile.read(path, dtype=job)[0])
 wall = time.perf_counter() - t0
-print(json.dumps({"job": job, "wall_s": wall, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "n": n}))
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"job": job, "wall_s": wall, "peak_mb": peak_mb, "n": n}))
 """
 
 
@@ -46,7 +47,7 @@ def write_wav(path: Path, minutes: float, rate: int = 48000) -> None:
     rng = np.random.default_rng(0)
     block = rate * 60
     with sf.SoundFile(str(path), "w", rate, 1, "PCM_16") as f:
-        for i in range(int(minutes)):
+        for _ in range(int(minutes)):
             # speech-like bursts over exact-zero silence
             x = (rng.standard_normal(block) * 2000).astype(np.int16)
             x[(np.arange(block) // (rate * 2)) % 3 == 2] = 0
@@ -76,7 +77,11 @@ def main() -> None:
     best = {job: sorted(rs, key=lambda r: r["wall_s"])[len(rs) // 2] for job, rs in runs.items()}
     print(f"file: {args.minutes:g} min, 48 kHz mono PCM_16, {size_mb:.0f} MB; median of {args.repeat} runs")
     print(f"{'job':<28}{'wall s':>8}{'peak MB':>10}")
-    names = {"levels": "speechclock levels (rms)", "float64": "soundfile.read (float64)", "float32": "soundfile.read (float32)"}
+    names = {
+        "levels": "speechclock levels (rms)",
+        "float64": "soundfile.read (float64)",
+        "float32": "soundfile.read (float32)",
+    }
     for job, r in best.items():
         print(f"{names[job]:<28}{r['wall_s']:>8.2f}{r['peak_mb']:>10.0f}")
     for job in ("float64", "float32"):

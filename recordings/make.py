@@ -83,48 +83,130 @@ class RecordingSpec:
 
 RECORDINGS = [
     RecordingSpec(
-        "tour-en-us-48k", ["-v", "en-us", "-s", "165"], 48000, 1, "webm", 0.75, -70,
+        "tour-en-us-48k",
+        ["-v", "en-us", "-s", "165"],
+        48000,
+        1,
+        "webm",
+        0.75,
+        -70,
         [
-            BeatSpec([("Welcome to the old harbour.", 0.45), ("Boats have landed here for eight hundred years.", 0.9),
-                      ("Look left, and you will see the fish market.", 0.3), ("It opens at five every morning.", 0.0)],
-                     latency_s=0.55),
-            BeatSpec([("This is the customs house.", 1.4), ("Its clock tower was added in eighteen twelve.", 0.25),
-                      ("The bell still rings at noon.", 2.3), ("Listen closely, you might hear it now.", 0.0)],
-                     ack="Sure, let me find that.", ack_silence_s=0.7),
-            BeatSpec([("Here is the lighthouse.", 0.6), ("It guided ships past the northern rocks.", 1.1),
-                      ("The lamp was electrified in nineteen twenty.", 0.2), ("That is the end of our walk.", 0.0)],
-                     tool_call=True, latency_s=0.9),
+            BeatSpec(
+                [
+                    ("Welcome to the old harbour.", 0.45),
+                    ("Boats have landed here for eight hundred years.", 0.9),
+                    ("Look left, and you will see the fish market.", 0.3),
+                    ("It opens at five every morning.", 0.0),
+                ],
+                latency_s=0.55,
+            ),
+            BeatSpec(
+                [
+                    ("This is the customs house.", 1.4),
+                    ("Its clock tower was added in eighteen twelve.", 0.25),
+                    ("The bell still rings at noon.", 2.3),
+                    ("Listen closely, you might hear it now.", 0.0),
+                ],
+                ack="Sure, let me find that.",
+                ack_silence_s=0.7,
+            ),
+            BeatSpec(
+                [
+                    ("Here is the lighthouse.", 0.6),
+                    ("It guided ships past the northern rocks.", 1.1),
+                    ("The lamp was electrified in nineteen twenty.", 0.2),
+                    ("That is the end of our walk.", 0.0),
+                ],
+                tool_call=True,
+                latency_s=0.9,
+            ),
         ],
         late_quiet_ticks={1: 1},
     ),
     RecordingSpec(
-        "tour-en-gb-48k-stereo", ["-v", "en-gb-x-rp", "-s", "150", "-p", "40"], 48000, 2, "webm", 0.72, -65,
+        "tour-en-gb-48k-stereo",
+        ["-v", "en-gb-x-rp", "-s", "150", "-p", "40"],
+        48000,
+        2,
+        "webm",
+        0.72,
+        -65,
         [
-            BeatSpec([("Good afternoon, and welcome to the gardens.", 0.35), ("The glasshouse ahead holds palms from Brazil.", 1.7),
-                      ("Mind the step as you enter.", 0.5), ("It is warm inside all year.", 0.0)],
-                     latency_s=0.45),
-            BeatSpec([("Now we reach the rose garden.", 0.8), ("There are over four hundred varieties.", 2.1),
-                      ("The oldest was planted by the founder.", 0.0)],
-                     ack="One moment, please.", ack_silence_s=1.1, tool_call=True),
-            BeatSpec([("Finally, the lake.", 1.0), ("Swans nest on the island every spring.", 0.4),
-                      ("Thank you for visiting.", 0.0)], latency_s=1.2),
+            BeatSpec(
+                [
+                    ("Good afternoon, and welcome to the gardens.", 0.35),
+                    ("The glasshouse ahead holds palms from Brazil.", 1.7),
+                    ("Mind the step as you enter.", 0.5),
+                    ("It is warm inside all year.", 0.0),
+                ],
+                latency_s=0.45,
+            ),
+            BeatSpec(
+                [
+                    ("Now we reach the rose garden.", 0.8),
+                    ("There are over four hundred varieties.", 2.1),
+                    ("The oldest was planted by the founder.", 0.0),
+                ],
+                ack="One moment, please.",
+                ack_silence_s=1.1,
+                tool_call=True,
+            ),
+            BeatSpec(
+                [
+                    ("Finally, the lake.", 1.0),
+                    ("Swans nest on the island every spring.", 0.4),
+                    ("Thank you for visiting.", 0.0),
+                ],
+                latency_s=1.2,
+            ),
         ],
         opus_application="audio",
     ),
     RecordingSpec(
-        "tour-en-us-f3-48k", ["-v", "en-us+f3", "-s", "175"], 48000, 1, "ogg", 0.55, -75,
+        "tour-en-us-f3-48k",
+        ["-v", "en-us+f3", "-s", "175"],
+        48000,
+        1,
+        "ogg",
+        0.55,
+        -75,
         [
-            BeatSpec([("This quiet room is the library.", 0.6), ("Please keep your voice low.", 1.9),
-                      ("The shelves hold ten thousand books.", 0.28), ("Some are older than the building itself.", 0.0)],
-                     latency_s=0.7),
-            BeatSpec([("The reading desk was made from a ship's timber.", 1.25), ("Touch it gently.", 0.75),
-                      ("Next we go upstairs.", 0.0)], ack="Okay.", ack_silence_s=0.6),
-            BeatSpec([("The map room is on your right.", 2.0), ("Its charts cover every coast of the island.", 0.5),
-                      ("We will end our tour here.", 0.0)], latency_s=0.5),
+            BeatSpec(
+                [
+                    ("This quiet room is the library.", 0.6),
+                    ("Please keep your voice low.", 1.9),
+                    ("The shelves hold ten thousand books.", 0.28),
+                    ("Some are older than the building itself.", 0.0),
+                ],
+                latency_s=0.7,
+            ),
+            BeatSpec(
+                [
+                    ("The reading desk was made from a ship's timber.", 1.25),
+                    ("Touch it gently.", 0.75),
+                    ("Next we go upstairs.", 0.0),
+                ],
+                ack="Okay.",
+                ack_silence_s=0.6,
+            ),
+            BeatSpec(
+                [
+                    ("The map room is on your right.", 2.0),
+                    ("Its charts cover every coast of the island.", 0.5),
+                    ("We will end our tour here.", 0.0),
+                ],
+                latency_s=0.5,
+            ),
         ],
     ),
     RecordingSpec(
-        "short-en-029-44k", ["-v", "en-029", "-s", "160"], 44100, 1, "wav", 0.6, -68,
+        "short-en-029-44k",
+        ["-v", "en-029", "-s", "160"],
+        44100,
+        1,
+        "wav",
+        0.6,
+        -68,
         [
             BeatSpec([("Welcome aboard the ferry.", 0.65), ("The crossing takes twenty minutes.", 0.0)], latency_s=0.4),
             BeatSpec([("On the left is the fort.", 1.6), ("It was never attacked.", 0.0)], latency_s=0.8),
@@ -212,8 +294,9 @@ def encode(path: Path, x: np.ndarray, spec: RecordingSpec) -> None:
     options = {"fflags": "+bitexact"} | ({"live": "1"} if fmt == "webm" else {})
     layout = "stereo" if spec.channels == 2 else "mono"
     with av.open(str(path), "w", format=fmt, options=options) as out:
-        stream = out.add_stream("libopus", rate=spec.rate_hz, layout=layout,
-                                options={"application": spec.opus_application})
+        stream = out.add_stream(
+            "libopus", rate=spec.rate_hz, layout=layout, options={"application": spec.opus_application}
+        )
         stream.bit_rate = 48000
         for start in range(0, samples.shape[0], 960):
             chunk = np.ascontiguousarray(samples[start : start + 960].reshape(1, -1))
@@ -230,10 +313,13 @@ def page_clock_quiet(path: Path, tl: Timeline, spec: RecordingSpec) -> list[floa
     """The page clock's clock.quiet times: the replay over what the page heard."""
     audio = np.concatenate(list(iter_blocks(path)))
     trace = levels(audio, spec.rate_hz)
-    log = EventLog(tuple(
-        Event("terminal", "terminal_response", (e["t_ms"] - T0_MS) / 1000)
-        for e in tl.events if e["type"] == "terminal_response"
-    ))
+    log = EventLog(
+        tuple(
+            Event("terminal", "terminal_response", (e["t_ms"] - T0_MS) / 1000)
+            for e in tl.events
+            if e["type"] == "terminal_response"
+        )
+    )
     played = replay(trace, log, floor=FLOOR, quiet_s=QUIET_S)
     return [r.quiet_declared_s + spec.late_quiet_ticks.get(i, 0) * float(TICK) for i, r in enumerate(played)]
 
@@ -248,9 +334,7 @@ def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
     tl.events.sort(key=lambda e: e["t_ms"])
     lines = [json.dumps({"type": "recording.started", "t_ms": T0_MS})] + [json.dumps(e) for e in tl.events]
     (folder / f"{spec.name}.events.jsonl").write_text("\n".join(lines) + "\n")
-    (folder / f"{spec.name}.labels.txt").write_text(
-        "".join(f"{a:.6f}\t{b:.6f}\t{text}\n" for a, b, text in tl.labels)
-    )
+    (folder / f"{spec.name}.labels.txt").write_text("".join(f"{a:.6f}\t{b:.6f}\t{text}\n" for a, b, text in tl.labels))
     return path
 
 

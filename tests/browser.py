@@ -10,9 +10,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser")) if p), None)
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-    "--autoplay-policy=no-user-gesture-required", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--autoplay-policy=no-user-gesture-required",
+    "--mute-audio",
 ]
 
 
@@ -48,9 +55,11 @@ def run_page(html: str, *, timeout_s: float = 60.0) -> dict[str, bytes]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}",
-                                 f"http://127.0.0.1:{server.server_port}/"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"http://127.0.0.1:{server.server_port}/"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             ok = finished.wait(timeout_s)
         finally:

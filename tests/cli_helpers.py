@@ -17,6 +17,13 @@ def tour_figure():
     trace = levels(s.samples(), RATE)
     seg = segments(trace, floor=0.003)
     found = beats(trace, log, floor=0.003, quiet_s=2.5)
-    fig = plot_recording(trace, floor=0.003, segmentation=seg, events=log, beats=found,
-                         replay=replay_ticks(trace, log, floor=0.003, quiet_s=2.5), envelope=None)
+    fig = plot_recording(
+        trace,
+        floor=0.003,
+        segmentation=seg,
+        events=log,
+        beats=found,
+        replay=replay_ticks(trace, log, floor=0.003, quiet_s=2.5),
+        envelope=None,
+    )
     return fig, trace, seg

@@ -23,8 +23,8 @@ from clock.core.analyser import (
 )
 from clock.errors import InvalidParameterError, InvalidSignalError
 
-
 # --- options -----------------------------------------------------------------
+
 
 def test_defaults_are_the_browsers():
     o = AnalyserOptions()
@@ -61,6 +61,7 @@ def test_smoothing_bounds_are_allowed():
 
 # --- time-domain window ------------------------------------------------------
 
+
 @pytest.mark.parametrize("frame", [0, 128, 1024, 2048, 2176, 4096])
 def test_window_covers_exactly_the_fft_size_frames_before_f(frame):
     # Index-coded signal: x[i] = i + 1, so a 0 in the window means "before the file".
@@ -86,6 +87,7 @@ def test_non_finite_samples_are_refused():
 
 # --- silence -----------------------------------------------------------------
 
+
 def test_silence_reads_as_the_spec_says():
     node = Analyser(np.zeros(8192, np.float32))
     assert np.all(node.get_float_time_domain_data(4096) == 0.0)
@@ -108,6 +110,7 @@ def test_frequency_data_of_silence_after_sound_decays_by_tau_per_read():
 
 # --- byte conversions --------------------------------------------------------
 
+
 def _byte_time_oracle(x: float) -> int:
     # Chromium: double scaled = 128 * (value + 1) with value a float: float32 arithmetic.
     scaled = fround(128.0 * fround(x + 1.0))
@@ -116,8 +119,21 @@ def _byte_time_oracle(x: float) -> int:
 
 @pytest.mark.parametrize(
     "x,expected",
-    [(0.0, 128), (-1e-9, 128), (-2**-26, 128), (-2**-24, 127), (-2**-7, 127), (2**-7, 129), (1.0, 255),
-     (0.9999, 255), (-1.0, 0), (-1.5, 0), (1.5, 255), (-0.5, 64), (0.5, 192)],
+    [
+        (0.0, 128),
+        (-1e-9, 128),
+        (-(2**-26), 128),
+        (-(2**-24), 127),
+        (-(2**-7), 127),
+        (2**-7, 129),
+        (1.0, 255),
+        (0.9999, 255),
+        (-1.0, 0),
+        (-1.5, 0),
+        (1.5, 255),
+        (-0.5, 64),
+        (0.5, 192),
+    ],
 )
 def test_byte_time_domain_edges(x, expected):
     assert byte_time_domain_data([x]).tolist() == [expected]
@@ -132,8 +148,7 @@ def test_byte_time_domain_matches_float32_oracle(x):
 
 @pytest.mark.parametrize(
     "db,expected",
-    [(-100.0, 0), (-30.0, 255), (-20.0, 255), (-101.0, 0), (float("-inf"), 0), (-65.0, 127),
-     (-100.0 + 70 / 255, 1)],
+    [(-100.0, 0), (-30.0, 255), (-20.0, 255), (-101.0, 0), (float("-inf"), 0), (-65.0, 127), (-100.0 + 70 / 255, 1)],
 )
 def test_byte_frequency_edges(db, expected):
     out = byte_frequency_data(np.array([db], np.float32), min_decibels=-100.0, max_decibels=-30.0)
@@ -151,6 +166,7 @@ def test_byte_frequency_differs_from_spec_division_by_at_most_one(db, lo, width)
 
 
 # --- frequency data ----------------------------------------------------------
+
 
 def test_blackman_window_is_periodic_with_denominator_n():
     w = blackman_window(2048)
@@ -238,6 +254,7 @@ def test_frequency_reads_must_go_forward_in_time():
 
 # --- down-mix ----------------------------------------------------------------
 
+
 def _channels(rng, n_channels):
     return rng.uniform(-1, 1, size=(1000, n_channels)).astype(np.float32)
 
@@ -279,6 +296,7 @@ def test_mono_passes_through(rng):
 
 
 # --- RMS as the page computes it --------------------------------------------
+
 
 @settings(max_examples=60, deadline=None)
 @given(

@@ -34,7 +34,7 @@ def test_options_after_the_signal_are_keyword_only():
         params = list(inspect.signature(fn).parameters.values())
         positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert len(positional) <= 2, fn.__name__
-        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(positional):]), fn.__name__
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[len(positional) :]), fn.__name__
 
 
 def test_file_and_plot_helpers_load_their_libraries_only_when_used():
@@ -49,8 +49,13 @@ def test_file_and_plot_helpers_load_their_libraries_only_when_used():
         "clock.probe('recordings/short-en-029-44k.wav')\n"
         "print('soundfile' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          cwd=Path(clock.__file__).resolve().parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(clock.__file__).resolve().parent.parent,
+    )
     assert done.stdout.split() == ["False", "True", "False", "True"]
 
 
@@ -59,4 +64,5 @@ def test_cli_defaults_are_the_library_defaults(cli):
     text = " ".join(cli("beats", "--help").stdout.split())
     assert f"[default: {d.floor}]" in text and f"[default: {d.quiet_s}]" in text
     assert f"[default: {d.onset_timeout_s}]" in text and f"[default: {d.fft_size}]" in " ".join(
-        cli("levels", "--help").stdout.split())
+        cli("levels", "--help").stdout.split()
+    )

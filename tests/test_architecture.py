@@ -16,11 +16,7 @@ CORE_MODULES = ["clock"] + [f"clock.core.{m.name}" for m in pkgutil.iter_modules
 
 @pytest.mark.parametrize("module", CORE_MODULES)
 def test_pure_core_imports_no_edge_library(module):
-    code = (
-        f"import sys, {module}\n"
-        f"bad = [m for m in {EDGE_LIBRARIES!r} if m in sys.modules]\n"
-        "print(','.join(bad))\n"
-    )
+    code = f"import sys, {module}\nbad = [m for m in {EDGE_LIBRARIES!r} if m in sys.modules]\nprint(','.join(bad))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
 

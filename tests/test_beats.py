@@ -38,6 +38,7 @@ def near_last_word(measured: float, truth_end_s: float) -> bool:
 
 # --- segments ----------------------------------------------------------------
 
+
 def test_segments_and_gaps_match_the_utterances():
     s = Session(8.0).say(0.5, 1.5).say(1.7, 2.5).say(4.8, 6.0)  # gaps 0.2 and 2.3 s
     seg = segments(trace_of(s), floor=FLOOR)
@@ -74,8 +75,9 @@ def test_quantum_boundaries_fall_between_the_neighbouring_ticks():
 
 
 def test_a_single_quiet_tick_is_a_gap_of_two_periods():
-    import numpy as np
     from fractions import Fraction
+
+    import numpy as np
 
     from clock.core.levels import LevelTrace
 
@@ -100,12 +102,13 @@ def test_label_errors_match_each_label_with_its_segment():
 
 # --- beats and replay --------------------------------------------------------
 
+
 def tour() -> Session:
     """Three beats; narrations with sentence gaps from 0.2 to 2.3 s."""
     s = Session(30.0)
-    s.event("terminal", 1.0).say(1.6, 3.0).say(3.2, 4.0).say(4.8, 6.0)       # gaps 0.2, 0.8
+    s.event("terminal", 1.0).say(1.6, 3.0).say(3.2, 4.0).say(4.8, 6.0)  # gaps 0.2, 0.8
     s.event("prompt", 9.5)
-    s.event("terminal", 10.0).say(10.4, 11.5).say(13.0, 14.0)                 # gap 1.5
+    s.event("terminal", 10.0).say(10.4, 11.5).say(13.0, 14.0)  # gap 1.5
     s.event("prompt", 17.5)
     s.event("terminal", 18.0).say(19.0, 20.0).say(22.3, 23.5).hiss(20.0, 22.3, -65)  # gap 2.3
     return s
@@ -113,8 +116,12 @@ def tour() -> Session:
 
 def as_log(s: Session) -> EventLog:
     kinds = {"terminal": "terminal"}
-    return EventLog(tuple(Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, e.get("linger_s"))
-                          for i, e in enumerate(sorted(s.events, key=lambda e: e["t"]))))
+    return EventLog(
+        tuple(
+            Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, e.get("linger_s"))
+            for i, e in enumerate(sorted(s.events, key=lambda e: e["t"]))
+        )
+    )
 
 
 def test_a_tour_of_three_beats():
@@ -182,8 +189,9 @@ def test_pause_freezes_the_quiet_count():
     b = beats(trace_of(s), as_log(s), floor=FLOOR, quiet_s=QUIET)[0]
     assert not b.premature
     assert b.quiet_declared_s > 6.0 + QUIET
-    unpaused = beats(trace_of(s), EventLog(tuple(e for e in as_log(s).events if e.kind == "terminal")),
-                     floor=FLOOR, quiet_s=QUIET)[0]
+    unpaused = beats(
+        trace_of(s), EventLog(tuple(e for e in as_log(s).events if e.kind == "terminal")), floor=FLOOR, quiet_s=QUIET
+    )[0]
     assert unpaused.premature  # the same gap without the pause ends the beat early
 
 

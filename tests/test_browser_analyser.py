@@ -24,8 +24,10 @@ N_TICKS = 24
 
 
 def _page(channels: np.ndarray, rate: int, fft_size: int, smoothing: float) -> str:
-    data = [base64.b64encode(np.ascontiguousarray(channels[:, c], dtype="<f4").tobytes()).decode()
-            for c in range(channels.shape[1])]
+    data = [
+        base64.b64encode(np.ascontiguousarray(channels[:, c], dtype="<f4").tobytes()).decode()
+        for c in range(channels.shape[1])
+    ]
     return f"""<!DOCTYPE html><html><body><script>
 {POST_JS}
 const decode = (b64) => new Float32Array(Uint8Array.from(atob(b64), c => c.charCodeAt(0)).buffer);

@@ -49,9 +49,13 @@ def edit_wav(folder: Path, *, samples=None, insert_at_s: float | None = None, in
         log.write_text("".join(json.dumps(e) + "\n" for e in lines))
         labels = folder / f"{WAV}.labels.txt"
         rows = [line.split("\t") for line in labels.read_text().splitlines()]
-        labels.write_text("".join(
-            f"{float(a) + (insert_s if float(a) > insert_at_s else 0)}\t"
-            f"{float(b) + (insert_s if float(b) > insert_at_s else 0)}\t{text}\n" for a, b, text in rows))
+        labels.write_text(
+            "".join(
+                f"{float(a) + (insert_s if float(a) > insert_at_s else 0)}\t"
+                f"{float(b) + (insert_s if float(b) > insert_at_s else 0)}\t{text}\n"
+                for a, b, text in rows
+            )
+        )
     sf.write(str(path), x, rate, subtype="PCM_16")
     return path
 
@@ -84,7 +88,9 @@ def test_speech_below_the_floor_fails_the_speech_level_check(cli, corpus):
     result = cli("check", corpus)
     assert result.exit_code == 1
     line = next(line for line in result.stdout.splitlines() if ": speech-level: " in line)
-    assert re.match(rf"{WAV}\.wav:\d\d:\d\d\.\d\d\d: speech-level: speech p5 0\.00\d+ vs floor \+ 3 dB = 0\.00424", line)
+    assert re.match(
+        rf"{WAV}\.wav:\d\d:\d\d\.\d\d\d: speech-level: speech p5 0\.00\d+ vs floor \+ 3 dB = 0\.00424", line
+    )
 
 
 def test_comfort_noise_above_the_floor_fails_the_silence_check(cli, corpus, rng):
@@ -107,8 +113,9 @@ def test_junit_has_a_testcase_per_recording_and_check(cli, corpus, tmp_path):
     suite = ET.parse(out).getroot().find("testsuite")
     cases = suite.findall("testcase")
     assert len({(c.get("classname"), c.get("name")) for c in cases}) == len(cases)
-    assert {c.get("classname") for c in cases} == {p.name for p in corpus.iterdir()
-                                                   if p.suffix in (".wav", ".webm", ".ogg")}
+    assert {c.get("classname") for c in cases} == {
+        p.name for p in corpus.iterdir() if p.suffix in (".wav", ".webm", ".ogg")
+    }
     failed = [c for c in cases if c.find("failure") is not None]
     assert int(suite.get("failures")) == len(failed) >= 1
     assert all(c.get("classname") == f"{WAV}.wav" for c in failed)

@@ -14,8 +14,8 @@ from audiofiles import tone_with_silence, write_soundfile
 
 from clock import __version__
 from clock.cli import main
-from clock.io.decode import iter_blocks
 from clock.core.levels import Ticks, levels
+from clock.io.decode import iter_blocks
 
 
 @pytest.fixture
@@ -154,7 +154,10 @@ def test_nan_samples_give_one_line(cli, tmp_path):
     path = write_soundfile(tmp_path / "nan.wav", x, 8000, "FLOAT")
     result = cli("levels", path)
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"speechclock: error: {path}: non-finite sample (NaN or infinity) at frame 4000 (0.500 s)"
+    assert (
+        result.stderr.strip()
+        == f"speechclock: error: {path}: non-finite sample (NaN or infinity) at frame 4000 (0.500 s)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -181,8 +184,9 @@ def test_missing_output_folder_is_an_error(cli, rec, tmp_path):
 
 
 def test_python_dash_m_clock_runs_the_cli(rec):
-    done = subprocess.run([sys.executable, "-m", "clock", "levels", str(rec), "--tick", "1"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "clock", "levels", str(rec), "--tick", "1"], capture_output=True, text=True, check=True
+    )
     assert done.stdout.splitlines()[0] == "tick,t_s,frame,level"
 
 

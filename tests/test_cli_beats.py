@@ -10,9 +10,23 @@ from sessions import WINDOW_S, Session
 from clock.core.beats import beats
 from clock.io.recording import read_recording
 
-BEAT_KEYS = {"index", "terminal_s", "onset_s", "onset_latency_s", "ack_overlap", "ack_last_word_s", "last_word_s",
-             "quiet_declared_s", "added_latency_s", "gaps_s", "premature", "premature_risk", "no_onset",
-             "logged_quiet_s", "replay_vs_logged_s"}
+BEAT_KEYS = {
+    "index",
+    "terminal_s",
+    "onset_s",
+    "onset_latency_s",
+    "ack_overlap",
+    "ack_last_word_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "gaps_s",
+    "premature",
+    "premature_risk",
+    "no_onset",
+    "logged_quiet_s",
+    "replay_vs_logged_s",
+}
 
 
 @pytest.fixture
@@ -97,8 +111,10 @@ def test_beats_explicit_events_and_malformed_line(cli, session, tmp_path):
     assert lenient.exit_code == 0 and "warning: " in lenient.stderr and "(skipped)" in lenient.stderr
 
 
-@pytest.mark.parametrize("args,option", [(("--floor", "-1"), "--floor"), (("--quiet", "0"), "--quiet"),
-                                         (("--onset-timeout", "-2"), "--onset-timeout")])
+@pytest.mark.parametrize(
+    "args,option",
+    [(("--floor", "-1"), "--floor"), (("--quiet", "0"), "--quiet"), (("--onset-timeout", "-2"), "--onset-timeout")],
+)
 def test_bad_threshold_options(cli, session, args, option):
     result = cli("beats", session, *args)
     assert result.exit_code == 2 and option in result.stderr

@@ -10,9 +10,9 @@ import pytest
 import soundfile as sf
 from audiofiles import tone_with_silence, write_pyav, write_soundfile
 
-from clock.io.decode import iter_blocks, probe
-from clock.errors import InvalidParameterError, InvalidSignalError, RecordingError
 from clock.core.levels import levels, summarize
+from clock.errors import InvalidParameterError, InvalidSignalError, RecordingError
+from clock.io.decode import iter_blocks, probe
 
 
 def decode(path, **kw) -> np.ndarray:
@@ -175,7 +175,7 @@ def test_context_rate_resamples(tmp_path):
     direct = tone_with_silence(44100)
     got, want = levels(y, 44100), levels(direct, 44100)
     n = min(got.n_ticks, want.n_ticks)
-    np.testing.assert_allclose(got.level[5:n - 5], want.level[5:n - 5], atol=2e-3)
+    np.testing.assert_allclose(got.level[5 : n - 5], want.level[5 : n - 5], atol=2e-3)
 
 
 def test_context_rate_out_of_range(tmp_path):
@@ -185,6 +185,7 @@ def test_context_rate_out_of_range(tmp_path):
 
 
 # --- bad input ---------------------------------------------------------------
+
 
 def test_missing_file(tmp_path):
     with pytest.raises(RecordingError, match="nope.wav: no such file"):
@@ -272,6 +273,7 @@ def test_recordings_are_opened_read_only(tmp_path):
 
 # --- the shared real-speech corpus (skipped when absent) ---------------------
 
+
 def test_corpus_streamed_flac_equals_its_fixed_header_copy(corpus):
     folder = corpus / "openai-api-records"
     streamed = decode(folder / "tts_OutputFormatWorks_flac.flac")
@@ -281,8 +283,12 @@ def test_corpus_streamed_flac_equals_its_fixed_header_copy(corpus):
 
 @pytest.mark.parametrize(
     "name,zero_share",
-    [("openai-tts/audio_meeting.wav", 0.10), ("openai-api-records/tts_OutputFormatWorks_pcm.wav", 0.20),
-     ("openai-api-records/tts_OutputFormatWorks_mp3.mp3", 0.28), ("human-read/sonnet001.wav", 0.00)],
+    [
+        ("openai-tts/audio_meeting.wav", 0.10),
+        ("openai-api-records/tts_OutputFormatWorks_pcm.wav", 0.20),
+        ("openai-api-records/tts_OutputFormatWorks_mp3.mp3", 0.28),
+        ("human-read/sonnet001.wav", 0.00),
+    ],
 )
 def test_corpus_exact_zero_share_matches_the_manifest(corpus, name, zero_share):
     head = probe(corpus / name)

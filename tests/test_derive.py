@@ -46,8 +46,11 @@ def test_bundled_recommendation_and_its_evidence(bundled):
 def test_floor_does_not_depend_on_the_starting_floor(bundled):
     # The committed floor is never used to tell speech from silence; only a
     # fallback when no floor can be recommended. Any starting value gives the same.
-    results = {derive(bundled, fallback_floor=start, quiet_s=q).floor.floor for start in (0.0005, 0.003, 0.02)
-               for q in (1.0, 2.5)}
+    results = {
+        derive(bundled, fallback_floor=start, quiet_s=q).floor.floor
+        for start in (0.0005, 0.003, 0.02)
+        for q in (1.0, 2.5)
+    }
     assert len(results) == 1
     quiets = {derive(bundled, fallback_floor=start).gaps.quiet_s for start in (0.0005, 0.003, 0.02)}
     assert len(quiets) == 1
@@ -124,10 +127,20 @@ def test_margins_are_validated():
 
 # --- the command -------------------------------------------------------------
 
+
 def test_derive_table_shows_n_beside_every_number(cli):
     out = cli("derive", RECORDINGS).stdout
-    for needle in ("n=", "speech ticks", "gaps >= 0.15 s", "beats", "committed", "rule of three", "dBFS",
-                   "auditok energy_threshold", "hark threshold"):
+    for needle in (
+        "n=",
+        "speech ticks",
+        "gaps >= 0.15 s",
+        "beats",
+        "committed",
+        "rule of three",
+        "dBFS",
+        "auditok energy_threshold",
+        "hark threshold",
+    ):
         assert needle in out
 
 
@@ -145,7 +158,8 @@ def test_derive_by_voice(cli):
     data = json.loads(cli("derive", RECORDINGS, "--by", "voice", "--format", "json").stdout)
     names = [g["group"] for g in data["groups"]]
     assert names[0] == "all" and sorted(names[1:]) == sorted(
-        ["voice=en-us", "voice=en-gb-x-rp", "voice=en-us+f3", "voice=en-029"])
+        ["voice=en-us", "voice=en-gb-x-rp", "voice=en-us+f3", "voice=en-029"]
+    )
     assert all(len(g["recordings"]) == 1 for g in data["groups"][1:])
 
 

@@ -23,22 +23,35 @@ def test_kinds_times_and_unknown_types(tmp_path):
         {"type": "terminal_response", "t_ms": 1250, "linger_s": 2, "extra": "ignored"},
         {"type": "response.done", "t": 3.0, "response": {"output": [{"type": "function_call"}]}},
         {"type": "response.done", "t": 4.0, "response": {"output": [{"type": "message"}]}},
-        {"type": "pause", "t": 5}, {"type": "resume", "t": 6}, {"type": "end", "t": 7},
-        {"type": "arrival", "t": 8}, {"type": "clock.quiet", "t": 9}, {"type": "camera.moved", "t": 10},
+        {"type": "pause", "t": 5},
+        {"type": "resume", "t": 6},
+        {"type": "end", "t": 7},
+        {"type": "arrival", "t": 8},
+        {"type": "clock.quiet", "t": 9},
+        {"type": "camera.moved", "t": 10},
         "",
     )
     log = read_events(path)
     assert [(e.kind, e.t_s) for e in log.events] == [
-        ("prompt", 0.5), ("terminal", 1.25), ("tool_call", 3.0), ("terminal", 4.0), ("pause", 5.0),
-        ("resume", 6.0), ("end", 7.0), ("arrival", 8.0), ("clock.quiet", 9.0), ("camera.moved", 10.0),
+        ("prompt", 0.5),
+        ("terminal", 1.25),
+        ("tool_call", 3.0),
+        ("terminal", 4.0),
+        ("pause", 5.0),
+        ("resume", 6.0),
+        ("end", 7.0),
+        ("arrival", 8.0),
+        ("clock.quiet", 9.0),
+        ("camera.moved", 10.0),
     ]
     assert log.terminals[0].linger_s == 2.0 and log.terminals[0].line == 2
     assert log.source == str(path)
 
 
 def test_times_are_relative_to_recording_started(tmp_path):
-    path = write(tmp_path, {"type": "recording.started", "t_ms": 81234.5},
-                 {"type": "terminal_response", "t_ms": 83234.5})
+    path = write(
+        tmp_path, {"type": "recording.started", "t_ms": 81234.5}, {"type": "terminal_response", "t_ms": 83234.5}
+    )
     assert [e.t_s for e in read_events(path).events] == [2.0]
 
 
@@ -95,7 +108,7 @@ def test_labels(tmp_path):
     path = tmp_path / "l.txt"
     path.write_text("0.5\t1.5\thello\n\\\t100\t200\n2\t3\n")
     labels = read_labels(path)
-    assert [(l.start_s, l.end_s, l.text) for l in labels] == [(0.5, 1.5, "hello"), (2.0, 3.0, "")]
+    assert [(lab.start_s, lab.end_s, lab.text) for lab in labels] == [(0.5, 1.5, "hello"), (2.0, 3.0, "")]
     path.write_text("0.5 1.5 hello\n")
     with pytest.raises(EventLogError, match="l.txt:1: expected"):
         read_labels(path)

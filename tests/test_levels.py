@@ -13,13 +13,14 @@ from hypothesis.extra.numpy import arrays
 from signals import js_rms, sine
 
 from clock.core.analyser import Analyser, AnalyserOptions
-from clock.errors import InvalidParameterError, InvalidSignalError
 from clock.core.levels import Ticks, iter_levels, levels, parse_period, summarize
+from clock.errors import InvalidParameterError, InvalidSignalError
 
 SMALL = AnalyserOptions(fft_size=256)
 
 
 # --- ticks -------------------------------------------------------------------
+
 
 def test_sixty_hertz_ticks_at_48k_land_on_exact_quantum_boundaries():
     frames = Ticks().frames(np.arange(8), 48000).tolist()
@@ -71,6 +72,7 @@ def test_trace_holds_every_tick_whose_frame_is_within_the_recording():
 
 
 # --- metrics -----------------------------------------------------------------
+
 
 def test_step_signal_proves_the_window_is_the_frames_before_f():
     # 0 up to frame S, then 1.0: rms at frame F is sqrt(clip(F - S, 0, N) / N).

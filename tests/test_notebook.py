@@ -20,8 +20,9 @@ def test_notebook_is_committed_without_outputs():
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jupyter_client's own, not ours
 def test_notebook_executes_and_draws_its_figures(tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]

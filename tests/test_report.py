@@ -85,8 +85,20 @@ def test_bad_ranges(spec):
 
 def test_sweep_cli_outputs(cli, tmp_path):
     heat, trade = tmp_path / "h.png", tmp_path / "t.png"
-    result = cli("sweep", RECORDINGS, "--floor", "0.002:0.004:0.001", "--quiet", "2.0:2.6:0.2",
-                 "--format", "json", "--heatmap", heat, "--tradeoff", trade)
+    result = cli(
+        "sweep",
+        RECORDINGS,
+        "--floor",
+        "0.002:0.004:0.001",
+        "--quiet",
+        "2.0:2.6:0.2",
+        "--format",
+        "json",
+        "--heatmap",
+        heat,
+        "--tradeoff",
+        trade,
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert len(data["points"]) == 3 * 4 and data["recommended"]["n_premature"] == 0

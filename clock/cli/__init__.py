@@ -12,9 +12,9 @@ import click
 from .. import __version__
 from .beats import beats, segments
 from .derive import check, derive
-from .tune import plot, report, sweep
 from .levels import info, levels
 from .options import Group
+from .tune import plot, report, sweep
 
 __all__ = ["main", "run"]
 

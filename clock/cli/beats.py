@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from ..core.beats import beats as find_beats
-from ..core.segments import label_errors, segments as find_segments
+from ..core.segments import label_errors
+from ..core.segments import segments as find_segments
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from ..errors import EventLogError
 from ..io.config import find_config, read_config
@@ -50,31 +51,55 @@ def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
     return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
 
 
-def load(rec: Path, *, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
-         context_rate: int | None, config: Path | None = None, quantum: bool = False,
-         events: Path | None = None, lenient: bool = False, **thresholds: Any) -> tuple[Recording, Thresholds]:
+def load(
+    rec: Path,
+    *,
+    fft_size: int | None,
+    tick_s: Fraction | None,
+    tick_frames: int | None,
+    align: str,
+    context_rate: int | None,
+    config: Path | None = None,
+    quantum: bool = False,
+    events: Path | None = None,
+    lenient: bool = False,
+    **thresholds: Any,
+) -> tuple[Recording, Thresholds]:
     """Read REC with the options given, and the thresholds they make (over the committed ones)."""
     base = committed_thresholds(rec, config)
     options = analyser_options(fft_size or base.fft_size)
     rate = context_rate or probe(rec).sample_rate_hz
     ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
-    recording = read_recording(rec, ticks=ticks, options=options, context_rate_hz=context_rate,
-                               quantum=quantum, events=events, lenient=lenient)
+    recording = read_recording(
+        rec, ticks=ticks, options=options, context_rate_hz=context_rate, quantum=quantum, events=events, lenient=lenient
+    )
     return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
 
 
-config_option = click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
-                              help="speechclock.toml with the committed thresholds [default: the one beside REC].")
-labels_option = click.option("--labels", type=click.Path(dir_okay=False, path_type=Path),
-                             help="Audacity label track of ground truth: adds onset and offset errors.")
+config_option = click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="speechclock.toml with the committed thresholds [default: the one beside REC].",
+)
+labels_option = click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Audacity label track of ground truth: adds onset and offset errors.",
+)
 
 
 @click.command()
 @recording_argument
 @level_options
 @clock_options
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "audacity"]), default="table",
-              show_default=True, help="audacity: a label track (start<TAB>end<TAB>label) to import.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "audacity"]),
+    default="table",
+    show_default=True,
+    help="audacity: a label track (start<TAB>end<TAB>label) to import.",
+)
 @labels_option
 @config_option
 @output_option
@@ -92,14 +117,19 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
             out.write(json_text(segments_dict(str(rec), th, seg, matches)))
         elif fmt == "csv":
             csv.writer(out, lineterminator="\n").writerows(
-                [["" if v is None else repr(v) if isinstance(v, float) else v for v in row]
-                 for row in segments_rows(seg)])
+                [
+                    ["" if v is None else repr(v) if isinstance(v, float) else v for v in row]
+                    for row in segments_rows(seg)
+                ]
+            )
         elif fmt == "audacity":
             out.write(segments_audacity(seg))
         else:
             rows = segments_rows(seg)
-            out.write(f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, "
-                      f"tick {float(th.tick_s):.4f} s\n")
+            out.write(
+                f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, "
+                f"tick {float(th.tick_s):.4f} s\n"
+            )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:
                 out.write(_labels_table(matches))
@@ -119,8 +149,11 @@ def _level_opts(opts: dict[str, Any]) -> dict[str, Any]:
 
 @click.command()
 @recording_argument
-@click.option("--events", type=click.Path(dir_okay=False, path_type=Path),
-              help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].")
+@click.option(
+    "--events",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].",
+)
 @click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning.")
 @level_options
 @clock_options
@@ -128,8 +161,16 @@ def _level_opts(opts: dict[str, Any]) -> dict[str, Any]:
 @labels_option
 @config_option
 @output_option
-def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path | None, config: Path | None,
-          output: Path | None, **opts: Any) -> None:
+def beats(
+    rec: Path,
+    events: Path | None,
+    lenient: bool,
+    fmt: str,
+    labels: Path | None,
+    config: Path | None,
+    output: Path | None,
+    **opts: Any,
+) -> None:
     """Beats of REC: onset after each terminal response, gaps, and the replayed clock.
 
     Flags: ACK an acknowledgment overlapped the terminal response; RISK its
@@ -137,14 +178,24 @@ def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path 
     declared quiet and the guide spoke again; NO-ONSET no speech within the
     onset timeout.
     """
-    recording, th = load(rec, events=events, lenient=lenient, quantum=labels is not None, config=config,
-                         **_level_opts(opts),
-                         floor=opts["floor"], quiet_s=opts["quiet_s"], onset_timeout_s=opts["onset_timeout_s"])
+    recording, th = load(
+        rec,
+        events=events,
+        lenient=lenient,
+        quantum=labels is not None,
+        config=config,
+        **_level_opts(opts),
+        floor=opts["floor"],
+        quiet_s=opts["quiet_s"],
+        onset_timeout_s=opts["onset_timeout_s"],
+    )
     if recording.events is None:
-        raise EventLogError(f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; "
-                            "give --events FILE)")
-    found = find_beats(recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s,
-                       onset_timeout_s=th.onset_timeout_s)
+        raise EventLogError(
+            f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
+        )
+    found = find_beats(
+        recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+    )
     matches = None
     if labels:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
@@ -153,16 +204,53 @@ def beats(rec: Path, events: Path | None, lenient: bool, fmt: str, labels: Path 
         if fmt == "json":
             out.write(json_text(beats_dict(str(rec), th, found, matches)))
             return
-        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, "
-                  f"tick {float(th.tick_s):.4f} s\n")
+        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {float(th.tick_s):.4f} s\n")
         rows = []
         for b in found:
-            flags = [name for name, on in (("ACK", b.ack_overlap), ("RISK", b.premature_risk),
-                                           ("PREMATURE", b.premature), ("NO-ONSET", b.no_onset)) if on]
-            rows.append([b.index, b.terminal_s, b.onset_s, b.onset_latency_s, b.ack_last_word_s, b.last_word_s,
-                         b.quiet_declared_s, b.added_latency_s, len(b.gaps_s), max(b.gaps_s, default=None),
-                         b.replay_vs_logged_s, " ".join(flags)])
-        out.write(table(["beat", "terminal_s", "onset_s", "latency_s", "ack_end_s", "last_word_s", "declared_s",
-                         "added_s", "n_gaps", "max_gap_s", "vs_logged_s", "flags"], rows))
+            flags = [
+                name
+                for name, on in (
+                    ("ACK", b.ack_overlap),
+                    ("RISK", b.premature_risk),
+                    ("PREMATURE", b.premature),
+                    ("NO-ONSET", b.no_onset),
+                )
+                if on
+            ]
+            rows.append(
+                [
+                    b.index,
+                    b.terminal_s,
+                    b.onset_s,
+                    b.onset_latency_s,
+                    b.ack_last_word_s,
+                    b.last_word_s,
+                    b.quiet_declared_s,
+                    b.added_latency_s,
+                    len(b.gaps_s),
+                    max(b.gaps_s, default=None),
+                    b.replay_vs_logged_s,
+                    " ".join(flags),
+                ]
+            )
+        out.write(
+            table(
+                [
+                    "beat",
+                    "terminal_s",
+                    "onset_s",
+                    "latency_s",
+                    "ack_end_s",
+                    "last_word_s",
+                    "declared_s",
+                    "added_s",
+                    "n_gaps",
+                    "max_gap_s",
+                    "vs_logged_s",
+                    "flags",
+                ],
+                rows,
+            )
+        )
         if matches is not None:
             out.write(_labels_table(matches))

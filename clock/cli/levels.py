@@ -22,14 +22,29 @@ def _fmt(value: float) -> str:
 @click.command()
 @recording_argument
 @level_options
-@click.option("--metric", type=click.Choice(METRICS), default="rms", show_default=True,
-              help="rms and peak of the time-domain data (what the clock uses); "
-                   "byte-mean of getByteFrequencyData; max-db of getFloatFrequencyData.")
+@click.option(
+    "--metric",
+    type=click.Choice(METRICS),
+    default="rms",
+    show_default=True,
+    help="rms and peak of the time-domain data (what the clock uses); "
+    "byte-mean of getByteFrequencyData; max-db of getFloatFrequencyData.",
+)
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "npz"]), default="csv", show_default=True)
 @config_option
 @output_option
-def levels(rec: Path, fft_size: int | None, tick_s: Fraction | None, tick_frames: int | None, align: str,
-           context_rate: int | None, metric: str, fmt: str, config: Path | None, output: Path | None) -> None:
+def levels(
+    rec: Path,
+    fft_size: int | None,
+    tick_s: Fraction | None,
+    tick_frames: int | None,
+    align: str,
+    context_rate: int | None,
+    metric: str,
+    fmt: str,
+    config: Path | None,
+    output: Path | None,
+) -> None:
     """The level the clock reads at every tick of REC.
 
     CSV columns: tick,t_s,frame,level (frame: where the analyser window
@@ -42,20 +57,30 @@ def levels(rec: Path, fft_size: int | None, tick_s: Fraction | None, tick_frames
     info = probe(rec)
     rate = context_rate or info.sample_rate_hz
     ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
-    chunks = iter_levels(iter_blocks(info, context_rate_hz=context_rate), rate, ticks=ticks, metric=metric,
-                         options=options)
-    params = {"recording": str(rec), "sample_rate_hz": rate, "tick_s": str(ticks.period_s),
-              "align": ticks.align, "fft_size": fft_size, "metric": metric}
+    chunks = iter_levels(
+        iter_blocks(info, context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
+    )
+    params = {
+        "recording": str(rec),
+        "sample_rate_hz": rate,
+        "tick_s": str(ticks.period_s),
+        "align": ticks.align,
+        "fft_size": fft_size,
+        "metric": metric,
+    }
     if fmt == "csv":
         with atomic_output(output, protect=(rec,)) as out:
             out.write("tick,t_s,frame,level\n")
             for chunk in chunks:
                 k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size)
-                out.write("".join(
-                    f"{i},{_fmt(ti)},{fi},{_fmt(li)}\n"
-                    for i, ti, fi, li in zip(k.tolist(), ticks.time_s(k).tolist(), chunk.frames.tolist(),
-                                             chunk.level.tolist())
-                ))
+                out.write(
+                    "".join(
+                        f"{i},{_fmt(ti)},{fi},{_fmt(li)}\n"
+                        for i, ti, fi, li in zip(
+                            k.tolist(), ticks.time_s(k).tolist(), chunk.frames.tolist(), chunk.level.tolist()
+                        )
+                    )
+                )
         return
     collected = list(chunks)
     frames = np.concatenate([c.frames for c in collected]) if collected else np.zeros(0, np.int64)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -99,38 +99,91 @@ def _apply(f: F, decorators: list[Callable[[F], F]]) -> F:
 
 def level_options(f: F) -> F:
     """How the level is read: fftSize, cadence, alignment, context rate."""
-    return _apply(f, [
-        click.option("--fft-size", type=int, default=None, metavar="N",
-                     help=f"AnalyserNode.fftSize: power of two in 32..32768 [default: {DEFAULT_THRESHOLDS.fft_size}]."),
-        click.option("--tick", "tick_s", callback=_period, metavar="S",
-                     help="Seconds between ticks, exact: 1/60 (default, requestAnimationFrame), 0.05, 1."),
-        click.option("--tick-frames", type=int, callback=_positive_int, metavar="N",
-                     help="Frames between ticks (instead of --tick)."),
-        click.option("--align", type=click.Choice(["ceil", "floor"]), default="ceil", show_default=True,
-                     help="Read the quantum boundary at or after the tick (ceil, as "
-                          "OfflineAudioContext.suspend) or the last one rendered (floor)."),
-        click.option("--context-rate", type=int, callback=_positive_int, metavar="HZ",
-                     help="Resample to this AudioContext rate first (soxr)."),
-    ])
+    return _apply(
+        f,
+        [
+            click.option(
+                "--fft-size",
+                type=int,
+                default=None,
+                metavar="N",
+                help=f"AnalyserNode.fftSize: power of two in 32..32768 [default: {DEFAULT_THRESHOLDS.fft_size}].",
+            ),
+            click.option(
+                "--tick",
+                "tick_s",
+                callback=_period,
+                metavar="S",
+                help="Seconds between ticks, exact: 1/60 (default, requestAnimationFrame), 0.05, 1.",
+            ),
+            click.option(
+                "--tick-frames",
+                type=int,
+                callback=_positive_int,
+                metavar="N",
+                help="Frames between ticks (instead of --tick).",
+            ),
+            click.option(
+                "--align",
+                type=click.Choice(["ceil", "floor"]),
+                default="ceil",
+                show_default=True,
+                help="Read the quantum boundary at or after the tick (ceil, as "
+                "OfflineAudioContext.suspend) or the last one rendered (floor).",
+            ),
+            click.option(
+                "--context-rate",
+                type=int,
+                callback=_positive_int,
+                metavar="HZ",
+                help="Resample to this AudioContext rate first (soxr).",
+            ),
+        ],
+    )
 
 
 def clock_options(f: F) -> F:
     """The clock's thresholds."""
     d = DEFAULT_THRESHOLDS
-    return _apply(f, [
-        click.option("--floor", type=float, callback=_floor, metavar="F",
-                     help=f"Speech is level > F (RMS) [default: {d.floor}]."),
-        click.option("--quiet", "quiet_s", type=float, callback=_positive_float, metavar="S",
-                     help=f"Quiet time after the last word that ends a beat [default: {d.quiet_s}]."),
-        click.option("--onset-timeout", "onset_timeout_s", type=float, callback=_positive_float, metavar="S",
-                     help=f"How long the clock waits for speech after a terminal response [default: {d.onset_timeout_s}]."),
-    ])
+    return _apply(
+        f,
+        [
+            click.option(
+                "--floor",
+                type=float,
+                callback=_floor,
+                metavar="F",
+                help=f"Speech is level > F (RMS) [default: {d.floor}].",
+            ),
+            click.option(
+                "--quiet",
+                "quiet_s",
+                type=float,
+                callback=_positive_float,
+                metavar="S",
+                help=f"Quiet time after the last word that ends a beat [default: {d.quiet_s}].",
+            ),
+            click.option(
+                "--onset-timeout",
+                "onset_timeout_s",
+                type=float,
+                callback=_positive_float,
+                metavar="S",
+                help=f"How long the clock waits for speech after a terminal response [default: {d.onset_timeout_s}].",
+            ),
+        ],
+    )
 
 
 def output_option(f: F) -> F:
     """``-o FILE``."""
-    return click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                        help="Write here (atomically) instead of standard output.")(f)
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Write here (atomically) instead of standard output.",
+    )(f)
 
 
 def analyser_options(fft_size: int) -> AnalyserOptions:
@@ -141,8 +194,7 @@ def analyser_options(fft_size: int) -> AnalyserOptions:
         raise click.BadParameter(str(err), param_hint="'--fft-size'") from None
 
 
-def make_ticks(tick_s: Fraction | None, tick_frames: int | None, align: str, rate_hz: int,
-               default: Fraction) -> Ticks:
+def make_ticks(tick_s: Fraction | None, tick_frames: int | None, align: str, rate_hz: int, default: Fraction) -> Ticks:
     """The cadence from --tick / --tick-frames / --align."""
     if tick_s is not None and tick_frames is not None:
         raise click.UsageError("give --tick or --tick-frames, not both")
@@ -165,26 +217,41 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
     names = ("--no-progress", "--quiet", "-q") if quiet_flag else ("--no-progress",)
 
     def decorate(f: F) -> F:
-        return _apply(f, [
-            click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
-            click.option("--config", type=click.Path(dir_okay=False, path_type=Path),
-                         help="speechclock.toml [default: the one in the recordings' folder]."),
-            click.option("--jobs", "-j", type=int, default=1, show_default=True, callback=_positive_int,
-                         help="Decode and analyse recordings in N processes (results identical to one)."),
-            click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
-            click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
-        ])
+        return _apply(
+            f,
+            [
+                click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
+                click.option(
+                    "--config",
+                    type=click.Path(dir_okay=False, path_type=Path),
+                    help="speechclock.toml [default: the one in the recordings' folder].",
+                ),
+                click.option(
+                    "--jobs",
+                    "-j",
+                    type=int,
+                    default=1,
+                    show_default=True,
+                    callback=_positive_int,
+                    help="Decode and analyse recordings in N processes (results identical to one).",
+                ),
+                click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
+                click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+            ],
+        )
 
     return decorate
 
 
 def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool):  # type: ignore[no-untyped-def]
     """The corpus, with a progress bar on a terminal (unless quiet)."""
-    from ..io.corpus import collect, load_corpus as load
+    from ..io.corpus import collect
+    from ..io.corpus import load_corpus as load
 
     if quiet or not sys.stderr.isatty():
         return load(recordings, config=config, jobs=jobs, lenient=lenient)
     n = len(collect(recordings, config=config)[1])
-    with click.progressbar(length=n, label="recordings", file=sys.stderr,
-                           item_show_func=lambda p: p.name if p else "") as bar:
+    with click.progressbar(
+        length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
+    ) as bar:
         return load(recordings, config=config, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))

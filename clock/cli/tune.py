@@ -8,18 +8,19 @@ from typing import Any
 
 import click
 
-from ..core.beats import beats as find_beats, replay_ticks
-from ..core.check import CheckResult, check_recording
-from ..core.derive import Observation, derive as derive_thresholds
+from ..core.beats import beats as find_beats
+from ..core.beats import replay_ticks
+from ..core.derive import derive as derive_thresholds
 from ..core.segments import segments as find_segments
-from ..core.sweep import SweepResult, grid, sweep as run_sweep
+from ..core.sweep import SweepResult, grid
+from ..core.sweep import sweep as run_sweep
 from ..core.thresholds import Thresholds
 from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
-from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from .beats import config_option, load
+from .derive import run_checks
 from .options import clock_options, corpus_options, level_options, load_corpus, output_option, recording_argument
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -32,20 +33,32 @@ def _range(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
         raise click.BadParameter(str(err)) from None
 
 
-def figure_for(rec: Recording, th: Thresholds, *, start_s: float | None = None, end_s: float | None = None,
-               min_gap_s: float = 0.15) -> Any:
+def figure_for(
+    rec: Recording, th: Thresholds, *, start_s: float | None = None, end_s: float | None = None, min_gap_s: float = 0.15
+) -> Any:
     """The plot of one recording (waveform, level, segments, events, replayed clock)."""
     from ..report.plot import plot_recording
 
     seg = find_segments(rec.trace, floor=th.floor)
     found, replay = [], None
     if rec.events is not None and rec.events.terminals:
-        found = find_beats(rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
-        replay = replay_ticks(rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s,
-                              onset_timeout_s=th.onset_timeout_s)
+        found = find_beats(
+            rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+        )
+        replay = replay_ticks(
+            rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+        )
     return plot_recording(
-        rec.trace, floor=th.floor, segmentation=seg, envelope=envelope(rec.info.path), events=rec.events,
-        beats=found, replay=replay, min_gap_s=min_gap_s, start_s=start_s, end_s=end_s,
+        rec.trace,
+        floor=th.floor,
+        segmentation=seg,
+        envelope=envelope(rec.info.path),
+        events=rec.events,
+        beats=found,
+        replay=replay,
+        min_gap_s=min_gap_s,
+        start_s=start_s,
+        end_s=end_s,
         title=f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s",
     )
 
@@ -55,54 +68,108 @@ def _save(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
 
     fmt = output.suffix.lstrip(".").lower()
     if fmt not in _FIGURE_FORMATS:
-        raise click.BadParameter(f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}",
-                                 param_hint="'-o'")
+        raise click.BadParameter(
+            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint="'-o'"
+        )
     with atomic_output(output, binary=True, protect=protect) as out:
         save_figure(fig, out, fmt=fmt)
 
 
 @click.command()
 @recording_argument
-@click.option("--events", type=click.Path(dir_okay=False, path_type=Path),
-              help="Event log [default: NAME.events.jsonl beside REC].")
+@click.option(
+    "--events",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Event log [default: NAME.events.jsonl beside REC].",
+)
 @level_options
 @clock_options
 @config_option
 @click.option("--start", "start_s", type=float, help="Zoom: first second to show.")
 @click.option("--end", "end_s", type=float, help="Zoom: last second to show.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="FILE.png, .svg or .pdf (written atomically).")
-def plot(rec: Path, events: Path | None, config: Path | None, start_s: float | None, end_s: float | None,
-         output: Path, **opts: Any) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="FILE.png, .svg or .pdf (written atomically).",
+)
+def plot(
+    rec: Path,
+    events: Path | None,
+    config: Path | None,
+    start_s: float | None,
+    end_s: float | None,
+    output: Path,
+    **opts: Any,
+) -> None:
     """Plot REC: waveform, level trace with the floor, speech, gaps, events and the replayed clock."""
     if start_s is not None and end_s is not None and end_s <= start_s:
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
     level = {k: opts[k] for k in ("fft_size", "tick_s", "tick_frames", "align", "context_rate")}
-    recording, th = load(rec, events=events, config=config, **level, floor=opts["floor"], quiet_s=opts["quiet_s"],
-                         onset_timeout_s=opts["onset_timeout_s"])
+    recording, th = load(
+        rec,
+        events=events,
+        config=config,
+        **level,
+        floor=opts["floor"],
+        quiet_s=opts["quiet_s"],
+        onset_timeout_s=opts["onset_timeout_s"],
+    )
     protect = (rec,) + ((Path(recording.events.source),) if recording.events and recording.events.source else ())
     _save(figure_for(recording, th, start_s=start_s, end_s=end_s), output, protect)
 
 
-sweep_floor = click.option("--floor", "floors", default="0.001:0.006:0.0005", show_default=True, callback=_range,
-                           metavar="LO:HI:STEP", help="Floors to try (RMS).")
-sweep_quiet = click.option("--quiet", "quiets", default="1.5:3.0:0.1", show_default=True, callback=_range,
-                           metavar="LO:HI:STEP", help="Quiet times to try (s).")
+sweep_floor = click.option(
+    "--floor",
+    "floors",
+    default="0.001:0.006:0.0005",
+    show_default=True,
+    callback=_range,
+    metavar="LO:HI:STEP",
+    help="Floors to try (RMS).",
+)
+sweep_quiet = click.option(
+    "--quiet",
+    "quiets",
+    default="1.5:3.0:0.1",
+    show_default=True,
+    callback=_range,
+    metavar="LO:HI:STEP",
+    help="Quiet times to try (s).",
+)
 
 
 def sweep_table(result: SweepResult) -> str:
     """The sweep as plain text."""
     from .beats import table
 
-    rows = [[p.floor, p.quiet_s, p.n_beats, p.n_premature, p.n_premature_risk, p.n_no_onset, p.latency_mean_s,
-             p.latency_p95_s, p.latency_max_s, "*" if p == result.recommended else ""] for p in result.points]
-    text = table(["floor", "quiet_s", "beats", "premature", "risk", "no_onset", "lat_mean_s", "lat_p95_s",
-                  "lat_max_s", "rec"], rows)
+    rows = [
+        [
+            p.floor,
+            p.quiet_s,
+            p.n_beats,
+            p.n_premature,
+            p.n_premature_risk,
+            p.n_no_onset,
+            p.latency_mean_s,
+            p.latency_p95_s,
+            p.latency_max_s,
+            "*" if p == result.recommended else "",
+        ]
+        for p in result.points
+    ]
+    text = table(
+        ["floor", "quiet_s", "beats", "premature", "risk", "no_onset", "lat_mean_s", "lat_p95_s", "lat_max_s", "rec"],
+        rows,
+    )
     r = result.recommended
     if r is not None:
-        text += (f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
-                 f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
-                 f"added latency mean {r.latency_mean_s:.3f} s)\n")
+        text += (
+            f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
+            f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
+            f"added latency mean {r.latency_mean_s:.3f} s)\n"
+        )
     return text
 
 
@@ -112,20 +179,34 @@ def sweep_table(result: SweepResult) -> str:
 @sweep_quiet
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--heatmap", type=click.Path(dir_okay=False, path_type=Path), help="Save the premature-end heatmap here.")
-@click.option("--tradeoff", type=click.Path(dir_okay=False, path_type=Path),
-              help="Save the trade-off plot (premature ends vs added latency, Pareto front) here.")
+@click.option(
+    "--tradeoff",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Save the trade-off plot (premature ends vs added latency, Pareto front) here.",
+)
 @output_option
-def sweep(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool,
-          floors: tuple[float, ...], quiets: tuple[float, ...], fmt: str, heatmap: Path | None,
-          tradeoff: Path | None, output: Path | None) -> None:
+def sweep(
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    quiet: bool,
+    lenient: bool,
+    floors: tuple[float, ...],
+    quiets: tuple[float, ...],
+    fmt: str,
+    heatmap: Path | None,
+    tradeoff: Path | None,
+    output: Path | None,
+) -> None:
     """Replay every floor x quiet setting over RECORDINGS: premature ends against added latency.
 
     Decoding and levels are computed once per recording and shared by all settings.
     """
     corpus = load_corpus(recordings, config, jobs, quiet, lenient)
     cfg = corpus.config
-    result = run_sweep(corpus.observations, floors=floors, quiets_s=quiets,
-                       onset_timeout_s=cfg.thresholds.onset_timeout_s)
+    result = run_sweep(
+        corpus.observations, floors=floors, quiets_s=quiets, onset_timeout_s=cfg.thresholds.onset_timeout_s
+    )
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
     if heatmap is not None:
@@ -148,33 +229,38 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
     """``sweep --format json`` (schema 1)."""
     from dataclasses import asdict
 
-    return {"schema": 1, "floors": list(result.floors), "quiets_s": list(result.quiets_s),
-            "n_recordings": result.n_recordings,
-            "recommended": None if result.recommended is None else asdict(result.recommended),
-            "pareto": [asdict(p) for p in result.pareto], "points": [asdict(p) for p in result.points]}
-
-
-def run_checks(cfg: Config, obs: list[Observation]) -> list[CheckResult]:
-    """``check`` over observations with the config's thresholds and baseline."""
-    path = cfg.baseline.path or ((cfg.path.parent if cfg.path else Path(".")) / "speechclock.baseline.json")
-    base = read_baseline(path)
-    out: list[CheckResult] = []
-    for o in obs:
-        out.extend(check_recording(o, thresholds=cfg.thresholds, margins=cfg.margins, expected_beats=o.meta.get("beats"),
-                                   baseline=base.get(o.name) if base else None,
-                                   onset_tolerance_s=cfg.baseline.onset_tolerance_s,
-                                   max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s))
-    return out
+    return {
+        "schema": 1,
+        "floors": list(result.floors),
+        "quiets_s": list(result.quiets_s),
+        "n_recordings": result.n_recordings,
+        "recommended": None if result.recommended is None else asdict(result.recommended),
+        "pareto": [asdict(p) for p in result.pareto],
+        "points": [asdict(p) for p in result.points],
+    }
 
 
 @click.command()
 @corpus_options(quiet_flag=False)
 @sweep_floor
 @sweep_quiet
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="report.html (one self-contained file, written atomically).")
-def report(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool,
-           floors: tuple[float, ...], quiets: tuple[float, ...], output: Path) -> None:
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="report.html (one self-contained file, written atomically).",
+)
+def report(
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    quiet: bool,
+    lenient: bool,
+    floors: tuple[float, ...],
+    quiets: tuple[float, ...],
+    output: Path,
+) -> None:
     """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording."""
     from ..report.html import png_data_uri, render_report
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
@@ -186,11 +272,17 @@ def report(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: 
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s)
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
-        derivations=[derivation], committed=th, checks=run_checks(cfg, obs), sweep=result,
-        sweep_images=[("premature ends by floor and quiet time", png_data_uri(plot_sweep_heatmap(result))),
-                      ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result)))],
-        recording_images=[(rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s)))
-                          for rec in corpus.recordings],
+        derivations=[derivation],
+        committed=th,
+        checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
+        sweep=result,
+        sweep_images=[
+            ("premature ends by floor and quiet time", png_data_uri(plot_sweep_heatmap(result))),
+            ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
+        ],
+        recording_images=[
+            (rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s))) for rec in corpus.recordings
+        ],
     )
     with atomic_output(output, protect=tuple(recordings)) as out:
         out.write(page)

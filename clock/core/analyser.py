@@ -90,19 +90,13 @@ class AnalyserOptions:
             or not _MIN_FFT_SIZE <= n <= _MAX_FFT_SIZE
             or n & (n - 1)
         ):
-            raise InvalidParameterError(
-                f"fft_size must be a power of two in [32, 32768], got {n!r}"
-            )
+            raise InvalidParameterError(f"fft_size must be a power of two in [32, 32768], got {n!r}")
         tau = self.smoothing_time_constant
         if not (0.0 <= tau <= 1.0):
-            raise InvalidParameterError(
-                f"smoothing_time_constant must be in [0, 1], got {tau!r}"
-            )
+            raise InvalidParameterError(f"smoothing_time_constant must be in [0, 1], got {tau!r}")
         lo, hi = self.min_decibels, self.max_decibels
         if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise InvalidParameterError(
-                f"min_decibels must be < max_decibels (both finite), got {lo!r} and {hi!r}"
-            )
+            raise InvalidParameterError(f"min_decibels must be < max_decibels (both finite), got {lo!r} and {hi!r}")
 
 
 def _as_float32_signal(samples: ArrayLike, name: str = "samples") -> NDArray[np.float32]:
@@ -330,9 +324,7 @@ def decibels(smoothed: NDArray[np.float32]) -> NDArray[np.float32]:
         return np.float32(20) * np.log10(np.asarray(smoothed, dtype=np.float32))
 
 
-def byte_frequency_data(
-    db: NDArray[np.float32], *, min_decibels: float, max_decibels: float
-) -> NDArray[np.uint8]:
+def byte_frequency_data(db: NDArray[np.float32], *, min_decibels: float, max_decibels: float) -> NDArray[np.uint8]:
     """``getByteFrequencyData`` from float dB values, as Chromium converts them.
 
     ``trunc(clamp(255 * (dB - min) * (1 / (max - min)), 0, 255))`` in double.
@@ -373,9 +365,7 @@ class Analyser:
 
     def _window(self, frame: int) -> NDArray[np.float32]:
         if not 0 <= frame <= self.samples.size:
-            raise InvalidParameterError(
-                f"frame must be in [0, {self.samples.size}], got {frame}"
-            )
+            raise InvalidParameterError(f"frame must be in [0, {self.samples.size}], got {frame}")
         return time_domain_windows(self.samples, [frame], fft_size=self.options.fft_size)[0]
 
     def get_float_time_domain_data(self, frame: int) -> NDArray[np.float32]:

@@ -47,7 +47,19 @@ from .events import EventLog
 from .levels import LevelTrace
 from .segments import _check_floor, runs
 
-__all__ = ["DONE", "IDLE", "SPEAKING", "WAITING", "Beat", "Replay", "ReplayBeat", "beats", "replay", "replay_ticks", "span_ends"]
+__all__ = [
+    "DONE",
+    "IDLE",
+    "SPEAKING",
+    "WAITING",
+    "Beat",
+    "Replay",
+    "ReplayBeat",
+    "beats",
+    "replay",
+    "replay_ticks",
+    "span_ends",
+]
 
 _EPS_S = 1e-9
 
@@ -363,7 +375,8 @@ def beats(
             where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
             warnings.warn(
                 f"{where}: {e.type} at {e.t_s:.3f} s is after the end of the recording ({end_s:.3f} s)",
-                SpeechClockWarning, stacklevel=2,
+                SpeechClockWarning,
+                stacklevel=2,
             )
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
     pauses = _PauseClock.from_events(events)
@@ -394,15 +407,27 @@ def beats(
             after = (t > rb.quiet_declared_s) & (t < span_end) & speech
             premature = bool(after.any())
         logged_quiet = next((q for q in logged if term.t_s <= q < span_end), None)
-        result.append(Beat(
-            index=index, terminal_s=term.t_s, span_end_s=span_end, onset_s=onset,
-            onset_latency_s=None if onset is None else onset - term.t_s,
-            ack_overlap=ack, ack_last_word_s=ack_last, ack_silence_s=silence,
-            last_word_s=last_word, gaps_s=tuple(b - a for a, b in gaps), gap_at_s=tuple(a for a, _ in gaps),
-            quiet_gaps_s=tuple(pauses.unpaused(a, b) for a, b in gaps),
-            premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
-            replay=rb, premature=premature, logged_quiet_s=logged_quiet, linger_s=term.linger_s,
-        ))
+        result.append(
+            Beat(
+                index=index,
+                terminal_s=term.t_s,
+                span_end_s=span_end,
+                onset_s=onset,
+                onset_latency_s=None if onset is None else onset - term.t_s,
+                ack_overlap=ack,
+                ack_last_word_s=ack_last,
+                ack_silence_s=silence,
+                last_word_s=last_word,
+                gaps_s=tuple(b - a for a, b in gaps),
+                gap_at_s=tuple(a for a, _ in gaps),
+                quiet_gaps_s=tuple(pauses.unpaused(a, b) for a, b in gaps),
+                premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
+                replay=rb,
+                premature=premature,
+                logged_quiet_s=logged_quiet,
+                linger_s=term.linger_s,
+            )
+        )
     return result
 
 

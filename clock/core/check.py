@@ -43,10 +43,19 @@ from .beats import Beat, beats
 from .derive import Margins, Observation, classify_ticks
 from .thresholds import Thresholds
 
-__all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_recording"]
+__all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_corpus", "check_recording"]
 
-CHECKS = ("silence-ceiling", "speech-level", "gap", "premature", "no-onset", "premature-risk", "logged-quiet",
-          "beat-count", "baseline")
+CHECKS = (
+    "silence-ceiling",
+    "speech-level",
+    "gap",
+    "premature",
+    "no-onset",
+    "premature-risk",
+    "logged-quiet",
+    "beat-count",
+    "baseline",
+)
 
 _EPS = 1e-9
 _LOG_RESOLUTION_S = 0.001
@@ -114,8 +123,12 @@ def check_recording(
     name, trace, th = obs.name, obs.trace, thresholds
     out: list[CheckResult] = []
 
-    def result(check: str, failures: list[tuple[float | None, str, str]], ok: tuple[float | None, str, str],
-               applicable: bool = True) -> None:
+    def result(
+        check: str,
+        failures: list[tuple[float | None, str, str]],
+        ok: tuple[float | None, str, str],
+        applicable: bool = True,
+    ) -> None:
         if failures:
             out.extend(CheckResult(name, check, False, t, m, thr) for t, m, thr in failures)
         else:
@@ -127,9 +140,11 @@ def check_recording(
     k = int(np.argmax(sil)) if classes.silence.any() else None
     ceiling = float(trace.level[k]) if k is not None else 0.0
     fl = f"floor {th.floor:g}"
-    result("silence-ceiling",
-           [(float(t[k]), f"silence at {ceiling:.5f}", fl)] if ceiling >= th.floor and k is not None else [],
-           (None if k is None else float(t[k]), f"silence ceiling {ceiling:.5f}", fl))
+    result(
+        "silence-ceiling",
+        [(float(t[k]), f"silence at {ceiling:.5f}", fl)] if ceiling >= th.floor and k is not None else [],
+        (None if k is None else float(t[k]), f"silence ceiling {ceiling:.5f}", fl),
+    )
     need = th.floor * 10 ** (margins.floor_margin_db / 20)
     speech = trace.level[classes.speech]
     if speech.size:
@@ -143,45 +158,115 @@ def check_recording(
         result("speech-level", [(None, "no speech ticks", f"floor {th.floor:g}")], (None, "", ""))
 
     if obs.events is None or not obs.events.terminals:
-        for check in ("gap", "premature", "no-onset", "premature-risk", "logged-quiet", "beat-count"):
+        for check in ("gap", "premature", "no-onset", "premature-risk", "logged-quiet", "beat-count", "baseline"):
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
-    else:
-        found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
-        _beat_checks(found, th, margins, trace.tick_s, expected_beats, result)
-        if baseline is not None:
-            result("baseline", _baseline_failures(found, baseline, onset_tolerance_s, max_gap_tolerance_s),
-                   (None, "matches the baseline", f"±{onset_tolerance_s:g} s onsets, ±{max_gap_tolerance_s:g} s max gap"))
+        return out
+    found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    _beat_checks(found, th, margins, trace.tick_s, expected_beats, result)
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
+    else:
+        result(
+            "baseline",
+            _baseline_failures(found, baseline, onset_tolerance_s, max_gap_tolerance_s),
+            (None, "matches the baseline", f"±{onset_tolerance_s:g} s onsets, ±{max_gap_tolerance_s:g} s max gap"),
+        )
     return out
 
 
-def _beat_checks(found: Sequence[Beat], th: Thresholds, margins: Margins, tick_s: float,
-                 expected: int | None, result: Any) -> None:
+def check_corpus(
+    observations: Sequence[Observation],
+    *,
+    thresholds: Thresholds,
+    margins: Margins,
+    baseline: dict[str, dict[str, Any]] | None = None,
+    onset_tolerance_s: float = 0.05,
+    max_gap_tolerance_s: float = 0.05,
+) -> list[CheckResult]:
+    """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``."""
+    out: list[CheckResult] = []
+    for o in observations:
+        out.extend(
+            check_recording(
+                o,
+                thresholds=thresholds,
+                margins=margins,
+                expected_beats=o.meta.get("beats"),  # type: ignore[arg-type]
+                baseline=(baseline or {}).get(o.name),
+                onset_tolerance_s=onset_tolerance_s,
+                max_gap_tolerance_s=max_gap_tolerance_s,
+            )
+        )
+    return out
+
+
+def _beat_checks(
+    found: Sequence[Beat], th: Thresholds, margins: Margins, tick_s: float, expected: int | None, result: Any
+) -> None:
     limit = th.quiet_s - margins.quiet_margin_s
     gaps = [(at, g) for b in found for at, g in zip(b.gap_at_s, b.quiet_gaps_s)]
     worst = max(gaps, key=lambda x: x[1], default=None)
-    result("gap", [(at, f"gap {_fmt_s(g)}", f"quiet {th.quiet_s:g} s - margin {margins.quiet_margin_s:g} s = {limit:.3f} s")
-                   for at, g in gaps if g >= limit - _EPS],
-           (None if worst is None else worst[0], f"longest gap {_fmt_s(worst[1]) if worst else 'none'}",
-            f"{limit:.3f} s"))
-    result("premature", [(b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed",
-                          f"quiet {th.quiet_s:g} s") for b in found if b.premature],
-           (None, f"{len(found)} beats", "no premature end"))
-    result("no-onset", [(b.terminal_s, f"beat {b.index}: no speech within the timeout",
-                         f"onset timeout {th.onset_timeout_s:g} s") for b in found if b.no_onset],
-           (None, f"{len(found)} beats", "an onset in every beat"))
-    result("premature-risk", [(b.ack_last_word_s, f"beat {b.index}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
-                               f"quiet {th.quiet_s:g} s") for b in found if b.premature_risk],
-           (None, f"{sum(b.ack_overlap for b in found)} acknowledgments", "silence below the quiet time"))
+    result(
+        "gap",
+        [
+            (at, f"gap {_fmt_s(g)}", f"quiet {th.quiet_s:g} s - margin {margins.quiet_margin_s:g} s = {limit:.3f} s")
+            for at, g in gaps
+            if g >= limit - _EPS
+        ],
+        (None if worst is None else worst[0], f"longest gap {_fmt_s(worst[1]) if worst else 'none'}", f"{limit:.3f} s"),
+    )
+    result(
+        "premature",
+        [
+            (b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed", f"quiet {th.quiet_s:g} s")
+            for b in found
+            if b.premature
+        ],
+        (None, f"{len(found)} beats", "no premature end"),
+    )
+    result(
+        "no-onset",
+        [
+            (b.terminal_s, f"beat {b.index}: no speech within the timeout", f"onset timeout {th.onset_timeout_s:g} s")
+            for b in found
+            if b.no_onset
+        ],
+        (None, f"{len(found)} beats", "an onset in every beat"),
+    )
+    result(
+        "premature-risk",
+        [
+            (
+                b.ack_last_word_s,
+                f"beat {b.index}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
+                f"quiet {th.quiet_s:g} s",
+            )
+            for b in found
+            if b.premature_risk
+        ],
+        (None, f"{sum(b.ack_overlap for b in found)} acknowledgments", "silence below the quiet time"),
+    )
     logged = [b for b in found if b.replay_vs_logged_s is not None]
-    result("logged-quiet", [(b.logged_quiet_s, f"beat {b.index}: replay {b.replay_vs_logged_s:+.3f} s from logged",
-                             f"one tick ({tick_s:.4f} s)") for b in logged
-                             if abs(b.replay_vs_logged_s) > tick_s + _LOG_RESOLUTION_S],
-           (None, f"{len(logged)} logged decisions", f"within one tick ({tick_s:.4f} s)"), bool(logged))
+    result(
+        "logged-quiet",
+        [
+            (
+                b.logged_quiet_s,
+                f"beat {b.index}: replay {b.replay_vs_logged_s:+.3f} s from logged",
+                f"one tick ({tick_s:.4f} s)",
+            )
+            for b in logged
+            if abs(b.replay_vs_logged_s) > tick_s + _LOG_RESOLUTION_S
+        ],
+        (None, f"{len(logged)} logged decisions", f"within one tick ({tick_s:.4f} s)"),
+        bool(logged),
+    )
     if expected is not None:
-        result("beat-count", [(None, f"{len(found)} beats", f"{expected} expected")] if len(found) != expected else [],
-               (None, f"{len(found)} beats", f"{expected} expected"))
+        result(
+            "beat-count",
+            [(None, f"{len(found)} beats", f"{expected} expected")] if len(found) != expected else [],
+            (None, f"{len(found)} beats", f"{expected} expected"),
+        )
     else:
         result("beat-count", [], (None, f"{len(found)} beats", "no expected count in the config"), False)
 
@@ -196,8 +281,9 @@ def baseline_entry(found: Sequence[Beat]) -> dict[str, Any]:
     }
 
 
-def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: float, gap_tol: float
-                       ) -> list[tuple[float | None, str, str]]:
+def _baseline_failures(
+    found: Sequence[Beat], base: dict[str, Any], onset_tol: float, gap_tol: float
+) -> list[tuple[float | None, str, str]]:
     now = baseline_entry(found)
     fails: list[tuple[float | None, str, str]] = []
     if now["beats"] != base.get("beats"):

@@ -377,12 +377,21 @@ def _floor_evidence(obs: Sequence[Observation], margins: Margins) -> FloorEviden
         rule = f"p{margins.speech_percentile:g} of speech / 2, rounded down to 2 significant digits"
         if floor < 2 * ceiling:
             floor = math.sqrt(low * ceiling)
-            rule = f"geometric mean of p{margins.speech_percentile:g} of speech and the silence ceiling (thin separation)"
+            rule = (
+                f"geometric mean of p{margins.speech_percentile:g} of speech and the silence ceiling (thin separation)"
+            )
     return FloorEvidence(
-        n_recordings=len(obs), n_speech_ticks=int(sp.size), n_silence_ticks=int(si.size), methods=methods,
-        silence_ceiling=ceiling, silence_ceiling_at=ceiling_at,
-        exact_zero_share=zeros / si.size if si.size else 0.0, speech=pct,
-        speech_percentile=margins.speech_percentile, floor=floor, rule=rule,
+        n_recordings=len(obs),
+        n_speech_ticks=int(sp.size),
+        n_silence_ticks=int(si.size),
+        methods=methods,
+        silence_ceiling=ceiling,
+        silence_ceiling_at=ceiling_at,
+        exact_zero_share=zeros / si.size if si.size else 0.0,
+        speech=pct,
+        speech_percentile=margins.speech_percentile,
+        floor=floor,
+        rule=rule,
         speech_margin_db=None if floor is None or low is None else _db(low / floor),
         silence_margin_db=None if floor is None else (_db(floor / ceiling) if ceiling > 0 else float("inf")),
         thin=sp.size < THIN["speech_ticks"] or si.size < THIN["silence_ticks"],
@@ -398,8 +407,14 @@ def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
     return float(excess.size / gaps.size * math.exp(-(q - u) / excess.mean()))
 
 
-def derive(observations: Sequence[Observation], *, margins: Margins | None = None,
-           fallback_floor: float = 0.003, quiet_s: float = 2.5, group: str = "all") -> Derivation:
+def derive(
+    observations: Sequence[Observation],
+    *,
+    margins: Margins | None = None,
+    fallback_floor: float = 0.003,
+    quiet_s: float = 2.5,
+    group: str = "all",
+) -> Derivation:
     """Derive the floor, the quiet time and the onset timeout from recordings.
 
     Parameters
@@ -442,11 +457,17 @@ def derive(observations: Sequence[Observation], *, margins: Margins | None = Non
     max_gap = float(g_all.max()) if g_all.size else None
     quiet = None if max_gap is None else _round_up(max_gap + margins.quiet_margin_s, 0.05)
     gaps_ev = GapEvidence(
-        n_gaps=int(g.size), n_all_gaps=int(g_all.size), floor=floor, min_gap_s=margins.min_gap_s,
+        n_gaps=int(g.size),
+        n_all_gaps=int(g_all.size),
+        floor=floor,
+        min_gap_s=margins.min_gap_s,
         p50_s=float(np.percentile(g, 50)) if g.size else None,
         p90_s=float(np.percentile(g, 90)) if g.size else None,
         p99_s=float(np.percentile(g, 99)) if g.size else None,
-        max_gap_s=max_gap, longest=longest, quiet_margin_s=margins.quiet_margin_s, quiet_s=quiet,
+        max_gap_s=max_gap,
+        longest=longest,
+        quiet_margin_s=margins.quiet_margin_s,
+        quiet_s=quiet,
         p_exceed_rule_of_three=min(1.0, 3 / g.size) if g.size else None,
         p_exceed_tail=_tail_exceedance(g, quiet) if (g.size and quiet is not None) else None,
         thin=g.size < THIN["gaps"],
@@ -457,13 +478,17 @@ def derive(observations: Sequence[Observation], *, margins: Margins | None = Non
         n_beats=int(lat.size),
         p50_s=float(np.percentile(lat, 50)) if lat.size else None,
         p95_s=float(np.percentile(lat, 95)) if lat.size else None,
-        max_s=float(lat.max()) if lat.size else None, slowest=slowest, onset_margin_s=margins.onset_margin_s,
+        max_s=float(lat.max()) if lat.size else None,
+        slowest=slowest,
+        onset_margin_s=margins.onset_margin_s,
         onset_timeout_s=_round_up(float(lat.max()) + margins.onset_margin_s, 0.5) if lat.size else None,
         thin=lat.size < THIN["beats"],
     )
-    for what, ev, n, need in (("gaps", gaps_ev, gaps_ev.n_gaps, THIN["gaps"]),
-                              ("beats", onsets_ev, onsets_ev.n_beats, THIN["beats"]),
-                              ("recordings", floor_ev, len(observations), THIN["recordings"])):
+    for what, n, need in (
+        ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
+        ("beats", onsets_ev.n_beats, THIN["beats"]),
+        ("recordings", len(observations), THIN["recordings"]),
+    ):
         if n < need:
             notes.append(f"thin evidence: {n} {what} (fewer than {need})")
     if floor_ev.speech_margin_db is not None and floor_ev.rule.endswith("(thin separation)"):

@@ -43,6 +43,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import InvalidParameterError, InvalidSignalError
 from .analyser import (
     RENDER_QUANTUM_FRAMES,
     AnalyserOptions,
@@ -53,7 +54,6 @@ from .analyser import (
     rms_of_windows,
     smooth_magnitudes,
 )
-from ..errors import InvalidParameterError, InvalidSignalError
 
 __all__ = [
     "DEFAULT_TICK_S",
@@ -90,7 +90,9 @@ def parse_period(text: str | float | Fraction) -> Fraction:
     try:
         value = Fraction(text) if not isinstance(text, str) else Fraction(text.strip())
     except (ValueError, ZeroDivisionError, TypeError):
-        raise InvalidParameterError(f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r}") from None
+        raise InvalidParameterError(
+            f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r}"
+        ) from None
     if value <= 0:
         raise InvalidParameterError(f"tick period must be > 0 s, got {text!r}")
     return value
@@ -248,7 +250,8 @@ def _peak(buf, starts, state, options):  # type: ignore[no-untyped-def]
 def _smoothed(buf, starts, state, options):  # type: ignore[no-untyped-def]
     prev = np.zeros(options.fft_size // 2, np.float32) if state is None else state
     return smooth_magnitudes(
-        fft_magnitudes(_windows(buf, starts, options.fft_size)), prev,
+        fft_magnitudes(_windows(buf, starts, options.fft_size)),
+        prev,
         smoothing_time_constant=options.smoothing_time_constant,
     )
 
@@ -260,9 +263,7 @@ def _max_db(buf, starts, state, options):  # type: ignore[no-untyped-def]
 
 def _byte_mean(buf, starts, state, options):  # type: ignore[no-untyped-def]
     smoothed = _smoothed(buf, starts, state, options)
-    data = byte_frequency_data(
-        decibels(smoothed), min_decibels=options.min_decibels, max_decibels=options.max_decibels
-    )
+    data = byte_frequency_data(decibels(smoothed), min_decibels=options.min_decibels, max_decibels=options.max_decibels)
     return data.mean(axis=1, dtype=np.float64), smoothed[-1]
 
 
@@ -273,9 +274,7 @@ def _check_metric(metric: str) -> _Metric:
     try:
         return _METRIC_FUNCS[metric]
     except KeyError:
-        raise InvalidParameterError(
-            f"metric must be one of {', '.join(METRICS)}, got {metric!r}"
-        ) from None
+        raise InvalidParameterError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,9 +341,7 @@ def _checked_blocks(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) 
         block = block.astype(np.float32, copy=False)
         if not np.all(np.isfinite(block)):
             at = pos + int(np.flatnonzero(~np.isfinite(block))[0])
-            raise InvalidSignalError(
-                f"non-finite sample (NaN or infinity) at frame {at} ({at / sample_rate_hz:.3f} s)"
-            )
+            raise InvalidSignalError(f"non-finite sample (NaN or infinity) at frame {at} ({at / sample_rate_hz:.3f} s)")
         pos += block.size
         yield block
 

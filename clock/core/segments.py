@@ -199,9 +199,13 @@ def label_errors(segmentation: Segmentation, labels: Sequence[Label]) -> list[La
             overlap = min(seg.last_word_s + tick, label.end_s) - max(seg.onset_s, label.start_s)
             if overlap > best_overlap:
                 best, best_overlap = seg, overlap
-        out.append(LabelMatch(
-            label.start_s, label.end_s, label.text,
-            None if best is None else best.onset_s - label.start_s,
-            None if best is None else best.last_word_s - label.end_s,
-        ))
+        out.append(
+            LabelMatch(
+                label.start_s,
+                label.end_s,
+                label.text,
+                None if best is None else best.onset_s - label.start_s,
+                None if best is None else best.last_word_s - label.end_s,
+            )
+        )
     return out

@@ -125,15 +125,26 @@ def _point(obs: Sequence[Observation], floor: float, quiet_s: float, onset_timeo
                 added.append(b.added_latency_s)
     lat = np.array(added)
     return SweepPoint(
-        floor, quiet_s, n, premature, risk, no_onset, int(lat.size),
+        floor,
+        quiet_s,
+        n,
+        premature,
+        risk,
+        no_onset,
+        int(lat.size),
         float(lat.mean()) if lat.size else None,
         float(np.percentile(lat, 95)) if lat.size else None,
         float(lat.max()) if lat.size else None,
     )
 
 
-def sweep(observations: Sequence[Observation], *, floors: Sequence[float], quiets_s: Sequence[float],
-          onset_timeout_s: float = 10.0) -> SweepResult:
+def sweep(
+    observations: Sequence[Observation],
+    *,
+    floors: Sequence[float],
+    quiets_s: Sequence[float],
+    onset_timeout_s: float = 10.0,
+) -> SweepResult:
     """Replay every (floor, quiet) setting over the recordings.
 
     Parameters
@@ -160,9 +171,21 @@ def sweep(observations: Sequence[Observation], *, floors: Sequence[float], quiet
     pareto = []
     for p in sorted(scored, key=lambda p: p.key):
         lat = p.latency_mean_s if p.latency_mean_s is not None else float("inf")
-        if all(not (q.n_premature <= p.n_premature and (q.latency_mean_s or float("inf")) <= lat
-                    and (q.n_premature, q.latency_mean_s) != (p.n_premature, p.latency_mean_s)) for q in scored):
+        if all(
+            not (
+                q.n_premature <= p.n_premature
+                and (q.latency_mean_s or float("inf")) <= lat
+                and (q.n_premature, q.latency_mean_s) != (p.n_premature, p.latency_mean_s)
+            )
+            for q in scored
+        ):
             if not any((q.n_premature, q.latency_mean_s) == (p.n_premature, p.latency_mean_s) for q in pareto):
                 pareto.append(p)
-    return SweepResult(tuple(map(float, floors)), tuple(map(float, quiets_s)), points, recommended,
-                       tuple(sorted(pareto, key=lambda p: p.n_premature)), len(observations))
+    return SweepResult(
+        tuple(map(float, floors)),
+        tuple(map(float, quiets_s)),
+        points,
+        recommended,
+        tuple(sorted(pareto, key=lambda p: p.n_premature)),
+        len(observations),
+    )

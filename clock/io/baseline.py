@@ -34,8 +34,9 @@ def read_baseline(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     return recs
 
 
-def write_baseline(path: str | os.PathLike[str], entries: dict[str, dict[str, Any]], *,
-                   protect: tuple[Path, ...] = ()) -> None:
+def write_baseline(
+    path: str | os.PathLike[str], entries: dict[str, dict[str, Any]], *, protect: tuple[Path, ...] = ()
+) -> None:
     """Write the baseline atomically (temporary file, then rename), sorted by name."""
     with atomic_output(path, protect=protect) as out:
         out.write(json_text({"schema": 1, "recordings": dict(sorted(entries.items()))}))

@@ -53,8 +53,13 @@ __all__ = ["CONFIG_NAME", "Baseline", "Config", "find_config", "read_config"]
 CONFIG_NAME = "speechclock.toml"
 
 _NUMBER = (int, float)
-_THRESHOLD_KEYS = {"floor": _NUMBER, "quiet_s": _NUMBER, "onset_timeout_s": _NUMBER, "tick_s": (str, *_NUMBER),
-                   "fft_size": (int,)}
+_THRESHOLD_KEYS = {
+    "floor": _NUMBER,
+    "quiet_s": _NUMBER,
+    "onset_timeout_s": _NUMBER,
+    "tick_s": (str, *_NUMBER),
+    "fft_size": (int,),
+}
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
 _RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
@@ -88,6 +93,12 @@ class Config:
     margins: Margins = field(default_factory=Margins)
     baseline: Baseline = field(default_factory=lambda: Baseline(None))
     recordings: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def baseline_path(self) -> Path:
+        """The baseline file: ``[baseline] file``, else ``speechclock.baseline.json`` beside the config."""
+        folder = self.path.parent if self.path is not None else Path(".")
+        return self.baseline.path or folder / "speechclock.baseline.json"
 
     def meta(self, name: str) -> dict[str, Any]:
         """Metadata of a recording (by file name), or an empty dict."""
@@ -133,12 +144,15 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         raise ConfigError(f"{p}: not valid TOML ({err})") from None
     unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings"}
     if unknown:
-        raise ConfigError(f"{p}: unknown table or key '{sorted(unknown)[0]}' "
-                          "(known: baseline, margins, recordings, thresholds)")
+        raise ConfigError(
+            f"{p}: unknown table or key '{sorted(unknown)[0]}' (known: baseline, margins, recordings, thresholds)"
+        )
     th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
     if "tick_s" in th:
         try:
-            th["tick_s"] = parse_period(str(th["tick_s"]) if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"])))
+            th["tick_s"] = parse_period(
+                str(th["tick_s"]) if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"]))
+            )
         except InvalidParameterError as err:
             raise ConfigError(f"{p}: key 'thresholds.tick_s': {err}") from None
     margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
@@ -155,10 +169,12 @@ def read_config(path: str | os.PathLike[str]) -> Config:
     recordings_doc = doc.get("recordings", {})
     if not isinstance(recordings_doc, dict):
         raise ConfigError(f"{p}: key 'recordings': must be a table of tables")
-    recordings = {name: dict(_table(meta, f"recordings.{name}", _RECORDING_KEYS, p))
-                  for name, meta in recordings_doc.items()}
+    recordings = {
+        name: dict(_table(meta, f"recordings.{name}", _RECORDING_KEYS, p)) for name, meta in recordings_doc.items()
+    }
     baseline = Baseline(
         p.parent / base["file"] if "file" in base else None,
-        float(base.get("onset_tolerance_s", 0.05)), float(base.get("max_gap_tolerance_s", 0.05)),
+        float(base.get("onset_tolerance_s", 0.05)),
+        float(base.get("max_gap_tolerance_s", 0.05)),
     )
     return Config(p, thresholds, margin_values, baseline, recordings)

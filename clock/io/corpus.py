@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.analyser import AnalyserOptions
@@ -17,7 +17,16 @@ from .config import CONFIG_NAME, Config, find_config, read_config
 from .events import read_labels
 from .recording import Recording, read_recording
 
-__all__ = ["AUDIO_SUFFIXES", "CONFIG_NAME", "Corpus", "collect", "labels_path_for", "load_corpus", "observe", "observe_all"]
+__all__ = [
+    "AUDIO_SUFFIXES",
+    "CONFIG_NAME",
+    "Corpus",
+    "collect",
+    "labels_path_for",
+    "load_corpus",
+    "observe",
+    "observe_all",
+]
 
 #: Files in a folder that are taken as recordings.
 AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
@@ -30,8 +39,9 @@ def labels_path_for(recording: str | os.PathLike[str]) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def collect(paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None
-            ) -> tuple[Config, list[Path]]:
+def collect(
+    paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None
+) -> tuple[Config, list[Path]]:
     """The recordings named by files, folders or configs, and the config that governs them.
 
     A folder gives every audio file in it (sorted by name) and its
@@ -70,13 +80,10 @@ def collect(paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLik
 def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recording, Observation]:
     """Read one recording with the config's cadence and analyser, with its log and labels."""
     th = config.thresholds
-    rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size),
-                         lenient=lenient)
+    rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient)
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path)) if labels_path else None
     return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
-
-
 
 
 def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observation, list[str]]:
@@ -88,8 +95,14 @@ def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observ
     return rec, obs, [str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning)]
 
 
-def observe_all(files: Iterable[Path], config: Config, *, jobs: int = 1, lenient: bool = False,
-                progress: Callable[[Path], None] | None = None) -> list[tuple[Recording, Observation]]:
+def observe_all(
+    files: Iterable[Path],
+    config: Config,
+    *,
+    jobs: int = 1,
+    lenient: bool = False,
+    progress: Callable[[Path], None] | None = None,
+) -> list[tuple[Recording, Observation]]:
     """Observe several recordings, in a process pool when ``jobs > 1``.
 
     Results come in the order of ``files`` and are identical to a serial
@@ -144,8 +157,14 @@ class Corpus:
     observations: tuple[Observation, ...]
 
 
-def load_corpus(paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None,
-                jobs: int = 1, lenient: bool = False, progress: Callable[[Path], None] | None = None) -> Corpus:
+def load_corpus(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    config: str | os.PathLike[str] | None = None,
+    jobs: int = 1,
+    lenient: bool = False,
+    progress: Callable[[Path], None] | None = None,
+) -> Corpus:
     """Read recordings named by files, folders or a config (see :func:`collect`).
 
     Examples

@@ -116,8 +116,13 @@ def _probe_soundfile(p: Path) -> AudioInfo:
         with sf.SoundFile(str(p)) as f:
             frames = f.frames
             return AudioInfo(
-                str(p), f.format, f.subtype, int(f.samplerate), int(f.channels),
-                None if frames >= _UNKNOWN_LENGTH else int(frames), "soundfile",
+                str(p),
+                f.format,
+                f.subtype,
+                int(f.samplerate),
+                int(f.channels),
+                None if frames >= _UNKNOWN_LENGTH else int(frames),
+                "soundfile",
             )
     except (sf.LibsndfileError, RuntimeError, TypeError) as err:
         raise RecordingError(f"{p}: {err}") from None
@@ -140,8 +145,13 @@ def _probe_pyav(p: Path) -> AudioInfo:
             if not ctx.sample_rate or not ctx.channels:
                 raise RecordingError(f"{p}: audio stream has no sample rate or channels")
             return AudioInfo(
-                str(p), container.format.name, ctx.name, int(ctx.sample_rate),
-                int(ctx.channels), n_frames, "pyav",
+                str(p),
+                container.format.name,
+                ctx.name,
+                int(ctx.sample_rate),
+                int(ctx.channels),
+                n_frames,
+                "pyav",
             )
     except av.FFmpegError as err:
         raise RecordingError(f"{p}: not a decodable recording ({_av_reason(err)})") from None
@@ -189,9 +199,7 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
         raise RecordingError(f"{p}: holds no audio frames")
     declared = _wav_declared_frames(p, info)
     if declared is not None and declared > info.n_frames:
-        raise RecordingError(
-            f"{p}: truncated: the header promises {declared} frames, the file holds {info.n_frames}"
-        )
+        raise RecordingError(f"{p}: truncated: the header promises {declared} frames, the file holds {info.n_frames}")
     return info
 
 
@@ -234,8 +242,7 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
         raise RecordingError(f"{info.path}: decoding failed after {n_read} frames ({err})") from None
     if info.n_frames is not None and n_read < info.n_frames:
         raise RecordingError(
-            f"{info.path}: truncated: the header promises {info.n_frames} frames, "
-            f"the file holds {n_read}"
+            f"{info.path}: truncated: the header promises {info.n_frames} frames, the file holds {n_read}"
         )
 
 
@@ -266,9 +273,7 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
                 n_read += block.shape[0]
                 yield block
     except av.FFmpegError as err:
-        raise RecordingError(
-            f"{info.path}: decoding failed after {n_read} frames ({_av_reason(err)})"
-        ) from None
+        raise RecordingError(f"{info.path}: decoding failed after {n_read} frames ({_av_reason(err)})") from None
     except KeyError as err:
         raise RecordingError(f"{info.path}: unsupported sample format {err}") from None
     if n_read == 0:
@@ -289,9 +294,7 @@ def _rechunk(blocks: Iterator[NDArray[np.float32]], block_frames: int) -> Iterat
         yield np.concatenate(pending)
 
 
-def _resampled(
-    blocks: Iterator[NDArray[np.float32]], from_hz: int, to_hz: int
-) -> Iterator[NDArray[np.float32]]:
+def _resampled(blocks: Iterator[NDArray[np.float32]], from_hz: int, to_hz: int) -> Iterator[NDArray[np.float32]]:
     import soxr
 
     stream = soxr.ResampleStream(from_hz, to_hz, 1, dtype="float32", quality="HQ")
@@ -337,8 +340,10 @@ def iter_blocks(
     info = path if isinstance(path, AudioInfo) else probe(path)
     if block_frames < 1:
         raise InvalidParameterError(f"block_frames must be >= 1, got {block_frames}")
-    raw = _soundfile_blocks(info, block_frames) if info.backend == "soundfile" else _rechunk(
-        _pyav_blocks(info), block_frames
+    raw = (
+        _soundfile_blocks(info, block_frames)
+        if info.backend == "soundfile"
+        else _rechunk(_pyav_blocks(info), block_frames)
     )
     mono = _checked_mono(raw, info)
     if context_rate_hz is not None and context_rate_hz != info.sample_rate_hz:
@@ -351,9 +356,7 @@ def iter_blocks(
         yield from mono
 
 
-def _checked_mono(
-    blocks: Iterator[NDArray[np.float32]], info: AudioInfo
-) -> Iterator[NDArray[np.float32]]:
+def _checked_mono(blocks: Iterator[NDArray[np.float32]], info: AudioInfo) -> Iterator[NDArray[np.float32]]:
     position = 0
     for block in blocks:
         mono = downmix_to_mono(block)
@@ -361,8 +364,7 @@ def _checked_mono(
         if not finite.all():
             at = position + int(np.flatnonzero(~finite)[0])
             raise InvalidSignalError(
-                f"{info.path}: non-finite sample (NaN or infinity) at frame {at} "
-                f"({at / info.sample_rate_hz:.3f} s)"
+                f"{info.path}: non-finite sample (NaN or infinity) at frame {at} ({at / info.sample_rate_hz:.3f} s)"
             )
         position += mono.size
         yield mono

@@ -114,7 +114,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     if len(starts) > 1:
         warnings.warn(
             f"{p}:{starts[1][0]}: a second recording.started; times stay relative to line {starts[0][0]}",
-            SpeechClockWarning, stacklevel=2,
+            SpeechClockWarning,
+            stacklevel=2,
         )
     events = []
     previous: tuple[int, float] | None = None
@@ -125,7 +126,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             warnings.warn(
                 f"{p}:{number}: time {t - t0:.3f} s is before line {previous[0]} ({previous[1] - t0:.3f} s); "
                 "events are taken in time order",
-                SpeechClockWarning, stacklevel=2,
+                SpeechClockWarning,
+                stacklevel=2,
             )
         previous = (number, t)
         kind = classify(record)

@@ -59,7 +59,9 @@ def atomic_output(
         raise InvalidParameterError(f"{target}: output folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else "") as f:
+        with os.fdopen(
+            fd, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else ""
+        ) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

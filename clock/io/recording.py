@@ -91,8 +91,9 @@ def read_recording(
     return Recording(info, traces[0], traces[1] if quantum else None, log)
 
 
-def envelope(path: str | os.PathLike[str], *, bin_s: float = 0.01, context_rate_hz: int | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def envelope(
+    path: str | os.PathLike[str], *, bin_s: float = 0.01, context_rate_hz: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The waveform's min and max in bins of ``bin_s`` seconds, decoded block by block.
 
     Returns

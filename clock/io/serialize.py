@@ -25,16 +25,22 @@ def params_dict(thresholds: Thresholds) -> dict[str, Any]:
     }
 
 
-def segments_dict(recording: str, thresholds: Thresholds, seg: Segmentation,
-                  labels: Sequence[LabelMatch] | None = None) -> dict[str, Any]:
+def segments_dict(
+    recording: str, thresholds: Thresholds, seg: Segmentation, labels: Sequence[LabelMatch] | None = None
+) -> dict[str, Any]:
     """``segments --format json``."""
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "recording": recording,
         "params": params_dict(thresholds),
         "segments": [
-            {"onset_s": s.onset_s, "last_word_s": s.last_word_s, "onset_quantum_s": s.onset_quantum_s,
-             "offset_quantum_s": s.offset_quantum_s, "duration_s": s.duration_s}
+            {
+                "onset_s": s.onset_s,
+                "last_word_s": s.last_word_s,
+                "onset_quantum_s": s.onset_quantum_s,
+                "offset_quantum_s": s.offset_quantum_s,
+                "duration_s": s.duration_s,
+            }
             for s in seg.segments
         ],
         "gaps_s": list(seg.gaps_s),
@@ -45,13 +51,20 @@ def segments_dict(recording: str, thresholds: Thresholds, seg: Segmentation,
 
 
 def _label_dict(m: LabelMatch) -> dict[str, Any]:
-    return {"start_s": m.label_start_s, "end_s": m.label_end_s, "label": m.text,
-            "onset_error_s": m.onset_error_s, "offset_error_s": m.offset_error_s}
+    return {
+        "start_s": m.label_start_s,
+        "end_s": m.label_end_s,
+        "label": m.text,
+        "onset_error_s": m.onset_error_s,
+        "offset_error_s": m.offset_error_s,
+    }
 
 
 def segments_rows(seg: Segmentation) -> list[list[Any]]:
     """CSV rows (header first) of the segments."""
-    rows: list[list[Any]] = [["onset_s", "last_word_s", "onset_quantum_s", "offset_quantum_s", "duration_s", "gap_after_s"]]
+    rows: list[list[Any]] = [
+        ["onset_s", "last_word_s", "onset_quantum_s", "offset_quantum_s", "duration_s", "gap_after_s"]
+    ]
     gaps = list(seg.gaps_s) + [None]
     for s, gap in zip(seg.segments, gaps):
         rows.append([s.onset_s, s.last_word_s, s.onset_quantum_s, s.offset_quantum_s, s.duration_s, gap])
@@ -71,8 +84,9 @@ def segments_audacity(seg: Segmentation) -> str:
     return "".join(lines)
 
 
-def beats_dict(recording: str, thresholds: Thresholds, beats: Sequence[Beat],
-               labels: Sequence[LabelMatch] | None = None) -> dict[str, Any]:
+def beats_dict(
+    recording: str, thresholds: Thresholds, beats: Sequence[Beat], labels: Sequence[LabelMatch] | None = None
+) -> dict[str, Any]:
     """``beats --format json``."""
     out: dict[str, Any] = {
         "schema": SCHEMA,

@@ -9,6 +9,7 @@ from typing import Any
 from ..core.check import clock_time
 from ..core.derive import Derivation, equivalents
 from ..core.thresholds import Thresholds
+from ..io.serialize import params_dict
 
 __all__ = ["derive_dict", "derive_markdown", "derive_text"]
 
@@ -25,14 +26,24 @@ def _summary(d: Derivation, committed: Thresholds | None) -> list[tuple[str, str
     """(quantity, recommended, evidence, committed) rows."""
     f, g, o = d.floor, d.gaps, d.onsets
     rows = [
-        ("floor", "-" if f.floor is None else f"{f.floor:g}",
-         f"n={f.n_speech_ticks} speech ticks, {f.n_silence_ticks} silence ticks, {f.n_recordings} recordings",
-         "-" if committed is None else f"{committed.floor:g}"),
-        ("quiet_s", "-" if g.quiet_s is None else f"{g.quiet_s:g}",
-         f"n={g.n_gaps} gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
-         "-" if committed is None else f"{committed.quiet_s:g}"),
-        ("onset_timeout_s", "-" if o.onset_timeout_s is None else f"{o.onset_timeout_s:g}",
-         f"n={o.n_beats} beats", "-" if committed is None else f"{committed.onset_timeout_s:g}"),
+        (
+            "floor",
+            "-" if f.floor is None else f"{f.floor:g}",
+            f"n={f.n_speech_ticks} speech ticks, {f.n_silence_ticks} silence ticks, {f.n_recordings} recordings",
+            "-" if committed is None else f"{committed.floor:g}",
+        ),
+        (
+            "quiet_s",
+            "-" if g.quiet_s is None else f"{g.quiet_s:g}",
+            f"n={g.n_gaps} gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
+            "-" if committed is None else f"{committed.quiet_s:g}",
+        ),
+        (
+            "onset_timeout_s",
+            "-" if o.onset_timeout_s is None else f"{o.onset_timeout_s:g}",
+            f"n={o.n_beats} beats",
+            "-" if committed is None else f"{committed.onset_timeout_s:g}",
+        ),
     ]
     return rows
 
@@ -50,30 +61,52 @@ def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None 
         out.append("")
         out.append(f"floor: {f.rule}")
         if f.speech:
-            out.append(f"  speech levels (n={f.n_speech_ticks} ticks): "
-                       + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items()))
-        where = "" if f.silence_ceiling_at is None else f" at {f.silence_ceiling_at[0]}:{clock_time(f.silence_ceiling_at[1])}"
-        out.append(f"  silence (n={f.n_silence_ticks} ticks): ceiling {_lvl(f.silence_ceiling)}{where}; "
-                   f"exact zero {100 * f.exact_zero_share:.0f}%")
+            out.append(
+                f"  speech levels (n={f.n_speech_ticks} ticks): "
+                + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items())
+            )
+        where = (
+            ""
+            if f.silence_ceiling_at is None
+            else f" at {f.silence_ceiling_at[0]}:{clock_time(f.silence_ceiling_at[1])}"
+        )
+        out.append(
+            f"  silence (n={f.n_silence_ticks} ticks): ceiling {_lvl(f.silence_ceiling)}{where}; "
+            f"exact zero {100 * f.exact_zero_share:.0f}%"
+        )
         if f.floor is not None:
             eq = equivalents(f.floor)
-            out.append(f"  separation: {_n(f.speech_margin_db, 1)} dB below speech p{f.speech_percentile:g}, "
-                       f"{_n(f.silence_margin_db, 1)} dB above the silence ceiling")
-            out.append(f"  in other units: {eq['dbfs']:.1f} dBFS; auditok energy_threshold "
-                       f"{eq['auditok_energy_threshold']:.1f}; hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)")
-        out.append(f"quiet time: longest gap {_n(g.max_gap_s)} s + margin {g.quiet_margin_s:g} s, "
-                   f"rounded up to 0.05 s (gaps measured at floor {g.floor:g})")
-        out.append(f"  gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
-                   f"p99 {_n(g.p99_s)}  max of all {g.n_all_gaps} {_n(g.max_gap_s)} s")
+            out.append(
+                f"  separation: {_n(f.speech_margin_db, 1)} dB below speech p{f.speech_percentile:g}, "
+                f"{_n(f.silence_margin_db, 1)} dB above the silence ceiling"
+            )
+            out.append(
+                f"  in other units: {eq['dbfs']:.1f} dBFS; auditok energy_threshold "
+                f"{eq['auditok_energy_threshold']:.1f}; hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)"
+            )
+        out.append(
+            f"quiet time: longest gap {_n(g.max_gap_s)} s + margin {g.quiet_margin_s:g} s, "
+            f"rounded up to 0.05 s (gaps measured at floor {g.floor:g})"
+        )
+        out.append(
+            f"  gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
+            f"p99 {_n(g.p99_s)}  max of all {g.n_all_gaps} {_n(g.max_gap_s)} s"
+        )
         for name, at, gap in g.longest[:3]:
             out.append(f"  long gap: {name}:{clock_time(at)} {gap:.3f} s")
         if g.p_exceed_rule_of_three is not None:
             tail = "-" if g.p_exceed_tail is None else f"{100 * g.p_exceed_tail:.2g}%"
-            out.append(f"  chance a future gap exceeds {_n(g.quiet_s, 2)} s: at most "
-                       f"{100 * g.p_exceed_rule_of_three:.2g}% (rule of three, n={g.n_gaps}); about {tail} (exponential tail)")
-        out.append(f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s")
-        out.append(f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
-                   + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})"))
+            out.append(
+                f"  chance a future gap exceeds {_n(g.quiet_s, 2)} s: at most "
+                f"{100 * g.p_exceed_rule_of_three:.2g}% (rule of three, n={g.n_gaps}); about {tail} (exponential tail)"
+            )
+        out.append(
+            f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
+        )
+        out.append(
+            f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
+            + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})")
+        )
         for note in d.warnings:
             out.append(f"warning: {note}")
         out.append("")
@@ -95,12 +128,16 @@ def derive_markdown(derivations: Sequence[Derivation], committed: Thresholds | N
             out.append(f"| n={f.n_speech_ticks} | " + " | ".join(_lvl(v) for v in f.speech.values()) + " |")
             out.append("")
         out.append(f"- floor rule: {f.rule}; silence ceiling {_lvl(f.silence_ceiling)} (n={f.n_silence_ticks})")
-        out.append(f"- gaps >= {g.min_gap_s:g} s: p50 {_n(g.p50_s)}, p90 {_n(g.p90_s)}, p99 {_n(g.p99_s)}, "
-                   f"max {_n(g.max_gap_s)} s (n={g.n_gaps})")
+        out.append(
+            f"- gaps >= {g.min_gap_s:g} s: p50 {_n(g.p50_s)}, p90 {_n(g.p90_s)}, p99 {_n(g.p99_s)}, "
+            f"max {_n(g.max_gap_s)} s (n={g.n_gaps})"
+        )
         if g.p_exceed_rule_of_three is not None:
-            out.append(f"- chance a future gap exceeds the quiet time: <= {100 * g.p_exceed_rule_of_three:.2g}% "
-                       "(rule of three)" + ("" if g.p_exceed_tail is None else
-                                            f", about {100 * g.p_exceed_tail:.2g}% (exponential tail)"))
+            out.append(
+                f"- chance a future gap exceeds the quiet time: <= {100 * g.p_exceed_rule_of_three:.2g}% "
+                "(rule of three)"
+                + ("" if g.p_exceed_tail is None else f", about {100 * g.p_exceed_tail:.2g}% (exponential tail)")
+            )
         out.append(f"- onset latency: p50 {_n(o.p50_s)}, p95 {_n(o.p95_s)}, max {_n(o.max_s)} s (n={o.n_beats})")
         out.extend(f"- **warning**: {note}" for note in d.warnings)
         out.append("")
@@ -116,8 +153,6 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
         groups.append(item)
     return {
         "schema": 1,
-        "committed": None if committed is None else {
-            "floor": committed.floor, "quiet_s": committed.quiet_s, "onset_timeout_s": committed.onset_timeout_s,
-            "tick_s": float(committed.tick_s), "fft_size": committed.fft_size},
+        "committed": None if committed is None else params_dict(committed),
         "groups": groups,
     }

@@ -84,21 +84,38 @@ def render_report(
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         '<section id="summary"><h2>Summary</h2>',
-        _table(["", "committed", "recommended"], [
-            ["floor", committed.floor, derivations[0].floor.floor if derivations else None],
-            ["quiet_s", committed.quiet_s, derivations[0].gaps.quiet_s if derivations else None],
-            ["onset_timeout_s", committed.onset_timeout_s, derivations[0].onsets.onset_timeout_s if derivations else None],
-        ]),
+        _table(
+            ["", "committed", "recommended"],
+            [
+                ["floor", committed.floor, derivations[0].floor.floor if derivations else None],
+                ["quiet_s", committed.quiet_s, derivations[0].gaps.quiet_s if derivations else None],
+                [
+                    "onset_timeout_s",
+                    committed.onset_timeout_s,
+                    derivations[0].onsets.onset_timeout_s if derivations else None,
+                ],
+            ],
+        ),
         f'<p class="{"fail" if failed else "pass"}">check: {n_cases} checks, '
         f"{len({(r.recording, r.check) for r in failed})} failed.</p></section>",
         '<section id="derive"><h2>Derive</h2>',
         f"<pre>{html.escape(derive_text(derivations, committed))}</pre></section>",
         '<section id="check"><h2>Check</h2>',
-        _table(["recording", "time", "check", "result", "measured", "threshold"], [
-            [r.recording, r.line().split(":", 2)[1] if r.t_s is not None else "", r.check,
-             "n/a" if not r.applicable else ("pass" if r.passed else "FAIL"), r.measured, r.threshold]
-            for r in checks
-        ], left=6),
+        _table(
+            ["recording", "time", "check", "result", "measured", "threshold"],
+            [
+                [
+                    r.recording,
+                    r.line().split(":", 2)[1] if r.t_s is not None else "",
+                    r.check,
+                    "n/a" if not r.applicable else ("pass" if r.passed else "FAIL"),
+                    r.measured,
+                    r.threshold,
+                ]
+                for r in checks
+            ],
+            left=6,
+        ),
         "</section>",
         '<section id="sweep"><h2>Sweep</h2>',
     ]
@@ -106,19 +123,48 @@ def render_report(
         parts.append("<p>No sweep.</p>")
     else:
         r = sweep.recommended
-        parts.append("<p>Recommended: " + ("none (no beats)" if r is None else
-                     html.escape(f"floor {r.floor:g}, quiet {r.quiet_s:g} s: {r.n_premature} premature ends, "
-                                 f"mean added latency {r.latency_mean_s:.3f} s")) + "</p>")
-        parts.extend(f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
-                     for c, u in sweep_images)
-        parts.append(_table(
-            ["floor", "quiet_s", "beats", "premature", "risks", "no onset", "latency mean", "p95", "max"],
-            [[p.floor, p.quiet_s, p.n_beats, p.n_premature, p.n_premature_risk, p.n_no_onset, p.latency_mean_s,
-              p.latency_p95_s, p.latency_max_s] for p in sweep.points], left=0))
+        parts.append(
+            "<p>Recommended: "
+            + (
+                "none (no beats)"
+                if r is None
+                else html.escape(
+                    f"floor {r.floor:g}, quiet {r.quiet_s:g} s: {r.n_premature} premature ends, "
+                    f"mean added latency {r.latency_mean_s:.3f} s"
+                )
+            )
+            + "</p>"
+        )
+        parts.extend(
+            f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
+            for c, u in sweep_images
+        )
+        parts.append(
+            _table(
+                ["floor", "quiet_s", "beats", "premature", "risks", "no onset", "latency mean", "p95", "max"],
+                [
+                    [
+                        p.floor,
+                        p.quiet_s,
+                        p.n_beats,
+                        p.n_premature,
+                        p.n_premature_risk,
+                        p.n_no_onset,
+                        p.latency_mean_s,
+                        p.latency_p95_s,
+                        p.latency_max_s,
+                    ]
+                    for p in sweep.points
+                ],
+                left=0,
+            )
+        )
     parts.append("</section>")
     parts.append('<section id="recordings"><h2>Recordings</h2>')
-    parts.extend(f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
-                 for c, u in recording_images)
+    parts.extend(
+        f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
+        for c, u in recording_images
+    )
     parts.append("</section>")
     parts.append(f"<footer><p>speech-clock {html.escape(__version__)}</p></footer></body></html>\n")
     return "\n".join(parts)

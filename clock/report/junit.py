@@ -22,8 +22,9 @@ def junit_xml(results: Sequence[CheckResult], *, suite: str = "speechclock check
     n_fail = sum(any(not r.passed for r in rs) for rs in cases.values())
     n_skip = sum(all(not r.applicable for r in rs) for rs in cases.values())
     root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(n_fail))
-    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)), failures=str(n_fail),
-                       errors="0", skipped=str(n_skip))
+    ts = ET.SubElement(
+        root, "testsuite", name=suite, tests=str(len(cases)), failures=str(n_fail), errors="0", skipped=str(n_skip)
+    )
     for (recording, check), rs in cases.items():
         case = ET.SubElement(ts, "testcase", classname=recording, name=check)
         failed = [r for r in rs if not r.passed]

@@ -24,8 +24,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
 
-_EVENT_COLOURS = {"terminal": "tab:red", "tool_call": "tab:orange", "prompt": "tab:blue", "arrival": "tab:cyan",
-                  "pause": "tab:gray", "resume": "tab:gray", "end": "black", "clock.quiet": "tab:purple"}
+_EVENT_COLOURS = {
+    "terminal": "tab:red",
+    "tool_call": "tab:orange",
+    "prompt": "tab:blue",
+    "arrival": "tab:cyan",
+    "pause": "tab:gray",
+    "resume": "tab:gray",
+    "end": "black",
+    "clock.quiet": "tab:purple",
+}
 _DB_FLOOR = -100.0
 
 
@@ -114,8 +122,14 @@ def plot_recording(
 
     for seg in segmentation.segments:
         in_ack = any(a <= seg.last_word_s <= b + 1e-9 for a, b in ack_spans)
-        ax_level.axvspan(seg.onset_s, seg.last_word_s, color="tab:orange" if in_ack else "tab:green", alpha=0.2,
-                         linewidth=0, label=once("acknowledgment" if in_ack else "speech (level > floor)"))
+        ax_level.axvspan(
+            seg.onset_s,
+            seg.last_word_s,
+            color="tab:orange" if in_ack else "tab:green",
+            alpha=0.2,
+            linewidth=0,
+            label=once("acknowledgment" if in_ack else "speech (level > floor)"),
+        )
     for a, b in narrations:
         ax_level.hlines(_DB_FLOOR + 4, a, b, color="tab:green", linewidth=4, label=once("narration"))
     for seg, nxt, gap in zip(segmentation.segments, segmentation.segments[1:], segmentation.gaps_s):
@@ -137,8 +151,9 @@ def plot_recording(
         ax_clock = axes[2]
         state = replay.state
         for code, colour, name in ((WAITING, "gold", "waiting"), (SPEAKING, "tab:green", "speaking")):
-            ax_clock.fill_between(t, 0, 1, where=state == code, step="mid", color=colour, alpha=0.35,
-                                  linewidth=0, label=name)
+            ax_clock.fill_between(
+                t, 0, 1, where=state == code, step="mid", color=colour, alpha=0.35, linewidth=0, label=name
+            )
         ax_clock.plot(t, replay.quiet_count_s, color="tab:purple", linewidth=1, label="quiet count (s)")
         done = t[state == DONE]
         ax_clock.vlines(done, 0, ax_clock.get_ylim()[1], color="black", linewidth=1.5, label="beat done")
@@ -164,8 +179,14 @@ def plot_sweep_heatmap(result: SweepResult, *, field: str = "n_premature") -> Fi
     fig.colorbar(image, ax=ax, label=field)
     if result.recommended is not None:
         r = result.recommended
-        ax.plot(result.quiets_s.index(r.quiet_s), result.floors.index(r.floor), marker="*", color="red",
-                markersize=14, label="recommended")
+        ax.plot(
+            result.quiets_s.index(r.quiet_s),
+            result.floors.index(r.floor),
+            marker="*",
+            color="red",
+            markersize=14,
+            label="recommended",
+        )
         ax.legend(loc="upper left", fontsize=7)
     return fig
 
@@ -175,15 +196,32 @@ def plot_tradeoff(result: SweepResult) -> Figure:
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     pts = [p for p in result.points if p.latency_mean_s is not None]
-    ax.scatter([p.latency_mean_s for p in pts], [p.n_premature for p in pts], c=[p.quiet_s for p in pts],
-               cmap="viridis", s=18, label="settings")
+    ax.scatter(
+        [p.latency_mean_s for p in pts],
+        [p.n_premature for p in pts],
+        c=[p.quiet_s for p in pts],
+        cmap="viridis",
+        s=18,
+        label="settings",
+    )
     front = [p for p in result.pareto if p.latency_mean_s is not None]
-    ax.plot([p.latency_mean_s for p in front], [p.n_premature for p in front], color="tab:red", marker="o",
-            label="Pareto front")
+    ax.plot(
+        [p.latency_mean_s for p in front],
+        [p.n_premature for p in front],
+        color="tab:red",
+        marker="o",
+        label="Pareto front",
+    )
     if result.recommended is not None and result.recommended.latency_mean_s is not None:
         r = result.recommended
-        ax.plot(r.latency_mean_s, r.n_premature, marker="*", color="black", markersize=14,
-                label=f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s")
+        ax.plot(
+            r.latency_mean_s,
+            r.n_premature,
+            marker="*",
+            color="black",
+            markersize=14,
+            label=f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s",
+        )
     ax.set_xlabel("mean added latency after the last word (s)")
     ax.set_ylabel("premature ends (beats)")
     ax.set_title("talking over the guide vs making every stop drag")
