@@ -139,3 +139,43 @@ window.addEventListener('load', () => {{
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
     assert len(alts) == len(recordings) + 2 and all(i["ok"] for i in seen["images"])
+
+
+def test_report_is_identical_with_jobs(cli, tmp_path):
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    args = ["--floor", "0.003", "--quiet", "2.4:2.5:0.1"]
+    assert cli("report", RECORDINGS, "-o", a, *args).exit_code == 0
+    assert cli("report", RECORDINGS, "-o", b, *args, "--jobs", "2").exit_code == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_progress_bar_on_a_terminal(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    def stderr_of(*extra: str) -> str:
+        leader, follower = pty.openpty()
+        done = subprocess.run(
+            [sys.executable, "-m", "clock", "derive", str(RECORDINGS), *extra],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            check=True,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(leader)
+        assert b"== all" in done.stdout
+        return b"".join(chunks).decode("utf-8", "replace")
+
+    assert "recordings" in stderr_of() and "100%" in stderr_of()
+    assert stderr_of("--no-progress") == ""
