@@ -26,7 +26,7 @@ browser:
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 test: install browser
-	$(BIN)/python -m pytest
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest
 
 clean:
 	rm -rf $(VENV)

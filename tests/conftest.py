@@ -2,11 +2,20 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import configuration, settings
+
+# The tests never write into the source tree: no example database, and
+# hypothesis's own storage in a temporary folder.
+_HYPOTHESIS_HOME = tempfile.TemporaryDirectory(prefix="speechclock-hypothesis-")
+configuration.set_hypothesis_home_dir(_HYPOTHESIS_HOME.name)
+settings.register_profile("speechclock", database=None)
+settings.load_profile("speechclock")
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -190,3 +190,19 @@ def test_summarize_counts_exact_zeros_peak_and_rms():
     s = summarize([x[:1], x[1:]], 4)
     assert (s.n_frames, s.exact_zero_share, s.peak, s.rms, s.duration_s) == (4, 0.5, 0.5, math.sqrt(0.125), 1.0)
     assert s.peak_dbfs == pytest.approx(-6.0206, abs=1e-4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(np.float32, 6000, elements=st.floats(-1, 1, width=32)),
+    st.integers(0, 3000),
+    st.integers(2048, 3000),
+    st.sampled_from(["rms", "peak"]),
+)
+def test_every_window_inside_digital_silence_reads_exactly_zero(x, start, length, metric):
+    x = x.copy()
+    x[start : start + length] = 0.0
+    trace = levels(x, 48000, metric=metric)
+    inside = (trace.frames - 2048 >= start) & (trace.frames <= start + length)
+    assert np.all(trace.level[inside] == 0.0)
+    assert np.all(trace.level >= 0.0)
