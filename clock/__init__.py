@@ -69,8 +69,8 @@ _LAZY = {
     "plot_recording": "clock.report.plot",
     "plot_sweep_heatmap": "clock.report.plot",
     "plot_tradeoff": "clock.report.plot",
-    "derive_text": "clock.report.derive_text",
-    "derive_markdown": "clock.report.derive_text",
+    "derive_text": "clock.report.text",
+    "derive_markdown": "clock.report.text",
 }
 
 __all__ = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -12,75 +11,13 @@ import click
 from ..core.beats import beats as find_beats
 from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
-from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from ..errors import EventLogError
-from ..io.config import find_config, read_config
-from ..io.decode import probe
 from ..io.events import read_labels
 from ..io.output import atomic_output, json_text
-from ..io.recording import Recording, read_recording
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from .options import (
-    analyser_options,
-    clock_options,
-    level_options,
-    make_ticks,
-    output_option,
-    recording_argument,
-)
+from ..report.text import table
+from .options import clock_options, config_option, level_options, load, output_option, recording_argument
 
-
-def table(header: list[str], rows: list[list[Any]]) -> str:
-    """Plain text columns, right-aligned; None shows as '-'."""
-    cells = [header] + [["-" if v is None else _cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
-def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
-    """The thresholds of --config, or of the speechclock.toml beside REC, or the defaults."""
-    path = config or find_config(rec.parent)
-    return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
-
-
-def load(
-    rec: Path,
-    *,
-    fft_size: int | None,
-    tick_s: Fraction | None,
-    tick_frames: int | None,
-    align: str,
-    context_rate: int | None,
-    config: Path | None = None,
-    quantum: bool = False,
-    events: Path | None = None,
-    lenient: bool = False,
-    **thresholds: Any,
-) -> tuple[Recording, Thresholds]:
-    """Read REC with the options given, and the thresholds they make (over the committed ones)."""
-    base = committed_thresholds(rec, config)
-    options = analyser_options(fft_size or base.fft_size)
-    rate = context_rate or probe(rec).sample_rate_hz
-    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
-    recording = read_recording(
-        rec, ticks=ticks, options=options, context_rate_hz=context_rate, quantum=quantum, events=events, lenient=lenient
-    )
-    return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
-
-
-config_option = click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="speechclock.toml with the committed thresholds [default: the one beside REC].",
-)
 labels_option = click.option(
     "--labels",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -15,8 +15,8 @@ from ..errors import SpeechClockError
 from ..io.baseline import read_baseline, write_baseline
 from ..io.config import Config
 from ..io.output import atomic_output, json_text
-from ..report.derive_text import derive_dict, derive_markdown, derive_text
 from ..report.junit import junit_xml
+from ..report.text import derive_dict, derive_markdown, derive_text
 from .options import corpus_options, load_corpus, output_option
 
 

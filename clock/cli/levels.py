@@ -11,8 +11,15 @@ import numpy as np
 from ..core.levels import METRICS, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_npz
-from .beats import committed_thresholds, config_option
-from .options import analyser_options, level_options, make_ticks, output_option, recording_argument
+from .options import (
+    analyser_options,
+    committed_thresholds,
+    config_option,
+    level_options,
+    make_ticks,
+    output_option,
+    recording_argument,
+)
 
 
 def _fmt(value: float) -> str:

@@ -17,6 +17,9 @@ from ..core.analyser import AnalyserOptions
 from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
+from ..io.config import find_config, read_config
+from ..io.decode import probe
+from ..io.recording import Recording, read_recording
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -255,3 +258,41 @@ def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, qu
         length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
     ) as bar:
         return load(recordings, config=config, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
+
+
+config_option = click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="speechclock.toml with the committed thresholds [default: the one beside REC].",
+)
+
+
+def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
+    """The thresholds of --config, or of the speechclock.toml beside REC, or the defaults."""
+    path = config or find_config(rec.parent)
+    return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
+
+
+def load(
+    rec: Path,
+    *,
+    fft_size: int | None,
+    tick_s: Fraction | None,
+    tick_frames: int | None,
+    align: str,
+    context_rate: int | None,
+    config: Path | None = None,
+    quantum: bool = False,
+    events: Path | None = None,
+    lenient: bool = False,
+    **thresholds: Any,
+) -> tuple[Recording, Thresholds]:
+    """Read REC with the options given, and the thresholds they make (over the committed ones)."""
+    base = committed_thresholds(rec, config)
+    options = analyser_options(fft_size or base.fft_size)
+    rate = context_rate or probe(rec).sample_rate_hz
+    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+    recording = read_recording(
+        rec, ticks=ticks, options=options, context_rate_hz=context_rate, quantum=quantum, events=events, lenient=lenient
+    )
+    return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)

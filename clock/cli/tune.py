@@ -19,9 +19,18 @@ from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
-from .beats import config_option, load
+from ..report.text import table
 from .derive import run_checks
-from .options import clock_options, corpus_options, level_options, load_corpus, output_option, recording_argument
+from .options import (
+    clock_options,
+    config_option,
+    corpus_options,
+    level_options,
+    load,
+    load_corpus,
+    output_option,
+    recording_argument,
+)
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -142,8 +151,6 @@ sweep_quiet = click.option(
 
 def sweep_table(result: SweepResult) -> str:
     """The sweep as plain text."""
-    from .beats import table
-
     rows = [
         [
             p.floor,

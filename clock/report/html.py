@@ -17,8 +17,8 @@ from ..core.check import CheckResult
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
-from .derive_text import derive_text
 from .plot import save_figure
+from .text import derive_text
 
 __all__ = ["SECTIONS", "png_data_uri", "render_report"]
 

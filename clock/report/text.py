@@ -1,4 +1,4 @@
-"""The derive results as plain text, Markdown and JSON-ready dicts."""
+"""Plain-text tables, and the derive results as text, Markdown and JSON-ready dicts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,22 @@ from ..core.derive import Derivation, equivalents
 from ..core.thresholds import Thresholds
 from ..io.serialize import params_dict
 
-__all__ = ["derive_dict", "derive_markdown", "derive_text"]
+__all__ = ["derive_dict", "derive_markdown", "derive_text", "table"]
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    """Plain text columns, right-aligned; None shows as '-'."""
+    cells = [header] + [["-" if v is None else _cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
 
 
 def _n(x: float | None, digits: int = 3) -> str:
