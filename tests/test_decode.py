@@ -11,7 +11,7 @@ import soundfile as sf
 from audiofiles import tone_with_silence, write_pyav, write_soundfile
 
 from clock.core.levels import levels, summarize
-from clock.errors import InvalidParameterError, InvalidSignalError, RecordingError
+from clock.errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
 from clock.io.decode import iter_blocks, probe
 
 
@@ -125,6 +125,29 @@ def test_opus_round_trip_keeps_digital_silence_at_exact_zero(tmp_path, kind):
     y = decode(write(tmp_path / name, x, rate))
     quiet = y[int(1.1 * rate) : int(2.45 * rate)]
     assert quiet.size > rate and np.all(quiet == 0.0)
+
+
+def test_a_hole_in_a_webm_stream_is_filled_with_silence(tmp_path):
+    import av
+
+    rate = 48000
+    tone = tone_with_silence(rate)[: rate // 2]
+    path = tmp_path / "hole.webm"
+    with av.open(str(path), mode="w", format="webm") as out:
+        stream = out.add_stream("libopus", rate=rate, layout="mono")
+        for start in range(0, tone.size, 960):
+            frame = av.AudioFrame.from_ndarray(tone[None, start : start + 960], format="flt", layout="mono")
+            frame.sample_rate = rate
+            frame.pts = start + (rate if start >= rate // 4 else 0)  # one second missing after 0.25 s
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    with pytest.warns(SpeechClockWarning, match=r"hole.webm: 1.0\d\d s missing from the stream at 0.2\d\d s"):
+        y = decode(path)
+    assert abs(y.size - (tone.size + rate)) <= 960
+    gap = y[int(0.3 * rate) : int(1.2 * rate)]
+    assert np.all(gap == 0.0)
 
 
 def test_stereo_is_downmixed_by_the_speakers_rule(tmp_path, rng):

@@ -14,7 +14,10 @@ exactly ``-1.0`` and ``0`` as exactly ``0.0``; unsigned 8-bit is centred on
 Web Audio "speakers" rules (:func:`clock.analyser.downmix_to_mono`).
 
 Recordings are opened read-only and decoded block by block; memory does not
-grow with a recording's length. Resampling to an ``AudioContext`` rate uses
+grow with a recording's length. Where a container's timestamps jump by more
+than 0.1 s (a hole in a MediaRecorder stream), the hole is filled with
+silence, with a warning, so the audio timeline stays aligned with the event
+log; smaller jitter (a few ms in Chromium's WebM) is ignored. Resampling to an ``AudioContext`` rate uses
 soxr's streaming resampler (a well-known, high-quality resampler; Chromium's
 own sinc resampler differs in the last bits, so levels of a resampled
 recording are close to, not bit-identical with, the browser's).
@@ -23,6 +26,7 @@ recording are close to, not bit-identical with, the browser's).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,12 +35,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.analyser import downmix_to_mono
-from ..errors import InvalidParameterError, InvalidSignalError, RecordingError
+from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
 
 __all__ = ["AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
 
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
+
+# A jump in a container's timestamps longer than this is a hole in the stream
+# (MediaRecorder's timestamps jitter by a few milliseconds; those are ignored).
+_GAP_FILL_S = 0.1
 
 # libsndfile reports this frame count when a header gives no length.
 _UNKNOWN_LENGTH = 2**62
@@ -192,8 +200,9 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     if info.n_frames is None or info.codec == "OPUS":
         # libsndfile cannot stream a FLAC without a length (it seeks and fails),
         # and its libopus float path adds a 1e-30 anti-denormal offset, so
-        # digital silence never decodes to 0. FFmpeg's Opus decoder (the one
-        # Chromium uses for Opus files) returns exact zeros.
+        # digital silence never decodes to 0, while the remote track the
+        # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. FFmpeg's
+        # own Opus decoder returns exact zeros.
         return _probe_pyav(p)
     if info.n_frames == 0:
         raise RecordingError(f"{p}: holds no audio frames")
@@ -268,8 +277,22 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
     try:
         with av.open(info.path, mode="r") as container:
             stream = container.streams.audio[0]
+            first_s: float | None = None
             for frame in container.decode(stream):
                 block = _pyav_frame_to_array(frame)
+                if frame.pts is not None and frame.time_base is not None:
+                    at_s = float(frame.pts * frame.time_base)
+                    first_s = at_s if first_s is None else first_s
+                    missing = int(round((at_s - first_s) * info.sample_rate_hz)) - n_read
+                    if missing > _GAP_FILL_S * info.sample_rate_hz:
+                        warnings.warn(
+                            f"{info.path}: {missing / info.sample_rate_hz:.3f} s missing from the stream at "
+                            f"{n_read / info.sample_rate_hz:.3f} s; filled with silence to keep the timeline",
+                            SpeechClockWarning,
+                            stacklevel=2,
+                        )
+                        yield np.zeros((missing, block.shape[1]), np.float32)
+                        n_read += missing
                 n_read += block.shape[0]
                 yield block
     except av.FFmpegError as err:
