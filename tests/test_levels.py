@@ -206,3 +206,15 @@ def test_every_window_inside_digital_silence_reads_exactly_zero(x, start, length
     inside = (trace.frames - 2048 >= start) & (trace.frames <= start + length)
     assert np.all(trace.level[inside] == 0.0)
     assert np.all(trace.level >= 0.0)
+
+
+def test_one_huge_block_is_as_exact_as_many_small_ones():
+    # 16-bit samples at full scale: in one block their running sum of squares
+    # passes 2**22, where float64 prefix sums stop being exact; the result must
+    # still equal the sequential loop's (as the per-block computation does).
+    x = np.where(np.arange(2**24) % 3 == 0, 1.0, -32767 / 32768).astype(np.float32)
+    whole = levels(x, 48000)
+    blocks = levels((x[i : i + 65536] for i in range(0, x.size, 65536)), 48000)
+    np.testing.assert_array_equal(whole.level, blocks.level)
+    node = Analyser(x[:20000], AnalyserOptions())
+    assert whole.level[10] == js_rms(node.get_float_time_domain_data(int(whole.frames[10])))

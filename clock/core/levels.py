@@ -210,11 +210,13 @@ _Metric = Callable[
     [NDArray[np.float32], NDArray[np.int64], _State, AnalyserOptions], tuple[NDArray[np.float64], _State]
 ]
 
-# Samples on the 16-bit grid (k / 32768) have squares k**2 / 2**30 whose
-# partial sums over a block are exact in float64, so any summation order gives
-# the sequential loop's result; checked per block.
+# Samples on the 16-bit grid (k / 32768) have squares k**2 / 2**30; while
+# their running sum stays below 2**22 every partial sum is exact in float64
+# (a multiple of 2**-30 below 2**22 needs at most 52 bits), so any summation
+# order gives the sequential loop's result. Checked per block.
 _GRID = np.float32(32768)
 _GRID_MAX_ABS = 2.0
+_EXACT_SUM_LIMIT = 2.0**22
 
 
 def _windows(buf: NDArray[np.float32], starts: NDArray[np.int64], n: int) -> NDArray[np.float32]:
@@ -238,8 +240,9 @@ def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
         usable = (buf.size - off) // g * g
         granules = np.square(buf[off : off + usable], dtype=np.float64).reshape(-1, g).sum(axis=1)
         prefix = np.concatenate([[0.0], np.cumsum(granules)])
-        first = (starts - off) // g
-        return np.sqrt((prefix[first + n // g] - prefix[first]) / n), None
+        if prefix[-1] < _EXACT_SUM_LIMIT:
+            first = (starts - off) // g
+            return np.sqrt((prefix[first + n // g] - prefix[first]) / n), None
     return rms_of_windows(_windows(buf, starts, n)), None
 
 
