@@ -139,6 +139,8 @@ window.addEventListener('load', () => {{
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
     assert len(alts) == len(recordings) + 2 and all(i["ok"] for i in seen["images"])
+    # The check table gives each result's time as mm:ss.mmm.
+    assert re.search(r"<td[^>]*>short-en-029-44k\.wav</td><td[^>]*>\d\d:\d\d\.\d{3}</td><td[^>]*>gap</td>", page)
 
 
 def test_report_is_identical_with_jobs(cli, tmp_path):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..core.check import CheckResult
+from ..core.check import CheckResult, clock_time
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
@@ -106,7 +106,7 @@ def render_report(
             [
                 [
                     r.recording,
-                    r.line().split(":", 2)[1] if r.t_s is not None else "",
+                    clock_time(r.t_s) if r.t_s is not None else "",
                     r.check,
                     "n/a" if not r.applicable else ("pass" if r.passed else "FAIL"),
                     r.measured,
