@@ -87,7 +87,7 @@ def test_flac_without_length_in_its_header_still_decodes(tmp_path, rng):
 LOSSY = {
     "ogg-vorbis": ("x.ogg", lambda p, x, r: write_soundfile(p, x, r, "VORBIS"), "OGG"),
     "ogg-opus": ("x.opus.ogg", lambda p, x, r: write_soundfile(p, x, r, "OPUS"), "ogg"),
-    "mp3": ("x.mp3", lambda p, x, r: write_soundfile(p, x, r, "MPEG_LAYER_III"), "MP3"),
+    "mp3": ("x.mp3", lambda p, x, r: write_soundfile(p, x, r, "MPEG_LAYER_III"), "mp3"),
     "webm-opus": ("x.webm", lambda p, x, r: write_pyav(p, x, r, "libopus", fmt="webm"), "matroska,webm"),
     "mkv-opus": ("x.mkv", lambda p, x, r: write_pyav(p, x, r, "libopus", fmt="matroska"), "matroska,webm"),
     "mp4-aac": ("x.mp4", lambda p, x, r: write_pyav(p, x, r, "aac", fmt="mp4"), "mov,mp4,m4a,3gp,3g2,mj2"),

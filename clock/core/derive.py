@@ -29,8 +29,9 @@ Rules
 * **floor** = the ``speech_percentile`` (5th) percentile of speech levels
   divided by 2 (6 dB below it), rounded down to two significant digits; it
   must sit at least 6 dB above the silence ceiling (the highest silence
-  level). If it cannot, the geometric mean of the two is recommended and
-  flagged; if speech is not above silence at all, no floor is recommended.
+  level). If it cannot, the geometric mean of the two (rounded the same way)
+  is recommended and flagged; if speech is not above silence at all, no
+  floor is recommended.
 * **quiet time** = the longest inter-sentence gap (measured at the
   recommended floor, counting only unpaused time) + ``quiet_margin_s``
   (0.2 s), rounded up to 0.05 s. The chance that a future gap exceeds it is
@@ -376,9 +377,10 @@ def _floor_evidence(obs: Sequence[Observation], margins: Margins) -> FloorEviden
         floor = _round_down_2sig(low / 2)
         rule = f"p{margins.speech_percentile:g} of speech / 2, rounded down to 2 significant digits"
         if floor < 2 * ceiling:
-            floor = math.sqrt(low * ceiling)
+            floor = _round_down_2sig(math.sqrt(low * ceiling))
             rule = (
-                f"geometric mean of p{margins.speech_percentile:g} of speech and the silence ceiling (thin separation)"
+                f"geometric mean of p{margins.speech_percentile:g} of speech and the silence ceiling, "
+                "rounded down to 2 significant digits (thin separation)"
             )
     return FloorEvidence(
         n_recordings=len(obs),
@@ -441,6 +443,7 @@ def derive(
         notes.append(f"{floor_ev.rule}; gaps measured at the fallback floor {fallback_floor}")
     all_gaps: list[tuple[str, float, float]] = []
     latencies: list[tuple[str, float, float]] = []
+    unlogged: list[str] = []
     for o in observations:
         if o.events is not None and o.events.terminals:
             for b in beats(o.trace, o.events, floor=floor, quiet_s=quiet_s):
@@ -450,7 +453,12 @@ def derive(
         else:
             seg = segments(o.trace, floor=floor)
             all_gaps.extend((o.name, s.last_word_s, g) for s, g in zip(seg.segments, seg.gaps_s))
-            notes.append(f"{o.name}: no event log; gaps of the whole recording count as narration gaps")
+            unlogged.append(o.name)
+    if unlogged:
+        notes.append(
+            f"no event log for {len(unlogged)} recording(s) ({', '.join(unlogged[:3])}"
+            f"{', ...' if len(unlogged) > 3 else ''}): every gap in them counts as a narration gap"
+        )
     g_all = np.array([g for _, _, g in all_gaps])
     g = g_all[g_all >= margins.min_gap_s]
     longest = tuple(sorted(all_gaps, key=lambda x: (-x[2], x[0], x[1]))[:5])

@@ -2,23 +2,26 @@
 
 This is the only module that talks to soundfile and PyAV.
 
-* WAV (PCM 8/16/24/32-bit and float), FLAC, Ogg (Vorbis, Opus) and MP3 are read
-  with soundfile (libsndfile);
+* WAV (PCM 8/16/24/32-bit and float), FLAC and Ogg Vorbis are read with
+  soundfile (libsndfile);
 * WebM and Matroska (Opus, as a browser's ``MediaRecorder`` writes them), MP4
-  (AAC), and a FLAC whose header gives no length (as streamed TTS APIs return
-  it) are read with PyAV (FFmpeg).
+  (AAC), Opus in any container, MP3, and a FLAC whose header gives no length
+  (as streamed TTS APIs return it) are read with PyAV (FFmpeg). libsndfile
+  opens those too, but its libopus path never decodes digital silence to 0,
+  its libmpg123 writes errors straight to the terminal on damaged MP3 frames,
+  and it cannot stream a FLAC without a length.
 
 Integer PCM is scaled as ``v / 2**(bits - 1)``: 16-bit ``-32768`` reads as
 exactly ``-1.0`` and ``0`` as exactly ``0.0``; unsigned 8-bit is centred on
 128 first. Float PCM is passed through. Channels are down-mixed to mono by the
-Web Audio "speakers" rules (:func:`clock.analyser.downmix_to_mono`).
+Web Audio "speakers" rules (:func:`clock.core.analyser.downmix_to_mono`).
 
 Recordings are opened read-only and decoded block by block; memory does not
 grow with a recording's length. Where a container's timestamps jump by more
 than 0.1 s (a hole in a MediaRecorder stream), the hole is filled with
 silence, with a warning, so the audio timeline stays aligned with the event
-log; smaller jitter (a few ms in Chromium's WebM) is ignored. Resampling to an ``AudioContext`` rate uses
-soxr's streaming resampler (a well-known, high-quality resampler; Chromium's
+log; smaller jitter (a few ms in Chromium's WebM) is ignored. Resampling to
+an ``AudioContext`` rate uses soxr's streaming resampler (a well-known, high-quality resampler; Chromium's
 own sinc resampler differs in the last bits, so levels of a resampled
 recording are close to, not bit-identical with, the browser's).
 """
@@ -197,9 +200,10 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
             return _probe_pyav(p)
         except RecordingError:
             raise RecordingError(f"{p}: not a recognised audio file") from None
-    if info.n_frames is None or info.codec == "OPUS":
+    if info.n_frames is None or info.codec == "OPUS" or info.container == "MP3":
         # libsndfile cannot stream a FLAC without a length (it seeks and fails),
-        # and its libopus float path adds a 1e-30 anti-denormal offset, so
+        # its libmpg123 prints to the terminal on damaged MP3 frames, and its
+        # libopus float path adds a 1e-30 anti-denormal offset, so
         # digital silence never decodes to 0, while the remote track the
         # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. FFmpeg's
         # own Opus decoder returns exact zeros.
