@@ -1,0 +1,35 @@
+"""On real speech from ../shared/corpus (skipped when it is absent): what the MANIFEST says holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from clock.core.derive import derive
+from clock.io.corpus import load_corpus
+
+
+def test_tts_sentence_gaps_are_short(corpus):
+    # MANIFEST: "Sentence gaps in these TTS clips run about 0.2-0.8 s".
+    d = derive(load_corpus([corpus / "openai-tts"]).observations)
+    assert d.gaps.n_gaps >= 10
+    assert 0.2 <= d.gaps.p50_s <= 0.8 and d.gaps.max_gap_s <= 0.85
+    assert d.gaps.quiet_s <= 1.05
+    assert any("no event log" in w for w in d.warnings) and any("thin evidence" in w for w in d.warnings)
+
+
+def test_tts_speech_reads_in_the_expected_range(corpus):
+    d = derive(load_corpus([corpus / "openai-tts"]).observations)
+    assert 0.002 < d.floor.speech["p5"] < 0.02 and 0.05 < d.floor.speech["max"] < 0.3
+
+
+def test_a_human_noise_floor_above_0003_is_reported_not_hidden(corpus, cli):
+    # MANIFEST: sonnet001 has a noise floor near -44 dBFS, which 0.003 (-50.5 dBFS) does not sit under.
+    result = cli("check", corpus / "human-read" / "sonnet001.wav")
+    assert result.exit_code == 1
+    assert any(": silence-ceiling: silence at 0.0" in line for line in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize("name", ["human-read", "meetings"])
+def test_noisy_rooms_get_no_floor_or_a_flagged_one(corpus, name):
+    floor = derive(load_corpus([corpus / name]).observations).floor
+    assert floor.floor is None or "thin separation" in floor.rule or floor.floor > 0.003
