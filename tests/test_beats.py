@@ -90,6 +90,16 @@ def test_negative_floor_is_refused():
         segments(trace_of(Session(1.0)), floor=-1)
 
 
+def test_label_errors_take_the_first_and_last_segment_inside_a_label():
+    # One labelled sentence with a dip between its words: two segments.
+    s = Session(4.0).say(0.5, 1.0).say(1.3, 2.0)
+    seg = segments(trace_of(s), floor=FLOOR)
+    assert seg.n_segments == 2
+    (match,) = label_errors(seg, [Label(0.5, 2.0, "sentence")])
+    assert 0 <= match.onset_error_s <= ENTER_S + TICK
+    assert abs(match.offset_error_s - WINDOW_S) <= TICK + ENTER_S
+
+
 def test_label_errors_match_each_label_with_its_segment():
     s = Session(5.0).say(0.5, 1.5).say(3.0, 4.0)
     seg = segments(trace_of(s), floor=FLOOR)

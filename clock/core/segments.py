@@ -188,24 +188,26 @@ class LabelMatch:
 def label_errors(segmentation: Segmentation, labels: Sequence[Label]) -> list[LabelMatch]:
     """Onset and offset errors of the segments against ground-truth labels.
 
-    Each label is matched with the segment whose ``[onset_s, last_word_s]``
-    (widened by one tick) overlaps it most.
+    A label's onset is compared with the first segment that overlaps it, and
+    its end with the last one (an utterance may dip below the floor between
+    words, so several segments can fall inside one label). Segments are taken
+    as ``[onset_s, last_word_s]`` widened by one tick.
     """
     out = []
     tick = segmentation.tick_s
     for label in labels:
-        best, best_overlap = None, 0.0
-        for seg in segmentation.segments:
-            overlap = min(seg.last_word_s + tick, label.end_s) - max(seg.onset_s, label.start_s)
-            if overlap > best_overlap:
-                best, best_overlap = seg, overlap
+        inside = [
+            seg
+            for seg in segmentation.segments
+            if min(seg.last_word_s + tick, label.end_s) - max(seg.onset_s, label.start_s) > 0
+        ]
         out.append(
             LabelMatch(
                 label.start_s,
                 label.end_s,
                 label.text,
-                None if best is None else best.onset_s - label.start_s,
-                None if best is None else best.last_word_s - label.end_s,
+                inside[0].onset_s - label.start_s if inside else None,
+                inside[-1].last_word_s - label.end_s if inside else None,
             )
         )
     return out
