@@ -19,7 +19,7 @@ from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
-from ..report.text import table
+from ..report.text import sweep_table
 from .derive import run_checks
 from .options import (
     clock_options,
@@ -147,37 +147,6 @@ sweep_quiet = click.option(
     metavar="LO:HI:STEP",
     help="Quiet times to try (s).",
 )
-
-
-def sweep_table(result: SweepResult) -> str:
-    """The sweep as plain text."""
-    rows = [
-        [
-            p.floor,
-            p.quiet_s,
-            p.n_beats,
-            p.n_premature,
-            p.n_premature_risk,
-            p.n_no_onset,
-            p.latency_mean_s,
-            p.latency_p95_s,
-            p.latency_max_s,
-            "*" if p == result.recommended else "",
-        ]
-        for p in result.points
-    ]
-    text = table(
-        ["floor", "quiet_s", "beats", "premature", "risk", "no_onset", "lat_mean_s", "lat_p95_s", "lat_max_s", "rec"],
-        rows,
-    )
-    r = result.recommended
-    if r is not None:
-        text += (
-            f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
-            f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
-            f"added latency mean {r.latency_mean_s:.3f} s)\n"
-        )
-    return text
 
 
 @click.command()

@@ -18,7 +18,7 @@ from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from .plot import save_figure
-from .text import derive_text
+from .text import SWEEP_HEADER, derive_text, sweep_rows
 
 __all__ = ["SECTIONS", "png_data_uri", "render_report"]
 
@@ -139,26 +139,7 @@ def render_report(
             f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
             for c, u in sweep_images
         )
-        parts.append(
-            _table(
-                ["floor", "quiet_s", "beats", "premature", "risks", "no onset", "latency mean", "p95", "max"],
-                [
-                    [
-                        p.floor,
-                        p.quiet_s,
-                        p.n_beats,
-                        p.n_premature,
-                        p.n_premature_risk,
-                        p.n_no_onset,
-                        p.latency_mean_s,
-                        p.latency_p95_s,
-                        p.latency_max_s,
-                    ]
-                    for p in sweep.points
-                ],
-                left=0,
-            )
-        )
+        parts.append(_table(SWEEP_HEADER, sweep_rows(sweep), left=0))
     parts.append("</section>")
     parts.append('<section id="recordings"><h2>Recordings</h2>')
     parts.extend(

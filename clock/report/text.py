@@ -8,10 +8,11 @@ from typing import Any
 
 from ..core.check import clock_time
 from ..core.derive import Derivation, equivalents
+from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..io.serialize import params_dict
 
-__all__ = ["derive_dict", "derive_markdown", "derive_text", "table"]
+__all__ = ["SWEEP_HEADER", "derive_dict", "derive_markdown", "derive_text", "sweep_rows", "sweep_table", "table"]
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -171,3 +172,39 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
         "committed": None if committed is None else params_dict(committed),
         "groups": groups,
     }
+
+
+#: Columns of the sweep table.
+SWEEP_HEADER = ["floor", "quiet_s", "beats", "premature", "risk", "no_onset", "lat_mean_s", "lat_p95_s", "lat_max_s"]
+
+
+def sweep_rows(result: SweepResult) -> list[list[Any]]:
+    """One row per setting, in :data:`SWEEP_HEADER` order."""
+    return [
+        [
+            p.floor,
+            p.quiet_s,
+            p.n_beats,
+            p.n_premature,
+            p.n_premature_risk,
+            p.n_no_onset,
+            p.latency_mean_s,
+            p.latency_p95_s,
+            p.latency_max_s,
+        ]
+        for p in result.points
+    ]
+
+
+def sweep_table(result: SweepResult) -> str:
+    """The sweep as plain text, the recommended setting starred and spelled out."""
+    marks = ["*" if p == result.recommended else "" for p in result.points]
+    text = table(SWEEP_HEADER + ["rec"], [row + [m] for row, m in zip(sweep_rows(result), marks)])
+    r = result.recommended
+    if r is not None:
+        text += (
+            f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
+            f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
+            f"added latency mean {r.latency_mean_s:.3f} s)\n"
+        )
+    return text
