@@ -1,4 +1,4 @@
-"""Lint and format (ruff, configured in pyproject.toml) hold for the whole tree."""
+"""Lint, format (ruff) and types (mypy), configured in pyproject.toml, hold for the whole tree."""
 
 from __future__ import annotations
 
@@ -18,5 +18,15 @@ def test_ruff_check():
 def test_ruff_format():
     done = subprocess.run(
         [sys.executable, "-m", "ruff", "format", "--check", *PATHS], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), "clock"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr

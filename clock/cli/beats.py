@@ -137,7 +137,8 @@ def beats(
     if labels:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
         matches = label_errors(seg, read_labels(labels))
-    with atomic_output(output, protect=(rec, recording.events.source and Path(recording.events.source))) as out:
+    log_path = Path(recording.events.source) if recording.events.source else rec
+    with atomic_output(output, protect=(rec, log_path)) as out:
         if fmt == "json":
             out.write(json_text(beats_dict(str(rec), th, found, matches)))
             return

@@ -254,6 +254,7 @@ def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, qu
     if quiet or not sys.stderr.isatty():
         return load(recordings, config=config, jobs=jobs, lenient=lenient)
     n = len(collect(recordings, config=config)[1])
+    bar: Any
     with click.progressbar(
         length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
     ) as bar:

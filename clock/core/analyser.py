@@ -148,6 +148,7 @@ def downmix_to_mono(channels: ArrayLike) -> NDArray[np.float32]:
     n_channels = x.shape[1]
     if n_channels == 1:
         return np.ascontiguousarray(x[:, 0])
+    weights: list[tuple[int, np.float32 | None]]  # (channel, gain); None adds the channel as it is
     if n_channels == 2:
         weights = [(0, np.float32(0.5)), (1, np.float32(0.5))]
     elif n_channels == 4:

@@ -256,7 +256,7 @@ def _beat_checks(
                 f"one tick ({tick_s:.4f} s)",
             )
             for b in logged
-            if abs(b.replay_vs_logged_s) > tick_s + _LOG_RESOLUTION_S
+            if abs(b.replay_vs_logged_s or 0.0) > tick_s + _LOG_RESOLUTION_S
         ],
         (None, f"{len(logged)} logged decisions", f"within one tick ({tick_s:.4f} s)"),
         bool(logged),

@@ -146,12 +146,11 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | None = No
     t = trace.t_s
     speech = trace.level > floor
     found = []
-    q_frames = q_speech = None
-    if quantum is not None:
-        q_frames, q_speech = quantum.frames, quantum.level > floor
+    q_frames = quantum.frames if quantum is not None else np.zeros(0, np.int64)
+    q_speech = quantum.level > floor if quantum is not None else np.zeros(0, bool)
     for start, end in runs(speech).tolist():
         onset_q = offset_q = None
-        if q_frames is not None:
+        if q_frames.size:
             # Between the neighbouring quiet ticks' frames, where the level crossed.
             lo = int(trace.frames[start - 1]) if start > 0 else -1
             hi = int(trace.frames[end + 1]) if end + 1 < trace.n_ticks else int(q_frames[-1]) + 1

@@ -168,7 +168,7 @@ def sweep(
     points = tuple(_point(observations, float(f), float(q), onset_timeout_s) for f in floors for q in quiets_s)
     scored = [p for p in points if p.n_beats]
     recommended = min(scored, key=lambda p: p.key) if scored else None
-    pareto = []
+    pareto: list[SweepPoint] = []
     for p in sorted(scored, key=lambda p: p.key):
         lat = p.latency_mean_s if p.latency_mean_s is not None else float("inf")
         if all(

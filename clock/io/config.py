@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -111,7 +112,7 @@ def find_config(folder: str | os.PathLike[str]) -> Path | None:
     return p if p.is_file() else None
 
 
-def _table(section: Any, key: str, allowed: dict[str, tuple[type, ...]], where: Path) -> dict[str, Any]:
+def _table(section: Any, key: str, allowed: Mapping[str, tuple[type, ...]], where: Path) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: key '{key}': must be a table")
     for name, value in section.items():

@@ -197,7 +197,7 @@ def plot_tradeoff(result: SweepResult) -> Figure:
     ax = fig.subplots()
     pts = [p for p in result.points if p.latency_mean_s is not None]
     ax.scatter(
-        [p.latency_mean_s for p in pts],
+        [float(p.latency_mean_s or 0.0) for p in pts],
         [p.n_premature for p in pts],
         c=[p.quiet_s for p in pts],
         cmap="viridis",
@@ -206,7 +206,7 @@ def plot_tradeoff(result: SweepResult) -> Figure:
     )
     front = [p for p in result.pareto if p.latency_mean_s is not None]
     ax.plot(
-        [p.latency_mean_s for p in front],
+        [float(p.latency_mean_s or 0.0) for p in front],
         [p.n_premature for p in front],
         color="tab:red",
         marker="o",
@@ -215,7 +215,7 @@ def plot_tradeoff(result: SweepResult) -> Figure:
     if result.recommended is not None and result.recommended.latency_mean_s is not None:
         r = result.recommended
         ax.plot(
-            r.latency_mean_s,
+            float(r.latency_mean_s or 0.0),
             r.n_premature,
             marker="*",
             color="black",
