@@ -2,10 +2,12 @@
 
 A page in headless Chromium plays a synthetic voice (an OscillatorNode gated
 on and off at known times) into a MediaStream, records it with the capture
-helper copied verbatim from docs/capture.md, logs a terminal response the
-same way, and posts the WebM and the event log back. speechclock must decode
-that WebM and find the utterances and gaps within one tick (plus the
-recorder's latency for times measured against the log).
+helper copied verbatim from docs/capture.md, runs its own clock on an
+AnalyserNode with the level function of docs/capture.md, logs the terminal
+response and the clock's decision the same way, and posts the WebM and the
+event log back. speechclock must decode that WebM, find the utterances and
+gaps within one tick, and its replay must agree with the page's live clock
+within one tick plus the recorder's latency.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def capture_helper() -> str:
     return helper
 
 
+def doc_block(marker: str) -> str:
+    """The JavaScript block of docs/capture.md that contains ``marker``, verbatim."""
+    blocks = re.findall(r"```js\n(.*?)```", DOC.read_text(), re.S)
+    return next(b for b in blocks if marker in b)
+
+
 def page() -> str:
     plan = json.dumps(UTTERANCES)
     return f"""<!DOCTYPE html><html><body><script>
@@ -47,14 +55,26 @@ def page() -> str:
   voice.connect(gate).connect(remote);
   voice.start();
   const capture = startCapture(remote.stream);
+  // The page's own clock, with the level function of docs/capture.md.
+  const audioContext = ctx, remoteStream = remote.stream;
+  {doc_block("function level()")}
+  let state = "idle", lastWord = 0;
+  setInterval(() => {{
+    const now = performance.now(), speech = level() > 0.003;
+    if (state === "waiting" && speech) {{ state = "speaking"; lastWord = now; }}
+    else if (state === "speaking") {{
+      if (speech) lastWord = now;
+      else if (now - lastWord >= 2500) {{ state = "idle"; capture.log("clock.quiet"); }}
+    }}
+  }}, 1000 / 60);
   await new Promise(r => setTimeout(r, 700));           // let the recorder start
   const t0 = ctx.currentTime + 0.05;
-  setTimeout(() => capture.log("terminal_response", {{linger_s: 0.5}}), 50);
+  setTimeout(() => {{ capture.log("terminal_response", {{linger_s: 0.5}}); state = "waiting"; }}, 50);
   for (const [a, b] of {plan}) {{
     gate.gain.setValueAtTime(0.2, t0 + a);
     gate.gain.setValueAtTime(0, t0 + b);
   }}
-  await new Promise(r => setTimeout(r, 7500));
+  await new Promise(r => setTimeout(r, 9000));
   capture.log("end");
   const {{audio, events}} = await capture.stop();
   await post('/audio', audio);
@@ -96,3 +116,8 @@ def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path,
     # Against the log, times also carry the recorder's start-up latency.
     assert beat["onset_latency_s"] == pytest.approx(UTTERANCES[0][0], abs=TICK + 0.15)
     assert beat["gaps_s"] == pytest.approx(long_gaps, abs=1e-9)
+    # The page's own clock, polling its analyser live, and speechclock's replay
+    # of the recording declare the beat over at the same time, within one tick
+    # plus the recorder's latency and the page timer's jitter.
+    assert beat["logged_quiet_s"] is not None and beat["quiet_declared_s"] is not None
+    assert abs(beat["replay_vs_logged_s"]) <= TICK + 0.1
