@@ -363,7 +363,7 @@ def beats(
     Warns
     -----
     SpeechClockWarning
-        An event after the end of the recording.
+        An event after the end of the recording, or before its start.
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
     t = trace.t_s
@@ -371,13 +371,12 @@ def beats(
     n = trace.n_ticks
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
     for e in events.events:
-        if e.t_s > end_s:
+        if e.t_s > end_s or e.t_s < 0:
             where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
-            warnings.warn(
-                f"{where}: {e.type} at {e.t_s:.3f} s is after the end of the recording ({end_s:.3f} s)",
-                SpeechClockWarning,
-                stacklevel=2,
+            when = (
+                f"after the end of the recording ({end_s:.3f} s)" if e.t_s > end_s else "before the recording started"
             )
+            warnings.warn(f"{where}: {e.type} at {e.t_s:.3f} s is {when}", SpeechClockWarning, stacklevel=2)
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
     pauses = _PauseClock.from_events(events)
     result = []
