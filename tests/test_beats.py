@@ -233,7 +233,7 @@ def test_terminal_after_the_recording_warns_and_has_no_onset():
 
 
 def test_terminal_before_the_recording_started_warns():
-    s = Session(4.0).event("terminal", -0.5).say(1.0, 2.0)
+    s = Session(6.0).event("terminal", -0.5).say(1.0, 2.0)
     with pytest.warns(SpeechClockWarning, match="before the recording started"):
         (b,) = beats(trace_of(s), as_log(s), floor=FLOOR, quiet_s=QUIET)
     assert near_onset(b.onset_s, 1.0) and b.quiet_declared_s is not None
