@@ -45,13 +45,19 @@ def png_data_uri(fig: Any) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
+    """An HTML table; the first ``left`` columns left-aligned, rows holding "FAIL" marked."""
+
     def cell(v: Any, i: int, tag: str = "td") -> str:
         cls = ' class="l"' if i < left else ""
         text = "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
         return f"<{tag}{cls}>{html.escape(text)}</{tag}>"
 
+    def row(r: Sequence[Any]) -> str:
+        cls = ' class="fail"' if "FAIL" in r else ""
+        return f"<tr{cls}>" + "".join(cell(v, i) for i, v in enumerate(r)) + "</tr>"
+
     head = "".join(cell(h, i, "th") for i, h in enumerate(header))
-    body = "".join("<tr>" + "".join(cell(v, i) for i, v in enumerate(r)) + "</tr>" for r in rows)
+    body = "".join(row(r) for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
