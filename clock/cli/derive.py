@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -152,13 +153,4 @@ def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str
 
 
 def _result_dict(r: CheckResult) -> dict[str, Any]:
-    return {
-        "recording": r.recording,
-        "check": r.check,
-        "passed": r.passed,
-        "applicable": r.applicable,
-        "t_s": r.t_s,
-        "measured": r.measured,
-        "threshold": r.threshold,
-        "line": r.line(),
-    }
+    return asdict(r) | {"line": r.line()}
