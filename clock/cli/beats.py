@@ -16,7 +16,16 @@ from ..io.events import read_labels
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
 from ..report.text import table
-from .options import clock_options, config_option, level_options, load, output_option, recording_argument
+from .options import (
+    clock_options,
+    config_option,
+    events_option,
+    level_options,
+    level_opts,
+    load,
+    output_option,
+    recording_argument,
+)
 
 labels_option = click.option(
     "--labels",
@@ -46,7 +55,7 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
     Each segment's onset and last word are given at the clock's cadence and
     at render-quantum resolution (128 frames).
     """
-    recording, th = load(rec, quantum=True, config=config, **_level_opts(opts), floor=opts["floor"])
+    recording, th = load(rec, quantum=True, config=config, **level_opts(opts), floor=opts["floor"])
     seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
     matches = label_errors(seg, read_labels(labels)) if labels else None
     with atomic_output(output, protect=(rec,)) as out:
@@ -79,18 +88,9 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
     )
 
 
-def _level_opts(opts: dict[str, Any]) -> dict[str, Any]:
-    keys = ("fft_size", "tick_s", "tick_frames", "align", "context_rate")
-    return {k: opts[k] for k in keys}
-
-
 @click.command()
 @recording_argument
-@click.option(
-    "--events",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].",
-)
+@events_option
 @click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning.")
 @level_options
 @clock_options
@@ -121,7 +121,7 @@ def beats(
         lenient=lenient,
         quantum=labels is not None,
         config=config,
-        **_level_opts(opts),
+        **level_opts(opts),
         floor=opts["floor"],
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],

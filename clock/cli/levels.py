@@ -12,11 +12,9 @@ from ..core.levels import METRICS, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_npz
 from .options import (
-    analyser_options,
-    committed_thresholds,
+    cadence,
     config_option,
     level_options,
-    make_ticks,
     output_option,
     recording_argument,
 )
@@ -58,21 +56,24 @@ def levels(
     ends; -inf where max-db reads silence). JSON (null for -inf) and npz hold
     the same columns and the parameters.
     """
-    base = committed_thresholds(rec, config)
-    fft_size = fft_size or base.fft_size
-    options = analyser_options(fft_size)
-    info = probe(rec)
-    rate = context_rate or info.sample_rate_hz
-    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+    _, options, rate, ticks = cadence(
+        rec,
+        fft_size=fft_size,
+        tick_s=tick_s,
+        tick_frames=tick_frames,
+        align=align,
+        context_rate=context_rate,
+        config=config,
+    )
     chunks = iter_levels(
-        iter_blocks(info, context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
+        iter_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
     )
     params = {
         "recording": str(rec),
         "sample_rate_hz": rate,
         "tick_s": str(ticks.period_s),
         "align": ticks.align,
-        "fft_size": fft_size,
+        "fft_size": options.fft_size,
         "metric": metric,
     }
     if fmt == "csv":

@@ -178,15 +178,30 @@ def clock_options(f: F) -> F:
     )
 
 
-def output_option(f: F) -> F:
-    """``-o FILE``."""
+def output_file(help: str, *, required: bool = False) -> Callable[[F], F]:
+    """``-o FILE``, written atomically."""
     return click.option(
-        "-o",
-        "--output",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Write here (atomically) instead of standard output.",
-    )(f)
+        "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, required=required, help=help
+    )
+
+
+#: ``-o FILE`` for commands that print to standard output by default.
+output_option = output_file("Write here (atomically) instead of standard output.")
+
+#: ``--events FILE``.
+events_option = click.option(
+    "--events",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].",
+)
+
+#: The parameter names :func:`level_options` adds.
+LEVEL_KEYS = ("fft_size", "tick_s", "tick_frames", "align", "context_rate")
+
+
+def level_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    """The values of :func:`level_options` among a command's parameters."""
+    return {k: opts[k] for k in LEVEL_KEYS}
 
 
 def analyser_options(fft_size: int) -> AnalyserOptions:
@@ -274,6 +289,23 @@ def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
     return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
 
 
+def cadence(
+    rec: Path,
+    *,
+    fft_size: int | None,
+    tick_s: Fraction | None,
+    tick_frames: int | None,
+    align: str,
+    context_rate: int | None,
+    config: Path | None = None,
+) -> tuple[Thresholds, AnalyserOptions, int, Ticks]:
+    """The committed thresholds, analyser options, context rate and ticks that the options give for REC."""
+    base = committed_thresholds(rec, config)
+    options = analyser_options(fft_size or base.fft_size)
+    rate = context_rate or probe(rec).sample_rate_hz
+    return base, options, rate, make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+
+
 def load(
     rec: Path,
     *,
@@ -289,10 +321,15 @@ def load(
     **thresholds: Any,
 ) -> tuple[Recording, Thresholds]:
     """Read REC with the options given, and the thresholds they make (over the committed ones)."""
-    base = committed_thresholds(rec, config)
-    options = analyser_options(fft_size or base.fft_size)
-    rate = context_rate or probe(rec).sample_rate_hz
-    ticks = make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+    base, options, _, ticks = cadence(
+        rec,
+        fft_size=fft_size,
+        tick_s=tick_s,
+        tick_frames=tick_frames,
+        align=align,
+        context_rate=context_rate,
+        config=config,
+    )
     recording = read_recording(
         rec, ticks=ticks, options=options, context_rate_hz=context_rate, quantum=quantum, events=events, lenient=lenient
     )

@@ -25,9 +25,12 @@ from .options import (
     clock_options,
     config_option,
     corpus_options,
+    events_option,
     level_options,
+    level_opts,
     load,
     load_corpus,
+    output_file,
     output_option,
     recording_argument,
 )
@@ -86,23 +89,13 @@ def _save(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
 
 @click.command()
 @recording_argument
-@click.option(
-    "--events",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Event log [default: NAME.events.jsonl beside REC].",
-)
+@events_option
 @level_options
 @clock_options
 @config_option
 @click.option("--start", "start_s", type=float, help="Zoom: first second to show.")
 @click.option("--end", "end_s", type=float, help="Zoom: last second to show.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="FILE.png, .svg or .pdf (written atomically).",
-)
+@output_file("FILE.png, .svg or .pdf (written atomically).", required=True)
 def plot(
     rec: Path,
     events: Path | None,
@@ -115,7 +108,7 @@ def plot(
     """Plot REC: waveform, level trace with the floor, speech, gaps, events and the replayed clock."""
     if start_s is not None and end_s is not None and end_s <= start_s:
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
-    level = {k: opts[k] for k in ("fft_size", "tick_s", "tick_frames", "align", "context_rate")}
+    level = level_opts(opts)
     recording, th = load(
         rec,
         events=events,
@@ -220,13 +213,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @corpus_options(quiet_flag=False)
 @sweep_floor
 @sweep_quiet
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="report.html (one self-contained file, written atomically).",
-)
+@output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
     config: Path | None,
