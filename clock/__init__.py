@@ -32,9 +32,31 @@ import importlib
 from typing import Any
 
 from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
-from .core.beats import Beat, Replay, ReplayBeat, beats, replay, replay_ticks
+from .core.beats import (
+    Beat,
+    BeatAnalysis,
+    Decision,
+    FloorAnalysis,
+    Replay,
+    ReplayBeat,
+    analyse,
+    beats,
+    decide,
+    replay,
+    replay_ticks,
+)
 from .core.check import CheckResult, check_recording
-from .core.derive import Derivation, Margins, Observation, classify_ticks, derive, equivalents
+from .core.derive import (
+    Derivation,
+    Margins,
+    Observation,
+    Outcome,
+    RecordingLevels,
+    classify_ticks,
+    derive,
+    equivalents,
+    recording_levels,
+)
 from .core.events import Event, EventLog, Label
 from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
 from .core.segments import Segment, Segmentation, label_errors, segments
@@ -71,6 +93,7 @@ _LAZY = {
     "plot_tradeoff": "clock.report.plot",
     "derive_text": "clock.report.text",
     "derive_markdown": "clock.report.text",
+    "sweep_table": "clock.report.text",
 }
 
 __all__ = [
@@ -78,19 +101,24 @@ __all__ = [
     "Analyser",
     "AnalyserOptions",
     "Beat",
+    "BeatAnalysis",
     "CheckResult",
     "ConfigError",
+    "Decision",
     "Derivation",
     "Event",
     "EventLog",
     "EventLogError",
+    "FloorAnalysis",
     "InvalidParameterError",
     "InvalidSignalError",
     "Label",
     "LevelTrace",
     "Margins",
     "Observation",
+    "Outcome",
     "RecordingError",
+    "RecordingLevels",
     "Replay",
     "ReplayBeat",
     "Segment",
@@ -103,9 +131,11 @@ __all__ = [
     "Thresholds",
     "Ticks",
     "__version__",
+    "analyse",
     "beats",
     "check_recording",
     "classify_ticks",
+    "decide",
     "derive",
     "downmix_to_mono",
     "equivalents",
@@ -115,6 +145,7 @@ __all__ = [
     "levels",
     "multi_levels",
     "parse_period",
+    "recording_levels",
     "replay",
     "replay_ticks",
     "segments",

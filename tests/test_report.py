@@ -11,7 +11,7 @@ import pytest
 from browser import POST_JS, run_page
 from sessions import RATE, Session
 
-from clock.core.derive import Observation
+from clock.core.derive import Observation, derive
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 from clock.core.sweep import grid, sweep
@@ -60,21 +60,44 @@ def test_plot_figure_contents():
     assert "beat done" in [t.get_text() for t in ax_clock.get_legend().get_texts()]
 
 
-def _obs(gap_s: float) -> Observation:
+def _obs(gap_s: float, *, prompt_after_s: float | None = None) -> Observation:
     s = Session(12.0).say(1.0, 2.0).say(2.0 + gap_s, 3.0 + gap_s)
-    return Observation("g", levels(s.samples(), RATE), EventLog((Event("terminal", "terminal_response", 0.5),)))
+    events = [Event("terminal", "terminal_response", 0.5)]
+    if prompt_after_s is not None:
+        events.append(Event("prompt", "prompt", 3.0 + gap_s + prompt_after_s))
+    return Observation("g", levels(s.samples(), RATE), EventLog(tuple(events)))
 
 
-def test_sweep_counts_premature_ends_and_recommends_the_shortest_safe_quiet():
+def test_sweep_counts_premature_ends_and_recommends_as_derive():
     obs = [_obs(1.2), _obs(2.0)]  # clock-visible gaps about 1.16 and 1.96 s
     result = sweep(obs, floors=[0.003], quiets_s=grid("1.0:2.6:0.2"))
     by_quiet = {p.quiet_s: p for p in result.points}
     assert by_quiet[1.0].n_premature == 2 and by_quiet[1.6].n_premature == 1 and by_quiet[2.2].n_premature == 0
-    assert result.recommended.quiet_s == 2.0 and result.recommended.n_premature == 0
-    assert result.recommended.latency_mean_s == pytest.approx(2.0, abs=1 / 60)
-    # The Pareto front trades premature ends for latency, and holds the recommendation.
-    assert result.recommended in result.pareto
-    assert [p.n_premature for p in result.pareto] == sorted(p.n_premature for p in result.pareto)
+    assert all(p.n_stalled == 0 and p.n_missed_onset == 0 for p in result.points)
+    # One recommendation: the engine's, whatever the grid.
+    assert result.recommended == derive(obs).setting
+    # On the grid, the shortest quiet time without a premature end is on the Pareto front.
+    best = by_quiet[2.0]
+    assert best.n_failed == 0 and best.latency_mean_s == pytest.approx(2.0, abs=1 / 60)
+    assert best in result.pareto
+    assert [p.n_failed for p in result.pareto] == sorted(p.n_failed for p in result.pareto)
+
+
+def test_sweep_counts_stalls_when_the_next_prompt_comes_first():
+    # The guide stops at 4 s; the page prompts the next stop 2.5 s later.
+    result = sweep([_obs(1.0, prompt_after_s=2.5)], floors=[0.003], quiets_s=grid("1.0:3.0:0.5"))
+    by_quiet = {p.quiet_s: p for p in result.points}
+    assert by_quiet[1.5].n_ok == 1 and by_quiet[2.0].n_ok == 1
+    assert by_quiet[3.0].n_stalled == 1 and by_quiet[3.0].n_ok == 0
+    # And the recommendation never stalls it.
+    d = derive([_obs(1.0, prompt_after_s=2.5)])
+    assert d.outcome.n_stalled == 0 and d.gaps.quiet_s <= d.gaps.room_s
+
+
+def test_sweep_ties_are_exact_and_floors_print_as_written(cli):
+    table = cli("sweep", RECORDINGS, "--floor", "0.0015:0.0025:0.0005", "--quiet", "2.3").stdout
+    rows = [line.split() for line in table.splitlines()[1:] if line.strip() and line.split()[0][0].isdigit()]
+    assert [r[0] for r in rows] == ["0.0015", "0.002", "0.0025"]
 
 
 @pytest.mark.parametrize("spec", ["1:0:0.1", "a:b:c", "1:2:0", "0:1000:0.001"])
@@ -101,10 +124,13 @@ def test_sweep_cli_outputs(cli, tmp_path):
     )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert len(data["points"]) == 3 * 4 and data["recommended"]["n_premature"] == 0
+    derived = json.loads(cli("derive", RECORDINGS, "--format", "json").stdout)["groups"][0]["recommended"]
+    assert len(data["points"]) == 3 * 4
+    assert {k: data["recommended"][k] for k in derived} == derived
+    assert data["recommended"]["outcome"]["n_premature"] == 0 and data["recommended"]["outcome"]["n_stalled"] == 0
     assert heat.read_bytes().startswith(b"\x89PNG") and trade.read_bytes().startswith(b"\x89PNG")
     table = cli("sweep", RECORDINGS, "--floor", "0.003", "--quiet", "2.5").stdout
-    assert "recommended: floor 0.003, quiet 2.5 s" in table
+    assert f"recommended (as derive): floor {derived['floor']:g}, quiet {derived['quiet_s']:g} s" in table
 
 
 def test_jobs_give_results_identical_to_a_serial_run(cli):

@@ -55,16 +55,7 @@ def derive(
     if by:
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
-    found = [
-        derive_thresholds(
-            members,
-            margins=cfg.margins,
-            fallback_floor=cfg.thresholds.floor,
-            quiet_s=cfg.thresholds.quiet_s,
-            group=name,
-        )
-        for name, members in groups.items()
-    ]
+    found = [derive_thresholds(members, margins=cfg.margins, group=name) for name, members in groups.items()]
     committed = cfg.thresholds if cfg.path is not None else None
     with atomic_output(output) as out:
         if fmt == "json":

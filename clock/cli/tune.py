@@ -174,12 +174,17 @@ def sweep(
     corpus = load_corpus(recordings, config, jobs, quiet, lenient)
     cfg = corpus.config
     result = run_sweep(
-        corpus.observations, floors=floors, quiets_s=quiets, onset_timeout_s=cfg.thresholds.onset_timeout_s
+        corpus.observations,
+        floors=floors,
+        quiets_s=quiets,
+        onset_timeout_s=cfg.thresholds.onset_timeout_s,
+        margins=cfg.margins,
     )
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
     if heatmap is not None:
-        _save(plot_sweep_heatmap(result), heatmap, tuple(recordings))
+        committed = (cfg.thresholds.floor, cfg.thresholds.quiet_s) if cfg.path is not None else None
+        _save(plot_sweep_heatmap(result, committed=committed), heatmap, tuple(recordings))
     if tradeoff is not None:
         _save(plot_tradeoff(result), tradeoff, tuple(recordings))
     with atomic_output(output, protect=tuple(recordings)) as out:
@@ -198,12 +203,20 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
     """``sweep --format json`` (schema 1)."""
     from dataclasses import asdict
 
+    floor, quiet, timeout = result.recommended
+    outcome = result.derivation.outcome
     return {
         "schema": 1,
         "floors": list(result.floors),
         "quiets_s": list(result.quiets_s),
+        "onset_timeout_s": result.onset_timeout_s,
         "n_recordings": result.n_recordings,
-        "recommended": None if result.recommended is None else asdict(result.recommended),
+        "recommended": {
+            "floor": floor,
+            "quiet_s": quiet,
+            "onset_timeout_s": timeout,
+            "outcome": None if outcome is None else asdict(outcome),
+        },
         "pareto": [asdict(p) for p in result.pareto],
         "points": [asdict(p) for p in result.points],
     }
@@ -231,8 +244,8 @@ def report(
     corpus = load_corpus(recordings, config, jobs, quiet, lenient)
     cfg, obs = corpus.config, list(corpus.observations)
     th = cfg.thresholds
-    derivation = derive_thresholds(obs, margins=cfg.margins, fallback_floor=th.floor, quiet_s=th.quiet_s)
-    result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s)
+    derivation = derive_thresholds(obs, margins=cfg.margins)
+    result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivations=[derivation],
@@ -240,7 +253,10 @@ def report(
         checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
         sweep=result,
         sweep_images=[
-            ("premature ends by floor and quiet time", png_data_uri(plot_sweep_heatmap(result))),
+            (
+                "premature ends and stalls by floor and quiet time",
+                png_data_uri(plot_sweep_heatmap(result, committed=(th.floor, th.quiet_s))),
+            ),
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
         recording_images=[

@@ -2,10 +2,11 @@
 
 Pure numpy. Times are in seconds on the audio timeline.
 
-A beat opens at a terminal response ``T`` and spans until the next terminal
-response or ``prompt`` event (or the end of the recording).
+A beat opens at a terminal response ``T`` and spans until the next
+``prompt``, terminal response or ``end`` event (or the end of the
+recording); see :func:`span_bounds` for an acknowledgment of the next beat.
 
-**Analysis** (what happened in the recording):
+**Analysis** at a floor (:func:`analyse`, what happened in the recording):
 
 * If the tick at or after ``T`` is speech and so was the tick before it, an
   acknowledgment overlaps the terminal response (``ack_overlap``); its last
@@ -21,17 +22,33 @@ response or ``prompt`` event (or the end of the recording).
   its last word and the narration's onset reaches the quiet time, so the
   clock would end the beat before the narration started.
 
-**Replay** (what the browser clock would do, tick by tick):
+**Replay** (:func:`replay_ticks`, what the browser clock would do, tick by tick):
 
 idle -> (terminal response) waiting -> (first tick above the floor) speaking
 -> done at the first tick where the unpaused time since the last word
 reaches ``quiet_s``; then ``linger_s`` before the next prompt is allowed.
 ``pause`` freezes the quiet count (and the onset timeout), ``resume``
 continues it, ``end`` aborts the beat. A beat still waiting after
-``onset_timeout_s`` (unpaused) is ``no_onset``. A declared beat is
-``premature`` when speech starts again after the declaration and before the
-beat's span ends. Events at a time ``<= t`` are applied before tick ``t``.
-Comparisons of elapsed time against ``quiet_s`` allow 1 ns for float rounding.
+``onset_timeout_s`` (unpaused) is ``no_onset``. Events at a time ``<= t`` are
+applied before tick ``t``. Comparisons of elapsed time against ``quiet_s``
+allow 1 ns for float rounding.
+
+**Outcome** of a beat (the clock's three failures first):
+
+``premature``
+    the clock declared quiet, then the guide spoke again within the span;
+``stalled``
+    the guide spoke, and the clock did not declare quiet before the span's
+    bound (the next prompt, terminal response, ``end`` or the recording's
+    end): the tour would wait;
+``missed-onset``
+    the clock gave up waiting for speech, yet the guide spoke within the span;
+``ok``, ``silent`` (no speech in the span), ``unheard`` (the clock saw no
+tick of the beat).
+
+:func:`decide` answers the outcome of any quiet time and onset timeout from
+one :func:`analyse` per floor, without replaying tick by tick; it gives the
+same decisions as :func:`replay_ticks`.
 """
 
 from __future__ import annotations
@@ -45,20 +62,27 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError, SpeechClockWarning
 from .events import EventLog
 from .levels import LevelTrace
-from .segments import _check_floor, runs
+from .segments import _check_floor
 
 __all__ = [
     "DONE",
+    "FAILURES",
     "IDLE",
+    "OUTCOMES",
     "SPEAKING",
     "WAITING",
     "Beat",
+    "BeatAnalysis",
+    "Decision",
+    "FloorAnalysis",
     "Replay",
     "ReplayBeat",
+    "analyse",
     "beats",
+    "decide",
     "replay",
     "replay_ticks",
-    "span_ends",
+    "span_bounds",
 ]
 
 _EPS_S = 1e-9
@@ -100,7 +124,8 @@ class Beat:
     """One beat: the analysis of the recording and the replayed clock's decision.
 
     See the module notes for each field's meaning; ``None`` where a value
-    does not apply.
+    does not apply. ``span_end_s`` is where the span ends and ``bound`` what
+    ends it; ``outcome`` is one of :data:`OUTCOMES`, from the replay.
     """
 
     index: int
@@ -120,6 +145,10 @@ class Beat:
     premature: bool
     logged_quiet_s: float | None
     linger_s: float | None
+    bound: str = "recording end"
+    stalled: bool = False
+    missed_onset: bool = False
+    outcome: str = "ok"
 
     @property
     def quiet_declared_s(self) -> float | None:
@@ -322,14 +351,420 @@ def replay(
     return list(replay_ticks(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s).beats)
 
 
-def span_ends(events: EventLog, end_s: float) -> list[float]:
-    """Each terminal's span end: the next terminal or prompt after it, or ``end_s``."""
-    bounds = [e.t_s for e in events.of_kind("terminal", "prompt")]
-    ends = []
+# --- the beats at one floor --------------------------------------------------
+#
+# Everything below is shared by ``beats`` (with the tick-by-tick replay) and by
+# the sweep and the recommendation (with ``decide``, which answers any quiet
+# time and onset timeout from one analysis per floor). Tests hold ``decide``
+# to the replay on every setting of a grid.
+
+#: Beat outcomes. The first three are the clock's failures.
+PREMATURE, STALLED, MISSED_ONSET = "premature", "stalled", "missed-onset"
+OK, SILENT, UNHEARD = "ok", "silent", "unheard"
+FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
+OUTCOMES = (OK, PREMATURE, STALLED, MISSED_ONSET, SILENT, UNHEARD)
+
+_NO_TICK = np.zeros(0, np.int64)
+
+
+def span_bounds(
+    events: EventLog, *, t_s: NDArray[np.float64], speech: NDArray[np.bool_] | None, end_s: float
+) -> list[tuple[float, str]]:
+    """Where each terminal's beat ends, and what ends it.
+
+    A beat spans from its terminal response to the first later ``prompt``,
+    terminal response or ``end`` (or the end of the recording). When the
+    beat is bounded by the next terminal response and an acknowledgment
+    overlaps that response (speech at its tick and the tick before, at this
+    floor's ``speech`` mask), the acknowledgment belongs to the next beat:
+    the span ends where that run of speech began. This keeps a log without
+    prompts from counting the next stop's acknowledgment as the guide
+    speaking again.
+
+    Returns
+    -------
+    list of (bound_s, kind)
+        kind is ``"prompt"``, ``"terminal"``, ``"end"``, ``"acknowledgment"``
+        or ``"recording end"``.
+    """
+    bounds = events.of_kind("terminal", "prompt", "end")
+    n = t_s.size
+    run_first = None
+    if speech is not None:
+        # The first tick of the speech run each tick belongs to.
+        idx = np.arange(n)
+        rising = speech & ~np.concatenate([[False], speech[:-1]])
+        run_first = np.maximum.accumulate(np.where(rising, idx, 0))
+    out = []
     for term in events.terminals:
-        later = [b for b in bounds if b > term.t_s]
-        ends.append(min(later) if later else end_s)
-    return ends
+        nxt = next((e for e in bounds if e.t_s > term.t_s), None)
+        if nxt is None:
+            out.append((end_s, "recording end"))
+            continue
+        bound, kind = nxt.t_s, nxt.kind
+        if kind == "terminal" and speech is not None and run_first is not None:
+            k = int(np.searchsorted(t_s, nxt.t_s, side="left"))
+            if 0 < k < n and speech[k] and speech[k - 1]:
+                first = int(run_first[k])
+                if t_s[first] > term.t_s:
+                    bound, kind = float(t_s[first]), "acknowledgment"
+        out.append((bound, kind))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class BeatAnalysis:
+    """One beat at one floor: its bounds, where the guide speaks, and the quiet the clock must bridge.
+
+    Tick indices refer to the trace. The clock sees the beat from
+    ``first_tick`` (the first tick at or after the terminal response) until
+    ``life_end_tick`` (exclusive: the tick at which the next terminal
+    response or an ``end`` aborts it, or the end of the trace); the beat's
+    span ends at ``bound_tick`` (the first tick at or after ``bound_s``).
+
+    Attributes
+    ----------
+    index : int
+    terminal_s, bound_s : float
+    bound : str
+        What ends the span (see :func:`span_bounds`).
+    first_tick, life_end_tick, bound_tick : int
+    start_tick : int or None
+        The first speech tick the clock sees (it stops waiting).
+    onset_tick : int or None
+        The narration's onset: the first rising edge in the span, past an
+        acknowledgment that overlaps the terminal response.
+    ack_end_tick : int or None
+        The overlapping acknowledgment's last speech tick.
+    last_word_tick : int or None
+        The last speech tick of the span.
+    wait_s : float or None
+        Unpaused wait at the last waiting tick before ``start_tick`` (the
+        onset timeout must exceed it); None when speech is at the first tick.
+    idle_wait_s : float or None
+        With no speech in the clock's life: the unpaused wait at its last tick.
+    run_word, run_end : ndarray of int64
+        The quiet runs after ``start_tick``: the last word before each, and
+        the tick that ends it (the next speech tick, or ``life_end_tick``).
+    run_reach_s : ndarray of float64
+        The most quiet the clock counts in each run (unpaused, at an
+        unpaused tick); -inf when it never counts in it.
+    room_s : float
+        The most quiet the clock counts after the span's last word before the
+        bound; -inf when speech runs into the bound.
+    count_s : ndarray of float64 or None
+        Per-tick quiet counts from ``start_tick`` to ``life_end_tick``
+        (-inf where speaking or paused), kept only when a pause touches the
+        beat; without pauses a count is the time since the last word.
+    """
+
+    index: int
+    terminal_s: float
+    bound_s: float
+    bound: str
+    first_tick: int
+    life_end_tick: int
+    bound_tick: int
+    start_tick: int | None
+    onset_tick: int | None
+    ack_end_tick: int | None
+    last_word_tick: int | None
+    wait_s: float | None
+    idle_wait_s: float | None
+    run_word: NDArray[np.int64]
+    run_end: NDArray[np.int64]
+    run_reach_s: NDArray[np.float64]
+    room_s: float
+    count_s: NDArray[np.float64] | None
+
+    @property
+    def spoken(self) -> bool:
+        """The guide spoke within the span (so the clock has something to end)."""
+        return self.start_tick is not None and self.start_tick < self.bound_tick
+
+    @property
+    def inner(self) -> NDArray[np.bool_]:
+        """Runs after which the guide speaks again within the span."""
+        return self.run_end < self.bound_tick
+
+    @property
+    def need_s(self) -> float:
+        """The longest quiet inside the span: a quiet time must exceed it (-inf if none)."""
+        inner = self.run_reach_s[self.inner]
+        return float(inner.max()) if inner.size else float("-inf")
+
+    def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
+        """Whether this setting ends the beat right (no premature end, stall or missed onset)."""
+        if not self.spoken:
+            return True
+        if self.wait_s is not None and self.wait_s >= onset_timeout_s - _EPS_S:
+            return False
+        return self.need_s < quiet_s - _EPS_S <= self.room_s
+
+
+@dataclass(frozen=True, slots=True)
+class FloorAnalysis:
+    """The beats of one recording at one floor, with what :func:`decide` needs.
+
+    Attributes
+    ----------
+    floor : float
+    t_s : ndarray of float64
+        Tick times.
+    beats : tuple of BeatAnalysis
+    after_end : int
+        Terminal responses after the last tick (the clock never sees them).
+    pauses : tuple of (float, float)
+        The log's paused intervals.
+    """
+
+    floor: float
+    t_s: NDArray[np.float64]
+    beats: tuple[BeatAnalysis, ...]
+    after_end: int = 0
+    pauses: tuple[tuple[float, float], ...] = ()
+
+    def gaps(self) -> list[tuple[int, float, float, bool]]:
+        """Every quiet the clock bridges inside a span, as (beat, last word s, unpaused gap s, narration).
+
+        A gap runs from a last word to the next speech tick. ``narration`` is
+        False for the silence between an overlapping acknowledgment and the
+        narration.
+        """
+        out = []
+        for b in self.beats:
+            if not b.spoken:
+                continue
+            for w, e in zip(b.run_word[b.inner].tolist(), b.run_end[b.inner].tolist()):
+                gap = float(_unpaused(float(self.t_s[w]), self.t_s[e : e + 1], self.pauses)[0])
+                out.append((b.index, float(self.t_s[w]), gap, b.onset_tick is not None and w >= b.onset_tick))
+        return out
+
+
+def _pause_spans(events: EventLog) -> tuple[tuple[float, float], ...]:
+    """Paused intervals of a log (an unresumed pause runs to infinity)."""
+    clock = _PauseClock.from_events(events)
+    spans = list(clock.intervals)
+    if clock.since is not None:
+        spans.append((clock.since, float("inf")))
+    return tuple(spans)
+
+
+def _unpaused(a: float, b: NDArray[np.float64], spans: tuple[tuple[float, float], ...]) -> NDArray[np.float64]:
+    """``_PauseClock.unpaused(a, b)`` for many ``b``, with the same float operations in the same order."""
+    paused = np.zeros_like(b)
+    for lo, hi in spans:
+        paused = paused + np.maximum(0.0, np.minimum(b, hi) - max(a, lo))
+    return (b - a) - paused
+
+
+def _paused_at(t: NDArray[np.float64], spans: tuple[tuple[float, float], ...]) -> NDArray[np.bool_]:
+    """Whether the clock is paused at each tick (events at a tick's time apply before it)."""
+    out = np.zeros(t.size, bool)
+    for lo, hi in spans:
+        out |= (t >= lo) & (t < hi)
+    return out
+
+
+def analyse(
+    trace: LevelTrace, events: EventLog, *, floor: float, t_s: NDArray[np.float64] | None = None
+) -> FloorAnalysis:
+    """Analyse every beat of a recording at one floor (see :class:`BeatAnalysis`).
+
+    Parameters
+    ----------
+    trace : LevelTrace
+    events : EventLog
+    floor : float
+        Speech is ``level > floor``.
+    t_s : ndarray, optional
+        ``trace.t_s``, when the caller already has it (a sweep analyses one
+        trace at many floors).
+
+    Returns
+    -------
+    FloorAnalysis
+    """
+    floor = _check_floor(floor)
+    t = trace.t_s if t_s is None else t_s
+    n = t.size
+    speech = trace.level > floor
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    spans = _pause_spans(events)
+    queue = events.events
+    # The tick each event is applied at (events at a time <= t apply before that tick).
+    applied = np.searchsorted(t, np.array([e.t_s for e in queue], np.float64), side="left")
+    # Beats the clock sees start at a terminal; the next terminal or end aborts them.
+    stops = [i for i, e in enumerate(queue) if e.kind in ("terminal", "end")]
+    bounds = span_bounds(events, t_s=t, speech=speech, end_s=end_s)
+    is_speech_idx = np.flatnonzero(speech)
+    found = []
+    after_end = 0
+    index = 0
+    for i, e in enumerate(queue):
+        if e.kind != "terminal":
+            continue
+        bound_s, bound_kind = bounds[index]
+        k0 = int(applied[i])
+        if k0 >= n:
+            after_end += 1
+        nxt = next((j for j in stops if j > i), None)
+        ka = n if nxt is None else int(applied[nxt])
+        found.append(_analyse_beat(index, e.t_s, bound_s, bound_kind, k0, max(k0, ka), t, speech, is_speech_idx, spans))
+        index += 1
+    return FloorAnalysis(floor, t, tuple(found), after_end, spans)
+
+
+def _analyse_beat(
+    index: int,
+    terminal_s: float,
+    bound_s: float,
+    bound: str,
+    k0: int,
+    ka: int,
+    t: NDArray[np.float64],
+    speech: NDArray[np.bool_],
+    speech_idx: NDArray[np.int64],
+    spans: tuple[tuple[float, float], ...],
+) -> BeatAnalysis:
+    n = t.size
+    kb = min(int(np.searchsorted(t, bound_s, side="left")), ka) if bound != "recording end" else ka
+    kb = max(kb, k0)
+    lo, hi = np.searchsorted(speech_idx, [k0, ka])
+    spoken = speech_idx[lo:hi]
+    touched = any(lo_p <= (float(t[ka - 1]) if ka > k0 else terminal_s) and hi_p > terminal_s for lo_p, hi_p in spans)
+    if spoken.size == 0:
+        idle = None
+        if ka > k0:
+            idle = float(_unpaused(terminal_s, t[ka - 1 : ka], spans)[0])
+        return BeatAnalysis(
+            index, terminal_s, bound_s, bound, k0, ka, kb, None, None, None, None, None, idle,
+            _NO_TICK, _NO_TICK, np.zeros(0), float("-inf"), None,
+        )  # fmt: skip
+    ks = int(spoken[0])
+    wait = float(_unpaused(terminal_s, t[ks - 1 : ks], spans)[0]) if ks > k0 else None
+    # Acknowledgment and narration onset, as the span shows them.
+    ack = bool(0 < k0 < n and speech[k0] and speech[k0 - 1])
+    in_span = spoken[spoken < kb]
+    ack_end = onset = last_word = None
+    if in_span.size:
+        breaks = np.flatnonzero(np.diff(in_span) > 1)
+        run_starts = np.concatenate([[in_span[0]], in_span[breaks + 1]])
+        run_ends = np.concatenate([in_span[breaks], [in_span[-1]]])
+        last_word = int(in_span[-1])
+        if ack:
+            ack_end = int(run_ends[0])
+            later = run_starts[1:]
+            onset = int(later[0]) if later.size else None
+        else:
+            onset = int(run_starts[0])
+    # Quiet runs after the clock starts, within its life.
+    ends = np.concatenate([spoken[1:], [ka]])
+    keep = ends > spoken + 1
+    run_word, run_end = spoken[keep], ends[keep]
+    count = None
+    if not touched:
+        reach = t[run_end - 1] - t[run_word]
+        room = float(t[kb - 1] - t[last_word]) if last_word is not None and last_word < kb - 1 else float("-inf")
+    else:
+        count = _counts(t, ks, ka, run_word, run_end, spans)
+        reach = np.array([count[w + 1 - ks : e - ks].max() for w, e in zip(run_word, run_end)], np.float64)
+        room = float("-inf")
+        if last_word is not None and last_word < kb - 1:
+            room = float(count[last_word + 1 - ks : kb - ks].max())
+    return BeatAnalysis(
+        index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
+        run_word, run_end, np.asarray(reach, np.float64), room, count,
+    )  # fmt: skip
+
+
+def _counts(
+    t: NDArray[np.float64],
+    ks: int,
+    ka: int,
+    run_word: NDArray[np.int64],
+    run_end: NDArray[np.int64],
+    spans: tuple[tuple[float, float], ...],
+) -> NDArray[np.float64]:
+    """The clock's quiet count at each tick of ``[ks, ka)``, -inf where it speaks or is paused."""
+    count = np.full(ka - ks, float("-inf"))
+    for w, e in zip(run_word.tolist(), run_end.tolist()):
+        count[w + 1 - ks : e - ks] = _unpaused(float(t[w]), t[w + 1 : e], spans)
+    count[_paused_at(t[ks:ka], spans)] = float("-inf")
+    return count
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the clock does in one beat with one setting.
+
+    Attributes
+    ----------
+    outcome : str
+        One of :data:`OUTCOMES`: ``ok``; ``premature`` (declared quiet, then
+        the guide spoke again within the span); ``stalled`` (the guide spoke
+        and quiet was not declared before the bound); ``missed-onset`` (the
+        clock gave up waiting, yet the guide spoke within the span);
+        ``silent`` (no speech in the span); ``unheard`` (the clock never saw
+        a tick of the beat).
+    declared_tick, last_word_tick : int or None
+        Where the clock declared quiet, and the last word it had seen then.
+    """
+
+    outcome: str
+    declared_tick: int | None = None
+    last_word_tick: int | None = None
+
+
+def decide(analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float) -> tuple[Decision, ...]:
+    """The clock's decision in every beat, from one :func:`analyse` (same as the tick-by-tick replay).
+
+    Parameters
+    ----------
+    analysis : FloorAnalysis
+    quiet_s, onset_timeout_s : float
+
+    Returns
+    -------
+    tuple of Decision
+        One per beat.
+    """
+    _check_times(quiet_s, onset_timeout_s)
+    return tuple(_decide(b, analysis.t_s, quiet_s, onset_timeout_s) for b in analysis.beats)
+
+
+def _decide(b: BeatAnalysis, t: NDArray[np.float64], quiet_s: float, onset_timeout_s: float) -> Decision:
+    if b.life_end_tick <= b.first_tick:
+        return Decision(UNHEARD)
+    if b.start_tick is None or b.start_tick >= b.bound_tick:
+        return Decision(SILENT)
+    if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
+        return Decision(MISSED_ONSET)
+    target = quiet_s - _EPS_S
+    reached = np.flatnonzero(b.run_reach_s >= target)
+    if reached.size == 0:
+        return Decision(STALLED)
+    r = int(reached[0])
+    w, e = int(b.run_word[r]), int(b.run_end[r])
+    if b.count_s is None:
+        d = _first_reaching(t, w, target)
+    else:
+        c = b.count_s[w + 1 - b.start_tick : e - b.start_tick]
+        d = w + 1 + int(np.flatnonzero(c >= target)[0])
+    if d >= b.bound_tick:
+        return Decision(STALLED, d, w)
+    return Decision(PREMATURE if e < b.bound_tick else OK, d, w)
+
+
+def _first_reaching(t: NDArray[np.float64], w: int, target: float) -> int:
+    """The first tick k > w with ``t[k] - t[w] >= target`` (the replay's float comparison)."""
+    period = float(t[1] - t[0]) if t.size > 1 else 1.0
+    k = w + max(1, int(np.ceil(target / period)))
+    while k - 1 > w and t[k - 1] - t[w] >= target:
+        k -= 1
+    while t[k] - t[w] < target:
+        k += 1
+    return k
 
 
 def beats(
@@ -363,77 +798,87 @@ def beats(
     Warns
     -----
     SpeechClockWarning
-        An event after the end of the recording, or before its start.
+        Events after the end of the recording, or before its start (one
+        warning each).
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
-    t = trace.t_s
+    analysis = analyse(trace, events, floor=floor)
+    t = analysis.t_s
     speech = trace.level > floor
     n = trace.n_ticks
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
-    for e in events.events:
-        if e.t_s > end_s or e.t_s < 0:
-            where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
-            when = (
-                f"after the end of the recording ({end_s:.3f} s)" if e.t_s > end_s else "before the recording started"
-            )
-            warnings.warn(f"{where}: {e.type} at {e.t_s:.3f} s is {when}", SpeechClockWarning, stacklevel=2)
+    _warn_outside(events, end_s)
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
+    gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
+    for index, w_s, quiet_gap, narration in analysis.gaps():
+        gaps_by_beat.setdefault(index, []).append((w_s, quiet_gap, quiet_gap, narration))
     result = []
-    for index, (term, span_end, rb) in enumerate(zip(events.terminals, span_ends(events, end_s), played)):
-        k0 = int(np.searchsorted(t, term.t_s - _EPS_S, side="left"))
-        in_span = (t >= t[k0] if k0 < n else np.zeros(n, bool)) & (t < span_end)
-        ack = bool(0 < k0 < n and speech[k0] and speech[k0 - 1])
-        ack_last = None
-        search_from = k0
-        if ack:
-            run_end = k0 + int(np.argmin(speech[k0:])) - 1 if not speech[k0:].all() else n - 1
-            ack_last = float(t[run_end])
-            search_from = run_end + 1
-        onset_k = _first_rising_edge(speech, search_from, in_span)
-        onset = None if onset_k is None else float(t[onset_k])
-        last_word = None
-        gaps: list[tuple[float, float]] = []  # (last word, next onset)
-        if onset_k is not None:
-            narration = speech & in_span
-            narration[:onset_k] = False
-            spans = runs(narration)
-            last_word = float(t[spans[-1, 1]])
-            gaps = [(float(t[a]), float(t[b])) for a, b in zip(spans[:-1, 1], spans[1:, 0])]
+    for a, rb, term in zip(analysis.beats, played, events.terminals):
+        time = lambda k: None if k is None else float(t[k])  # noqa: E731
+        onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
+        narration_gaps = []
+        for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
+            if a.spoken and a.onset_tick is not None and w >= a.onset_tick:
+                narration_gaps.append((float(t[w]), float(t[e])))
         silence = None if (ack_last is None or onset is None) else onset - ack_last
-        premature = False
-        if rb.quiet_declared_s is not None:
-            after = (t > rb.quiet_declared_s) & (t < span_end) & speech
-            premature = bool(after.any())
-        logged_quiet = next((q for q in logged if term.t_s <= q < span_end), None)
+        declared = rb.quiet_declared_s
+        premature = declared is not None and bool(((t > declared) & (t < a.bound_s) & speech).any())
+        spoke = a.spoken
+        stalled = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
+        missed = spoke and rb.no_onset
+        outcome = (
+            UNHEARD
+            if a.life_end_tick <= a.first_tick
+            else SILENT
+            if not spoke
+            else MISSED_ONSET
+            if missed
+            else STALLED
+            if stalled
+            else PREMATURE
+            if premature
+            else OK
+        )
         result.append(
             Beat(
-                index=index,
-                terminal_s=term.t_s,
-                span_end_s=span_end,
+                index=a.index,
+                terminal_s=a.terminal_s,
+                span_end_s=a.bound_s,
                 onset_s=onset,
-                onset_latency_s=None if onset is None else onset - term.t_s,
-                ack_overlap=ack,
+                onset_latency_s=None if onset is None else onset - a.terminal_s,
+                ack_overlap=a.ack_end_tick is not None,
                 ack_last_word_s=ack_last,
                 ack_silence_s=silence,
                 last_word_s=last_word,
-                gaps_s=tuple(b - a for a, b in gaps),
-                gap_at_s=tuple(a for a, _ in gaps),
-                quiet_gaps_s=tuple(pauses.unpaused(a, b) for a, b in gaps),
+                gaps_s=tuple(b - w for w, b in narration_gaps),
+                gap_at_s=tuple(w for w, _ in narration_gaps),
+                quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
                 premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
                 replay=rb,
                 premature=premature,
-                logged_quiet_s=logged_quiet,
+                logged_quiet_s=next((q for q in logged if term.t_s <= q < a.bound_s), None),
                 linger_s=term.linger_s,
+                bound=a.bound,
+                stalled=stalled,
+                missed_onset=missed,
+                outcome=outcome,
             )
         )
     return result
 
 
-def _first_rising_edge(speech: NDArray[np.bool_], start: int, allowed: NDArray[np.bool_]) -> int | None:
-    """First tick k >= start, inside ``allowed``, that is speech after a quiet tick."""
-    prev = np.concatenate([[False], speech[:-1]])
-    edges = speech & ~prev & allowed
-    edges[:start] = False
-    found = np.flatnonzero(edges)
-    return int(found[0]) if found.size else None
+def _warn_outside(events: EventLog, end_s: float) -> None:
+    """One warning for events after the recording's end, one for events before its start."""
+    late = [e for e in events.events if e.t_s > end_s]
+    early = [e for e in events.events if e.t_s < 0]
+    for group, what in (
+        (late, f"after the end of the recording ({end_s:.3f} s)"),
+        (early, "before the recording started"),
+    ):
+        if not group:
+            continue
+        e = group[0]
+        where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
+        more = f" (and {len(group) - 1} more)" if len(group) > 1 else ""
+        warnings.warn(f"{where}: {e.type} at {e.t_s:.3f} s is {what}{more}", SpeechClockWarning, stacklevel=3)

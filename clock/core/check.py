@@ -6,18 +6,22 @@ threshold``.
 
 Checks
 ------
-``silence-ceiling``
-    The highest silence level is below the floor.
+``noise-level``
+    The recording's noise (the 99th percentile of its silence ticks, away
+    from speech) is below the floor. A recording whose noise reaches its
+    speech fails with a plain sentence: a level-floor clock cannot work on it.
 ``speech-level``
     The low speech percentile (``margins.speech_percentile``) is above the
     floor by ``margins.floor_margin_db``.
 ``gap``
     Every narration gap, counting only unpaused time, is shorter than
     ``quiet_s - margins.quiet_margin_s`` (one failure per gap).
-``premature``, ``no-onset``, ``premature-risk``
+``premature``, ``stalled``, ``missed-onset``, ``premature-risk``
     The replayed clock never ends a beat while the guide is still talking,
-    always hears an onset within the timeout, and no acknowledgment's
-    silence reaches the quiet time.
+    always declares quiet before the beat's bound (the next prompt, terminal
+    response, ``end`` or the end of the recording), always hears an onset
+    within the timeout, and no acknowledgment's silence reaches the quiet
+    time.
 ``logged-quiet``
     The replay's decision is within one tick of the page's ``clock.quiet``
     (plus 1 ms, the resolution a page's ``performance.now()`` log keeps).
@@ -28,7 +32,7 @@ Checks
     gap within tolerances.
 
 Speech and silence ticks are told apart as ``derive`` does
-(:func:`clock.core.derive.classify_ticks`), never with the floor under test.
+(:func:`clock.core.derive.recording_levels`), never with the floor under test.
 """
 
 from __future__ import annotations
@@ -40,17 +44,18 @@ from typing import Any
 import numpy as np
 
 from .beats import Beat, beats
-from .derive import Margins, Observation, classify_ticks
+from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .thresholds import Thresholds
 
 __all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_corpus", "check_recording"]
 
 CHECKS = (
-    "silence-ceiling",
+    "noise-level",
     "speech-level",
     "gap",
     "premature",
-    "no-onset",
+    "stalled",
+    "missed-onset",
     "premature-risk",
     "logged-quiet",
     "beat-count",
@@ -134,31 +139,34 @@ def check_recording(
         else:
             out.append(CheckResult(name, check, True, ok[0], ok[1], ok[2], applicable))
 
-    classes = classify_ticks(trace, labels=obs.labels, events=obs.events, speech_range_db=margins.speech_range_db)
-    t = trace.t_s
-    sil = np.where(classes.silence, trace.level, -1.0)
-    k = int(np.argmax(sil)) if classes.silence.any() else None
-    ceiling = float(trace.level[k]) if k is not None else 0.0
+    rec, classes = recording_levels(obs, margins)
     fl = f"floor {th.floor:g}"
-    result(
-        "silence-ceiling",
-        [(float(t[k]), f"silence at {ceiling:.5f}", fl)] if ceiling >= th.floor and k is not None else [],
-        (None if k is None else float(t[k]), f"silence ceiling {ceiling:.5f}", fl),
-    )
+    noise_label = f"noise p{NOISE_PERCENTILE:g}"
+    if rec.noise_high is None:
+        result("noise-level", [], (None, "no silence ticks", fl), False)
+    elif rec.window is None and rec.speech_low is not None:
+        measured = (
+            f"{noise_label} {rec.noise_high:.5f} within {margins.floor_margin_db:g} dB of speech "
+            f"p{margins.speech_percentile:g} {rec.speech_low:.5f}: a level-floor clock cannot work on this recording"
+        )
+        result("noise-level", [(rec.noise_loudest_s, measured, fl)], (None, "", ""))
+    else:
+        noise = rec.noise_high
+        measured = f"{noise_label} {noise:.5f}"
+        result("noise-level", [(rec.noise_loudest_s, measured, fl)] if noise >= th.floor else [], (None, measured, fl))
     need = th.floor * 10 ** (margins.floor_margin_db / 20)
-    speech = trace.level[classes.speech]
-    if speech.size:
-        low = float(np.percentile(speech, margins.speech_percentile))
-        quiet_ticks = np.flatnonzero(classes.speech & (trace.level < need))
-        where = float(t[quiet_ticks[0]]) if quiet_ticks.size else None
+    if rec.speech_low is not None:
+        low = rec.speech_low
         label = f"speech p{margins.speech_percentile:g} {low:.5f}"
         want = f"floor + {margins.floor_margin_db:g} dB = {need:.5f}"
+        quiet_ticks = np.flatnonzero(classes.speech & (trace.level < need))
+        where = float(trace.t_s[quiet_ticks[0]]) if quiet_ticks.size else None
         result("speech-level", [(where, label, want)] if low < need else [], (None, label, want))
     else:
         result("speech-level", [(None, "no speech ticks", f"floor {th.floor:g}")], (None, "", ""))
 
     if obs.events is None or not obs.events.terminals:
-        for check in ("gap", "premature", "no-onset", "premature-risk", "logged-quiet", "beat-count", "baseline"):
+        for check in CHECKS[2:]:
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
     found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
@@ -225,11 +233,28 @@ def _beat_checks(
         (None, f"{len(found)} beats", "no premature end"),
     )
     result(
-        "no-onset",
+        "stalled",
         [
-            (b.terminal_s, f"beat {b.index}: no speech within the timeout", f"onset timeout {th.onset_timeout_s:g} s")
+            (
+                b.last_word_s,
+                f"beat {b.index}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
+                f"quiet {th.quiet_s:g} s",
+            )
             for b in found
-            if b.no_onset
+            if b.stalled
+        ],
+        (None, f"{len(found)} beats", "quiet declared in every beat"),
+    )
+    result(
+        "missed-onset",
+        [
+            (
+                b.terminal_s,
+                f"beat {b.index}: the guide spoke after the timeout",
+                f"onset timeout {th.onset_timeout_s:g} s",
+            )
+            for b in found
+            if b.missed_onset
         ],
         (None, f"{len(found)} beats", "an onset in every beat"),
     )

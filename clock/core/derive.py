@@ -1,44 +1,64 @@
 """Derive the floor, the quiet time and the onset timeout from recordings, with the evidence.
 
-Pure numpy. One recording is an observation, not a claim: every number
-carries the count it rests on, and thin evidence is flagged.
+Pure numpy. This is the one recommendation engine: ``derive``, ``sweep``,
+``report``, the notebook and the API all call :func:`derive`. One recording
+is an observation, not a claim: every number carries the count it rests on,
+which recording drives it and what it would be without that recording, and
+the recommended setting is replayed over the whole corpus before it is
+returned.
 
-Telling speech from silence without assuming a floor
-----------------------------------------------------
+Telling speech from noise without assuming a floor
+--------------------------------------------------
 The floor being derived is never used to decide which ticks are speech:
 
 1. **labels** (ground truth, when a recording has an Audacity label track):
-   a tick is *silence* when its analyser window, widened by a guard of
-   0.1 s for codec pre-echo and decay tails, touches no labelled utterance;
-   it is a *speech candidate* when its window lies inside one.
-2. **exact-zero runs**: a tick whose level is exactly 0 is silence (its
-   whole window is digital silence).
-3. **split** (when there are no labels): a two-mode split of the log-levels
-   of the non-zero ticks (Otsu's threshold on a histogram of log10 levels);
-   ticks below it and 0.1 s away from any tick above it are silence, runs
-   of ticks above it are speech candidates.
+   a tick is *speech* when its analyser window lies inside a labelled
+   utterance, *silence* when its window stays clear of every utterance by
+   0.1 s before it and 0.5 s after it (word tails and codec decay are not
+   silence);
+2. **exact-zero runs**: a tick whose level is exactly 0 is silence;
+3. **split** (without labels): a two-mode split of the log-levels of the
+   non-zero ticks (Otsu's threshold); runs above it, joined across dips
+   shorter than 0.3 s, are the utterances; silence keeps the same guard
+   from them as with labels.
 
-Speech candidates include the pauses between words inside an utterance; a
-candidate is a *speech tick* when its level is within ``speech_range_db``
-(20 dB) of the median level of its utterance (or run). When a recording has
-an event log, only ticks inside beats (from each terminal response to the
-next terminal response or prompt) count as speech.
+A speech tick is also within ``speech_range_db`` (20 dB) of its utterance's
+median, and, when the recording has an event log, inside a beat.
 
-Rules
------
-* **floor** = the ``speech_percentile`` (5th) percentile of speech levels
-  divided by 2 (6 dB below it), rounded down to two significant digits; it
-  must sit at least 6 dB above the silence ceiling (the highest silence
-  level). If it cannot, the geometric mean of the two (rounded the same way)
-  is recommended and flagged; if speech is not above silence at all, no
-  floor is recommended.
-* **quiet time** = the longest inter-sentence gap (measured at the
-  recommended floor, counting only unpaused time) + ``quiet_margin_s``
-  (0.2 s), rounded up to 0.05 s. The chance that a future gap exceeds it is
-  bounded by the rule of three (3/n, 95 % confidence, n gaps) and estimated
-  from an exponential tail fitted to the gaps above their 75th percentile.
-* **onset timeout** = the longest onset latency + ``onset_margin_s`` (2 s),
+Per recording: a floor window
+-----------------------------
+* **noise**: the median and the 99th percentile of its silence ticks (not
+  the single loudest tick);
+* **speech low**: the ``speech_percentile`` (5th) percentile of its speech
+  ticks;
+* **window**: floors above the noise's 99th percentile and at least
+  ``floor_margin_db`` (3 dB) below its speech low. A recording whose noise
+  reaches that high has no window: a level-floor clock cannot work on it,
+  and it contributes no floor, gap or quiet-time evidence.
+
+The corpus
+----------
+* **floor**: inside the intersection of the windows (the largest group of
+  recordings whose windows meet; the others are named): 6 dB below the
+  lowest speech low, unless that is closer to the noise edge than to the
+  speech edge, then the middle of the intersection in dB; a two-significant-
+  digit value near it that the replay accepts (below).
+* **quiet time**: at that floor, the longest gap the clock must bridge inside
+  a beat (a narration's inter-sentence gaps, and the silence between an
+  overlapping acknowledgment and the narration), unpaused time only, plus
+  ``quiet_margin_s`` (0.2 s), rounded up to 0.05 s; but never more than the
+  quiet left after the last word before the beat's bound (the next prompt,
+  terminal response or ``end``), or the clock would stall.
+* **onset timeout**: the longest onset latency plus ``onset_margin_s`` (2 s),
   rounded up to 0.5 s.
+
+Every candidate setting is checked with :func:`clock.core.beats.decide` (the
+replay's decisions) on every beat; the first floor, nearest the preferred
+one, at which a quiet time and timeout end every beat right is recommended.
+When none does, the setting that fails the fewest beats is, and each failing
+beat is named with its reason. Gap evidence comes from gaps inside beats
+only; a recording without an event log contributes all its gaps (and says
+so), one whose log has no terminal response contributes none.
 """
 
 from __future__ import annotations
@@ -46,12 +66,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import beats, span_ends
+from .beats import FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats, decide, span_bounds
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import runs, segments
@@ -63,15 +84,34 @@ __all__ = [
     "Margins",
     "Observation",
     "OnsetEvidence",
+    "Outcome",
+    "RecordingLevels",
+    "Stability",
     "TickClasses",
+    "Unsatisfied",
     "classify_ticks",
     "derive",
     "equivalents",
+    "recording_levels",
 ]
 
 PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
 #: Fewer than these make the evidence thin.
 THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
+#: The robust high percentile of a recording's silence that a floor must clear.
+NOISE_PERCENTILE = 99.0
+#: Silence keeps this far from speech: before an utterance, and after it (tails).
+GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
+#: A window of floors narrower than this (dB) is flagged.
+NARROW_DB = 6.0
+#: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
+DEFAULT_PROMPT_DELAY_S = 1.0
+#: Candidate floors inside the windows, and in all, tried before settling for the setting failing fewest beats.
+MAX_PRIMARY = 8
+MAX_FLOORS_TRIED = 40
+FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
+_EPS_S = 1e-9
+_MAX_CANDIDATES = 48
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +124,8 @@ class Margins:
         Added to the longest gap for the quiet time; a narration gap fails
         the check when it reaches ``quiet_s - quiet_margin_s``.
     floor_margin_db : float
-        The check requires the speech percentile to be this far above the floor.
+        The speech low percentile must be this far above the floor (the
+        window's upper edge, and a check).
     onset_margin_s : float
         Added to the longest onset latency for the onset timeout.
     min_gap_s : float
@@ -132,6 +173,11 @@ class Observation:
     labels: tuple[Label, ...] | None = None
     meta: dict[str, object] = field(default_factory=dict)
 
+    @property
+    def has_beats(self) -> bool:
+        """Whether its event log holds a terminal response."""
+        return self.events is not None and bool(self.events.terminals)
+
 
 @dataclass(frozen=True, slots=True)
 class TickClasses:
@@ -167,13 +213,22 @@ def _otsu_log_split(levels: NDArray[np.float64]) -> float | None:
     return float(10 ** edges[k + 1])
 
 
+def _near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]:
+    """Ticks within ``before`` ticks before, or ``after`` ticks after, a True tick."""
+    n = mask.size
+    csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+    k = np.arange(n)
+    lo = np.maximum(0, k - after)
+    hi = np.minimum(n, k + before + 1)
+    return (csum[hi] - csum[lo]) > 0
+
+
 def classify_ticks(
     trace: LevelTrace,
     *,
     labels: Sequence[Label] | None = None,
     events: EventLog | None = None,
     speech_range_db: float = 20.0,
-    guard_s: float = 0.1,
 ) -> TickClasses:
     """Tell speech ticks from silence ticks without using a floor (see the module notes)."""
     t = trace.t_s
@@ -186,28 +241,28 @@ def classify_ticks(
         method, split = "labels", None
         touched = np.zeros(n, bool)
         for lab in labels:
-            touched |= (t + guard_s > lab.start_s) & (t - window_s - guard_s < lab.end_s)
+            touched |= (t + GUARD_BEFORE_S > lab.start_s) & (t - window_s - GUARD_AFTER_S < lab.end_s)
             groups.append(np.flatnonzero((t - window_s >= lab.start_s) & (t <= lab.end_s)))
         silence = ~touched | zero
     else:
         method = "split"
         split = _otsu_log_split(level)
         above = level > split if split is not None else ~zero
-        # Silence keeps the same guard from speech as with labels.
-        reach = int(math.ceil(guard_s / trace.tick_s))
-        near = np.convolve(above.astype(np.int64), np.ones(2 * reach + 1, np.int64), mode="same") > 0
+        tick = trace.tick_s
+        near = _near(above, math.ceil(GUARD_BEFORE_S / tick), math.ceil(GUARD_AFTER_S / tick))
         silence = ~near | zero
         # Runs above the split, joined across dips shorter than 0.3 s, are the utterances.
-        spans = runs(above)
         merged: list[list[int]] = []
-        for a, b in spans.tolist():
+        for a, b in runs(above).tolist():
             if merged and t[a] - t[merged[-1][1]] < 0.3:
                 merged[-1][1] = b
             else:
                 merged.append([a, b])
         # As with labels, keep the ticks whose window lies inside the utterance:
         # a run starts when the window first reaches speech and ends when it leaves.
-        groups = [np.flatnonzero((t >= t[a] + window_s) & (t <= t[b] - window_s)) for a, b in merged]
+        starts = np.searchsorted(t, [t[a] + window_s for a, _ in merged], side="left")
+        ends = np.searchsorted(t, [t[b] - window_s for _, b in merged], side="right")
+        groups = [np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())]
     speech = np.zeros(n, bool)
     ratio = 10 ** (-speech_range_db / 20)
     for idx in groups:
@@ -222,76 +277,203 @@ def classify_ticks(
     if events is not None and events.terminals:
         in_beats = np.zeros(n, bool)
         end_s = float(t[-1]) + trace.tick_s if n else 0.0
-        for term, span_end in zip(events.terminals, span_ends(events, end_s)):
-            in_beats |= (t >= term.t_s) & (t < span_end)
+        for term, (span_end, _) in zip(events.terminals, span_bounds(events, t_s=t, speech=None, end_s=end_s)):
+            lo, hi = np.searchsorted(t, [term.t_s, span_end], side="left")
+            in_beats[lo:hi] = True
         speech &= in_beats
     return TickClasses(speech, silence & ~speech, method, split)
 
 
+def _db(x: float) -> float:
+    """20 log10(x); -inf for 0, inf for inf."""
+    if x == float("inf"):
+        return x
+    return 20 * math.log10(x) if x > 0 else float("-inf")
+
+
 @dataclass(frozen=True, slots=True)
-class FloorEvidence:
-    """Level evidence and the recommended floor.
+class RecordingLevels:
+    """One recording's levels, told apart without a floor, and the floors that work for it.
 
     Attributes
     ----------
-    n_recordings, n_speech_ticks, n_silence_ticks : int
-    methods : dict
-        How many recordings were classified by labels, and by the split.
-    silence_ceiling : float
-        The highest level on a silence tick.
-    silence_ceiling_at : tuple of (str, float) or None
-        Where it is: recording and time.
+    name : str
+    method : {"labels", "split"}
+    n_speech_ticks, n_silence_ticks : int
     exact_zero_share : float
-        Share of silence ticks that read exactly 0.
-    speech : dict
-        Speech-level percentiles: min, p0.1, p1, p5, p50, p95, max.
+        Share of its silence ticks that read exactly 0.
+    speech_low : float or None
+        The ``speech_percentile`` percentile of its speech levels.
+    speech_median : float or None
+    noise_median, noise_high : float or None
+        The median and the 99th percentile of its silence levels (None when
+        it has no silence tick).
+    noise_loudest_s : float or None
+        Where its loudest silence tick is (to look at, not to rely on).
+    window : (float, float) or None
+        Floors above ``noise_high`` and ``floor_margin_db`` below
+        ``speech_low``; None when there are none.
+    verdict : str or None
+        Why there is no window, in words.
+    """
+
+    name: str
+    method: str
+    n_speech_ticks: int
+    n_silence_ticks: int
+    exact_zero_share: float
+    speech_low: float | None
+    speech_median: float | None
+    noise_median: float | None
+    noise_high: float | None
+    noise_loudest_s: float | None
+    window: tuple[float, float] | None
+    verdict: str | None
+
+
+def recording_levels(obs: Observation, margins: Margins | None = None) -> tuple[RecordingLevels, TickClasses]:
+    """Classify one recording's ticks and find its floor window (see the module notes).
+
+    Returns
+    -------
+    RecordingLevels
+    TickClasses
+        Which ticks were taken as speech and as silence.
+    """
+    margins = margins or Margins()
+    classes = classify_ticks(obs.trace, labels=obs.labels, events=obs.events, speech_range_db=margins.speech_range_db)
+    level = obs.trace.level
+    speech = level[classes.speech]
+    silence = level[classes.silence]
+    low = float(np.percentile(speech, margins.speech_percentile)) if speech.size else None
+    noise_high = float(np.percentile(silence, NOISE_PERCENTILE)) if silence.size else None
+    loudest = None
+    if silence.size:
+        loudest = float(obs.trace.t_s[np.flatnonzero(classes.silence)[int(np.argmax(silence))]])
+    window, verdict = None, None
+    if low is None:
+        verdict = "no speech ticks, so no floor can be derived from it"
+    else:
+        hi = low * 10 ** (-margins.floor_margin_db / 20)
+        lo = noise_high or 0.0
+        if lo < hi:
+            window = (lo, hi)
+        else:
+            verdict = (
+                f"its noise (p{NOISE_PERCENTILE:g} {_db(lo):.1f} dBFS) reaches within {margins.floor_margin_db:g} dB "
+                f"of its speech (p{margins.speech_percentile:g} {_db(low):.1f} dBFS), so a level-floor clock cannot "
+                "work on it; it contributes no gap or quiet-time evidence"
+            )
+    rec = RecordingLevels(
+        name=obs.name,
+        method=classes.method,
+        n_speech_ticks=int(speech.size),
+        n_silence_ticks=int(silence.size),
+        exact_zero_share=float(np.count_nonzero(silence == 0) / silence.size) if silence.size else 0.0,
+        speech_low=low,
+        speech_median=float(np.median(speech)) if speech.size else None,
+        noise_median=float(np.median(silence)) if silence.size else None,
+        noise_high=noise_high,
+        noise_loudest_s=loudest,
+        window=window,
+        verdict=verdict,
+    )
+    return rec, classes
+
+
+@dataclass(frozen=True, slots=True)
+class FloorEvidence:
+    """The recordings' floor windows and the recommended floor.
+
+    Attributes
+    ----------
+    recordings : tuple of RecordingLevels
+        Every recording, in order.
+    window : (float, float) or None
+        The intersection of the windows of the recordings that meet.
+    lower_by, upper_by : str or None
+        The recordings that set the intersection's edges.
+    outside : tuple of str
+        Recordings whose window does not meet the others'.
+    no_window : tuple of str
+        Recordings with no window at all.
     floor : float or None
-        The recommendation (None when speech does not rise above silence).
     rule : str
         How it was reached.
-    speech_margin_db, silence_margin_db : float or None
-        Separation of the floor below the speech percentile and above the
-        silence ceiling (inf when the ceiling is 0).
+    above_db, below_db : float or None
+        The floor's distance to the window's lower (noise) and upper
+        (speech) edge; inf above a noise of exact zero.
+    n_speech_ticks, n_silence_ticks : int
+        Over the recordings inside the window.
+    speech : dict
+        Their pooled speech-level percentiles (min ... max).
+    speech_percentile : float
+    floor_margin_db : float
+        The window's upper edge stands this far below the speech low.
+    methods : dict
+        How many recordings were classified by labels, and by the split.
+    exact_zero_share : float
     thin : bool
     """
 
-    n_recordings: int
-    n_speech_ticks: int
-    n_silence_ticks: int
-    methods: dict[str, int]
-    silence_ceiling: float
-    silence_ceiling_at: tuple[str, float] | None
-    exact_zero_share: float
-    speech: dict[str, float]
-    speech_percentile: float
+    recordings: tuple[RecordingLevels, ...]
+    window: tuple[float, float] | None
+    lower_by: str | None
+    upper_by: str | None
+    outside: tuple[str, ...]
+    no_window: tuple[str, ...]
     floor: float | None
     rule: str
-    speech_margin_db: float | None
-    silence_margin_db: float | None
+    above_db: float | None
+    below_db: float | None
+    n_speech_ticks: int
+    n_silence_ticks: int
+    speech: dict[str, float]
+    speech_percentile: float
+    floor_margin_db: float
+    methods: dict[str, int]
+    exact_zero_share: float
     thin: bool
 
 
 @dataclass(frozen=True, slots=True)
 class GapEvidence:
-    """Inter-sentence gaps and the recommended quiet time.
+    """The gaps the clock must bridge inside beats, and the recommended quiet time.
 
     Attributes
     ----------
     n_gaps : int
-        Gaps of at least ``min_gap_s`` (the distribution's n).
+        Narration gaps of at least ``min_gap_s`` (the distribution's n).
     n_all_gaps : int
-        Every gap, short dips included.
+        Every narration gap, short dips included.
+    floor : float or None
+        The floor they were measured at.
     p50_s, p90_s, p99_s : float or None
     max_gap_s : float or None
-        Over every gap.
+        Over every gap the clock bridges (acknowledgment silences included).
     longest : tuple of (str, float, float)
         The five longest: recording, time of the last word, gap.
+    n_ack : int
+        Silences between an overlapping acknowledgment and its narration.
+    ack_max_s : float or None
+    room_s : float or None
+        The least quiet left after a beat's last word before its bound: a
+        quiet time above it stalls that beat.
+    room_at : (str, float) or None
+        Where: recording and last word.
+    unlogged : tuple of str
+        Recordings without an event log, all of whose gaps were counted.
+    quiet_margin_s : float
     quiet_s : float or None
         The recommendation.
+    rule : str
     p_exceed_rule_of_three : float or None
-        95 % upper bound on the chance a future gap exceeds the longest seen.
+        95 % upper bound on the chance a future gap exceeds the longest seen
+        (3/n; None with fewer than 4 gaps, where it says nothing).
     p_exceed_tail : float or None
         Exponential-tail estimate of the chance a future gap exceeds ``quiet_s``.
+    gaps_s : tuple of float
+        The narration gaps of at least ``min_gap_s`` (for plots).
     thin : bool
     """
 
@@ -304,10 +486,17 @@ class GapEvidence:
     p99_s: float | None
     max_gap_s: float | None
     longest: tuple[tuple[str, float, float], ...]
+    n_ack: int
+    ack_max_s: float | None
+    room_s: float | None
+    room_at: tuple[str, float] | None
+    unlogged: tuple[str, ...]
     quiet_margin_s: float
     quiet_s: float | None
+    rule: str
     p_exceed_rule_of_three: float | None
     p_exceed_tail: float | None
+    gaps_s: tuple[float, ...]
     thin: bool
 
 
@@ -326,78 +515,148 @@ class OnsetEvidence:
 
 
 @dataclass(frozen=True, slots=True)
+class Unsatisfied:
+    """A beat the recommended setting does not end right, and why.
+
+    Attributes
+    ----------
+    recording : str
+    beat : int
+    t_s : float
+        Where to look.
+    outcome : str
+        ``premature``, ``stalled`` or ``missed-onset``.
+    reason : str
+    """
+
+    recording: str
+    beat: int
+    t_s: float
+    outcome: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The recommended setting, replayed over every recording with an event log.
+
+    Attributes
+    ----------
+    n_recordings, n_beats : int
+    n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
+    unsatisfied : tuple of Unsatisfied
+    """
+
+    n_recordings: int
+    n_beats: int
+    n_ok: int
+    n_premature: int
+    n_stalled: int
+    n_missed_onset: int
+    n_silent: int
+    unsatisfied: tuple[Unsatisfied, ...]
+
+    @property
+    def n_failed(self) -> int:
+        """Premature ends, stalls and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset
+
+
+@dataclass(frozen=True, slots=True)
+class Stability:
+    """Which recording drives a number, and the number without it (leave one recording out).
+
+    Attributes
+    ----------
+    quantity : {"floor", "quiet_s", "onset_timeout_s"}
+    value : float or None
+    driver : str or None
+        The recording that decides it.
+    without : float or None
+        The recommendation with that recording left out.
+    """
+
+    quantity: str
+    value: float | None
+    driver: str | None
+    without: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Derivation:
-    """Everything ``derive`` found, for one group of recordings."""
+    """Everything ``derive`` found, for one group of recordings.
+
+    Attributes
+    ----------
+    group : str
+    recordings : tuple of str
+    floor : FloorEvidence
+    gaps : GapEvidence
+    onsets : OnsetEvidence
+    outcome : Outcome or None
+        The recommendation replayed (None when nothing was recommended or
+        no recording has beats).
+    stability : tuple of Stability
+    warnings : tuple of str
+    """
 
     group: str
     recordings: tuple[str, ...]
     floor: FloorEvidence
     gaps: GapEvidence
     onsets: OnsetEvidence
+    outcome: Outcome | None
+    stability: tuple[Stability, ...]
     warnings: tuple[str, ...]
 
-
-def _round_down_2sig(x: float) -> float:
-    if x <= 0:
-        return x
-    e = math.floor(math.log10(x)) - 1
-    return float(f"{math.floor(x / 10**e)}e{e}")
+    @property
+    def setting(self) -> tuple[float | None, float | None, float | None]:
+        """(floor, quiet_s, onset_timeout_s) as recommended."""
+        return self.floor.floor, self.gaps.quiet_s, self.onsets.onset_timeout_s
 
 
-def _round_up(x: float, step: float) -> float:
-    return round(math.ceil(round(x / step, 9)) * step, 9)
+# --- arithmetic -----------------------------------------------------------------
 
 
-def _db(ratio: float) -> float:
-    return float("inf") if ratio == float("inf") else 20 * math.log10(ratio)
+def _round_up(x: float, step: str) -> float:
+    """``x`` rounded up to a multiple of ``step``, in decimal arithmetic (2.30000001 -> 2.35 for 0.05)."""
+    q = Decimal(step)
+    # Nine decimals absorb float noise: 2.3 + 0.2 is 2.4999999999999996.
+    d = Decimal(repr(x)).quantize(Decimal("1e-9"))
+    return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
 
 
-def _floor_evidence(obs: Sequence[Observation], margins: Margins) -> FloorEvidence:
-    speech_levels, silence_levels = [], []
-    methods: dict[str, int] = {}
-    ceiling, ceiling_at, zeros = 0.0, None, 0
-    for o in obs:
-        classes = classify_ticks(o.trace, labels=o.labels, events=o.events, speech_range_db=margins.speech_range_db)
-        methods[classes.method] = methods.get(classes.method, 0) + 1
-        speech_levels.append(o.trace.level[classes.speech])
-        sil = o.trace.level[classes.silence]
-        silence_levels.append(sil)
-        zeros += int(np.count_nonzero(sil == 0))
-        if sil.size and sil.max() > ceiling:
-            k = int(np.flatnonzero(classes.silence)[np.argmax(sil)])
-            ceiling, ceiling_at = float(sil.max()), (o.name, float(o.trace.t_s[k]))
-    sp = np.concatenate(speech_levels) if speech_levels else np.zeros(0)
-    si = np.concatenate(silence_levels) if silence_levels else np.zeros(0)
-    pct = {name: float(np.percentile(sp, q)) for name, q in PERCENTILES} if sp.size else {}
-    low = float(np.percentile(sp, margins.speech_percentile)) if sp.size else None
-    floor: float | None
-    if low is None or low <= ceiling:
-        floor, rule = None, "no floor: speech does not rise above silence" if low is not None else "no speech ticks"
-    else:
-        floor = _round_down_2sig(low / 2)
-        rule = f"p{margins.speech_percentile:g} of speech / 2, rounded down to 2 significant digits"
-        if floor < 2 * ceiling:
-            floor = _round_down_2sig(math.sqrt(low * ceiling))
-            rule = (
-                f"geometric mean of p{margins.speech_percentile:g} of speech and the silence ceiling, "
-                "rounded down to 2 significant digits (thin separation)"
-            )
-    return FloorEvidence(
-        n_recordings=len(obs),
-        n_speech_ticks=int(sp.size),
-        n_silence_ticks=int(si.size),
-        methods=methods,
-        silence_ceiling=ceiling,
-        silence_ceiling_at=ceiling_at,
-        exact_zero_share=zeros / si.size if si.size else 0.0,
-        speech=pct,
-        speech_percentile=margins.speech_percentile,
-        floor=floor,
-        rule=rule,
-        speech_margin_db=None if floor is None or low is None else _db(low / floor),
-        silence_margin_db=None if floor is None else (_db(floor / ceiling) if ceiling > 0 else float("inf")),
-        thin=sp.size < THIN["speech_ticks"] or si.size < THIN["silence_ticks"],
-    )
+def _nice_floors(lo: float, hi: float, target: float) -> list[float]:
+    """Floors of two significant digits strictly inside (lo, hi), nearest ``target`` (in dB) first.
+
+    Three digits when the window is too narrow for two; below 1/1000 of
+    ``hi`` nothing is offered.
+    """
+    bottom = max(lo, hi * 1e-3)
+    found: list[Decimal] = []
+    for digits in (2, 3):
+        for exp in range(math.floor(math.log10(bottom)), math.floor(math.log10(hi)) + 1):
+            for m in range(10 ** (digits - 1), 10**digits):
+                v = Decimal(m).scaleb(exp - digits + 1)
+                if lo < float(v) < hi:
+                    found.append(v)
+        if found:
+            break
+    ranked = sorted(set(found), key=lambda v: (abs(math.log(float(v) / target)), v))
+    return [float(v) for v in ranked[:_MAX_CANDIDATES]]
+
+
+def _ladder(lo: float, hi: float, *, exclude: Sequence[float] = ()) -> list[float]:
+    """Floors of two significant digits from just above ``lo`` up to below ``hi``, about 1 dB apart."""
+    out: list[float] = []
+    k = 1
+    while True:
+        v = float(f"{lo * 10 ** (k / 20):.2g}")
+        k += 1
+        if v >= hi or k > 200:
+            return out
+        if v > lo and v not in out and v not in exclude:
+            out.append(v)
 
 
 def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
@@ -409,61 +668,446 @@ def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
     return float(excess.size / gaps.size * math.exp(-(q - u) / excess.mean()))
 
 
+def _percentiles(values: NDArray[np.float64]) -> dict[str, float]:
+    return {name: float(np.percentile(values, q)) for name, q in PERCENTILES} if values.size else {}
+
+
+# --- the engine -------------------------------------------------------------------
+
+
+@dataclass
+class _Corpus:
+    """What the engine computes once per recording, shared by the leave-one-out runs."""
+
+    obs: list[Observation]
+    levels: list[RecordingLevels]
+    speech: list[NDArray[np.float64]]
+    silence: list[NDArray[np.float64]]
+    margins: Margins
+    analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
+    own: dict[tuple[int, float], float | None] = field(default_factory=dict)
+
+    def own_floor(self, i: int) -> float | None:
+        key = (i, -1.0)
+        if key not in self.own:
+            self.own[key] = _own_floor(self.levels[i])
+        return self.own[key]
+
+    def analysis(self, i: int, floor: float) -> FloorAnalysis:
+        key = (i, floor)
+        if key not in self.analyses:
+            o = self.obs[i]
+            assert o.events is not None
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor)
+        return self.analyses[key]
+
+
+def _meeting_group(levels: Sequence[RecordingLevels], members: Sequence[int]) -> list[int]:
+    """The largest group of recordings whose windows share a floor (ties: the widest overlap)."""
+    with_window = [i for i in members if levels[i].window is not None]
+    best: list[int] = []
+    best_width = -1.0
+    for i in with_window:
+        lo = levels[i].window[0]  # type: ignore[index]
+        # Every window containing a floor just above this lower edge.
+        group = [j for j in with_window if levels[j].window[0] <= lo < levels[j].window[1]]  # type: ignore[index]
+        top = min(levels[j].window[1] for j in group)  # type: ignore[index]
+        bottom = max(levels[j].window[0] for j in group)  # type: ignore[index]
+        width = _db(top) - _db(bottom) if bottom > 0 else float("inf")
+        if len(group) > len(best) or (len(group) == len(best) and width > best_width):
+            best, best_width = group, width
+    return sorted(best)
+
+
+@dataclass(frozen=True)
+class _Setting:
+    floor: float
+    quiet_s: float | None
+    onset_timeout_s: float | None
+    failures: int
+    quiet_rule: str
+    extended: bool = False
+
+
+@dataclass
+class _AtFloor:
+    """At one floor: the gaps, the room after last words, the waits and latencies of every beat."""
+
+    gaps: list[tuple[str, float, float, bool]]  # recording, last word, gap, narration (logged beats)
+    unlogged_gaps: list[tuple[str, float, float]]  # recording, last word, gap (recordings without a log)
+    latencies: list[tuple[str, float, float]]  # recording, terminal, latency
+    rooms: list[tuple[str, float, float]]  # recording, last word, room (less the prompt delay where unlogged)
+    waits: list[float]
+    needs: list[float]
+    hidden: list[tuple[str, int, float]]  # recording, beat, narration end hidden by this floor (s)
+    analyses: list[FloorAnalysis]
+
+
+def _target(lo: float, hi: float, speech_low: float) -> tuple[float, str]:
+    """Where in a window (lo, hi) a floor goes: 6 dB below the speech low, or the middle if that is nearer the noise."""
+    target_db = min(_db(hi), _db(speech_low) - 20 * math.log10(2))
+    if lo > 0 and target_db - _db(lo) < _db(hi) - target_db:
+        return 10 ** (
+            (_db(lo) + _db(hi)) / 40
+        ), "the middle of the window in dB (6 dB below speech is nearer the noise)"
+    return 10 ** (target_db / 20), "6 dB below the lowest speech p{p}"
+
+
+def _own_floor(rec: RecordingLevels) -> float | None:
+    """The floor this recording would get on its own (where its narrations are seen to end)."""
+    if rec.window is None or rec.speech_low is None:
+        return None
+    target, _ = _target(rec.window[0], rec.window[1], rec.speech_low)
+    nice = _nice_floors(rec.window[0], rec.window[1], target)
+    return nice[0] if nice else target
+
+
+def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
+    """The median time from a prompt to its terminal response, over the logs that have both."""
+    delays = []
+    for i in members:
+        events = corpus.obs[i].events
+        if events is None:
+            continue
+        prompt = None
+        for e in events.of_kind("prompt", "terminal"):
+            if e.kind == "prompt":
+                prompt = e.t_s
+            elif prompt is not None:
+                delays.append(e.t_s - prompt)
+                prompt = None
+    return float(np.median(delays)) if delays else DEFAULT_PROMPT_DELAY_S
+
+
+def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_delay_s: float = 0.0) -> _AtFloor:
+    out = _AtFloor([], [], [], [], [], [], [], [])
+    for i in members:
+        o = corpus.obs[i]
+        if not o.has_beats:
+            if o.events is None:
+                seg = segments(o.trace, floor=floor)
+                out.unlogged_gaps.extend((o.name, s.last_word_s, g) for s, g in zip(seg.segments, seg.gaps_s))
+            continue
+        a = corpus.analysis(i, floor)
+        out.analyses.append(a)
+        out.gaps.extend((o.name, w, g, narration) for _, w, g, narration in a.gaps())
+        own = corpus.own_floor(i)
+        ref = corpus.analysis(i, own) if own is not None and own < floor else None
+        for b in a.beats:
+            if ref is not None and ref.beats[b.index].spoken:
+                r = ref.beats[b.index]
+                seen = float(ref.t_s[r.last_word_tick])  # type: ignore[index]
+                now = float(a.t_s[b.last_word_tick]) if b.spoken and b.last_word_tick is not None else float("-inf")
+                out.hidden.append((o.name, b.index, seen - now))
+            if not b.spoken:
+                continue
+            out.needs.append(b.need_s)
+            if b.onset_tick is not None:
+                out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
+            if b.last_word_tick is not None:
+                # Without the prompt in the log, the page prompted some time before the next response.
+                unknown = b.bound in ("terminal", "acknowledgment")
+                out.rooms.append(
+                    (o.name, float(a.t_s[b.last_word_tick]), b.room_s - (prompt_delay_s if unknown else 0))
+                )
+            if b.wait_s is not None:
+                out.waits.append(b.wait_s)
+    return out
+
+
+def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_s: float) -> int:
+    return sum(
+        d.outcome in FAILURES for a in analyses for d in decide(a, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    )
+
+
+def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
+    """The quiet time at one floor: the longest gap plus the margin, within the room the beats leave.
+
+    Gaps inside logged beats must be bridged (the replay holds the quiet time
+    to them); gaps of recordings without a log count too, but never push the
+    quiet time past the room a logged beat leaves before its bound.
+    """
+    logged = max((g for _, _, g, _ in c.gaps), default=None)
+    unlogged = max((g for _, _, g in c.unlogged_gaps), default=None)
+    longest = max((g for g in (logged, unlogged) if g is not None), default=None)
+    if longest is None:
+        return None, "no gap inside a beat"
+    room = min((r for _, _, r in c.rooms), default=None)
+    need = max(c.needs, default=float("-inf"))
+    preferred = _round_up(longest + margin, "0.05")
+    rule = f"longest gap {longest:.3f} s + margin {margin:g} s, rounded up to 0.05 s"
+    if room is None or preferred <= room + _EPS_S:
+        return preferred, rule
+    if logged is not None and unlogged is not None and unlogged > logged:
+        honoured = _round_up(logged + margin, "0.05")
+        if honoured <= room + _EPS_S:
+            return honoured, (
+                f"longest gap inside a logged beat {logged:.3f} s + margin {margin:g} s, rounded up to 0.05 s "
+                f"(a gap of {unlogged:.3f} s in a recording without a log would stall a logged beat)"
+            )
+    base = logged if logged is not None else longest
+    if need >= room or base >= room:
+        return preferred, rule
+    # The margin does not fit before the nearest bound: halfway between the longest gap and the room.
+    middle = Decimal(repr(_round_up((base + room) / 2, "0.05")))
+    for k in range(0, 200):
+        q = float(middle - Decimal("0.05") * k)
+        if need < q - _EPS_S <= room:
+            return q, (
+                f"halfway between the longest gap {base:.3f} s and the least room after a last word {room:.3f} s "
+                f"(the margin {margin:g} s does not fit), rounded to 0.05 s"
+            )
+    return round(
+        room, 9
+    ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
+
+
+def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], margin: float) -> float | None:
+    if not latencies and not waits:
+        return None
+    longest = max([x for _, _, x in latencies] + waits)
+    return _round_up(longest + margin, "0.5")
+
+
+def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float) -> tuple[_Setting, _AtFloor]:
+    """The setting at one floor and how many beats it fails (the replay's failures, and hidden narration ends)."""
+    margins = corpus.margins
+    c = _at_floor(corpus, members, floor, prompt_delay_s=delay_s)
+    quiet, quiet_rule = _choose_quiet(c, margins.quiet_margin_s)
+    timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
+    hidden = sum(h > margins.quiet_margin_s for _, _, h in c.hidden)
+    if quiet is None or timeout is None:
+        return _Setting(floor, quiet, timeout, hidden, quiet_rule), c
+    return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
+
+
+def _search(corpus: _Corpus, members: list[int], primary: list[float], extended: list[float]) -> _Setting | None:
+    """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats."""
+    delay = _prompt_delay(corpus, members)
+    best: _Setting | None = None
+    for n, (floor, is_extended) in enumerate([(f, False) for f in primary] + [(f, True) for f in extended]):
+        setting, c = _evaluate(corpus, members, floor, delay)
+        setting = _Setting(
+            setting.floor, setting.quiet_s, setting.onset_timeout_s, setting.failures, setting.quiet_rule, is_extended
+        )
+        if setting.failures == 0:
+            return setting
+        if setting.quiet_s is not None and setting.onset_timeout_s is not None:
+            # The quiet time that fails the fewest beats at this floor.
+            options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
+            options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
+            hidden = sum(h > corpus.margins.quiet_margin_s for _, _, h in c.hidden)
+            for q in sorted(options):
+                f = hidden + _failing_beats(c.analyses, q, setting.onset_timeout_s)
+                if best is None or f < best.failures:
+                    best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
+        if n >= MAX_FLOORS_TRIED and best is not None:
+            break
+    return best
+
+
 def derive(
     observations: Sequence[Observation],
     *,
     margins: Margins | None = None,
-    fallback_floor: float = 0.003,
-    quiet_s: float = 2.5,
     group: str = "all",
 ) -> Derivation:
-    """Derive the floor, the quiet time and the onset timeout from recordings.
+    """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
 
     Parameters
     ----------
     observations : sequence of Observation
     margins : Margins, optional
-    fallback_floor : float
-        Used to measure gaps only when no floor can be recommended.
-    quiet_s : float
-        The quiet time the replay uses while measuring onsets (it does not
-        change the gaps or latencies measured).
     group : str
         A name for this group (``--by voice`` gives one per voice).
 
     Returns
     -------
     Derivation
+        The recommendation (``Derivation.setting``), its evidence, its
+        replay over the corpus, and how stable it is.
     """
     margins = margins or Margins()
+    obs = list(observations)
+    parts = [recording_levels(o, margins) for o in obs]
+    corpus = _Corpus(
+        obs,
+        [rec for rec, _ in parts],
+        [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
+        [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
+        margins,
+    )
+    return _derive(corpus, list(range(len(obs))), group, stability=True)
+
+
+def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool) -> Derivation:
+    margins = corpus.margins
+    obs, levels = corpus.obs, corpus.levels
     notes: list[str] = []
-    floor_ev = _floor_evidence(observations, margins)
-    floor = floor_ev.floor if floor_ev.floor is not None else fallback_floor
-    if floor_ev.floor is None:
-        notes.append(f"{floor_ev.rule}; gaps measured at the fallback floor {fallback_floor}")
-    all_gaps: list[tuple[str, float, float]] = []
-    latencies: list[tuple[str, float, float]] = []
-    unlogged: list[str] = []
-    for o in observations:
-        if o.events is not None and o.events.terminals:
-            for b in beats(o.trace, o.events, floor=floor, quiet_s=quiet_s):
-                all_gaps.extend((o.name, at, g) for at, g in zip(b.gap_at_s, b.quiet_gaps_s))
-                if b.onset_latency_s is not None:
-                    latencies.append((o.name, b.terminal_s, b.onset_latency_s))
+    meeting = _meeting_group(levels, members)
+    windowed = [i for i in members if levels[i].window is not None]
+    no_window = tuple(obs[i].name for i in members if levels[i].window is None)
+    outside = tuple(obs[i].name for i in windowed if i not in meeting)
+    window = lower_by = upper_by = None
+    primary: list[float] = []
+    extended: list[float] = []
+    floor_rule = "no floor: no recording has a window of floors that separate its speech from its noise"
+    if meeting:
+        lo_i = max(meeting, key=lambda i: (levels[i].window[0], -i))  # type: ignore[index]
+        hi_i = min(meeting, key=lambda i: (levels[i].window[1], i))  # type: ignore[index]
+        lo, hi = levels[lo_i].window[0], levels[hi_i].window[1]  # type: ignore[index]
+        window, lower_by, upper_by = (lo, hi), obs[lo_i].name, obs[hi_i].name
+        speech_low = min(levels[i].speech_low or hi for i in meeting)
+        target, floor_rule = _target(lo, hi, speech_low)
+        floor_rule = floor_rule.format(p=f"{margins.speech_percentile:g}")
+        primary = _nice_floors(lo, hi, target) or [target]
+        width = _db(hi) - _db(lo)
+        if width < NARROW_DB:
+            notes.append(
+                f"the floors that work for every recording span only {width:.1f} dB ({lo:.4g} .. {hi:.4g}, set by "
+                f"{obs[lo_i].name} and {obs[hi_i].name}): a small change in a voice's or a room's level breaks it"
+            )
+        # Above every recording's noise and below every voice's median, in steps of about 1 dB: floors the
+        # replay may still accept when the windows do not all meet, or when none inside them works.
+        noise = max(levels[i].window[0] for i in windowed)  # type: ignore[index]
+        top = min(levels[i].speech_median or 0.0 for i in windowed)
+        if top > noise:
+            extended = _ladder(noise if noise > 0 else hi, top, exclude=primary[:MAX_PRIMARY])
+        primary = primary[:MAX_PRIMARY]
+    for name, rec in ((obs[i].name, levels[i]) for i in members):
+        if rec.window is None and rec.verdict:
+            notes.append(f"{name}: {rec.verdict}")
+    unlogged_meeting = [i for i in meeting if obs[i].events is None]
+    judged = sorted(set(windowed) | set(unlogged_meeting))
+    chosen = _search(corpus, judged, primary, extended) if primary else None
+    floor = chosen.floor if chosen is not None else None
+    if chosen is not None:
+        if chosen.failures:
+            floor_rule = FEWEST_FAILURES
+        elif chosen.extended:
+            floor_rule = (
+                "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
+                "no narration's end (the windows do not all meet)"
+            )
+        elif floor != primary[0]:
+            floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
         else:
-            seg = segments(o.trace, floor=floor)
-            all_gaps.extend((o.name, s.last_word_s, g) for s, g in zip(seg.segments, seg.gaps_s))
-            unlogged.append(o.name)
+            floor_rule += ", rounded to 2 significant digits"
+    for i in windowed:
+        lo_w, hi_w = levels[i].window  # type: ignore[misc]
+        name = obs[i].name
+        if floor is None or lo_w < floor < hi_w:
+            if i not in meeting:
+                notes.append(f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'")
+            continue
+        if floor >= hi_w:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
+                f"{floor:g} is {_db(floor) - _db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
+                "the floor (check will fail its speech level)"
+            )
+        else:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}"
+            )
+    floor_ev = _floor_evidence(
+        corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
+    )
+    gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes)
+    for what, n, need in (
+        ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
+        ("beats", onsets_ev.n_beats, THIN["beats"]),
+        ("recordings", len(members), THIN["recordings"]),
+    ):
+        if n < need:
+            notes.append(f"thin evidence: {_count(n, what)} (fewer than {need})")
+    stab: tuple[Stability, ...] = ()
+    if stability:
+        stab = _stability(corpus, members, group, floor_ev, gaps_ev, onsets_ev)
+    return Derivation(
+        group, tuple(obs[i].name for i in members), floor_ev, gaps_ev, onsets_ev, outcome, stab, tuple(notes)
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 gap``, ``2 gaps`` (nouns given in the plural)."""
+    return f"{n} {noun if n != 1 else noun[:-1]}"
+
+
+def _floor_evidence(
+    corpus: _Corpus,
+    members: list[int],
+    meeting: list[int],
+    window: tuple[float, float] | None,
+    lower_by: str | None,
+    upper_by: str | None,
+    outside: tuple[str, ...],
+    no_window: tuple[str, ...],
+    floor: float | None,
+    rule: str,
+) -> FloorEvidence:
+    sp = np.concatenate([corpus.speech[i] for i in meeting]) if meeting else np.zeros(0)
+    si = np.concatenate([corpus.silence[i] for i in meeting]) if meeting else np.zeros(0)
+    methods: dict[str, int] = {}
+    for i in members:
+        methods[corpus.levels[i].method] = methods.get(corpus.levels[i].method, 0) + 1
+    above = below = None
+    if floor is not None and window is not None:
+        above = _db(floor) - _db(window[0]) if window[0] > 0 else float("inf")
+        below = _db(window[1]) - _db(floor)
+    return FloorEvidence(
+        recordings=tuple(corpus.levels[i] for i in members),
+        window=window,
+        lower_by=lower_by,
+        upper_by=upper_by,
+        outside=outside,
+        no_window=no_window,
+        floor=floor,
+        rule=rule,
+        above_db=above,
+        below_db=below,
+        n_speech_ticks=int(sp.size),
+        n_silence_ticks=int(si.size),
+        speech=_percentiles(sp),
+        speech_percentile=corpus.margins.speech_percentile,
+        floor_margin_db=corpus.margins.floor_margin_db,
+        methods=methods,
+        exact_zero_share=float(np.count_nonzero(si == 0) / si.size) if si.size else 0.0,
+        thin=sp.size < THIN["speech_ticks"] or si.size < THIN["silence_ticks"],
+    )
+
+
+def _gap_onset_outcome(
+    corpus: _Corpus, members: list[int], judged: list[int], chosen: _Setting | None, notes: list[str]
+) -> tuple[GapEvidence, OnsetEvidence, Outcome | None]:
+    margins = corpus.margins
+    obs = corpus.obs
+    for i in members:
+        o = obs[i]
+        if o.events is not None and not o.events.terminals:
+            has_prompts = bool(o.events.of_kind("prompt"))
+            notes.append(
+                f"{o.name}: its event log has {'prompts but ' if has_prompts else ''}no terminal response, "
+                "so it has no beats and contributes no narration gaps"
+            )
+    unlogged = tuple(obs[i].name for i in judged if obs[i].events is None)
     if unlogged:
         notes.append(
-            f"no event log for {len(unlogged)} recording(s) ({', '.join(unlogged[:3])}"
-            f"{', ...' if len(unlogged) > 3 else ''}): every gap in them counts as a narration gap"
+            f"no event log for {_count(len(unlogged), 'recordings')} ({', '.join(unlogged[:3])}"
+            f"{', ...' if len(unlogged) > 3 else ''}): all their gaps were counted as narration gaps"
         )
-    g_all = np.array([g for _, _, g in all_gaps])
+    floor = None if chosen is None else chosen.floor
+    c = _at_floor(corpus, judged, floor) if floor is not None else _AtFloor([], [], [], [], [], [], [], [])
+    all_gaps = c.gaps + [(name, w, g, True) for name, w, g in c.unlogged_gaps]
+    narration = [(name, w, g) for name, w, g, is_narration in all_gaps if is_narration]
+    acks = [g for _, _, g, is_narration in all_gaps if not is_narration]
+    g_all = np.array([g for _, _, g in narration])
     g = g_all[g_all >= margins.min_gap_s]
-    longest = tuple(sorted(all_gaps, key=lambda x: (-x[2], x[0], x[1]))[:5])
-    max_gap = float(g_all.max()) if g_all.size else None
-    quiet = None if max_gap is None else _round_up(max_gap + margins.quiet_margin_s, 0.05)
+    bridged = [g for _, _, g, _ in all_gaps]
+    room = min(c.rooms, key=lambda r: (r[2], r[0], r[1])) if c.rooms else None
+    quiet = None if chosen is None else chosen.quiet_s
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),
         n_all_gaps=int(g_all.size),
@@ -472,36 +1116,134 @@ def derive(
         p50_s=float(np.percentile(g, 50)) if g.size else None,
         p90_s=float(np.percentile(g, 90)) if g.size else None,
         p99_s=float(np.percentile(g, 99)) if g.size else None,
-        max_gap_s=max_gap,
-        longest=longest,
+        max_gap_s=max(bridged) if bridged else None,
+        longest=tuple(sorted(narration, key=lambda x: (-x[2], x[0], x[1]))[:5]),
+        n_ack=len(acks),
+        ack_max_s=max(acks) if acks else None,
+        room_s=None if room is None else room[2],
+        room_at=None if room is None else (room[0], room[1]),
+        unlogged=unlogged,
         quiet_margin_s=margins.quiet_margin_s,
         quiet_s=quiet,
-        p_exceed_rule_of_three=min(1.0, 3 / g.size) if g.size else None,
+        rule="" if chosen is None else chosen.quiet_rule,
+        p_exceed_rule_of_three=3 / g.size if g.size > 3 else None,
         p_exceed_tail=_tail_exceedance(g, quiet) if (g.size and quiet is not None) else None,
+        gaps_s=tuple(float(x) for x in g),
         thin=g.size < THIN["gaps"],
     )
+    latencies = c.latencies
     lat = np.array([x for _, _, x in latencies])
-    slowest = max(latencies, key=lambda x: x[2]) if latencies else None
+    timeout = None if chosen is None else chosen.onset_timeout_s
     onsets_ev = OnsetEvidence(
         n_beats=int(lat.size),
         p50_s=float(np.percentile(lat, 50)) if lat.size else None,
         p95_s=float(np.percentile(lat, 95)) if lat.size else None,
         max_s=float(lat.max()) if lat.size else None,
-        slowest=slowest,
+        slowest=max(latencies, key=lambda x: x[2]) if latencies else None,
         onset_margin_s=margins.onset_margin_s,
-        onset_timeout_s=_round_up(float(lat.max()) + margins.onset_margin_s, 0.5) if lat.size else None,
+        onset_timeout_s=timeout,
         thin=lat.size < THIN["beats"],
     )
-    for what, n, need in (
-        ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
-        ("beats", onsets_ev.n_beats, THIN["beats"]),
-        ("recordings", len(observations), THIN["recordings"]),
-    ):
-        if n < need:
-            notes.append(f"thin evidence: {n} {what} (fewer than {need})")
-    if floor_ev.speech_margin_db is not None and floor_ev.rule.endswith("(thin separation)"):
-        notes.append("thin separation between speech and silence levels")
-    return Derivation(group, tuple(o.name for o in observations), floor_ev, gaps_ev, onsets_ev, tuple(notes))
+    outcome = None
+    if floor is not None and quiet is not None and timeout is not None:
+        outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+        if outcome.n_failed:
+            notes.append(
+                f"the recommendation fails {_count(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
+                "no setting ends every beat right (see the failing beats)"
+            )
+    return gaps_ev, onsets_ev, outcome
+
+
+def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
+    """The recommendation replayed tick by tick over every recording with beats."""
+    import warnings
+
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, "silent"), 0)
+    failing: list[Unsatisfied] = []
+    n_rec = n_beats = 0
+    for i in members:
+        o = corpus.obs[i]
+        if not o.has_beats:
+            continue
+        n_rec += 1
+        assert o.events is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+        a = corpus.analysis(i, floor)
+        for b, ba in zip(found, a.beats):
+            if b.outcome == "unheard":
+                continue
+            n_beats += 1
+            counts[b.outcome if b.outcome in counts else "silent"] += 1
+            if b.outcome in FAILURES:
+                failing.append(_why(o.name, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
+    return Outcome(
+        n_rec,
+        n_beats,
+        counts[OK],
+        counts[PREMATURE],
+        counts[STALLED],
+        counts[MISSED_ONSET],
+        counts["silent"],
+        tuple(failing),
+    )
+
+
+def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]
+    t = a.t_s
+    noise = "" if rec.noise_high is None else f" (its noise p{NOISE_PERCENTILE:g} is {rec.noise_high:.4g})"
+    if b.outcome == PREMATURE:
+        longest = ba.need_s
+        reason = f"a quiet of {longest:.3f} s inside the beat reaches the quiet time {quiet:g} s"
+        return Unsatisfied(name, b.index, float(b.quiet_declared_s), PREMATURE, reason)
+    if b.outcome == MISSED_ONSET:
+        reason = f"the guide starts {ba.wait_s:.3f} s after the terminal response, past the timeout {timeout:g} s"
+        return Unsatisfied(name, b.index, b.terminal_s, MISSED_ONSET, reason)
+    last = None if ba.last_word_tick is None else float(t[ba.last_word_tick])
+    if ba.room_s == float("-inf"):
+        reason = f"the level stays above the floor {floor:g} until the {ba.bound}{noise}"
+    else:
+        reason = (
+            f"only {ba.room_s:.3f} s of quiet after the last word before the {ba.bound} at {ba.bound_s:.3f} s, "
+            f"less than the quiet time {quiet:g} s"
+        )
+    return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, STALLED, reason)
+
+
+def _stability(
+    corpus: _Corpus,
+    members: list[int],
+    group: str,
+    floor_ev: FloorEvidence,
+    gaps_ev: GapEvidence,
+    onsets_ev: OnsetEvidence,
+) -> tuple[Stability, ...]:
+    """Leave the driving recording of each number out and derive again."""
+    names = {corpus.obs[i].name: i for i in members}
+    floor_driver = None
+    if floor_ev.floor is not None and floor_ev.window is not None:
+        above = floor_ev.above_db if floor_ev.above_db is not None else float("inf")
+        below = floor_ev.below_db if floor_ev.below_db is not None else float("inf")
+        floor_driver = floor_ev.lower_by if above < below else floor_ev.upper_by
+    quiet_driver = gaps_ev.longest[0][0] if gaps_ev.longest else None
+    onset_driver = onsets_ev.slowest[0] if onsets_ev.slowest else None
+    without: dict[str, Derivation] = {}
+    for driver in (floor_driver, quiet_driver, onset_driver):
+        if driver is not None and driver not in without and len(members) > 1:
+            rest = [i for i in members if i != names[driver]]
+            without[driver] = _derive(corpus, rest, group, stability=False)
+
+    def entry(quantity: str, value: float | None, driver: str | None, pick: int) -> Stability:
+        other = without.get(driver) if driver is not None else None
+        return Stability(quantity, value, driver, None if other is None else other.setting[pick])
+
+    return (
+        entry("floor", floor_ev.floor, floor_driver, 0),
+        entry("quiet_s", gaps_ev.quiet_s, quiet_driver, 1),
+        entry("onset_timeout_s", onsets_ev.onset_timeout_s, onset_driver, 2),
+    )
 
 
 def equivalents(floor: float) -> dict[str, float]:

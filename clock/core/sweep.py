@@ -1,59 +1,88 @@
 """Sweep the floor and the quiet time: what each setting would have done to the recordings.
 
-Pure numpy. The level traces are computed once; each setting only replays
-the clock over them, so a sweep costs one decode per recording whatever its
-size.
+Pure numpy. The level traces are computed once. For each floor, each
+recording's beats are analysed once (:func:`clock.core.beats.analyse`: the
+speech mask, its runs and the pause bookkeeping), and every quiet time is
+answered from that analysis (:func:`clock.core.beats.decide`, which gives the
+tick-by-tick replay's decisions), so a sweep costs one analysis per floor,
+not one replay per setting.
 
-For each (floor, quiet) setting, over every beat of every recording:
+For each (floor, quiet) setting, over every beat of every recording with an
+event log:
 
 * ``n_premature``: beats the clock would end while the guide was still
-  talking (speech resumed after the declared quiet, before the next
-  terminal response or prompt);
-* ``n_premature_risk``: acknowledgments whose silence reaches the quiet time;
-* ``n_no_onset``: beats with no speech within the onset timeout;
-* the latency the clock adds after the last word (declared - last word):
-  mean, p95 and max over the beats it declared.
+  talking;
+* ``n_stalled``: beats where the guide spoke and the clock would not declare
+  quiet before the next prompt, terminal response, ``end`` or the end of the
+  recording (the tour would wait);
+* ``n_missed_onset``: beats whose onset the clock would give up waiting for;
+* the latency the clock adds after the last word (declared - last word),
+  over the beats it ends right: mean, p95 and max. Means are compared as
+  exact sums of ticks, never as floats.
 
-The **recommended** setting has the fewest premature ends, then the fewest
-premature risks and missed onsets, then the least mean added latency (ties:
-the shorter quiet time, then the lower floor). The **Pareto front** holds the
-settings no other setting beats on both premature ends and mean latency.
+The **recommended** setting is the one recommendation engine's
+(:func:`clock.core.derive.derive`), the same as ``derive`` prints, whether or
+not it lies on the grid; the grid shows how the corpus responds around it.
+The **Pareto front** holds the grid settings no other setting beats on both
+failing beats and mean added latency.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .beats import beats
-from .derive import Observation
+from .beats import MISSED_ONSET, OK, PREMATURE, STALLED, analyse, decide
+from .derive import Derivation, Margins, Observation, derive
 
-__all__ = ["SweepPoint", "SweepResult", "grid", "sweep"]
+__all__ = ["MAX_GRID", "SweepPoint", "SweepResult", "grid", "sweep"]
+
+#: At most this many values in one range.
+MAX_GRID = 1000
 
 
 @dataclass(frozen=True, slots=True)
 class SweepPoint:
-    """What one setting does to the recordings."""
+    """What one setting does to the recordings.
+
+    Attributes
+    ----------
+    floor, quiet_s : float
+    n_beats : int
+        Beats in which the guide spoke.
+    n_ok, n_premature, n_stalled, n_missed_onset : int
+    latency_mean_s, latency_p95_s, latency_max_s : float or None
+        Added latency (declared - last word) over the beats ended right.
+    latency_ticks : int
+        The sum of those latencies in ticks (exact; the mean's numerator).
+    """
 
     floor: float
     quiet_s: float
     n_beats: int
+    n_ok: int
     n_premature: int
-    n_premature_risk: int
-    n_no_onset: int
-    n_declared: int
+    n_stalled: int
+    n_missed_onset: int
     latency_mean_s: float | None
     latency_p95_s: float | None
     latency_max_s: float | None
+    latency_ticks: int
 
     @property
-    def key(self) -> tuple[float, ...]:
-        """The recommendation order (smaller is better)."""
-        mean = float("inf") if self.latency_mean_s is None else self.latency_mean_s
-        return (self.n_premature, self.n_premature_risk + self.n_no_onset, mean, self.quiet_s, self.floor)
+    def n_failed(self) -> int:
+        """Premature ends, stalls and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset
+
+    @property
+    def mean_ticks(self) -> Fraction | None:
+        """The mean added latency in ticks, exactly."""
+        return Fraction(self.latency_ticks, self.n_ok) if self.n_ok else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,20 +93,35 @@ class SweepResult:
     ----------
     floors, quiets_s : tuple of float
         The grid, in order.
+    onset_timeout_s : float
     points : tuple of SweepPoint
         One per (floor, quiet), floors outer.
-    recommended : SweepPoint or None
+    derivation : Derivation
+        The recommendation engine's result (see :attr:`recommended`).
     pareto : tuple of SweepPoint
-        Sorted by premature ends.
+        Sorted by failing beats.
     n_recordings : int
     """
 
     floors: tuple[float, ...]
     quiets_s: tuple[float, ...]
+    onset_timeout_s: float
     points: tuple[SweepPoint, ...]
-    recommended: SweepPoint | None
+    derivation: Derivation
     pareto: tuple[SweepPoint, ...]
     n_recordings: int
+
+    @property
+    def recommended(self) -> tuple[float | None, float | None, float | None]:
+        """(floor, quiet_s, onset_timeout_s), as :func:`clock.core.derive.derive` recommends."""
+        return self.derivation.setting
+
+    def point(self, floor: float, quiet_s: float) -> SweepPoint | None:
+        """The grid point of a setting, if it lies on the grid."""
+        for p in self.points:
+            if p.floor == floor and p.quiet_s == quiet_s:
+                return p
+        return None
 
     def matrix(self, field: str) -> np.ndarray:
         """A field as a (n_floors, n_quiets) array (NaN where None)."""
@@ -88,54 +132,92 @@ class SweepResult:
 def grid(spec: str) -> tuple[float, ...]:
     """Parse ``LO:HI:STEP`` (inclusive, as exact decimals) or a single value.
 
+    Raises
+    ------
+    InvalidParameterError
+        Not numbers, not finite, LO > HI, STEP <= 0, or more than
+        :data:`MAX_GRID` values.
+
     Examples
     --------
     >>> grid("2.0:2.6:0.2")
     (2.0, 2.2, 2.4, 2.6)
     """
-    from decimal import Decimal, InvalidOperation
-
     try:
-        parts = [Decimal(p) for p in spec.split(":")]
+        parts = [Decimal(p.strip()) for p in spec.split(":")]
     except InvalidOperation:
         raise InvalidParameterError(f"a range must be LO:HI:STEP or a number, got {spec!r}") from None
+    if not all(p.is_finite() for p in parts):
+        raise InvalidParameterError(f"a range must be finite numbers, got {spec!r}")
     if len(parts) == 1:
         return (float(parts[0]),)
     if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
         raise InvalidParameterError(f"a range must be LO:HI:STEP with LO <= HI and STEP > 0, got {spec!r}")
     lo, hi, step = parts
-    n = int((hi - lo) / step) + 1
-    if n > 1000:
-        raise InvalidParameterError(f"a range of {n} values is too many (at most 1000): {spec!r}")
-    return tuple(float(lo + i * step) for i in range(n))
+    count = (hi - lo) / step
+    if count >= MAX_GRID:
+        raise InvalidParameterError(f"a range of more than {MAX_GRID} values is too many: {spec!r}")
+    return tuple(float(lo + i * step) for i in range(int(count) + 1))
 
 
-def _point(obs: Sequence[Observation], floor: float, quiet_s: float, onset_timeout_s: float) -> SweepPoint:
-    n = premature = risk = no_onset = 0
-    added: list[float] = []
-    for o in obs:
-        if o.events is None or not o.events.terminals:
+def _points(
+    observations: Sequence[Observation], floor: float, quiets_s: Sequence[float], onset_timeout_s: float
+) -> list[SweepPoint]:
+    """Every quiet time at one floor, each recording analysed once."""
+    counts = np.zeros((len(quiets_s), 4), np.int64)
+    added: list[list[float]] = [[] for _ in quiets_s]
+    ticks = [0] * len(quiets_s)
+    for o in observations:
+        if not o.has_beats:
             continue
-        for b in beats(o.trace, o.events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s):
-            n += 1
-            premature += b.premature
-            risk += b.premature_risk
-            no_onset += b.no_onset
-            if b.added_latency_s is not None:
-                added.append(b.added_latency_s)
-    lat = np.array(added)
-    return SweepPoint(
-        floor,
-        quiet_s,
-        n,
-        premature,
-        risk,
-        no_onset,
-        int(lat.size),
-        float(lat.mean()) if lat.size else None,
-        float(np.percentile(lat, 95)) if lat.size else None,
-        float(lat.max()) if lat.size else None,
-    )
+        assert o.events is not None
+        a = analyse(o.trace, o.events, floor=floor)
+        t = a.t_s
+        for j, q in enumerate(quiets_s):
+            for d in decide(a, quiet_s=q, onset_timeout_s=onset_timeout_s):
+                if d.outcome in (OK, PREMATURE, STALLED, MISSED_ONSET):
+                    counts[j, (OK, PREMATURE, STALLED, MISSED_ONSET).index(d.outcome)] += 1
+                if d.outcome == OK:
+                    assert d.declared_tick is not None and d.last_word_tick is not None
+                    added[j].append(float(t[d.declared_tick] - t[d.last_word_tick]))
+                    ticks[j] += d.declared_tick - d.last_word_tick
+    out = []
+    for j, q in enumerate(quiets_s):
+        lat = np.array(added[j])
+        ok, premature, stalled, missed = (int(x) for x in counts[j])
+        out.append(
+            SweepPoint(
+                floor,
+                q,
+                int(counts[j].sum()),
+                ok,
+                premature,
+                stalled,
+                missed,
+                float(lat.mean()) if lat.size else None,
+                float(np.percentile(lat, 95)) if lat.size else None,
+                float(lat.max()) if lat.size else None,
+                ticks[j],
+            )
+        )
+    return out
+
+
+def _pareto(points: Sequence[SweepPoint]) -> tuple[SweepPoint, ...]:
+    """Settings no other beats on both failing beats and mean latency (exact), one per distinct pair."""
+    scored = [p for p in points if p.n_beats and p.mean_ticks is not None]
+    front: dict[tuple[int, Fraction], SweepPoint] = {}
+    for p in scored:
+        key = (p.n_failed, p.mean_ticks)
+        dominated = any(
+            q.n_failed <= p.n_failed
+            and q.mean_ticks <= p.mean_ticks  # type: ignore[operator]
+            and (q.n_failed, q.mean_ticks) != key
+            for q in scored
+        )
+        if not dominated and key not in front:
+            front[key] = p  # type: ignore[index]
+    return tuple(sorted(front.values(), key=lambda p: (p.n_failed, p.mean_ticks, p.quiet_s, p.floor)))
 
 
 def sweep(
@@ -144,15 +226,22 @@ def sweep(
     floors: Sequence[float],
     quiets_s: Sequence[float],
     onset_timeout_s: float = 10.0,
+    margins: Margins | None = None,
+    derivation: Derivation | None = None,
 ) -> SweepResult:
     """Replay every (floor, quiet) setting over the recordings.
 
     Parameters
     ----------
     observations : sequence of Observation
-        Recordings with event logs (those without are skipped).
+        Recordings with event logs (those without are skipped on the grid).
     floors, quiets_s : sequence of float
     onset_timeout_s : float
+    margins : Margins, optional
+        For the recommendation (see :func:`clock.core.derive.derive`).
+    derivation : Derivation, optional
+        The recommendation, when the caller has already derived it from the
+        same observations and margins.
 
     Returns
     -------
@@ -161,31 +250,29 @@ def sweep(
     Raises
     ------
     InvalidParameterError
-        An empty grid, a negative floor or a non-positive quiet time.
+        An empty grid, a floor outside [0, 1], or a quiet time that is not a
+        positive finite number.
     """
     if not floors or not quiets_s:
         raise InvalidParameterError("a sweep needs at least one floor and one quiet time")
-    points = tuple(_point(observations, float(f), float(q), onset_timeout_s) for f in floors for q in quiets_s)
-    scored = [p for p in points if p.n_beats]
-    recommended = min(scored, key=lambda p: p.key) if scored else None
-    pareto: list[SweepPoint] = []
-    for p in sorted(scored, key=lambda p: p.key):
-        lat = p.latency_mean_s if p.latency_mean_s is not None else float("inf")
-        if all(
-            not (
-                q.n_premature <= p.n_premature
-                and (q.latency_mean_s or float("inf")) <= lat
-                and (q.n_premature, q.latency_mean_s) != (p.n_premature, p.latency_mean_s)
-            )
-            for q in scored
-        ):
-            if not any((q.n_premature, q.latency_mean_s) == (p.n_premature, p.latency_mean_s) for q in pareto):
-                pareto.append(p)
+    for f in floors:
+        if not (0 <= f <= 1):
+            raise InvalidParameterError(f"sweep floors must be levels in [0, 1], got {f!r}")
+    for q in quiets_s:
+        if not (0 < q < float("inf")):
+            raise InvalidParameterError(f"sweep quiet times must be positive numbers of seconds, got {q!r}")
+    floors_f = tuple(float(f) for f in floors)
+    quiets_f = tuple(float(q) for q in quiets_s)
+    points: list[SweepPoint] = []
+    for f in floors_f:
+        points.extend(_points(observations, f, quiets_f, onset_timeout_s))
+    derivation = derivation if derivation is not None else derive(observations, margins=margins)
     return SweepResult(
-        tuple(map(float, floors)),
-        tuple(map(float, quiets_s)),
-        points,
-        recommended,
-        tuple(sorted(pareto, key=lambda p: p.n_premature)),
+        floors_f,
+        quiets_f,
+        onset_timeout_s,
+        tuple(points),
+        derivation,
+        _pareto(points),
         len(observations),
     )

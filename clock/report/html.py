@@ -18,7 +18,7 @@ from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from .plot import save_figure
-from .text import SWEEP_HEADER, derive_text, sweep_rows
+from .text import SWEEP_HEADER, derive_text, recommended_line, sweep_rows
 
 __all__ = ["SECTIONS", "png_data_uri", "render_report"]
 
@@ -128,19 +128,7 @@ def render_report(
     if sweep is None:
         parts.append("<p>No sweep.</p>")
     else:
-        r = sweep.recommended
-        parts.append(
-            "<p>Recommended: "
-            + (
-                "none (no beats)"
-                if r is None
-                else html.escape(
-                    f"floor {r.floor:g}, quiet {r.quiet_s:g} s: {r.n_premature} premature ends, "
-                    f"mean added latency {r.latency_mean_s:.3f} s"
-                )
-            )
-            + "</p>"
-        )
+        parts.append(f"<p>{html.escape(recommended_line(sweep))}</p>")
         parts.extend(
             f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
             for c, u in sweep_images

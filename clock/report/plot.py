@@ -165,65 +165,122 @@ def plot_recording(
     return fig
 
 
-def plot_sweep_heatmap(result: SweepResult, *, field: str = "n_premature") -> Figure:
-    """A (floor x quiet) heatmap of one field of a sweep, the recommendation marked."""
-    fig = _figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.subplots()
-    m = result.matrix(field)
-    image = ax.imshow(m, origin="lower", aspect="auto", cmap="viridis")
-    ax.set_xticks(range(len(result.quiets_s)), [f"{q:g}" for q in result.quiets_s], fontsize=7)
-    ax.set_yticks(range(len(result.floors)), [f"{f:g}" for f in result.floors], fontsize=7)
-    ax.set_xlabel("quiet time (s)")
-    ax.set_ylabel("floor (RMS)")
-    ax.set_title(f"{field.replace('_', ' ')} over {result.n_recordings} recordings")
-    fig.colorbar(image, ax=ax, label=field)
-    if result.recommended is not None:
-        r = result.recommended
-        ax.plot(
-            result.quiets_s.index(r.quiet_s),
-            result.floors.index(r.floor),
-            marker="*",
-            color="red",
-            markersize=14,
-            label="recommended",
-        )
-        ax.legend(loc="upper left", fontsize=7)
+def _grid_position(values: Sequence[float], x: float) -> float:
+    """Where ``x`` falls on an axis of grid indices (fractional between points, clamped to the ends)."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 1:
+        return 0.0
+    return float(np.interp(x, v, np.arange(v.size)))
+
+
+def plot_sweep_heatmap(result: SweepResult, *, committed: tuple[float, float] | None = None) -> Figure:
+    """Premature ends and stalls (with missed onsets) per (floor, quiet), counts in the cells, settings marked.
+
+    Parameters
+    ----------
+    result : SweepResult
+    committed : (floor, quiet_s), optional
+        The committed setting, marked with a diamond.
+    """
+    from matplotlib.colors import BoundaryNorm
+
+    fig = _figure(figsize=(11, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    panels = (
+        ("premature ends", result.matrix("n_premature")),
+        ("stalls and missed onsets", result.matrix("n_stalled") + result.matrix("n_missed_onset")),
+    )
+    top = int(max(1, *(np.nanmax(m) if m.size else 0 for _, m in panels)))
+    bounds = np.arange(-0.5, top + 1.5, 1.0)
+    norm = BoundaryNorm(bounds, 256)
+    image: Any = None
+    for ax, (title, m) in zip(axes, panels):
+        image = ax.imshow(m, origin="lower", aspect="auto", cmap="magma_r", norm=norm)
+        if m.size <= 600:
+            for (i, j), v in np.ndenumerate(m):
+                if not np.isnan(v):
+                    ax.text(
+                        j,
+                        i,
+                        f"{int(v)}",
+                        ha="center",
+                        va="center",
+                        fontsize=6,
+                        color="white" if v > top / 2 else "black",
+                    )
+        ax.set_xticks(range(len(result.quiets_s)), [f"{q:g}" for q in result.quiets_s], fontsize=7, rotation=90)
+        ax.set_xlabel("quiet time (s)")
+        ax.set_title(f"{title} (beats), {result.n_recordings} recordings", fontsize=10)
+    axes[0].set_yticks(range(len(result.floors)), [f"{f:g}" for f in result.floors], fontsize=7)
+    axes[0].set_ylabel("floor (RMS)")
+    floor, quiet, _ = result.recommended
+    marks = []
+    if floor is not None and quiet is not None:
+        marks.append(("recommended", floor, quiet, "*", "tab:cyan"))
+    if committed is not None:
+        marks.append(("committed", committed[0], committed[1], "D", "tab:green"))
+    for ax in axes:
+        for name, f, q, marker, colour in marks:
+            ax.plot(
+                _grid_position(result.quiets_s, q),
+                _grid_position(result.floors, f),
+                marker=marker,
+                color=colour,
+                markeredgecolor="black",
+                markersize=12 if marker == "*" else 8,
+                linestyle="none",
+                label=f"{name}: floor {f:g}, quiet {q:g} s",
+            )
+    if marks:
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(marks), fontsize=8)
+    fig.colorbar(image, ax=axes, label="beats", ticks=range(0, top + 1, max(1, top // 10)))
     return fig
 
 
 def plot_tradeoff(result: SweepResult) -> Figure:
-    """Premature ends against the latency added after the last word, with the Pareto front."""
-    fig = _figure(figsize=(7, 4.5), layout="constrained")
+    """Beats cut short or stalled against the latency added after the last word, one series per floor."""
+    fig = _figure(figsize=(8, 4.8), layout="constrained")
     ax = fig.subplots()
-    pts = [p for p in result.points if p.latency_mean_s is not None]
-    ax.scatter(
-        [float(p.latency_mean_s or 0.0) for p in pts],
-        [p.n_premature for p in pts],
-        c=[p.quiet_s for p in pts],
-        cmap="viridis",
-        s=18,
-        label="settings",
-    )
+    markers = "osD^vP*Xh<>"
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    for i, f in enumerate(result.floors):
+        pts = [p for p in result.points if p.floor == f and p.latency_mean_s is not None]
+        if not pts:
+            continue
+        ax.plot(
+            [float(p.latency_mean_s or 0.0) for p in pts],
+            [p.n_failed for p in pts],
+            marker=markers[i % len(markers)],
+            markersize=4,
+            linewidth=0.8,
+            color=cmap(i / max(1, len(result.floors) - 1)),
+            label=f"floor {f:g}",
+        )
     front = [p for p in result.pareto if p.latency_mean_s is not None]
     ax.plot(
         [float(p.latency_mean_s or 0.0) for p in front],
-        [p.n_premature for p in front],
+        [p.n_failed for p in front],
         color="tab:red",
-        marker="o",
+        linewidth=2,
+        alpha=0.5,
         label="Pareto front",
     )
-    if result.recommended is not None and result.recommended.latency_mean_s is not None:
-        r = result.recommended
+    floor, quiet, _ = result.recommended
+    point = None if floor is None or quiet is None else result.point(floor, quiet)
+    if point is not None and point.latency_mean_s is not None:
         ax.plot(
-            float(r.latency_mean_s or 0.0),
-            r.n_premature,
+            point.latency_mean_s,
+            point.n_failed,
             marker="*",
             color="black",
             markersize=14,
-            label=f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s",
+            linestyle="none",
+            label=f"recommended: floor {floor:g}, quiet {quiet:g} s",
         )
-    ax.set_xlabel("mean added latency after the last word (s)")
-    ax.set_ylabel("premature ends (beats)")
-    ax.set_title("talking over the guide vs making every stop drag")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("mean latency added after the last word (s per beat)")
+    ax.set_ylabel("beats cut short or stalled")
+    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag")
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside right upper")
     return fig

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -12,7 +13,20 @@ from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..io.serialize import params_dict
 
-__all__ = ["SWEEP_HEADER", "derive_dict", "derive_markdown", "derive_text", "sweep_rows", "sweep_table", "table"]
+__all__ = [
+    "SWEEP_HEADER",
+    "derive_dict",
+    "derive_markdown",
+    "derive_text",
+    "outcome_line",
+    "percent",
+    "plural",
+    "recommended_line",
+    "recording_rows",
+    "sweep_rows",
+    "sweep_table",
+    "table",
+]
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -38,30 +52,93 @@ def _lvl(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
+def _dbfs(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return "-inf dBFS" if x <= 0 else f"{20 * math.log10(x):.1f} dBFS"
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:g}"
+
+
+def percent(p: float) -> str:
+    """A probability as a percentage a person reads: ``10%``, ``3.3%``, ``0.091%``, ``< 0.01%``."""
+    pct = 100 * p
+    if pct >= 99.95:
+        return "100%"
+    if pct < 0.01:
+        return "< 0.01%"
+    return f"{pct:.2g}%" if pct < 10 else f"{pct:.0f}%"
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 gap``, ``2 gaps``; ``nouns`` for irregular plurals."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def _summary(d: Derivation, committed: Thresholds | None) -> list[tuple[str, str, str, str]]:
     """(quantity, recommended, evidence, committed) rows."""
     f, g, o = d.floor, d.gaps, d.onsets
-    rows = [
-        (
-            "floor",
-            "-" if f.floor is None else f"{f.floor:g}",
-            f"n={f.n_speech_ticks} speech ticks, {f.n_silence_ticks} silence ticks, {f.n_recordings} recordings",
-            "-" if committed is None else f"{committed.floor:g}",
-        ),
+    meeting = len(f.recordings) - len(f.outside) - len(f.no_window)
+    windows = (
+        f"window {_lvl(f.window[0])} .. {_lvl(f.window[1])} of {plural(meeting, 'recording')}"
+        if f.window is not None
+        else "no recording has a window"
+    )
+    return [
+        ("floor", _g(f.floor), windows, "-" if committed is None else f"{committed.floor:g}"),
         (
             "quiet_s",
-            "-" if g.quiet_s is None else f"{g.quiet_s:g}",
-            f"n={g.n_gaps} gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
+            _g(g.quiet_s),
+            f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
             "-" if committed is None else f"{committed.quiet_s:g}",
         ),
         (
             "onset_timeout_s",
-            "-" if o.onset_timeout_s is None else f"{o.onset_timeout_s:g}",
+            _g(o.onset_timeout_s),
             f"n={o.n_beats} beats",
             "-" if committed is None else f"{committed.onset_timeout_s:g}",
         ),
     ]
-    return rows
+
+
+def outcome_line(d: Derivation) -> str:
+    """The recommendation's replay in one sentence."""
+    r = d.outcome
+    if r is None:
+        return "not replayed: nothing was recommended, or no recording has beats"
+    return (
+        f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
+        f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
+        f"{plural(r.n_missed_onset, 'missed onset')}" + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
+    )
+
+
+def recording_rows(d: Derivation) -> tuple[list[str], list[list[Any]]]:
+    """Per recording: noise, speech low, window and where the floor stands in it."""
+    f = d.floor
+    header = ["recording", "noise_p50", "noise_p99", f"speech_p{f.speech_percentile:g}", "window", "status"]
+    rows = []
+    for r in f.recordings:
+        window = "-" if r.window is None else f"{_lvl(r.window[0])} .. {_lvl(r.window[1])}"
+        if r.window is None:
+            status = "no window"
+        elif r.name in f.outside:
+            status = "outside"
+        elif f.floor is not None:
+            above = _db(f.floor) - _db(r.window[0]) if r.window[0] > 0 else float("inf")
+            status = ("above 0" if above == float("inf") else f"+{above:.1f} dB") + (
+                f" / -{_db(r.window[1]) - _db(f.floor):.1f} dB"
+            )
+        else:
+            status = "-"
+        rows.append([r.name, _lvl(r.noise_median), _lvl(r.noise_high), _lvl(r.speech_low), window, status])
+    return header, rows
+
+
+def _db(x: float) -> float:
+    return 20 * math.log10(x) if x > 0 else float("-inf")
 
 
 def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None = None) -> str:
@@ -70,59 +147,82 @@ def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None 
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
         methods = ", ".join(f"{k} {v}" for k, v in sorted(f.methods.items()))
-        out.append(f"== {d.group}: {len(d.recordings)} recordings ({methods}), {o.n_beats} beats, {g.n_gaps} gaps ==")
+        out.append(
+            f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
+            f"{plural(g.n_gaps, 'narration gap')} =="
+        )
         rows = [("", "recommended", "evidence", "committed")] + _summary(d, committed)
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         out.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
         out.append("")
+        out.append(outcome_line(d))
+        for u in d.outcome.unsatisfied if d.outcome else ():
+            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+        out.append("")
         out.append(f"floor: {f.rule}")
-        if f.speech:
+        if f.floor is not None and f.window is not None:
+            above = "above exact-zero noise" if f.above_db == float("inf") else f"{_n(f.above_db, 1)} dB above"
             out.append(
-                f"  speech levels (n={f.n_speech_ticks} ticks): "
-                + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items())
+                f"  {_dbfs(f.floor)}: {above} the noise edge ({f.lower_by}), {_n(f.below_db, 1)} dB below "
+                f"the speech edge (speech p{f.speech_percentile:g} - {f.floor_margin_db:g} dB, {f.upper_by})"
             )
-        where = (
-            ""
-            if f.silence_ceiling_at is None
-            else f" at {f.silence_ceiling_at[0]}:{clock_time(f.silence_ceiling_at[1])}"
-        )
-        out.append(
-            f"  silence (n={f.n_silence_ticks} ticks): ceiling {_lvl(f.silence_ceiling)}{where}; "
-            f"exact zero {100 * f.exact_zero_share:.0f}%"
-        )
-        if f.floor is not None:
             eq = equivalents(f.floor)
             out.append(
-                f"  separation: {_n(f.speech_margin_db, 1)} dB below speech p{f.speech_percentile:g}, "
-                f"{_n(f.silence_margin_db, 1)} dB above the silence ceiling"
+                f"  in other units: auditok energy_threshold {eq['auditok_energy_threshold']:.1f}; "
+                f"hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)"
             )
+        header, rec_rows = recording_rows(d)
+        out.extend("  " + line for line in table(header, rec_rows).splitlines())
+        if f.speech:
             out.append(
-                f"  in other units: {eq['dbfs']:.1f} dBFS; auditok energy_threshold "
-                f"{eq['auditok_energy_threshold']:.1f}; hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)"
+                f"  speech levels inside the window (n={f.n_speech_ticks} ticks): "
+                + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items())
             )
-        out.append(
-            f"quiet time: longest gap {_n(g.max_gap_s)} s + margin {g.quiet_margin_s:g} s, "
-            f"rounded up to 0.05 s (gaps measured at floor {g.floor:g})"
-        )
-        out.append(
-            f"  gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
-            f"p99 {_n(g.p99_s)}  max of all {g.n_all_gaps} {_n(g.max_gap_s)} s"
-        )
+        if g.quiet_s is not None:
+            out.append(f"quiet time: {g.rule} (gaps measured at floor {_g(g.floor)})")
+        else:
+            out.append(f"quiet time: none recommended ({g.rule or 'no gap inside a beat'})")
+        if g.n_gaps:
+            out.append(
+                f"  narration gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
+                f"p99 {_n(g.p99_s)} s; longest gap the clock bridges {_n(g.max_gap_s)} s"
+            )
         for name, at, gap in g.longest[:3]:
             out.append(f"  long gap: {name}:{clock_time(at)} {gap:.3f} s")
-        if g.p_exceed_rule_of_three is not None:
-            tail = "-" if g.p_exceed_tail is None else f"{100 * g.p_exceed_tail:.2g}%"
+        if g.n_ack:
+            out.append(f"  acknowledgment silences before the narration: n={g.n_ack}, longest {_n(g.ack_max_s)} s")
+        if g.room_s is not None and g.room_at is not None:
             out.append(
-                f"  chance a future gap exceeds {_n(g.quiet_s, 2)} s: at most "
-                f"{100 * g.p_exceed_rule_of_three:.2g}% (rule of three, n={g.n_gaps}); about {tail} (exponential tail)"
+                f"  quiet left after a last word before the beat's bound: at least {_n(g.room_s)} s "
+                f"({g.room_at[0]}:{clock_time(g.room_at[1])}); a longer quiet time would stall that beat"
             )
-        out.append(
-            f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
-        )
-        out.append(
-            f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
-            + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})")
-        )
+        if g.quiet_s is not None and g.n_gaps:
+            bound = (
+                f"at most {percent(g.p_exceed_rule_of_three)} (rule of three, n={g.n_gaps})"
+                if g.p_exceed_rule_of_three is not None
+                else f"no bound from {plural(g.n_gaps, 'gap')} (the rule of three needs more than 3)"
+            )
+            tail = (
+                f"; about {percent(g.p_exceed_tail)} (exponential tail)"
+                if g.p_exceed_tail is not None
+                else "; no tail estimate (fewer than 5 gaps above the 75th percentile)"
+            )
+            out.append(f"  chance a future gap exceeds {_g(g.quiet_s)} s: {bound}{tail}")
+        if o.onset_timeout_s is not None:
+            out.append(
+                f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
+            )
+            out.append(
+                f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
+                + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})")
+            )
+        if d.stability:
+            out.append("stability (leave the recording that drives each number out):")
+            for s in d.stability:
+                if s.driver is None:
+                    continue
+                same = "unchanged" if s.without == s.value else f"{_g(s.without)}"
+                out.append(f"  {s.quantity} {_g(s.value)} is driven by {s.driver}; without it: {same}")
         for note in d.warnings:
             out.append(f"warning: {note}")
         out.append("")
@@ -134,27 +234,27 @@ def derive_markdown(derivations: Sequence[Derivation], committed: Thresholds | N
     out: list[str] = []
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
-        out.append(f"### {d.group}: {len(d.recordings)} recordings, {o.n_beats} beats, {g.n_gaps} gaps\n")
+        out.append(f"### {d.group}: {plural(len(d.recordings), 'recording')}, {plural(o.n_beats, 'beat')}\n")
         out.append("| | recommended | evidence | committed |\n|---|---|---|---|")
         out.extend(f"| {a} | {b} | {c} | {e} |" for a, b, c, e in _summary(d, committed))
         out.append("")
-        if f.speech:
-            out.append("| speech level | " + " | ".join(f.speech) + " |")
-            out.append("|---" * (len(f.speech) + 1) + "|")
-            out.append(f"| n={f.n_speech_ticks} | " + " | ".join(_lvl(v) for v in f.speech.values()) + " |")
-            out.append("")
-        out.append(f"- floor rule: {f.rule}; silence ceiling {_lvl(f.silence_ceiling)} (n={f.n_silence_ticks})")
-        out.append(
-            f"- gaps >= {g.min_gap_s:g} s: p50 {_n(g.p50_s)}, p90 {_n(g.p90_s)}, p99 {_n(g.p99_s)}, "
-            f"max {_n(g.max_gap_s)} s (n={g.n_gaps})"
-        )
-        if g.p_exceed_rule_of_three is not None:
+        out.append(outcome_line(d) + "\n")
+        header, rows = recording_rows(d)
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|---" * len(header) + "|")
+        out.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
+        out.append("")
+        out.append(f"- floor: {f.rule}")
+        out.append(f"- quiet time: {g.rule or 'none'}")
+        if g.n_gaps:
             out.append(
-                f"- chance a future gap exceeds the quiet time: <= {100 * g.p_exceed_rule_of_three:.2g}% "
-                "(rule of three)"
-                + ("" if g.p_exceed_tail is None else f", about {100 * g.p_exceed_tail:.2g}% (exponential tail)")
+                f"- narration gaps >= {g.min_gap_s:g} s: p50 {_n(g.p50_s)}, p90 {_n(g.p90_s)}, p99 {_n(g.p99_s)}, "
+                f"max {_n(g.max_gap_s)} s (n={g.n_gaps})"
             )
         out.append(f"- onset latency: p50 {_n(o.p50_s)}, p95 {_n(o.p95_s)}, max {_n(o.max_s)} s (n={o.n_beats})")
+        for s in d.stability:
+            if s.driver is not None:
+                out.append(f"- {s.quantity} {_g(s.value)} is driven by {s.driver}; without it: {_g(s.without)}")
         out.extend(f"- **warning**: {note}" for note in d.warnings)
         out.append("")
     return "\n".join(out)
@@ -165,6 +265,7 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
     groups = []
     for d in derivations:
         item = asdict(d)
+        item["recommended"] = dict(zip(("floor", "quiet_s", "onset_timeout_s"), d.setting))
         item["floor"]["equivalents"] = None if d.floor.floor is None else equivalents(d.floor.floor)
         groups.append(item)
     return {
@@ -174,37 +275,43 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
     }
 
 
-#: Columns of the sweep table.
-SWEEP_HEADER = ["floor", "quiet_s", "beats", "premature", "risk", "no_onset", "lat_mean_s", "lat_p95_s", "lat_max_s"]
+#: Columns of the sweep table (the names of the JSON fields they show).
+SWEEP_HEADER = [
+    "floor",
+    "quiet_s",
+    "n_beats",
+    "n_ok",
+    "n_premature",
+    "n_stalled",
+    "n_missed_onset",
+    "latency_mean_s",
+    "latency_p95_s",
+    "latency_max_s",
+]
 
 
 def sweep_rows(result: SweepResult) -> list[list[Any]]:
-    """One row per setting, in :data:`SWEEP_HEADER` order."""
-    return [
-        [
-            p.floor,
-            p.quiet_s,
-            p.n_beats,
-            p.n_premature,
-            p.n_premature_risk,
-            p.n_no_onset,
-            p.latency_mean_s,
-            p.latency_p95_s,
-            p.latency_max_s,
-        ]
-        for p in result.points
-    ]
+    """One row per setting, in :data:`SWEEP_HEADER` order (floors as written, not rounded)."""
+    return [[_g(p.floor), _g(p.quiet_s), *(getattr(p, f) for f in SWEEP_HEADER[2:])] for p in result.points]
+
+
+def recommended_line(result: SweepResult) -> str:
+    """The one recommendation (as derive makes it) and its replay."""
+    d = result.derivation
+    floor, quiet, timeout = d.setting
+    if floor is None or quiet is None:
+        return "recommended: none (see speechclock derive for why)\n"
+    on_grid = result.point(floor, quiet)
+    where = "on the grid" if on_grid is not None else "between grid points"
+    return (
+        f"recommended (as derive): floor {floor:g}, quiet {quiet:g} s, onset timeout {_g(timeout)} s ({where}); "
+        f"{outcome_line(d)}\n"
+    )
 
 
 def sweep_table(result: SweepResult) -> str:
     """The sweep as plain text, the recommended setting starred and spelled out."""
-    marks = ["*" if p == result.recommended else "" for p in result.points]
+    floor, quiet, _ = result.recommended
+    marks = ["*" if (p.floor, p.quiet_s) == (floor, quiet) else "" for p in result.points]
     text = table(SWEEP_HEADER + ["rec"], [row + [m] for row, m in zip(sweep_rows(result), marks)])
-    r = result.recommended
-    if r is not None:
-        text += (
-            f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
-            f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
-            f"added latency mean {r.latency_mean_s:.3f} s)\n"
-        )
-    return text
+    return text + recommended_line(result)

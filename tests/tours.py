@@ -1,0 +1,126 @@
+"""Random tours of a synthetic voice, with their ground truth (no files, no corpus needed).
+
+A voice here is words: harmonic bursts of 0.15-0.45 s with a smooth
+envelope, their loudness varying by word, short dips between words, longer
+pauses between sentences. A tour is beats as the page logs them (a prompt,
+the terminal response, sometimes an acknowledgment over it, the narration,
+the next prompt after some room). Each corpus draws its own voice loudness,
+room (exact zeros, comfort noise under everything, noise only in pauses),
+pauses, rooms after the last word and log damage (no prompts, no terminal
+responses, no log). The truth is the construction's, as in tests/voices.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from voices import BeatTruth
+
+from clock.core.derive import Observation
+from clock.core.events import Event, EventLog
+from clock.core.levels import levels
+
+RATE = 16000  # enough for the level; keeps the tests fast
+
+
+def words(rng: np.random.Generator, duration_s: float, level: float) -> np.ndarray:
+    """Speech-like words filling ``duration_s``: harmonic bursts with dips between them."""
+    n = int(duration_s * RATE)
+    x = np.zeros(n)
+    t = 0.0
+    f0 = rng.uniform(110, 230)
+    while t < duration_s - 0.1:
+        length = min(rng.uniform(0.15, 0.45), duration_s - t)
+        m = int(length * RATE)
+        tt = np.arange(m) / RATE
+        tone = sum(np.sin(2 * np.pi * f0 * h * tt + rng.uniform(0, 6)) / h for h in range(1, 6))
+        envelope = np.sin(np.pi * np.arange(m) / m) ** 0.5
+        gain = level * 10 ** (rng.uniform(-6, 4) / 20)
+        burst = tone * envelope
+        burst *= gain / max(np.sqrt(np.mean(burst**2)), 1e-12)
+        i = int(t * RATE)
+        x[i : i + m] += burst[: n - i]
+        t += length + rng.uniform(0.04, 0.14)
+    return x
+
+
+@dataclass
+class Tour:
+    """One recording of a random tour: samples, log and truth."""
+
+    name: str
+    samples: np.ndarray
+    events: list[dict]
+    truths: list[BeatTruth]
+    has_log: bool = True
+
+    def observation(self) -> Observation:
+        trace = levels(self.samples.astype(np.float32), RATE)
+        if not self.has_log:
+            return Observation(self.name, trace)
+        log = EventLog(tuple(Event(e["kind"], e["kind"], e["t"], i + 1, None) for i, e in enumerate(self.events)))
+        return Observation(self.name, trace, log)
+
+
+def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str, log: str) -> Tour:
+    """A tour of 2 or 3 beats, its noise and log damage as asked."""
+    pieces: list[tuple[float, np.ndarray]] = []
+    pauses: list[tuple[float, float]] = []
+    events: list[dict] = []
+    truths: list[BeatTruth] = []
+    t = 0.5
+    for _ in range(int(rng.integers(2, 4))):
+        events.append({"kind": "prompt", "t": t})
+        terminal = t + rng.uniform(0.4, 1.0)
+        events.append({"kind": "terminal", "t": terminal})
+        start = terminal + rng.uniform(0.3, 1.4)
+        if rng.random() < 0.4:  # an acknowledgment over the terminal response
+            ack = words(rng, rng.uniform(0.5, 1.0), level)
+            at = terminal - 0.3
+            pieces.append((at, ack))
+            start = max(start, at + ack.size / RATE + rng.uniform(0.3, 0.8))
+        cursor, longest = start, 0.0
+        n_sentences = int(rng.integers(2, 5))
+        for i in range(n_sentences):
+            sentence = words(rng, rng.uniform(1.0, 3.0), level)
+            pieces.append((cursor, sentence))
+            cursor += sentence.size / RATE
+            if i < n_sentences - 1:
+                gap = float(rng.choice([0.3, 0.6, 1.0, 1.5, 2.0, 2.3]))
+                pauses.append((cursor, cursor + gap))
+                longest = max(longest, gap)
+                cursor += gap
+        room_s = float(rng.uniform(3.2, 5.0))
+        truths.append(BeatTruth(terminal, start, cursor, cursor + room_s, longest))
+        t = cursor + room_s
+    duration = t + 0.5
+    truths[-1].bound_s = min(truths[-1].bound_s, duration)
+    x = np.zeros(int(duration * RATE))
+    for at, piece in pieces:
+        i = int(round(at * RATE))
+        x[i : i + piece.size] += piece[: x.size - i]
+    if room == "comfort":
+        x += rng.standard_normal(x.size) * level * 10 ** (rng.uniform(-36, -26) / 20)
+    elif room == "pauses":
+        noise = level * 10 ** (rng.uniform(-40, -30) / 20)
+        for a, b in pauses:
+            i, j = int(a * RATE), int(b * RATE)
+            x[i:j] += rng.standard_normal(j - i) * noise
+    if log == "no-prompt":
+        events = [e for e in events if e["kind"] != "prompt"]
+    elif log == "no-terminal":
+        events = [e for e in events if e["kind"] != "terminal"]
+    return Tour(name, x, events, truths, has_log=log != "none")
+
+
+def random_corpus(seed: int) -> list[Tour]:
+    """Three to five tours with different voices, rooms and logs."""
+    rng = np.random.default_rng(seed)
+    tours = []
+    for i in range(int(rng.integers(3, 6))):
+        level = float(10 ** rng.uniform(np.log10(0.015), np.log10(0.25)))
+        room = str(rng.choice(["zero", "zero", "comfort", "pauses"]))
+        log = str(rng.choice(["full", "full", "full", "no-prompt", "no-terminal", "none"]))
+        tours.append(random_tour(rng, f"tour{i}-{room}-{log}", level=level, room=room, log=log))
+    return tours

@@ -1,0 +1,237 @@
+"""Voice-guide sessions built from real voices, with their ground truth.
+
+The clips are OpenAI TTS and audio-model output from the shared corpus
+(``../shared/corpus`` or ``$SPEECHCLOCK_CORPUS``); nothing of them is stored
+in this repository. A session lays clips out as a tour would: a prompt, the
+backend's terminal response, sometimes an acknowledgment that overlaps it,
+then a narration of several clips with pauses between them, and the next
+prompt some time after the last word. What the construction knows (when each
+narration really starts and ends, and what bounds each beat) is the truth a
+setting is judged against, by replaying the browser clock with it.
+
+Variants cover what real deployments show: exact-zero pauses, comfort noise
+under everything, noise only in the pauses, a loud voice in a float WAV, a
+quiet voice, logs without terminal responses, without prompts or without a
+log at all.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from clock.core.beats import replay
+from clock.core.events import EventLog
+from clock.core.levels import LevelTrace
+
+RATE = 48000
+
+#: Clips used as narration sentences: (file, its own rate).
+NARRATION = (
+    "openai-api-records/chat_ChatWithAudio_nonstream.wav",
+    "openai-api-records/chat_ChatWithAudioAsync_nonstream.wav",
+    "openai-api-records/chat_ChatWithAudio_stream.wav",
+    "openai-api-records/tts_OutputFormatWorks_wav.wav",
+    "openai-api-records/tts_OutputFormatWorks_wavAsync.wav",
+    "openai-tts/realtime_api_description_pcm16_24khz_mono.wav",
+    "openai-tts/audio_agent_reference.wav",
+    "openai-tts/realtime_whats_the_weather_pcm16_24khz_mono.wav",
+)
+#: Short clips used as acknowledgments ("One moment...").
+ACKS = ("openai-api-records/chat_ChatWithAudioAsync_stream.wav", "openai-tts/audio_agent_reference.wav")
+
+
+@cache
+def clip(corpus: Path, name: str) -> tuple[np.ndarray, float, float]:
+    """A clip at 48 kHz scaled to RMS 1 over its speech, and where its speech starts and ends (s).
+
+    The speech bounds are the first and last 10 ms frames within 30 dB of the
+    clip's loudest frames (its 90th percentile): the clip's own lead-in and
+    tail noise (-75 to -60 dBFS in these files) is not speech.
+    """
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    x, rate = sf.read(str(corpus / name), dtype="float64", always_2d=True)
+    x = x.mean(axis=1)
+    if rate != RATE:
+        x = resample_poly(x, RATE, rate)
+    frame = RATE // 100
+    n = x.size // frame
+    rms = np.sqrt((x[: n * frame].reshape(n, frame) ** 2).mean(axis=1))
+    loud = np.percentile(rms, 90)
+    active = np.flatnonzero(rms >= loud * 10 ** (-30 / 20))
+    a, b = active[0] * frame, (active[-1] + 1) * frame
+    x = x / np.sqrt(np.mean(x[a:b] ** 2))
+    return x, a / RATE, b / RATE
+
+
+@dataclass
+class BeatTruth:
+    """What the construction knows about one beat."""
+
+    terminal_s: float
+    narration_start_s: float
+    narration_end_s: float
+    bound_s: float  # the next prompt, terminal, end, or the end of the recording
+    longest_pause_s: float
+
+
+@dataclass
+class VoiceSession:
+    """A tour read by one real voice, as the page's recorder would have it.
+
+    Parameters
+    ----------
+    name : str
+    level : float
+        Every clip is scaled to this RMS over its speech (the voice's loudness).
+    beats : list of (n_sentences, pauses_s, ack, latency_s, room_s)
+        Per beat: how many clips, the pauses between them, whether an
+        acknowledgment overlaps the terminal response, the time from the
+        terminal response to the narration, and from the last word to the
+        next prompt.
+    comfort_noise_rms : float
+        Gaussian noise under everything (DTX comfort noise).
+    pause_noise_rms : float
+        Noise only in the pauses between clips (a noisy room between sentences).
+    float_wav : bool
+        Write float32 (no clipping) instead of 16-bit PCM.
+    log : {"full", "no-terminal", "no-prompt", "none"}
+    """
+
+    name: str
+    level: float = 0.07
+    beats: list[tuple[int, tuple[float, ...], bool, float, float]] = field(default_factory=list)
+    comfort_noise_rms: float = 0.0
+    pause_noise_rms: float = 0.0
+    float_wav: bool = False
+    log: str = "full"
+    seed: int = 0
+
+    def build(self, corpus: Path) -> tuple[np.ndarray, list[dict], list[BeatTruth]]:
+        """Samples, event log lines and the truth of each beat."""
+        rng = np.random.default_rng(self.seed)
+        pieces: list[tuple[float, np.ndarray]] = []  # (start time, samples)
+        pauses: list[tuple[float, float]] = []
+        events: list[dict] = [{"type": "recording.started", "t": 100.0}]
+        truths: list[BeatTruth] = []
+        t = 0.6
+        order = list(range(len(NARRATION)))
+        next_clip = int(rng.integers(len(NARRATION)))
+        for n_sentences, gaps_s, ack, latency_s, room_s in self.beats:
+            prompt = t
+            terminal = prompt + 0.7
+            events.append({"type": "prompt", "t": 100.0 + prompt})
+            events.append({"type": "terminal_response", "t": 100.0 + terminal})
+            start = terminal + latency_s
+            if ack:
+                x, a, b = clip(corpus, ACKS[int(rng.integers(len(ACKS)))])
+                x = x[int(a * RATE) : int(b * RATE)]
+                ack_start = terminal - 0.3
+                pieces.append((ack_start, x))
+                start = max(start, ack_start + x.size / RATE + 0.5)
+            cursor = start
+            narration_start = None
+            longest = 0.0
+            for i in range(n_sentences):
+                x, a, b = clip(corpus, NARRATION[order[next_clip % len(order)]])
+                next_clip += 1
+                x = x[int(a * RATE) : int(b * RATE)]
+                pieces.append((cursor, x))
+                narration_start = cursor if narration_start is None else narration_start
+                cursor += x.size / RATE
+                if i < n_sentences - 1:
+                    gap = gaps_s[i % len(gaps_s)]
+                    pauses.append((cursor, cursor + gap))
+                    longest = max(longest, gap)
+                    cursor += gap
+            end = cursor
+            next_prompt = end + room_s
+            truths.append(BeatTruth(terminal, narration_start or start, end, next_prompt, longest))
+            events.append({"type": "clock.quiet", "t": 100.0 + end + 2.5})
+            t = next_prompt
+        duration = t + 0.5
+        truths[-1].bound_s = min(truths[-1].bound_s, duration)
+        x = np.zeros(int(round(duration * RATE)), np.float64)
+        for at, piece in pieces:
+            i = int(round(at * RATE))
+            x[i : i + piece.size] += piece * self.level
+        if self.pause_noise_rms:
+            for a, b in pauses:
+                i, j = int(a * RATE), int(b * RATE)
+                x[i:j] += rng.standard_normal(j - i) * self.pause_noise_rms
+        if self.comfort_noise_rms:
+            x += rng.standard_normal(x.size) * self.comfort_noise_rms
+        if self.log == "no-terminal":
+            events = [e for e in events if e["type"] != "terminal_response"]
+        elif self.log == "no-prompt":
+            events = [e for e in events if e["type"] != "prompt"]
+        return x, events, truths
+
+    def write(self, folder: Path, corpus: Path) -> Path:
+        """Write ``NAME.wav`` (and ``NAME.events.jsonl`` unless the log is "none")."""
+        import soundfile as sf
+
+        x, events, _ = self.build(corpus)
+        path = folder / f"{self.name}.wav"
+        if self.float_wav:
+            sf.write(str(path), x.astype(np.float32), RATE, subtype="FLOAT")
+        else:
+            sf.write(str(path), np.clip(x, -1, 1 - 2**-15), RATE, subtype="PCM_16")
+        if self.log != "none":
+            (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+        return path
+
+
+def truth_failures(
+    trace: LevelTrace,
+    events: EventLog,
+    truths: list[BeatTruth],
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float,
+) -> list[str]:
+    """What the clock, replayed with a setting, gets wrong against the construction.
+
+    A beat is **cut** when the clock declares it quiet before its narration
+    really ended, **stalled** when it never declares it before the beat's
+    bound, and its onset **missed** when the clock gives up waiting. Beats
+    are matched to truths by their terminal response.
+    """
+    played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    out = []
+    for truth in truths:
+        rb = next((b for b in played if abs(b.terminal_s - truth.terminal_s) < 1e-6), None)
+        if rb is None:
+            continue
+        where = f"beat at {truth.terminal_s:.2f} s"
+        if rb.no_onset:
+            out.append(f"{where}: onset missed")
+        elif rb.quiet_declared_s is None or rb.quiet_declared_s >= truth.bound_s:
+            out.append(f"{where}: stalled")
+        elif rb.quiet_declared_s < truth.narration_end_s:
+            out.append(f"{where}: cut at {rb.quiet_declared_s:.2f} s before {truth.narration_end_s:.2f} s")
+    return out
+
+
+def mixed_sessions() -> list[VoiceSession]:
+    """The mixed corpus of issue 8: loud float voice with noisy pauses, quiet voice, comfort noise, and more."""
+    tour = [
+        (3, (0.4, 2.3), False, 0.6, 4.0),
+        (2, (1.2,), True, 0.5, 4.0),
+        (3, (0.8, 1.9), False, 1.1, 4.0),
+    ]
+    return [
+        VoiceSession("clean", level=0.07, beats=tour, seed=1),
+        VoiceSession("loud-float", level=0.3, beats=tour, pause_noise_rms=0.0012, float_wav=True, seed=2),
+        VoiceSession("quiet", level=0.018, beats=tour, seed=3),
+        VoiceSession("comfort-noise", level=0.07, beats=tour, comfort_noise_rms=0.0018, seed=4),
+        VoiceSession("no-terminal", level=0.07, beats=[(2, (0.6,), False, 0.8, 10.0)] * 3, log="no-terminal", seed=5),
+        VoiceSession("no-prompt", level=0.05, beats=tour, log="no-prompt", seed=6),
+    ]
