@@ -191,3 +191,51 @@ def test_derive_markdown(cli):
 def test_derive_single_file_thin_evidence(cli):
     out = cli("derive", RECORDINGS / "short-en-029-44k.wav").stdout
     assert "warning: thin evidence" in out
+
+
+# --- how stable, and how it reads --------------------------------------------------
+
+
+def test_leave_one_out_names_the_recording_that_decides_the_quiet_time():
+    obs = [synthetic([0.4, 0.8], name="a"), synthetic([0.5, 0.7], name="b"), synthetic([0.6, 2.0], name="long")]
+    d = derive(obs)
+    quiet = next(s for s in d.stability if s.quantity == "quiet_s")
+    assert quiet.driver == "long" and quiet.value == d.gaps.quiet_s
+    # Without it the longest gap is 0.8 s, so the quiet time drops to about 1.0 s.
+    assert quiet.without == derive(obs[:2]).gaps.quiet_s and quiet.without < quiet.value - 1.0
+
+
+def test_a_recording_without_a_log_counts_all_its_gaps_and_says_so():
+    logged = synthetic([0.4, 0.8], name="logged")
+    bare = Observation("bare", synthetic([0.5, 1.1], name="bare").trace)
+    d = derive([logged, bare])
+    assert any(name == "bare" for name, _, _ in d.gaps.longest) and d.gaps.unlogged == ("bare",)
+    assert "no event log for 1 recording (bare): all their gaps were counted as narration gaps" in d.warnings
+
+
+def test_small_samples_read_right(cli, tmp_path):
+    from clock.report.text import percent, plural
+
+    assert [percent(p) for p in (1.0, 0.1, 0.033, 0.00091, 1e-7)] == ["100%", "10%", "3.3%", "0.091%", "< 0.01%"]
+    assert plural(1, "gap") == "1 gap" and plural(2, "gap") == "2 gaps" and plural(0, "beat") == "0 beats"
+    Session(6.0).event("terminal", 0.5).say(1.0, 2.0).say(2.6, 3.4).write(tmp_path, "one")
+    out = cli("derive", tmp_path / "one.wav").stdout
+    assert "1 recording" in out and "1 beat" in out and "1 narration gap" in out
+    assert "no bound from 1 gap (the rule of three needs more than 3)" in out
+    assert "no tail estimate" in out and "e+" not in out and "about -" not in out
+
+
+def test_derive_plot_shows_the_windows_the_floor_and_the_quiet_time(cli, tmp_path, bundled):
+    from clock.report.plot import plot_evidence
+
+    d = derive(bundled)
+    fig = plot_evidence(d)
+    ax_levels, ax_gaps = fig.axes[:2]
+    assert [t.get_text() for t in ax_levels.get_yticklabels()] == [r.name for r in d.floor.recordings]
+    floor_line = next(line for line in ax_levels.lines if line.get_label().startswith("floor "))
+    assert floor_line.get_xdata()[0] == pytest.approx(20 * math.log10(d.floor.floor))
+    quiet_line = next(line for line in ax_gaps.lines if line.get_label().startswith("quiet time"))
+    assert quiet_line.get_xdata()[0] == pytest.approx(d.gaps.quiet_s)
+    out = tmp_path / "evidence.png"
+    assert cli("derive", RECORDINGS, "--plot", out).exit_code == 0
+    assert out.read_bytes().startswith(b"\x89PNG")

@@ -164,7 +164,8 @@ window.addEventListener('load', () => {{
     recordings = sorted(p.name for p in RECORDINGS.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
-    assert len(alts) == len(recordings) + 2 and all(i["ok"] for i in seen["images"])
+    assert "evidence" in alts  # derive's evidence figure
+    assert len(alts) == len(recordings) + 3 and all(i["ok"] for i in seen["images"])
     # The check table gives each result's time as mm:ss.mmm.
     assert re.search(r"<td[^>]*>short-en-029-44k\.wav</td><td[^>]*>\d\d:\d\d\.\d{3}</td><td[^>]*>gap</td>", page)
 

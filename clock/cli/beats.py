@@ -112,8 +112,10 @@ def beats(
 
     Flags: ACK an acknowledgment overlapped the terminal response; RISK its
     silence before the narration reaches the quiet time; PREMATURE the clock
-    declared quiet and the guide spoke again; NO-ONSET no speech within the
-    onset timeout.
+    declared quiet and the guide spoke again; STALLED the guide spoke and the
+    clock did not declare quiet before the beat's bound (the next prompt,
+    terminal response, end or the recording's end); MISSED-ONSET the clock
+    gave up waiting, yet the guide spoke within the beat.
     """
     recording, th = load(
         rec,
@@ -151,7 +153,8 @@ def beats(
                     ("ACK", b.ack_overlap),
                     ("RISK", b.premature_risk),
                     ("PREMATURE", b.premature),
-                    ("NO-ONSET", b.no_onset),
+                    ("STALLED", b.stalled),
+                    ("MISSED-ONSET", b.missed_onset),
                 )
                 if on
             ]

@@ -33,6 +33,12 @@ def read_all(
 @corpus_options()
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also save the evidence figure (levels and windows per recording, narration gaps) as .png, .svg or .pdf.",
+)
 @output_option
 def derive(
     recordings: tuple[Path, ...],
@@ -42,6 +48,7 @@ def derive(
     lenient: bool,
     by: str | None,
     fmt: str,
+    plot_path: Path | None,
     output: Path | None,
 ) -> None:
     """Recommend the floor, quiet time and onset timeout from RECORDINGS, with the evidence.
@@ -57,6 +64,11 @@ def derive(
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     found = [derive_thresholds(members, margins=cfg.margins, group=name) for name, members in groups.items()]
     committed = cfg.thresholds if cfg.path is not None else None
+    if plot_path is not None:
+        from ..report.plot import plot_evidence
+        from .tune import save_figure_file
+
+        save_figure_file(plot_evidence(found[0]), plot_path, tuple(recordings))
     with atomic_output(output) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))

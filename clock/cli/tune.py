@@ -75,7 +75,7 @@ def figure_for(
     )
 
 
-def _save(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
+def save_figure_file(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
     from ..report.plot import save_figure
 
     fmt = output.suffix.lstrip(".").lower()
@@ -119,7 +119,7 @@ def plot(
         onset_timeout_s=opts["onset_timeout_s"],
     )
     protect = (rec,) + ((Path(recording.events.source),) if recording.events and recording.events.source else ())
-    _save(figure_for(recording, th, start_s=start_s, end_s=end_s), output, protect)
+    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s), output, protect)
 
 
 sweep_floor = click.option(
@@ -184,9 +184,9 @@ def sweep(
 
     if heatmap is not None:
         committed = (cfg.thresholds.floor, cfg.thresholds.quiet_s) if cfg.path is not None else None
-        _save(plot_sweep_heatmap(result, committed=committed), heatmap, tuple(recordings))
+        save_figure_file(plot_sweep_heatmap(result, committed=committed), heatmap, tuple(recordings))
     if tradeoff is not None:
-        _save(plot_tradeoff(result), tradeoff, tuple(recordings))
+        save_figure_file(plot_tradeoff(result), tradeoff, tuple(recordings))
     with atomic_output(output, protect=tuple(recordings)) as out:
         if fmt == "json":
             out.write(json_text(sweep_dict(result)))
@@ -246,12 +246,15 @@ def report(
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
+    from ..report.plot import plot_evidence
+
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivations=[derivation],
         committed=th,
         checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
         sweep=result,
+        evidence_image=png_data_uri(plot_evidence(derivation)),
         sweep_images=[
             (
                 "premature ends and stalls by floor and quiet time",
@@ -267,4 +270,4 @@ def report(
         out.write(page)
 
 
-__all__ = ["figure_for", "plot", "report", "sweep", "sweep_dict", "sweep_table"]
+__all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]

@@ -315,6 +315,9 @@ class RecordingLevels:
         ``speech_low``; None when there are none.
     verdict : str or None
         Why there is no window, in words.
+    speech_quantiles, noise_quantiles : dict
+        Percentiles p1, p5, p25, p50, p75, p95, p99 of its speech and silence
+        levels (empty without ticks), for plots and reports.
     """
 
     name: str
@@ -329,6 +332,18 @@ class RecordingLevels:
     noise_loudest_s: float | None
     window: tuple[float, float] | None
     verdict: str | None
+    speech_quantiles: dict[str, float] = field(default_factory=dict)
+    noise_quantiles: dict[str, float] = field(default_factory=dict)
+
+
+#: The percentiles a recording's speech and silence levels are summarised by.
+QUANTILES = (1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0)
+
+
+def _quantiles(values: NDArray[np.float64]) -> dict[str, float]:
+    if not values.size:
+        return {}
+    return {f"p{q:g}": float(v) for q, v in zip(QUANTILES, np.percentile(values, QUANTILES))}
 
 
 def recording_levels(obs: Observation, margins: Margins | None = None) -> tuple[RecordingLevels, TickClasses]:
@@ -377,6 +392,8 @@ def recording_levels(obs: Observation, margins: Margins | None = None) -> tuple[
         noise_loudest_s=loudest,
         window=window,
         verdict=verdict,
+        speech_quantiles=_quantiles(speech),
+        noise_quantiles=_quantiles(silence),
     )
     return rec, classes
 

@@ -68,6 +68,7 @@ def render_report(
     committed: Thresholds,
     checks: Sequence[CheckResult],
     sweep: SweepResult | None,
+    evidence_image: str | None = None,
     sweep_images: Sequence[tuple[str, str]] = (),
     recording_images: Sequence[tuple[str, str]] = (),
 ) -> str:
@@ -105,7 +106,14 @@ def render_report(
         f'<p class="{"fail" if failed else "pass"}">check: {n_cases} checks, '
         f"{len({(r.recording, r.check) for r in failed})} failed.</p></section>",
         '<section id="derive"><h2>Derive</h2>',
-        f"<pre>{html.escape(derive_text(derivations, committed))}</pre></section>",
+        f"<pre>{html.escape(derive_text(derivations, committed))}</pre>",
+        (
+            ""
+            if evidence_image is None
+            else f'<figure><img alt="evidence" src="{evidence_image}"><figcaption>levels and windows per '
+            "recording, and the narration gaps</figcaption></figure>"
+        ),
+        "</section>",
         '<section id="check"><h2>Check</h2>',
         _table(
             ["recording", "time", "check", "result", "measured", "threshold"],

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.beats import DONE, SPEAKING, WAITING, Beat, Replay
+from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
 from ..core.segments import Segmentation
@@ -22,7 +23,7 @@ from ..core.sweep import SweepResult
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
+__all__ = ["plot_evidence", "plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
 
 _EVENT_COLOURS = {
     "terminal": "tab:red",
@@ -283,4 +284,96 @@ def plot_tradeoff(result: SweepResult) -> Figure:
     ax.set_ylabel("beats cut short or stalled")
     ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag")
     fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside right upper")
+    return fig
+
+
+def _to_db(x: float) -> float:
+    return _DB_FLOOR if x <= 0 else max(20 * float(np.log10(x)), _DB_FLOOR)
+
+
+def plot_evidence(derivation: Derivation) -> Figure:
+    """What a recommendation rests on: each recording's levels and window, and the narration gaps.
+
+    Left: per recording, the spread of its speech levels (box p5..p95,
+    whiskers p1..p99, the median) and of its silence levels, its window of
+    floors (shaded), the windows' intersection and the recommended floor.
+    Right: how often a narration gap is longer than x (log scale), the
+    exponential tail fitted above the 75th percentile, the quiet time, the
+    limit ``check`` holds gaps to (quiet time minus its margin) and the least
+    room a beat leaves after its last word.
+    """
+    fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 2.6), layout="constrained")
+    ax_lv, ax_gap = fig.subplots(1, 2, width_ratios=[3, 2])
+    f = derivation.floor
+    names = [r.name for r in f.recordings]
+    for y, r in enumerate(f.recordings):
+        for q, colour, dy in ((r.speech_quantiles, "tab:blue", 0.17), (r.noise_quantiles, "0.45", -0.17)):
+            if not q:
+                continue
+            lo, hi = _to_db(q["p5"]), _to_db(q["p95"])
+            ax_lv.broken_barh([(lo, max(hi - lo, 0.2))], (y + dy - 0.12, 0.24), color=colour, alpha=0.75)
+            ax_lv.plot([_to_db(q["p1"]), _to_db(q["p99"])], [y + dy] * 2, color=colour, linewidth=1)
+            ax_lv.plot([_to_db(q["p50"])] * 2, [y + dy - 0.14, y + dy + 0.14], color="black", linewidth=1.2)
+        if r.window is not None:
+            ax_lv.fill_betweenx(
+                [y - 0.42, y + 0.42],
+                _to_db(r.window[0]),
+                _to_db(r.window[1]),
+                color="tab:green",
+                alpha=0.15,
+                linewidth=0,
+            )
+        status = "no window" if r.window is None else ("outside" if r.name in f.outside else "")
+        if status:
+            ax_lv.text(1.0, y, f" {status}", transform=ax_lv.get_yaxis_transform(), va="center", fontsize=8)
+    if f.window is not None:
+        ax_lv.axvspan(_to_db(f.window[0]), _to_db(f.window[1]), color="tab:green", alpha=0.12, label="floors for all")
+    if f.floor is not None:
+        ax_lv.axvline(
+            _to_db(f.floor), color="tab:red", linewidth=1.5, label=f"floor {f.floor:g} ({_to_db(f.floor):.1f} dBFS)"
+        )
+    ax_lv.plot([], [], color="tab:blue", linewidth=6, alpha=0.75, label="speech p5..p95 (p1..p99)")
+    ax_lv.plot([], [], color="0.45", linewidth=6, alpha=0.75, label="silence p5..p95 (p1..p99)")
+    ax_lv.fill_between([], [], color="tab:green", alpha=0.3, label="its window of floors")
+    ax_lv.set_yticks(range(len(names)), names, fontsize=8)
+    ax_lv.set_ylim(-0.6, len(names) - 0.4)
+    ax_lv.invert_yaxis()
+    ax_lv.set_xlabel("level (dBFS)")
+    ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
+    ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=3, frameon=False)
+
+    g = derivation.gaps
+    gaps = np.sort(np.asarray(g.gaps_s, dtype=np.float64))
+    if gaps.size:
+        survival = 1.0 - np.arange(gaps.size) / gaps.size
+        ax_gap.step(
+            gaps, survival, where="post", color="tab:blue", label=f"narration gaps >= {g.min_gap_s:g} s (n={gaps.size})"
+        )
+        u = float(np.percentile(gaps, 75))
+        excess = gaps[gaps > u] - u
+        if excess.size >= 5 and excess.mean() > 0:
+            x = np.linspace(u, max(gaps[-1], g.quiet_s or u) * 1.1, 100)
+            ax_gap.plot(
+                x,
+                excess.size / gaps.size * np.exp(-(x - u) / excess.mean()),
+                color="tab:purple",
+                linestyle="--",
+                label="exponential tail above p75",
+            )
+        ax_gap.set_yscale("log")
+        ax_gap.set_ylim(min(0.5 / gaps.size, 0.01), 1.2)
+    else:
+        ax_gap.text(0.5, 0.5, "no narration gap", transform=ax_gap.transAxes, ha="center")
+    if g.quiet_s is not None:
+        ax_gap.axvline(g.quiet_s, color="tab:red", linewidth=1.5, label=f"quiet time {g.quiet_s:g} s")
+        ax_gap.axvline(
+            g.quiet_s - g.quiet_margin_s, color="tab:red", linestyle=":", label=f"quiet - margin {g.quiet_margin_s:g} s"
+        )
+    if g.room_s is not None and np.isfinite(g.room_s):
+        ax_gap.axvline(g.room_s, color="black", linestyle="-.", label=f"least room after a last word {g.room_s:.2f} s")
+    ax_gap.set_xlabel("gap (s)")
+    ax_gap.set_ylabel("share of gaps longer")
+    ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
+    ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, frameon=False)
+    fig.suptitle(f"{derivation.group}: {len(derivation.recordings)} recordings", fontsize=11)
     return fig
