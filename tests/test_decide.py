@@ -131,3 +131,20 @@ def test_a_pause_freezes_the_count_in_decide_as_in_the_replay():
     assert d.outcome == OK and d.declared_tick == 239
     (b,) = beats(trace, log, floor=0.003, quiet_s=2.0, onset_timeout_s=10)
     assert b.quiet_declared_s == float(a.t_s[239])
+
+
+def test_all_quiet_times_at_once_match_one_at_a_time():
+    from clock.core.beats import OUTCOMES, decide_quiets
+
+    rng = np.random.default_rng(99)
+    quiets = np.round(np.arange(0.1, 5.0, 0.05), 2)
+    for _ in range(20):
+        trace, log = random_session(rng)
+        for floor in FLOORS:
+            a = analyse(trace, log, floor=floor)
+            many = decide_quiets(a, quiets_s=quiets, onset_timeout_s=1.0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for j, q in enumerate(quiets):
+                    found = beats(trace, log, floor=floor, quiet_s=float(q), onset_timeout_s=1.0)
+                    assert [OUTCOMES[c] for c in many.outcome[:, j]] == [b.outcome for b in found]

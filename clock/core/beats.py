@@ -54,6 +54,7 @@ same decisions as :func:`replay_ticks`.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,12 +75,14 @@ __all__ = [
     "Beat",
     "BeatAnalysis",
     "Decision",
+    "Decisions",
     "FloorAnalysis",
     "Replay",
     "ReplayBeat",
     "analyse",
     "beats",
     "decide",
+    "decide_quiets",
     "replay",
     "replay_ticks",
     "span_bounds",
@@ -716,8 +719,77 @@ class Decision:
     last_word_tick: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Decisions:
+    """The clock's decisions in every beat for many quiet times at once (see :func:`decide_quiets`).
+
+    Attributes
+    ----------
+    quiets_s : ndarray of float64, shape (n_quiets,)
+    outcome : ndarray of int8, shape (n_beats, n_quiets)
+        Indices into :data:`OUTCOMES`.
+    declared_tick, last_word_tick : ndarray of int64, shape (n_beats, n_quiets)
+        -1 where the clock did not declare quiet.
+    """
+
+    quiets_s: NDArray[np.float64]
+    outcome: NDArray[np.int8]
+    declared_tick: NDArray[np.int64]
+    last_word_tick: NDArray[np.int64]
+
+
+_CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
+
+
+def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_timeout_s: float) -> Decisions:
+    """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
+
+    Gives the tick-by-tick replay's decisions (the tests hold it to
+    :func:`replay_ticks` on every setting of a grid), in one vectorised pass
+    per beat: a quiet time only decides which quiet run first lasts long
+    enough, and where in it the count reaches it.
+    """
+    q = np.asarray(quiets_s, dtype=np.float64)
+    for value in q.tolist():
+        _check_times(value, onset_timeout_s)
+    n_b, n_q = len(analysis.beats), q.size
+    outcome = np.empty((n_b, n_q), np.int8)
+    declared = np.full((n_b, n_q), -1, np.int64)
+    word = np.full((n_b, n_q), -1, np.int64)
+    t = analysis.t_s
+    target = q - _EPS_S
+    for i, b in enumerate(analysis.beats):
+        if b.life_end_tick <= b.first_tick:
+            outcome[i] = _CODE[UNHEARD]
+            continue
+        if b.start_tick is None or b.start_tick >= b.bound_tick:
+            outcome[i] = _CODE[SILENT]
+            continue
+        if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
+            outcome[i] = _CODE[MISSED_ONSET]
+            continue
+        # The first run whose reach gets to each target: a search in the reaches' running maximum.
+        best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
+        r = np.searchsorted(best, target, side="left")
+        found = r < best.size
+        outcome[i] = _CODE[STALLED]
+        if not found.any():
+            continue
+        rf = r[found]
+        w, e = b.run_word[rf], b.run_end[rf]
+        if b.count_s is None:
+            d = _first_reaching(t, w, target[found])
+        else:
+            d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
+        code = np.where(d >= b.bound_tick, _CODE[STALLED], np.where(e < b.bound_tick, _CODE[PREMATURE], _CODE[OK]))
+        outcome[i, found] = code
+        declared[i, found] = d
+        word[i, found] = w
+    return Decisions(q, outcome, declared, word)
+
+
 def decide(analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float) -> tuple[Decision, ...]:
-    """The clock's decision in every beat, from one :func:`analyse` (same as the tick-by-tick replay).
+    """The clock's decision in every beat for one setting (see :func:`decide_quiets`).
 
     Parameters
     ----------
@@ -729,41 +801,32 @@ def decide(analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float) -
     tuple of Decision
         One per beat.
     """
-    _check_times(quiet_s, onset_timeout_s)
-    return tuple(_decide(b, analysis.t_s, quiet_s, onset_timeout_s) for b in analysis.beats)
+    found = decide_quiets(analysis, quiets_s=[quiet_s], onset_timeout_s=onset_timeout_s)
+    return tuple(
+        Decision(OUTCOMES[int(code)], None if d < 0 else int(d), None if w < 0 else int(w))
+        for code, d, w in zip(found.outcome[:, 0], found.declared_tick[:, 0], found.last_word_tick[:, 0])
+    )
 
 
-def _decide(b: BeatAnalysis, t: NDArray[np.float64], quiet_s: float, onset_timeout_s: float) -> Decision:
-    if b.life_end_tick <= b.first_tick:
-        return Decision(UNHEARD)
-    if b.start_tick is None or b.start_tick >= b.bound_tick:
-        return Decision(SILENT)
-    if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
-        return Decision(MISSED_ONSET)
-    target = quiet_s - _EPS_S
-    reached = np.flatnonzero(b.run_reach_s >= target)
-    if reached.size == 0:
-        return Decision(STALLED)
-    r = int(reached[0])
-    w, e = int(b.run_word[r]), int(b.run_end[r])
-    if b.count_s is None:
-        d = _first_reaching(t, w, target)
-    else:
-        c = b.count_s[w + 1 - b.start_tick : e - b.start_tick]
-        d = w + 1 + int(np.flatnonzero(c >= target)[0])
-    if d >= b.bound_tick:
-        return Decision(STALLED, d, w)
-    return Decision(PREMATURE if e < b.bound_tick else OK, d, w)
+def _first_counted(b: BeatAnalysis, w: int, e: int, target: float) -> int:
+    """With pauses: the first tick of a run at which the clock's own count reaches ``target``."""
+    assert b.count_s is not None and b.start_tick is not None
+    c = b.count_s[w + 1 - b.start_tick : e - b.start_tick]
+    return w + 1 + int(np.flatnonzero(c >= target)[0])
 
 
-def _first_reaching(t: NDArray[np.float64], w: int, target: float) -> int:
-    """The first tick k > w with ``t[k] - t[w] >= target`` (the replay's float comparison)."""
+def _first_reaching(t: NDArray[np.float64], w: NDArray[np.int64], target: NDArray[np.float64]) -> NDArray[np.int64]:
+    """For each run, the first tick k > w with ``t[k] - t[w] >= target`` (the replay's float comparison)."""
     period = float(t[1] - t[0]) if t.size > 1 else 1.0
-    k = w + max(1, int(np.ceil(target / period)))
-    while k - 1 > w and t[k - 1] - t[w] >= target:
-        k -= 1
-    while t[k] - t[w] < target:
-        k += 1
+    k = w + np.maximum(1, np.ceil(target / period).astype(np.int64))
+    k = np.minimum(k, t.size - 1)
+    # The estimate is within a tick or two of the answer; settle it with the replay's own subtraction.
+    for _ in range(4):
+        back = (k - 1 > w) & (t[np.maximum(k - 1, 0)] - t[w] >= target)
+        k = np.where(back, k - 1, k)
+    for _ in range(4):
+        ahead = (t[k] - t[w] < target) & (k + 1 < t.size)
+        k = np.where(ahead, k + 1, k)
     return k
 
 

@@ -35,9 +35,10 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import MISSED_ONSET, OK, PREMATURE, STALLED, analyse, decide
+from .beats import MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
 from .derive import Derivation, Margins, Observation, derive
 
 __all__ = ["MAX_GRID", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -163,33 +164,35 @@ def grid(spec: str) -> tuple[float, ...]:
 def _points(
     observations: Sequence[Observation], floor: float, quiets_s: Sequence[float], onset_timeout_s: float
 ) -> list[SweepPoint]:
-    """Every quiet time at one floor, each recording analysed once."""
-    counts = np.zeros((len(quiets_s), 4), np.int64)
-    added: list[list[float]] = [[] for _ in quiets_s]
-    ticks = [0] * len(quiets_s)
+    """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
+    n_q = len(quiets_s)
+    counts = np.zeros((4, n_q), np.int64)
+    added: list[NDArray[np.float64]] = []
+    ticks = np.zeros(n_q, np.int64)
+    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET)]
     for o in observations:
         if not o.has_beats:
             continue
         assert o.events is not None
         a = analyse(o.trace, o.events, floor=floor)
-        t = a.t_s
-        for j, q in enumerate(quiets_s):
-            for d in decide(a, quiet_s=q, onset_timeout_s=onset_timeout_s):
-                if d.outcome in (OK, PREMATURE, STALLED, MISSED_ONSET):
-                    counts[j, (OK, PREMATURE, STALLED, MISSED_ONSET).index(d.outcome)] += 1
-                if d.outcome == OK:
-                    assert d.declared_tick is not None and d.last_word_tick is not None
-                    added[j].append(float(t[d.declared_tick] - t[d.last_word_tick]))
-                    ticks[j] += d.declared_tick - d.last_word_tick
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+        for row, code in enumerate(codes):
+            counts[row] += (found.outcome == code).sum(axis=0)
+        ok = found.outcome == codes[0]
+        lat = np.where(ok, a.t_s[found.declared_tick] - a.t_s[found.last_word_tick], np.nan)
+        added.append(lat)
+        ticks += np.where(ok, found.declared_tick - found.last_word_tick, 0).sum(axis=0)
+    lat_all = np.concatenate(added) if added else np.full((0, n_q), np.nan)
     out = []
     for j, q in enumerate(quiets_s):
-        lat = np.array(added[j])
-        ok, premature, stalled, missed = (int(x) for x in counts[j])
+        lat = lat_all[:, j]
+        lat = lat[~np.isnan(lat)]
+        ok, premature, stalled, missed = (int(x) for x in counts[:, j])
         out.append(
             SweepPoint(
                 floor,
                 q,
-                int(counts[j].sum()),
+                ok + premature + stalled + missed,
                 ok,
                 premature,
                 stalled,
@@ -197,7 +200,7 @@ def _points(
                 float(lat.mean()) if lat.size else None,
                 float(np.percentile(lat, 95)) if lat.size else None,
                 float(lat.max()) if lat.size else None,
-                ticks[j],
+                int(ticks[j]),
             )
         )
     return out
