@@ -25,5 +25,7 @@ def tour_figure():
         beats=found,
         replay=replay_ticks(trace, log, floor=0.003, quiet_s=2.5),
         envelope=None,
+        quiet_s=2.5,
+        label_gaps_s=0.3,
     )
     return fig, trace, seg

@@ -47,17 +47,49 @@ def test_plot_figure_contents():
     from cli_helpers import tour_figure
 
     fig, trace, seg = tour_figure()
-    ax_wave, ax_level, ax_clock = fig.axes[:3]
-    line = ax_level.lines[0]
+    ax_events, ax_wave, ax_level, ax_state, ax_count = fig.axes[:5]
+    line = next(ln for ln in ax_level.lines if len(ln.get_xdata()) == trace.n_ticks)
     np.testing.assert_allclose(line.get_xdata(), trace.t_s)
-    floor_line = ax_level.lines[1]
-    assert floor_line.get_ydata()[0] == pytest.approx(20 * np.log10(0.003))
-    legend = [t.get_text() for t in ax_level.get_legend().get_texts()]
-    assert "speech (level > floor)" in legend and "narration" in legend
-    gap_notes = [t.get_text() for t in ax_level.texts]
-    assert len(gap_notes) == sum(g >= 0.15 for g in seg.gaps_s)
-    assert {t.get_text() for t in ax_wave.texts} >= {"terminal", "prompt"}
-    assert "beat done" in [t.get_text() for t in ax_clock.get_legend().get_texts()]
+    assert any(ln.get_ydata()[0] == pytest.approx(20 * np.log10(0.003)) for ln in ax_level.lines)
+    # One legend, outside the data, for every panel.
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert {"narration speech", "narration", "beat done", "quiet time 2.5 s", "quiet - margin 2.3 s"} <= set(legend)
+    assert not any(ax.get_legend() for ax in fig.axes)
+    # Narration gaps only (the one before the narration is an acknowledgment's), as labelled gaps.
+    from clock.core.beats import beats as find_beats
+    from clock.core.events import Event, EventLog
+
+    log = EventLog((Event("prompt", "prompt", 0.2), Event("terminal", "terminal_response", 1.0)))
+    (beat,) = find_beats(trace, log, floor=0.003, quiet_s=2.5)
+    assert beat.ack_overlap and len(beat.gaps_s) == 2
+    assert [t.get_text() for t in ax_level.texts] == [f"{g:.2f} s" for g in beat.quiet_gaps_s]
+    assert {t.get_text() for t in ax_events.texts} >= {"terminal", "prompt"}
+    # The quiet count is in seconds on its own axis, with the quiet time drawn.
+    assert ax_count.get_ylabel() == "quiet (s)" and ax_count.get_ylim()[1] >= 2.5
+
+
+def test_event_labels_never_collide_and_user_text_is_not_mathtext():
+    from clock.core.beats import beats as find_beats
+    from clock.core.segments import segments
+    from clock.report.plot import plot_recording
+
+    s = Session(20.0).say(1.0, 3.0).say(6.0, 8.0)
+    crowd = [Event("custom", f"$x_{i}$", 4.0 + 0.05 * i) for i in range(12)]
+    log = EventLog((Event("terminal", "terminal_response", 0.5), *crowd, Event("prompt", "prompt", 12.0)))
+    trace = levels(s.samples(), RATE)
+    fig = plot_recording(
+        trace,
+        floor=0.003,
+        segmentation=segments(trace, floor=0.003),
+        events=log,
+        beats=find_beats(trace, log, floor=0.003, quiet_s=2.5),
+        quiet_s=2.5,
+    )
+    fig.canvas.draw()
+    ax_events = fig.axes[0]
+    boxes = [t.get_window_extent() for t in ax_events.texts]
+    assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    assert len(boxes) < 14  # some labels had no free row; their marks stay
 
 
 def _obs(gap_s: float, *, prompt_after_s: float | None = None) -> Observation:

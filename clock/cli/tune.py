@@ -46,12 +46,19 @@ def _range(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
 
 
 def figure_for(
-    rec: Recording, th: Thresholds, *, start_s: float | None = None, end_s: float | None = None, min_gap_s: float = 0.15
+    rec: Recording,
+    th: Thresholds,
+    *,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    min_gap_s: float = 0.15,
+    quiet_margin_s: float = 0.2,
+    derived_floor: float | None = None,
+    view: str = "session",
 ) -> Any:
-    """The plot of one recording (waveform, level, segments, events, replayed clock)."""
-    from ..report.plot import plot_recording
+    """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats."""
+    from ..report.plot import plot_beat_timeline, plot_recording
 
-    seg = find_segments(rec.trace, floor=th.floor)
     found, replay = [], None
     if rec.events is not None and rec.events.terminals:
         found = find_beats(
@@ -60,10 +67,13 @@ def figure_for(
         replay = replay_ticks(
             rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
+    title = f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s"
+    if view == "beats":
+        return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
     return plot_recording(
         rec.trace,
         floor=th.floor,
-        segmentation=seg,
+        segmentation=find_segments(rec.trace, floor=th.floor),
         envelope=envelope(rec.info.path),
         events=rec.events,
         beats=found,
@@ -71,7 +81,10 @@ def figure_for(
         min_gap_s=min_gap_s,
         start_s=start_s,
         end_s=end_s,
-        title=f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s",
+        title=title,
+        quiet_s=th.quiet_s,
+        quiet_margin_s=quiet_margin_s,
+        derived_floor=derived_floor,
     )
 
 
@@ -95,6 +108,16 @@ def save_figure_file(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
 @config_option
 @click.option("--start", "start_s", type=float, help="Zoom: first second to show.")
 @click.option("--end", "end_s", type=float, help="Zoom: last second to show.")
+@click.option(
+    "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 0): its terminal response to its bound."
+)
+@click.option(
+    "--view",
+    type=click.Choice(["session", "beats"]),
+    default="session",
+    show_default=True,
+    help="session: the recording on one time axis; beats: one row per beat, on time since its terminal response.",
+)
 @output_file("FILE.png, .svg or .pdf (written atomically).", required=True)
 def plot(
     rec: Path,
@@ -102,12 +125,16 @@ def plot(
     config: Path | None,
     start_s: float | None,
     end_s: float | None,
+    beat: int | None,
+    view: str,
     output: Path,
     **opts: Any,
 ) -> None:
     """Plot REC: waveform, level trace with the floor, speech, gaps, events and the replayed clock."""
     if start_s is not None and end_s is not None and end_s <= start_s:
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
+    if beat is not None and (start_s is not None or end_s is not None):
+        raise click.UsageError("give --beat or --start/--end, not both")
     level = level_opts(opts)
     recording, th = load(
         rec,
@@ -119,7 +146,17 @@ def plot(
         onset_timeout_s=opts["onset_timeout_s"],
     )
     protect = (rec,) + ((Path(recording.events.source),) if recording.events and recording.events.source else ())
-    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s), output, protect)
+    if beat is not None:
+        terminals = recording.events.terminals if recording.events is not None else ()
+        if recording.events is None or not 0 <= beat < len(terminals):
+            raise click.BadParameter(
+                f"{rec.name} has {len(terminals)} beats (0 .. {len(terminals) - 1}), got {beat}", param_hint="'--beat'"
+            )
+        found = find_beats(
+            recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+        )  # type: ignore[arg-type]
+        start_s, end_s = max(0.0, found[beat].terminal_s - 1.0), found[beat].span_end_s + 0.5
+    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, protect)
 
 
 sweep_floor = click.option(
@@ -263,7 +300,19 @@ def report(
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
         recording_images=[
-            (rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s))) for rec in corpus.recordings
+            (
+                rec.name,
+                png_data_uri(
+                    figure_for(
+                        rec,
+                        th,
+                        min_gap_s=cfg.margins.min_gap_s,
+                        quiet_margin_s=cfg.margins.quiet_margin_s,
+                        derived_floor=derivation.floor.floor,
+                    )
+                ),
+            )
+            for rec in corpus.recordings
         ],
     )
     with atomic_output(output, protect=tuple(recordings)) as out:

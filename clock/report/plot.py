@@ -23,7 +23,15 @@ from ..core.sweep import SweepResult
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_evidence", "plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
+__all__ = [
+    "mmss",
+    "plot_beat_timeline",
+    "plot_evidence",
+    "plot_recording",
+    "plot_sweep_heatmap",
+    "plot_tradeoff",
+    "save_figure",
+]
 
 _EVENT_COLOURS = {
     "terminal": "tab:red",
@@ -56,6 +64,47 @@ def _db(level: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.maximum(20 * np.log10(level), _DB_FLOOR)
 
 
+def mmss(x: float, _pos: Any = None) -> str:
+    """Seconds as ``m:ss`` (``h:mm:ss`` past an hour), for time axes."""
+    sign = "-" if x < 0 else ""
+    total = int(round(abs(x)))
+    h, rest = divmod(total, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{sign}{h}:{m:02d}:{sec:02d}" if h else f"{sign}{m}:{sec:02d}"
+
+
+def _time_axis(ax: Any, lo: float, hi: float) -> None:
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ax.xaxis.set_major_formatter(FuncFormatter(mmss) if hi - lo >= 20 else FuncFormatter(lambda x, _p: f"{x:.1f}"))
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=12, steps=[1, 2, 5, 10]))
+    ax.set_xlabel("time (m:ss)" if hi - lo >= 20 else "time (s)")
+
+
+def _text(ax: Any, *args: Any, **kwargs: Any) -> Any:
+    """Text that is never parsed as mathtext (user strings may hold ``$``)."""
+    return ax.text(*args, parse_math=False, **kwargs)
+
+
+def _stagger(xs: Sequence[float], widths: Sequence[float], rows: int) -> list[int | None]:
+    """Give each label (at x, of a width in data units) a row where it overlaps no other; None if none is free."""
+    ends = [-np.inf] * rows
+    out: list[int | None] = []
+    for x, w in zip(xs, widths):
+        row = next((r for r in range(rows) if ends[r] < x - w / 2), None)
+        if row is not None:
+            ends[row] = x + w / 2
+        out.append(row)
+    return out
+
+
+def _gap_colour(gap_s: float, limit_s: float | None) -> str:
+    if limit_s is None or limit_s <= 0:
+        return "tab:green"
+    ratio = gap_s / limit_s
+    return "tab:red" if ratio >= 1 else "tab:orange" if ratio >= 0.8 else "tab:green"
+
+
 def plot_recording(
     trace: LevelTrace,
     *,
@@ -69,27 +118,46 @@ def plot_recording(
     start_s: float | None = None,
     end_s: float | None = None,
     title: str = "",
+    quiet_s: float | None = None,
+    quiet_margin_s: float = 0.2,
+    derived_floor: float | None = None,
+    label_gaps_s: float | None = None,
 ) -> Figure:
-    """Waveform, level trace and the replayed clock on one time axis.
+    """A recording as the clock saw it: events, waveform, level with the floor, and the replayed clock.
 
     Parameters
     ----------
     trace : LevelTrace
     floor : float
-        Drawn as a line across the level axis.
+        The floor the clock runs with (drawn across the level panel).
     segmentation : Segmentation
-        Speech segments are shaded; gaps of at least ``min_gap_s`` annotated.
+        Speech is shaded: acknowledgments in orange, narrations in green,
+        other speech in grey.
     envelope : (times_s, min, max), optional
-        The waveform's envelope (see :func:`clock.report.html.envelope`).
+        The waveform's envelope (see :func:`clock.io.recording.envelope`).
     events : EventLog, optional
-        Labelled vertical markers.
+        Marked in a strip of their own, labels staggered so none collide
+        (a label that finds no free row is left out; its mark stays).
     beats : sequence of Beat
-        Acknowledgments and narrations are told apart.
+        Narrations are underlined and their gaps labelled, coloured by how
+        close each comes to ``quiet_s - quiet_margin_s`` (green below 80 %,
+        orange from 80 %, red at or past it).
     replay : Replay, optional
-        The clock's state per tick (waiting, speaking, quiet count, done).
+        The clock's state per tick (waiting, speaking, beat done, linger)
+        and its quiet count in seconds, with the quiet time and its margin.
+    min_gap_s : float
+        Shorter gaps are dips inside words, never labelled.
     start_s, end_s : float, optional
         Zoom.
     title : str
+    quiet_s : float, optional
+        The clock's quiet time (default: the largest quiet count reached).
+    quiet_margin_s : float
+    derived_floor : float, optional
+        A recommended floor to draw beside the committed one.
+    label_gaps_s : float, optional
+        Label narration gaps at least this long (default: 40 % of the quiet
+        time, or 1 s), and always the three longest in view.
 
     Returns
     -------
@@ -98,71 +166,194 @@ def plot_recording(
     t = trace.t_s
     lo = 0.0 if start_s is None else start_s
     hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
-    n_rows = 2 + (replay is not None)
-    fig = _figure(figsize=(12, 2.4 * n_rows + 0.6), layout="constrained")
-    axes = fig.subplots(n_rows, 1, sharex=True, height_ratios=[1, 2, 1][:n_rows])
-    ax_wave, ax_level = axes[0], axes[1]
+    limit = None if quiet_s is None else quiet_s - quiet_margin_s
+    heights = [0.55, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
+    fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
+    axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
+    ax_events, ax_wave, ax_level = axes[0], axes[1], axes[2]
+    handles: dict[str, Any] = {}
+
+    def keep(name: str, artist: Any) -> None:
+        handles.setdefault(name, artist)
+
+    # Events: a strip of their own, labels staggered.
+    ax_events.set_yticks([])
+    ax_events.set_ylim(0, 1)
+    ax_events.set_title(title or "recording", loc="left", fontsize=10)
+    for side in ("left", "right", "top"):
+        ax_events.spines[side].set_visible(False)
+    if events is not None:
+        shown = [e for e in events.events if lo <= e.t_s <= hi]
+        span = max(hi - lo, 1e-9)
+        widths = [span * (0.0065 * len(e.kind) + 0.006) for e in shown]
+        rows = _stagger([e.t_s for e in shown], widths, 3)
+        for e, row in zip(shown, rows):
+            colour = _EVENT_COLOURS.get(e.kind, "0.5")
+            for ax in axes[1:]:
+                ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
+            ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
+            if row is not None:
+                _text(ax_events, e.t_s, 0.32 + 0.22 * row, e.kind, fontsize=7, ha="center", va="bottom", color=colour)
+
+    # Waveform.
     if envelope is not None:
         et, emin, emax = envelope
-        ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0, label="waveform")
+        keep("waveform", ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0))
     ax_wave.set_ylabel("sample")
     ax_wave.set_ylim(-1, 1)
-    ax_wave.set_title(title or "recording")
 
-    ax_level.plot(t, _db(trace.level), color="tab:blue", linewidth=0.8, label=f"level ({trace.metric}), dBFS")
-    ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1, label=f"floor {floor:g}")
-    ack_spans = [(b.terminal_s, b.ack_last_word_s) for b in beats if b.ack_overlap and b.ack_last_word_s]
-    narrations = [(b.onset_s, b.last_word_s) for b in beats if b.onset_s is not None and b.last_word_s is not None]
-    labelled: set[str] = set()
-
-    def once(name: str) -> str | None:
-        if name in labelled:
-            return None
-        labelled.add(name)
-        return name
-
-    for seg in segmentation.segments:
-        in_ack = any(a <= seg.last_word_s <= b + 1e-9 for a, b in ack_spans)
-        ax_level.axvspan(
-            seg.onset_s,
-            seg.last_word_s,
-            color="tab:orange" if in_ack else "tab:green",
-            alpha=0.2,
-            linewidth=0,
-            label=once("acknowledgment" if in_ack else "speech (level > floor)"),
+    # Level, floors, speech and narrations.
+    keep("level (dBFS)", ax_level.plot(t, _db(trace.level), color="tab:blue", linewidth=0.7)[0])
+    keep(f"floor {floor:g}", ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
+    if derived_floor is not None and derived_floor > 0 and derived_floor != floor:
+        keep(
+            f"derived floor {derived_floor:g}",
+            ax_level.axhline(20 * np.log10(derived_floor), color="tab:purple", linestyle=":", linewidth=1.2),
         )
-    for a, b in narrations:
-        ax_level.hlines(_DB_FLOOR + 4, a, b, color="tab:green", linewidth=4, label=once("narration"))
-    for seg, nxt, gap in zip(segmentation.segments, segmentation.segments[1:], segmentation.gaps_s):
-        if gap >= min_gap_s and lo <= seg.last_word_s <= hi:
-            mid = (seg.last_word_s + nxt.onset_s) / 2
-            ax_level.annotate(f"{gap:.2f} s", (mid, -8), ha="center", va="top", fontsize=7, color="tab:green")
-    if events is not None:
-        for e in events.events:
-            if lo <= e.t_s <= hi:
-                colour = _EVENT_COLOURS.get(e.kind, "0.5")
-                for ax in axes:
-                    ax.axvline(e.t_s, color=colour, linewidth=0.8, alpha=0.8)
-                ax_wave.annotate(e.kind, (e.t_s, 0.95), rotation=90, fontsize=7, va="top", ha="right", color=colour)
+    narrations = [(b.onset_s, b.last_word_s) for b in beats if b.onset_s is not None and b.last_word_s is not None]
+    acks = []
+    previous_end = 0.0
+    for b in beats:
+        if b.ack_overlap and b.ack_last_word_s is not None:
+            acks.append((previous_end, b.ack_last_word_s))
+        previous_end = b.span_end_s
+    for seg in segmentation.segments:
+        if not (seg.last_word_s >= lo and seg.onset_s <= hi):
+            continue
+        if any(x0 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in acks):
+            kind, colour = "acknowledgment", "tab:orange"
+        elif any(x0 - 1e-9 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in narrations):
+            kind, colour = "narration speech", "tab:green"
+        else:
+            kind, colour = "other speech", "0.6"
+        keep(kind, ax_level.axvspan(seg.onset_s, seg.last_word_s, color=colour, alpha=0.22, linewidth=0))
+    for x0, x1 in narrations:
+        keep("narration", ax_level.hlines(_DB_FLOOR + 3, x0, x1, color="tab:green", linewidth=4))
+    gaps = [(at, g) for b in beats for at, g in zip(b.gap_at_s, b.quiet_gaps_s) if g >= min_gap_s and lo <= at <= hi]
+    threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
+    longest = sorted((g for _, g in gaps), reverse=True)[:3]
+    labelled = [(at, g) for at, g in gaps if g >= threshold or g in longest]
+    span = max(hi - lo, 1e-9)
+    rows = _stagger([at + g / 2 for at, g in labelled], [span * 0.045] * len(labelled), 2)
+    for (at, g), row in zip(labelled, rows):
+        colour = _gap_colour(g, limit)
+        ax_level.hlines(-6 - 6 * (row or 0), at, at + g, color=colour, linewidth=1.5)
+        if row is not None:
+            _text(ax_level, at + g / 2, -7 - 6 * row, f"{g:.2f} s", ha="center", va="top", fontsize=7, color=colour)
     ax_level.set_ylabel("level (dBFS)")
     ax_level.set_ylim(_DB_FLOOR, 0)
-    ax_level.legend(loc="lower right", fontsize=7, ncol=3)
 
     if replay is not None:
-        ax_clock = axes[2]
+        ax_state, ax_count = axes[3], axes[4]
         state = replay.state
-        for code, colour, name in ((WAITING, "gold", "waiting"), (SPEAKING, "tab:green", "speaking")):
-            ax_clock.fill_between(
-                t, 0, 1, where=state == code, step="mid", color=colour, alpha=0.35, linewidth=0, label=name
+        for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
+            keep(
+                name,
+                ax_state.fill_between(t, 0, 1, where=state == code, step="mid", color=colour, alpha=0.5, linewidth=0),
             )
-        ax_clock.plot(t, replay.quiet_count_s, color="tab:purple", linewidth=1, label="quiet count (s)")
         done = t[state == DONE]
-        ax_clock.vlines(done, 0, ax_clock.get_ylim()[1], color="black", linewidth=1.5, label="beat done")
-        ax_clock.set_ylabel("clock")
-        ax_clock.set_ylim(0, max(1.0, float(replay.quiet_count_s.max(initial=0)) * 1.1))
-        ax_clock.legend(loc="upper right", fontsize=7, ncol=4)
-    axes[-1].set_xlabel("time (s)")
+        keep("beat done", ax_state.vlines(done, 0, 1, color="black", linewidth=2))
+        for rb in replay.beats:
+            if (
+                rb.quiet_declared_s is not None
+                and rb.prompt_allowed_s is not None
+                and rb.prompt_allowed_s > rb.quiet_declared_s
+            ):
+                keep(
+                    "linger",
+                    ax_state.axvspan(rb.quiet_declared_s, rb.prompt_allowed_s, color="0.75", alpha=0.6, linewidth=0),
+                )
+        ax_state.set_yticks([])
+        ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
+        ax_state.set_ylim(0, 1)
+        keep("quiet count (s)", ax_count.plot(t, replay.quiet_count_s, color="tab:purple", linewidth=1)[0])
+        top = float(replay.quiet_count_s.max(initial=0.0))
+        if quiet_s is not None:
+            keep(f"quiet time {quiet_s:g} s", ax_count.axhline(quiet_s, color="black", linewidth=1))
+            keep(
+                f"quiet - margin {quiet_s - quiet_margin_s:g} s",
+                ax_count.axhline(quiet_s - quiet_margin_s, color="black", linestyle=":", linewidth=1),
+            )
+            top = max(top, quiet_s)
+        ax_count.set_ylim(0, max(1.0, top * 1.12))
+        ax_count.set_ylabel("quiet (s)")
+    _time_axis(axes[-1], lo, hi)
     axes[-1].set_xlim(lo, hi)
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)), fontsize=7
+    )
+    return fig
+
+
+def plot_beat_timeline(
+    beats: Sequence[Beat], *, quiet_s: float, quiet_margin_s: float = 0.2, title: str = ""
+) -> Figure:
+    """One row per beat, on time since its terminal response: legible for a session of any length.
+
+    Each row shows the wait for speech (terminal response to onset), an
+    overlapping acknowledgment, the narration with its gaps coloured by how
+    close each comes to ``quiet_s - quiet_margin_s``, the replayed clock's
+    declaration and the linger after it, and the beat's bound.
+    """
+    n = max(1, len(beats))
+    fig = _figure(figsize=(12, 0.42 * n + 1.8), layout="constrained")
+    ax = fig.subplots()
+    limit = quiet_s - quiet_margin_s
+    handles: dict[str, Any] = {}
+
+    def keep(name: str, artist: Any) -> None:
+        handles.setdefault(name, artist)
+
+    right = 0.0
+    for y, b in enumerate(beats):
+        t0 = b.terminal_s
+        if b.onset_s is not None:
+            keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
+        if b.ack_overlap and b.ack_last_word_s is not None:
+            keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color="tab:orange"))
+        if b.onset_s is not None and b.last_word_s is not None:
+            keep(
+                "narration",
+                ax.broken_barh(
+                    [(b.onset_s - t0, b.last_word_s - b.onset_s)], (y - 0.3, 0.6), color="tab:green", alpha=0.45
+                ),
+            )
+            for at, g in zip(b.gap_at_s, b.quiet_gaps_s):
+                colour = _gap_colour(g, limit)
+                ax.broken_barh(
+                    [(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0
+                )
+                if g >= 0.4 * quiet_s:
+                    _text(ax, at - t0 + g / 2, y + 0.32, f"{g:.2f}", fontsize=6, ha="center", va="bottom", color=colour)
+            right = max(right, b.last_word_s - t0)
+        declared = b.quiet_declared_s
+        if declared is not None:
+            keep("beat done (replay)", ax.plot([declared - t0] * 2, [y - 0.4, y + 0.4], color="black", linewidth=2)[0])
+            if b.linger_s:
+                keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
+            right = max(right, declared - t0 + (b.linger_s or 0))
+        keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
+        if b.outcome not in ("ok", "silent"):
+            _text(
+                ax,
+                1.0,
+                y,
+                f" {b.outcome}",
+                transform=ax.get_yaxis_transform(),
+                fontsize=8,
+                va="center",
+                color="tab:red",
+            )
+    for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
+        keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))
+    ax.set_yticks(range(len(beats)), [f"beat {b.index} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
+    ax.set_ylim(len(beats) - 0.5, -0.5)
+    ax.set_xlim(0, max(right, 1.0) * 1.05)
+    ax.set_xlabel("seconds since the terminal response")
+    ax.set_title(title or "beats", loc="left", fontsize=10)
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", ncols=min(5, len(handles)), fontsize=7
+    )
     return fig
 
 
