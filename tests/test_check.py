@@ -193,3 +193,16 @@ def test_bad_recording_exits_2(cli, corpus):
 
 def test_clock_time_format():
     assert clock_time(75.5) == "01:15.500" and clock_time(0.0004) == "00:00.000" and clock_time(None) == "--:--.---"
+
+
+def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, corpus, tmp_path):
+    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
+    out = tmp_path / "report.html"
+    assert cli("report", corpus, "-o", out, "--floor", "0.003", "--quiet", "2.5").exit_code == 0
+    page = out.read_text()
+    verdict = page.index('id="summary"')
+    failure = page.index(f"{WAV}.wav:", verdict)
+    assert failure < page.index('id="derive"')  # the failures come first
+    anchor = re.search(r'<li><a href="#(rec-\d+)">' + re.escape(WAV), page[verdict:]).group(1)
+    assert f'<h3 id="{anchor}">{WAV}.wav</h3>' in page
+    assert "FAIL: " in page[verdict : page.index('id="derive"')]

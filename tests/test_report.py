@@ -191,13 +191,14 @@ window.addEventListener('load', () => {{
   post('/done', JSON.stringify({{sections, images}}));
 }});</script>"""
     seen = json.loads(run_page(page.replace("</body>", checker + "</body>"))["/done"])
-    assert [s["id"] for s in seen["sections"]] == list(SECTIONS)
+    assert [s["id"] for s in seen["sections"]] == [section for section, _ in SECTIONS]
     assert all(s["visible"] for s in seen["sections"])
     recordings = sorted(p.name for p in RECORDINGS.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
     assert "evidence" in alts  # derive's evidence figure
-    assert len(alts) == len(recordings) + 3 and all(i["ok"] for i in seen["images"])
+    assert sorted(a for a in alts if a.endswith(": beats")) == [f"{r}: beats" for r in recordings]
+    assert len(alts) == 2 * len(recordings) + 3 and all(i["ok"] for i in seen["images"])
     # The check table gives each result's time as mm:ss.mmm.
     assert re.search(r"<td[^>]*>short-en-029-44k\.wav</td><td[^>]*>\d\d:\d\d\.\d{3}</td><td[^>]*>gap</td>", page)
 

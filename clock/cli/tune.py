@@ -275,22 +275,42 @@ def report(
     output: Path,
 ) -> None:
     """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording."""
-    from ..report.html import png_data_uri, render_report
-    from ..report.plot import plot_sweep_heatmap, plot_tradeoff
+    from ..report.html import RecordingSection, png_data_uri, render_report
+    from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     corpus = load_corpus(recordings, config, jobs, quiet, lenient)
     cfg, obs = corpus.config, list(corpus.observations)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
-    from ..report.plot import plot_evidence
-
+    sections = []
+    for rec in corpus.recordings:
+        found = []
+        if rec.events is not None and rec.events.terminals:
+            found = find_beats(
+                rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+            )
+        figure = figure_for(
+            rec,
+            th,
+            min_gap_s=cfg.margins.min_gap_s,
+            quiet_margin_s=cfg.margins.quiet_margin_s,
+            derived_floor=derivation.floor.floor,
+        )
+        images = [(rec.name, png_data_uri(figure))]
+        if found:
+            beats_view = figure_for(rec, th, quiet_margin_s=cfg.margins.quiet_margin_s, view="beats")
+            images.append((f"{rec.name}: beats", png_data_uri(beats_view)))
+        sections.append(RecordingSection(rec.name, found, images))
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
-        derivations=[derivation],
+        derivation=derivation,
         committed=th,
         checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
         sweep=result,
+        recordings=sections,
+        config_source=str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults",
+        config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
         evidence_image=png_data_uri(plot_evidence(derivation)),
         sweep_images=[
             (
@@ -298,21 +318,6 @@ def report(
                 png_data_uri(plot_sweep_heatmap(result, committed=(th.floor, th.quiet_s))),
             ),
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
-        ],
-        recording_images=[
-            (
-                rec.name,
-                png_data_uri(
-                    figure_for(
-                        rec,
-                        th,
-                        min_gap_s=cfg.margins.min_gap_s,
-                        quiet_margin_s=cfg.margins.quiet_margin_s,
-                        derived_floor=derivation.floor.floor,
-                    )
-                ),
-            )
-            for rec in corpus.recordings
         ],
     )
     with atomic_output(output, protect=tuple(recordings)) as out:

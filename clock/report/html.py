@@ -1,7 +1,8 @@
-"""One self-contained HTML report: derive tables, check results, the sweep, and a plot per recording.
+"""One self-contained HTML report that leads with the answer: the verdict and the failed checks first.
 
-Images are embedded as base64 PNG; the page needs no network and no files
-beside it.
+Rendered with Jinja2, autoescaped: every string from a recording, a log or
+the config is escaped. Images are embedded as base64 PNG; the page needs no
+network and no files beside it, and the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -10,31 +11,39 @@ import base64
 import html
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
+from ..core.beats import Beat
 from ..core.check import CheckResult, clock_time
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from .plot import save_figure
-from .text import SWEEP_HEADER, derive_text, recommended_line, sweep_rows
+from .text import SWEEP_HEADER, outcome_line, plural, recommended_line, recording_rows, sweep_rows
 
-__all__ = ["SECTIONS", "png_data_uri", "render_report"]
+__all__ = ["SECTIONS", "RecordingSection", "png_data_uri", "render_report"]
 
-#: The report's sections, by element id, in order.
-SECTIONS = ("summary", "derive", "check", "sweep", "recordings")
+#: The report's sections, by element id, in order, with their headings.
+SECTIONS = (
+    ("summary", "Verdict"),
+    ("derive", "Recommendation"),
+    ("check", "Checks"),
+    ("beats", "Beats"),
+    ("sweep", "Sweep"),
+    ("recordings", "Recordings"),
+    ("config", "Configuration"),
+)
 
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
-pre { background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 12px; }
-table { border-collapse: collapse; font-size: 13px; margin: .5em 0; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
-th { background: #eee; } td.l, th.l { text-align: left; }
-.fail { color: #b00020; font-weight: bold; } .pass { color: #1b5e20; }
-img { max-width: 100%; }
-"""
+
+@dataclass(frozen=True, slots=True)
+class RecordingSection:
+    """What the report shows of one recording: its beats and its figures (caption, data URI)."""
+
+    name: str
+    beats: Sequence[Beat]
+    images: Sequence[tuple[str, str]]
 
 
 def png_data_uri(fig: Any) -> str:
@@ -44,110 +53,206 @@ def png_data_uri(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) -> str:
-    """An HTML table; the first ``left`` columns left-aligned, rows holding "FAIL" marked."""
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 1, fail: Sequence[bool] = ()) -> Any:
+    """An escaped HTML table (safe to insert): the first ``left`` columns left-aligned, failing rows marked."""
+    from markupsafe import Markup
 
     def cell(v: Any, i: int, tag: str = "td") -> str:
         cls = ' class="l"' if i < left else ""
-        text = "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-        return f"<{tag}{cls}>{html.escape(text)}</{tag}>"
-
-    def row(r: Sequence[Any]) -> str:
-        cls = ' class="fail"' if "FAIL" in r else ""
-        return f"<tr{cls}>" + "".join(cell(v, i) for i, v in enumerate(r)) + "</tr>"
+        return f"<{tag}{cls}>{html.escape(_cell(v))}</{tag}>"
 
     head = "".join(cell(h, i, "th") for i, h in enumerate(header))
-    body = "".join(row(r) for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    marked = ' class="fail"'
+    body = "".join(
+        f"<tr{marked if i < len(fail) and fail[i] else ''}>" + "".join(cell(v, j) for j, v in enumerate(r)) + "</tr>"
+        for i, r in enumerate(rows)
+    )
+    return Markup(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+_BEAT_HEADER = [
+    "index",
+    "terminal_s",
+    "onset_s",
+    "onset_latency_s",
+    "ack_last_word_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "n_gaps",
+    "max_gap_s",
+    "bound",
+    "outcome",
+]
+
+
+def _beat_rows(beats: Sequence[Beat]) -> list[list[Any]]:
+    return [
+        [
+            b.index,
+            b.terminal_s,
+            b.onset_s,
+            b.onset_latency_s,
+            b.ack_last_word_s,
+            b.last_word_s,
+            b.quiet_declared_s,
+            b.added_latency_s,
+            len(b.gaps_s),
+            max(b.quiet_gaps_s, default=None),
+            b.bound,
+            b.outcome,
+        ]
+        for b in beats
+    ]
 
 
 def render_report(
     *,
     title: str,
-    derivations: Sequence[Derivation],
+    derivation: Derivation,
     committed: Thresholds,
     checks: Sequence[CheckResult],
     sweep: SweepResult | None,
+    recordings: Sequence[RecordingSection],
+    config_source: str,
+    config_text: str,
     evidence_image: str | None = None,
     sweep_images: Sequence[tuple[str, str]] = (),
-    recording_images: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The report as one HTML string.
 
     Parameters
     ----------
     title : str
-    derivations : sequence of Derivation
+    derivation : Derivation
+        The recommendation and its evidence.
     committed : Thresholds
     checks : sequence of CheckResult
     sweep : SweepResult or None
-    sweep_images, recording_images : sequence of (caption, data URI)
+    recordings : sequence of RecordingSection
+    config_source : str
+        Where the config came from (its path, or "built-in defaults").
+    config_text : str
+        The config as used.
+    evidence_image : str, optional
+        derive's evidence figure, as a data URI.
+    sweep_images : sequence of (caption, data URI)
     """
+    import jinja2
+    from markupsafe import Markup
+
+    anchors = {rec.name: f"rec-{i}" for i, rec in enumerate(recordings)}
     failed = [r for r in checks if not r.passed]
-    n_cases = len({(r.recording, r.check) for r in checks if r.applicable})
-    parts = [
-        "<!DOCTYPE html>",
-        f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{_STYLE}</style></head><body>",
-        f"<h1>{html.escape(title)}</h1>",
-        '<section id="summary"><h2>Summary</h2>',
-        _table(
-            ["", "committed", "recommended"],
-            [
-                ["floor", committed.floor, derivations[0].floor.floor if derivations else None],
-                ["quiet_s", committed.quiet_s, derivations[0].gaps.quiet_s if derivations else None],
-                [
-                    "onset_timeout_s",
-                    committed.onset_timeout_s,
-                    derivations[0].onsets.onset_timeout_s if derivations else None,
-                ],
-            ],
-        ),
-        f'<p class="{"fail" if failed else "pass"}">check: {n_cases} checks, '
-        f"{len({(r.recording, r.check) for r in failed})} failed.</p></section>",
-        '<section id="derive"><h2>Derive</h2>',
-        f"<pre>{html.escape(derive_text(derivations, committed))}</pre>",
-        (
-            ""
-            if evidence_image is None
-            else f'<figure><img alt="evidence" src="{evidence_image}"><figcaption>levels and windows per '
-            "recording, and the narration gaps</figcaption></figure>"
-        ),
-        "</section>",
-        '<section id="check"><h2>Check</h2>',
-        _table(
-            ["recording", "time", "check", "result", "measured", "threshold"],
-            [
-                [
-                    r.recording,
-                    clock_time(r.t_s) if r.t_s is not None else "",
-                    r.check,
-                    "n/a" if not r.applicable else ("pass" if r.passed else "FAIL"),
-                    r.measured,
-                    r.threshold,
-                ]
-                for r in checks
-            ],
-            left=6,
-        ),
-        "</section>",
-        '<section id="sweep"><h2>Sweep</h2>',
-    ]
-    if sweep is None:
-        parts.append("<p>No sweep.</p>")
-    else:
-        parts.append(f"<p>{html.escape(recommended_line(sweep))}</p>")
-        parts.extend(
-            f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
-            for c, u in sweep_images
-        )
-        parts.append(_table(SWEEP_HEADER, sweep_rows(sweep), left=0))
-    parts.append("</section>")
-    parts.append('<section id="recordings"><h2>Recordings</h2>')
-    parts.extend(
-        f'<figure><img alt="{html.escape(c)}" src="{u}"><figcaption>{html.escape(c)}</figcaption></figure>'
-        for c, u in recording_images
+    cases = {(r.recording, r.check) for r in checks if r.applicable}
+    failed_cases = {(r.recording, r.check) for r in failed}
+    n_rec = len({r.recording for r in checks})
+    verdict = (
+        f"FAIL: {len(failed_cases)} of {plural(len(cases), 'check')} failed on {plural(n_rec, 'recording')}"
+        if failed
+        else f"PASS: {plural(len(cases), 'check')} on {plural(n_rec, 'recording')}, none failed"
     )
-    parts.append("</section>")
-    parts.append(f"<footer><p>speech-clock {html.escape(__version__)}</p></footer></body></html>\n")
-    return "\n".join(parts)
+    f, g, o = derivation.floor, derivation.gaps, derivation.onsets
+
+    def fmt(x: float | None, unit: str = "") -> str:
+        return "-" if x is None else f"{x:g}{unit}"
+
+    setting_rows = [
+        ("floor", fmt(committed.floor), fmt(f.floor)),
+        ("quiet time", fmt(committed.quiet_s, " s"), fmt(g.quiet_s, " s")),
+        ("onset timeout", fmt(committed.onset_timeout_s, " s"), fmt(o.onset_timeout_s, " s")),
+    ]
+    meeting = len(f.recordings) - len(f.outside) - len(f.no_window)
+    derive_summary = [
+        (
+            "floor",
+            fmt(f.floor),
+            "no window"
+            if f.window is None
+            else f"window {f.window[0]:.4g} .. {f.window[1]:.4g} of {meeting} recordings",
+            fmt(committed.floor),
+        ),
+        (
+            "quiet_s",
+            fmt(g.quiet_s),
+            f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
+            fmt(committed.quiet_s),
+        ),
+        ("onset_timeout_s", fmt(o.onset_timeout_s), f"n={o.n_beats} beats", fmt(committed.onset_timeout_s)),
+    ]
+    rules = [f"floor: {f.rule}", f"quiet time: {g.rule or 'none'}"]
+    if o.onset_timeout_s is not None:
+        rules.append(
+            f"onset timeout: longest latency {o.max_s:.3f} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
+        )
+    header, rows = recording_rows(derivation)
+    stability = [[s.quantity, s.value, s.driver, s.without] for s in derivation.stability if s.driver is not None]
+    check_rows = sorted(checks, key=lambda r: (r.passed, r.recording, r.check))
+    check_header = ["recording", "time", "check", "result", "measured", "threshold"]
+
+    def check_row(r: CheckResult) -> list[Any]:
+        result = "n/a" if not r.applicable else ("pass" if r.passed else "FAIL")
+        return [r.recording, clock_time(r.t_s) if r.t_s is not None else "", r.check, result, r.measured, r.threshold]
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("clock.report", "templates"),
+        autoescape=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    page = env.get_template("report.html.j2").render(
+        title=title,
+        sections=SECTIONS,
+        verdict=verdict,
+        failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
+        setting_rows=setting_rows,
+        outcome=outcome_line(derivation),
+        derive_summary=derive_summary,
+        rules=rules,
+        windows_table=_table(header, rows),
+        unsatisfied=[
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            for u in (derivation.outcome.unsatisfied if derivation.outcome else ())
+        ],
+        stability_table=_table(["quantity", "value", "driven by", "without it"], stability, left=1),
+        warnings=list(derivation.warnings),
+        evidence_image=evidence_image,
+        failed_table=_table(check_header, [check_row(r) for r in failed], left=6, fail=[True] * len(failed)),
+        n_results=len(checks),
+        check_table=_table(
+            check_header, [check_row(r) for r in check_rows], left=6, fail=[not r.passed for r in check_rows]
+        ),
+        recordings=[
+            {
+                "name": rec.name,
+                "anchor": anchors[rec.name],
+                "images": list(rec.images),
+                "beats_table": _table(
+                    _BEAT_HEADER,
+                    _beat_rows(rec.beats),
+                    left=0,
+                    fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
+                )
+                if rec.beats
+                else None,
+            }
+            for rec in recordings
+        ],
+        sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
+        sweep_images=list(sweep_images),
+        sweep_count=0 if sweep is None else len(sweep.points),
+        sweep_table=Markup("") if sweep is None else _table(SWEEP_HEADER, sweep_rows(sweep), left=0),
+        config_source=config_source,
+        config_text=config_text,
+        version=__version__,
+    )
+    return page
