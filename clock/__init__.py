@@ -94,6 +94,9 @@ _LAZY = {
     "derive_text": "clock.report.text",
     "derive_markdown": "clock.report.text",
     "sweep_table": "clock.report.text",
+    "plot_evidence": "clock.report.plot",
+    "plot_beat_timeline": "clock.report.plot",
+    "to_frame": "clock.frames",
 }
 
 __all__ = [

@@ -66,3 +66,33 @@ def test_cli_defaults_are_the_library_defaults(cli):
     assert f"[default: {d.onset_timeout_s}]" in text and f"[default: {d.fft_size}]" in " ".join(
         cli("levels", "--help").stdout.split()
     )
+
+
+def test_api_defaults_equal_the_command_line_defaults():
+    from clock.cli.options import DEFAULT_THRESHOLDS
+
+    for fn in (clock.beats, clock.replay, clock.replay_ticks, clock.sweep):
+        default = inspect.signature(fn).parameters["onset_timeout_s"].default
+        assert default == DEFAULT_THRESHOLDS.onset_timeout_s == 10.0, fn.__name__
+
+
+def test_results_become_dataframes_named_as_their_json():
+    import json
+
+    corpus = clock.load_corpus([Path(__file__).resolve().parent.parent / "recordings"])
+    rec = corpus.recordings[1]
+    found = clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)
+    frame = clock.to_frame(found)
+    from clock.io.serialize import beats_dict
+
+    fields = set(beats_dict("x", corpus.config.thresholds, found)["beats"][0])
+    assert fields <= set(frame.columns) and len(frame) == len(found)
+    assert list(frame["onset_s"]) == [b.onset_s for b in found]
+    trace = clock.to_frame(rec.trace)
+    assert list(trace.columns) == ["tick", "t_s", "frame", "level"] and len(trace) == rec.trace.n_ticks
+    d = clock.derive(corpus.observations)
+    windows = clock.to_frame(d)
+    assert list(windows["name"]) == [r.name for r in d.floor.recordings]
+    result = clock.sweep(corpus.observations, floors=[0.003], quiets_s=[2.5], derivation=d)
+    points = clock.to_frame(result)
+    assert json.loads(points.to_json(orient="records"))[0]["n_ok"] == result.points[0].n_ok

@@ -18,14 +18,15 @@ def test_notebook_is_committed_without_outputs():
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jupyter_client's own, not ours
-def test_notebook_executes_and_draws_its_figures(tmp_path):
+@pytest.mark.parametrize("where", ["notebooks", "root"])
+def test_notebook_executes_and_draws_its_figures(tmp_path, where):
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
-    ).execute()
+    folder = NOTEBOOK.parent if where == "notebooks" else NOTEBOOK.parent.parent
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) == 2  # the trade-off and the recording plot
+    assert len(images) == 3  # the evidence, the trade-off and the recording plot
+    assert any("text/html" in o.get("data", {}) for o in outputs)  # DataFrames
     text = "".join(o.get("text", "") for o in outputs)
     assert "recommended:" in text and "== all: 4 recordings" in text

@@ -89,6 +89,8 @@ __all__ = [
 ]
 
 _EPS_S = 1e-9
+#: The onset timeout every entry point defaults to (the committed default, as on the command line).
+DEFAULT_ONSET_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +266,7 @@ def replay_ticks(
     *,
     floor: float,
     quiet_s: float,
-    onset_timeout_s: float = float("inf"),
+    onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
 ) -> Replay:
     """Replay the browser clock tick by tick (see the module notes).
 
@@ -277,7 +279,8 @@ def replay_ticks(
     quiet_s : float
         Unpaused quiet time after the last word that ends a beat.
     onset_timeout_s : float, optional
-        Give up waiting for speech after this long (default: never).
+        Give up waiting for speech after this long (default: 10 s, as the
+        command line; ``float("inf")`` waits forever).
 
     Returns
     -------
@@ -348,7 +351,7 @@ def replay(
     *,
     floor: float,
     quiet_s: float,
-    onset_timeout_s: float = float("inf"),
+    onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
 ) -> list[ReplayBeat]:
     """The replayed clock's beats (see :func:`replay_ticks`)."""
     return list(replay_ticks(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s).beats)
@@ -836,7 +839,7 @@ def beats(
     *,
     floor: float,
     quiet_s: float,
-    onset_timeout_s: float = float("inf"),
+    onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
 ) -> list[Beat]:
     """Analyse each beat of a recording and replay the clock over it.
 
@@ -851,7 +854,8 @@ def beats(
     quiet_s : float
         The quiet time that ends a beat.
     onset_timeout_s : float, optional
-        How long the clock waits for speech (default: forever).
+        How long the clock waits for speech (default: 10 s, as the command
+        line; ``float("inf")`` waits forever).
 
     Returns
     -------

@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
+from .beats import DEFAULT_ONSET_TIMEOUT_S, MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
 from .derive import Derivation, Margins, Observation, derive
 
 __all__ = ["MAX_GRID", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -228,7 +228,7 @@ def sweep(
     *,
     floors: Sequence[float],
     quiets_s: Sequence[float],
-    onset_timeout_s: float = 10.0,
+    onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
     margins: Margins | None = None,
     derivation: Derivation | None = None,
 ) -> SweepResult:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import InvalidParameterError
+from .beats import DEFAULT_ONSET_TIMEOUT_S
 from .levels import DEFAULT_TICK_S
 
 __all__ = ["DEFAULT_THRESHOLDS", "Thresholds"]
@@ -31,7 +32,7 @@ class Thresholds:
 
     floor: float = 0.003
     quiet_s: float = 2.5
-    onset_timeout_s: float = 10.0
+    onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S
     tick_s: Fraction = DEFAULT_TICK_S
     fft_size: int = 2048
 
