@@ -206,3 +206,55 @@ def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, corp
     anchor = re.search(r'<li><a href="#(rec-\d+)">' + re.escape(WAV), page[verdict:]).group(1)
     assert f'<h3 id="{anchor}">{WAV}.wav</h3>' in page
     assert "FAIL: " in page[verdict : page.index('id="derive"')]
+
+
+# --- CI that says what it checked ------------------------------------------------
+
+
+def test_check_says_which_config_and_its_counts_are_the_junit_counts(cli, corpus, tmp_path):
+    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
+    (corpus / "tour-en-us-48k.events.jsonl").unlink()  # its log-based checks no longer apply
+    out = tmp_path / "junit.xml"
+    result = cli("check", corpus, "--junit", out)
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"config: {corpus / 'speechclock.toml'}"
+    m = re.fullmatch(r"(\d+) checks on 4 recordings: (\d+) failed, (\d+) not applicable", lines[-1])
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert (int(suite.get("tests")), int(suite.get("failures")), int(suite.get("skipped"))) == tuple(
+        int(x) for x in m.groups()
+    )
+    assert int(m.group(2)) >= 1 and int(m.group(3)) >= 1
+
+
+def test_check_without_a_config_fails_unless_told_and_junit_holds_the_error(cli, corpus, tmp_path):
+    (corpus / "speechclock.toml").unlink()
+    out = tmp_path / "junit.xml"
+    result = cli("check", corpus, "--junit", out)
+    assert result.exit_code == 2 and "speechclock.toml: no config" in result.stderr
+    (case,) = ET.parse(out).getroot().iter("testcase")
+    assert case.find("error") is not None and "no config" in case.find("error").get("message")
+    allowed = cli("check", corpus, "--allow-defaults")
+    assert allowed.exit_code in (0, 1) and "built-in defaults" in allowed.stderr
+    assert allowed.stdout.splitlines()[0] == "config: built-in defaults"
+
+
+def test_json_measured_and_threshold_are_numbers_with_a_unit(cli, corpus):
+    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
+    data = json.loads(cli("check", corpus, "--format", "json").stdout)
+    assert data["config"].endswith("speechclock.toml") and data["counts"]["failed"] >= 1
+    speech = next(r for r in data["results"] if r["check"] == "speech-level" and not r["passed"])
+    assert speech["unit"] == "RMS" and speech["measured"] < speech["threshold"] == pytest.approx(0.003 * 10 ** (3 / 20))
+    gap = next(r for r in data["results"] if r["check"] == "gap")
+    assert gap["unit"] == "s" and isinstance(gap["measured"], float) and gap["threshold"] == pytest.approx(2.3)
+    assert all(isinstance(r["detail"], str) and r["line"].startswith(r["recording"]) for r in data["results"])
+
+
+def test_github_annotations_escape_what_the_workflow_commands_need(cli, corpus):
+    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
+    result = cli("check", corpus, "--format", "github")
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
+    assert errors and all(f"file={corpus}/{WAV}.wav".replace(":", "%3A") in line for line in errors)
+    assert any("title=speechclock speech-level::" in line for line in errors)
+    # The message's own colons stay (only properties escape them); newlines never reach the log.
+    assert all(f"::{WAV}.wav:" in line for line in errors)
+    assert result.stdout.splitlines()[-1].startswith("::notice title=speechclock check::config ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,12 @@ from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_corpus
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
-from ..errors import SpeechClockError
+from ..errors import ConfigError, SpeechClockError, SpeechClockWarning
 from ..io.baseline import read_baseline, write_baseline
 from ..io.config import Config
 from ..io.output import atomic_output, json_text
-from ..report.junit import junit_xml
-from ..report.text import derive_dict, derive_markdown, derive_text
+from ..report.junit import case_counts, junit_xml
+from ..report.text import derive_dict, derive_markdown, derive_text, plural
 from .options import corpus_options, load_corpus, output_option
 
 
@@ -80,8 +81,22 @@ def derive(
 
 @click.command()
 @corpus_options()
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here (on every exit)."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="github: GitHub Actions annotations, one per failure.",
+)
+@click.option(
+    "--allow-defaults",
+    is_flag=True,
+    help="Without a speechclock.toml, check against the built-in defaults (with a warning) instead of failing.",
+)
 @click.option(
     "--update-baseline",
     is_flag=True,
@@ -97,16 +112,33 @@ def check(
     lenient: bool,
     junit: Path | None,
     fmt: str,
+    allow_defaults: bool,
     update_baseline: bool,
 ) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
 
-    Exit 0 when every check holds, 1 when any fails (one line each:
-    recording:mm:ss.mmm: check: measured vs threshold), 2 on a usage or
-    input error.
+    Prints the config it used, one line per failure
+    (recording:mm:ss.mmm: check: measured vs threshold) and the counts, which
+    are the JUnit file's. Exit 0 when every check holds, 1 when any fails,
+    2 on a usage or input error (the JUnit file then holds it as an error).
     """
     try:
-        cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
+        corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+        cfg, obs = corpus.config, list(corpus.observations)
+        if cfg.path is None and not allow_defaults:
+            first = recordings[0] if recordings[0].is_dir() else recordings[0].parent
+            raise ConfigError(
+                f"{first / 'speechclock.toml'}: no config: give --config FILE, or --allow-defaults to check "
+                "against the built-in defaults"
+            )
+        if cfg.path is None:
+            th = cfg.thresholds
+            warnings.warn(
+                f"no speechclock.toml: checking against the built-in defaults (floor {th.floor:g}, quiet "
+                f"{th.quiet_s:g} s, onset timeout {th.onset_timeout_s:g} s)",
+                SpeechClockWarning,
+                stacklevel=1,
+            )
         base = read_baseline(cfg.baseline_path)
         if update_baseline:
             th = cfg.thresholds
@@ -122,25 +154,54 @@ def check(
             write_baseline(cfg.baseline_path, base, protect=tuple(recordings))
             click.echo(f"wrote {cfg.baseline_path} ({len(base)} recordings)", err=True)
         results = run_checks(cfg, obs, base)
-        if junit is not None:
-            with atomic_output(junit, protect=tuple(recordings)) as f:
-                f.write(junit_xml(results))
     except SpeechClockError as err:
         click.echo(f"speechclock: error: {err}", err=True)
+        if junit is not None:
+            with atomic_output(junit, protect=tuple(recordings)) as f:
+                f.write(junit_xml([], error=str(err)))
         ctx.exit(2)
+    if junit is not None:
+        with atomic_output(junit, protect=tuple(recordings)) as f:
+            f.write(junit_xml(results))
     failed = [r for r in results if not r.passed]
+    source = str(cfg.path) if cfg.path is not None else "built-in defaults"
+    n_cases, n_failed, n_skipped = case_counts(results)
+    summary = (
+        f"{plural(n_cases, 'check')} on {plural(len(obs), 'recording')}: {n_failed} failed, {n_skipped} not applicable"
+    )
     if fmt == "json":
         click.echo(
-            json_text({"schema": 1, "passed": not failed, "results": [_result_dict(r) for r in results]}), nl=False
+            json_text(
+                {
+                    "schema": 1,
+                    "config": source,
+                    "passed": not failed,
+                    "counts": {"checks": n_cases, "failed": n_failed, "not_applicable": n_skipped},
+                    "results": [_result_dict(r) for r in results],
+                }
+            ),
+            nl=False,
         )
+    elif fmt == "github":
+        paths = {Path(rec.info.path).name: rec.info.path for rec in corpus.recordings}
+        for r in failed:
+            click.echo(
+                f"::error file={_gh(paths.get(r.recording, r.recording), True)},"
+                f"title={_gh('speechclock ' + r.check, True)}::{_gh(r.line(), False)}"
+            )
+        click.echo(f"::notice title=speechclock check::{_gh(f'config {source}; {summary}', False)}")
     else:
+        click.echo(f"config: {source}")
         for r in failed:
             click.echo(r.line())
-        n_checks = len({(r.recording, r.check) for r in results if r.applicable})
-        click.echo(
-            f"{n_checks} checks on {len(obs)} recordings: {len({(r.recording, r.check) for r in failed})} failed"
-        )
+        click.echo(summary)
     ctx.exit(1 if failed else 0)
+
+
+def _gh(text: str, is_property: bool) -> str:
+    """Escape text for a GitHub Actions workflow command (as the Actions toolkit does)."""
+    out = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return out.replace(":", "%3A").replace(",", "%2C") if is_property else out
 
 
 def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str, Any]]) -> list[CheckResult]:

@@ -1,8 +1,9 @@
 """Regression checks of committed thresholds against recordings.
 
 Pure numpy. Each check of each recording gives one :class:`CheckResult`;
-a failure renders as one line ``recording:mm:ss.mmm: check: measured vs
-threshold``.
+a failure renders as one line ``recording:mm:ss.mmm: check: detail vs
+expected``, and carries the same as numbers (``measured``, ``threshold``,
+``unit``).
 
 Checks
 ------
@@ -38,7 +39,7 @@ Speech and silence ticks are told apart as ``derive`` does
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -84,8 +85,12 @@ class CheckResult:
     passed : bool
     t_s : float or None
         Where in the recording (the failing spot, or the worst one).
-    measured, threshold : str
-        What was measured, and what it was held against.
+    detail, expected : str
+        What was measured and what it was held against, in words (the line).
+    measured, threshold : float or None
+        The same as numbers, in ``unit``, for charts and trends.
+    unit : str
+        ``"RMS"``, ``"s"`` or ``"beats"``.
     applicable : bool
         False when the recording lacks what the check needs (e.g. an event log).
     """
@@ -94,13 +99,28 @@ class CheckResult:
     check: str
     passed: bool
     t_s: float | None
-    measured: str
-    threshold: str
+    detail: str
+    expected: str
+    measured: float | None = None
+    threshold: float | None = None
+    unit: str = ""
     applicable: bool = True
 
     def line(self) -> str:
-        """``recording:mm:ss.mmm: check: measured vs threshold``."""
-        return f"{self.recording}:{clock_time(self.t_s)}: {self.check}: {self.measured} vs {self.threshold}"
+        """``recording:mm:ss.mmm: check: detail vs expected``."""
+        return f"{self.recording}:{clock_time(self.t_s)}: {self.check}: {self.detail} vs {self.expected}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    """What a check found at one spot (a failure, or the passing summary)."""
+
+    t_s: float | None
+    detail: str
+    expected: str
+    measured: float | None = None
+    threshold: float | None = None
+    unit: str = ""
 
 
 def _fmt_s(x: float) -> str:
@@ -128,42 +148,53 @@ def check_recording(
     name, trace, th = obs.name, obs.trace, thresholds
     out: list[CheckResult] = []
 
-    def result(
-        check: str,
-        failures: list[tuple[float | None, str, str]],
-        ok: tuple[float | None, str, str],
-        applicable: bool = True,
-    ) -> None:
-        if failures:
-            out.extend(CheckResult(name, check, False, t, m, thr) for t, m, thr in failures)
-        else:
-            out.append(CheckResult(name, check, True, ok[0], ok[1], ok[2], applicable))
+    def result(check: str, failures: Sequence[_Finding], ok: _Finding, applicable: bool = True) -> None:
+        found = [(f, False) for f in failures] or [(ok, True)]
+        out.extend(
+            CheckResult(
+                name,
+                check,
+                passed,
+                f.t_s,
+                f.detail,
+                f.expected,
+                f.measured,
+                f.threshold,
+                f.unit,
+                applicable or not passed,
+            )
+            for f, passed in found
+        )
 
     rec, classes = recording_levels(obs, margins)
     fl = f"floor {th.floor:g}"
     noise_label = f"noise p{NOISE_PERCENTILE:g}"
     if rec.noise_high is None:
-        result("noise-level", [], (None, "no silence ticks", fl), False)
+        result("noise-level", [], _Finding(None, "no silence ticks", fl, None, th.floor, "RMS"), False)
     elif rec.window is None and rec.speech_low is not None:
-        measured = (
+        detail = (
             f"{noise_label} {rec.noise_high:.5f} within {margins.floor_margin_db:g} dB of speech "
             f"p{margins.speech_percentile:g} {rec.speech_low:.5f}: a level-floor clock cannot work on this recording"
         )
-        result("noise-level", [(rec.noise_loudest_s, measured, fl)], (None, "", ""))
+        result(
+            "noise-level",
+            [_Finding(rec.noise_loudest_s, detail, fl, rec.noise_high, th.floor, "RMS")],
+            _Finding(None, "", ""),
+        )
     else:
         noise = rec.noise_high
-        measured = f"{noise_label} {noise:.5f}"
-        result("noise-level", [(rec.noise_loudest_s, measured, fl)] if noise >= th.floor else [], (None, measured, fl))
+        finding = _Finding(rec.noise_loudest_s, f"{noise_label} {noise:.5f}", fl, noise, th.floor, "RMS")
+        result("noise-level", [finding] if noise >= th.floor else [], replace(finding, t_s=None))
     need = th.floor * 10 ** (margins.floor_margin_db / 20)
+    want = f"floor + {margins.floor_margin_db:g} dB = {need:.5f}"
     if rec.speech_low is not None:
         low = rec.speech_low
-        label = f"speech p{margins.speech_percentile:g} {low:.5f}"
-        want = f"floor + {margins.floor_margin_db:g} dB = {need:.5f}"
         quiet_ticks = np.flatnonzero(classes.speech & (trace.level < need))
         where = float(trace.t_s[quiet_ticks[0]]) if quiet_ticks.size else None
-        result("speech-level", [(where, label, want)] if low < need else [], (None, label, want))
+        finding = _Finding(where, f"speech p{margins.speech_percentile:g} {low:.5f}", want, low, need, "RMS")
+        result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
     else:
-        result("speech-level", [(None, "no speech ticks", f"floor {th.floor:g}")], (None, "", ""))
+        result("speech-level", [_Finding(None, "no speech ticks", want, None, need, "RMS")], _Finding(None, "", ""))
 
     if obs.events is None or not obs.events.terminals:
         for check in CHECKS[2:]:
@@ -177,7 +208,9 @@ def check_recording(
         result(
             "baseline",
             _baseline_failures(found, baseline, onset_tolerance_s, max_gap_tolerance_s),
-            (None, "matches the baseline", f"±{onset_tolerance_s:g} s onsets, ±{max_gap_tolerance_s:g} s max gap"),
+            _Finding(
+                None, "matches the baseline", f"±{onset_tolerance_s:g} s onsets, ±{max_gap_tolerance_s:g} s max gap"
+            ),
         )
     return out
 
@@ -212,88 +245,141 @@ def _beat_checks(
     found: Sequence[Beat], th: Thresholds, margins: Margins, tick_s: float, expected: int | None, result: Any
 ) -> None:
     limit = th.quiet_s - margins.quiet_margin_s
+    q = f"quiet {th.quiet_s:g} s"
     gaps = [(at, g) for b in found for at, g in zip(b.gap_at_s, b.quiet_gaps_s)]
     worst = max(gaps, key=lambda x: x[1], default=None)
     result(
         "gap",
         [
-            (at, f"gap {_fmt_s(g)}", f"quiet {th.quiet_s:g} s - margin {margins.quiet_margin_s:g} s = {limit:.3f} s")
+            _Finding(
+                at, f"gap {_fmt_s(g)}", f"{q} - margin {margins.quiet_margin_s:g} s = {limit:.3f} s", g, limit, "s"
+            )
             for at, g in gaps
             if g >= limit - _EPS
         ],
-        (None if worst is None else worst[0], f"longest gap {_fmt_s(worst[1]) if worst else 'none'}", f"{limit:.3f} s"),
+        _Finding(
+            None if worst is None else worst[0],
+            f"longest gap {_fmt_s(worst[1]) if worst else 'none'}",
+            f"{limit:.3f} s",
+            None if worst is None else worst[1],
+            limit,
+            "s",
+        ),
     )
+    n = len(found)
     result(
         "premature",
         [
-            (b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed", f"quiet {th.quiet_s:g} s")
+            _Finding(b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed", q, 1, 0, "beats")
             for b in found
             if b.premature
         ],
-        (None, f"{len(found)} beats", "no premature end"),
+        _Finding(None, f"{n} beats", "no premature end", 0, 0, "beats"),
     )
+    rooms = [b for b in found if b.replay.last_word_s is not None]
     result(
         "stalled",
         [
-            (
+            _Finding(
                 b.last_word_s,
                 f"beat {b.index}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
-                f"quiet {th.quiet_s:g} s",
+                q,
+                None if b.last_word_s is None else b.span_end_s - b.last_word_s,
+                th.quiet_s,
+                "s",
             )
             for b in found
             if b.stalled
         ],
-        (None, f"{len(found)} beats", "quiet declared in every beat"),
+        _Finding(
+            None,
+            f"{n} beats",
+            "quiet declared in every beat",
+            min((b.span_end_s - (b.last_word_s or b.span_end_s) for b in rooms), default=None),
+            th.quiet_s,
+            "s",
+        ),
     )
     result(
         "missed-onset",
         [
-            (
+            _Finding(
                 b.terminal_s,
                 f"beat {b.index}: the guide spoke after the timeout",
                 f"onset timeout {th.onset_timeout_s:g} s",
+                b.onset_latency_s,
+                th.onset_timeout_s,
+                "s",
             )
             for b in found
             if b.missed_onset
         ],
-        (None, f"{len(found)} beats", "an onset in every beat"),
+        _Finding(
+            None,
+            f"{n} beats",
+            "an onset in every beat",
+            max((b.onset_latency_s for b in found if b.onset_latency_s is not None), default=None),
+            th.onset_timeout_s,
+            "s",
+        ),
     )
+    acks = [b for b in found if b.ack_silence_s is not None]
     result(
         "premature-risk",
         [
-            (
+            _Finding(
                 b.ack_last_word_s,
                 f"beat {b.index}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
-                f"quiet {th.quiet_s:g} s",
+                q,
+                b.ack_silence_s,
+                th.quiet_s,
+                "s",
             )
             for b in found
             if b.premature_risk
         ],
-        (None, f"{sum(b.ack_overlap for b in found)} acknowledgments", "silence below the quiet time"),
+        _Finding(
+            None,
+            f"{sum(b.ack_overlap for b in found)} acknowledgments",
+            "silence below the quiet time",
+            max((b.ack_silence_s or 0.0 for b in acks), default=None),
+            th.quiet_s,
+            "s",
+        ),
     )
     logged = [b for b in found if b.replay_vs_logged_s is not None]
+    allowed = tick_s + _LOG_RESOLUTION_S
     result(
         "logged-quiet",
         [
-            (
+            _Finding(
                 b.logged_quiet_s,
                 f"beat {b.index}: replay {b.replay_vs_logged_s:+.3f} s from logged",
                 f"one tick ({tick_s:.4f} s)",
+                abs(b.replay_vs_logged_s or 0.0),
+                allowed,
+                "s",
             )
             for b in logged
-            if abs(b.replay_vs_logged_s or 0.0) > tick_s + _LOG_RESOLUTION_S
+            if abs(b.replay_vs_logged_s or 0.0) > allowed
         ],
-        (None, f"{len(logged)} logged decisions", f"within one tick ({tick_s:.4f} s)"),
+        _Finding(
+            None,
+            f"{len(logged)} logged decisions",
+            f"within one tick ({tick_s:.4f} s)",
+            max((abs(b.replay_vs_logged_s or 0.0) for b in logged), default=None),
+            allowed,
+            "s",
+        ),
         bool(logged),
     )
     if expected is not None:
-        result(
-            "beat-count",
-            [(None, f"{len(found)} beats", f"{expected} expected")] if len(found) != expected else [],
-            (None, f"{len(found)} beats", f"{expected} expected"),
-        )
+        finding = _Finding(None, f"{n} beats", f"{expected} expected", n, expected, "beats")
+        result("beat-count", [finding] if n != expected else [], finding)
     else:
-        result("beat-count", [], (None, f"{len(found)} beats", "no expected count in the config"), False)
+        result(
+            "beat-count", [], _Finding(None, f"{n} beats", "no expected count in the config", n, None, "beats"), False
+        )
 
 
 def baseline_entry(found: Sequence[Beat]) -> dict[str, Any]:
@@ -306,17 +392,19 @@ def baseline_entry(found: Sequence[Beat]) -> dict[str, Any]:
     }
 
 
-def _baseline_failures(
-    found: Sequence[Beat], base: dict[str, Any], onset_tol: float, gap_tol: float
-) -> list[tuple[float | None, str, str]]:
+def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: float, gap_tol: float) -> list[_Finding]:
     now = baseline_entry(found)
-    fails: list[tuple[float | None, str, str]] = []
+    fails: list[_Finding] = []
     if now["beats"] != base.get("beats"):
-        fails.append((None, f"{now['beats']} beats", f"baseline {base.get('beats')}"))
+        fails.append(
+            _Finding(
+                None, f"{now['beats']} beats", f"baseline {base.get('beats')}", now["beats"], base.get("beats"), "beats"
+            )
+        )
     for i, (a, b) in enumerate(zip(now["onsets_s"], base.get("onsets_s", []))):
         if (a is None) != (b is None) or (a is not None and abs(a - b) > onset_tol + _EPS):
-            fails.append((a, f"beat {i} onset {a}", f"baseline {b} ± {onset_tol:g} s"))
+            fails.append(_Finding(a, f"beat {i} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
     a, b = now["max_gap_s"], base.get("max_gap_s")
     if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
-        fails.append((None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s"))
+        fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))
     return fails

@@ -201,7 +201,7 @@ def render_report(
 
     def check_row(r: CheckResult) -> list[Any]:
         result = "n/a" if not r.applicable else ("pass" if r.passed else "FAIL")
-        return [r.recording, clock_time(r.t_s) if r.t_s is not None else "", r.check, result, r.measured, r.threshold]
+        return [r.recording, clock_time(r.t_s) if r.t_s is not None else "", r.check, result, r.detail, r.expected]
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("clock.report", "templates"),

@@ -7,24 +7,41 @@ from xml.etree import ElementTree as ET
 
 from ..core.check import CheckResult
 
-__all__ = ["junit_xml"]
+__all__ = ["case_counts", "junit_xml"]
 
 
-def junit_xml(results: Sequence[CheckResult], *, suite: str = "speechclock check") -> str:
-    """Render results as JUnit XML: one testcase per (recording, check).
-
-    Failures of the same check in one recording become one testcase with
-    one line per failure; checks that do not apply are ``skipped``.
-    """
+def case_counts(results: Sequence[CheckResult]) -> tuple[int, int, int]:
+    """(cases, failed, not applicable): the counts the text summary and the JUnit file both give."""
     cases: dict[tuple[str, str], list[CheckResult]] = {}
     for r in results:
         cases.setdefault((r.recording, r.check), []).append(r)
     n_fail = sum(any(not r.passed for r in rs) for rs in cases.values())
     n_skip = sum(all(not r.applicable for r in rs) for rs in cases.values())
-    root = ET.Element("testsuites", name=suite, tests=str(len(cases)), failures=str(n_fail))
+    return len(cases), n_fail, n_skip
+
+
+def junit_xml(results: Sequence[CheckResult], *, suite: str = "speechclock check", error: str | None = None) -> str:
+    """Render results as JUnit XML: one testcase per (recording, check).
+
+    Failures of the same check in one recording become one testcase with
+    one line per failure; checks that do not apply are ``skipped``. With
+    ``error`` (the run could not check: bad input or usage), one testcase
+    ``speechclock`` / ``input`` holds it as an ``<error>``, so CI shows why.
+    """
+    cases: dict[tuple[str, str], list[CheckResult]] = {}
+    for r in results:
+        cases.setdefault((r.recording, r.check), []).append(r)
+    n_cases, n_fail, n_skip = case_counts(results)
+    n_err = int(error is not None)
+    tests = str(n_cases + n_err)
+    root = ET.Element("testsuites", name=suite, tests=tests, failures=str(n_fail), errors=str(n_err))
     ts = ET.SubElement(
-        root, "testsuite", name=suite, tests=str(len(cases)), failures=str(n_fail), errors="0", skipped=str(n_skip)
+        root, "testsuite", name=suite, tests=tests, failures=str(n_fail), errors=str(n_err), skipped=str(n_skip)
     )
+    if error is not None:
+        ET.SubElement(
+            ET.SubElement(ts, "testcase", classname="speechclock", name="input"), "error", message=error
+        ).text = error
     for (recording, check), rs in cases.items():
         case = ET.SubElement(ts, "testcase", classname=recording, name=check)
         failed = [r for r in rs if not r.passed]
@@ -32,8 +49,8 @@ def junit_xml(results: Sequence[CheckResult], *, suite: str = "speechclock check
             node = ET.SubElement(case, "failure", message=failed[0].line(), type=check)
             node.text = "\n".join(r.line() for r in failed)
         elif all(not r.applicable for r in rs):
-            ET.SubElement(case, "skipped", message=rs[0].measured)
+            ET.SubElement(case, "skipped", message=rs[0].detail)
         else:
-            ET.SubElement(case, "system-out").text = f"{rs[0].measured} vs {rs[0].threshold}"
+            ET.SubElement(case, "system-out").text = f"{rs[0].detail} vs {rs[0].expected}"
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
