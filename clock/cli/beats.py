@@ -74,7 +74,7 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
             rows = segments_rows(seg)
             out.write(
                 f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, "
-                f"tick {float(th.tick_s):.4f} s\n"
+                f"tick {th.tick_s} s\n"
             )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:
@@ -144,7 +144,7 @@ def beats(
         if fmt == "json":
             out.write(json_text(beats_dict(str(rec), th, found, matches)))
             return
-        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {float(th.tick_s):.4f} s\n")
+        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n")
         rows = []
         for b in found:
             flags = [
@@ -171,23 +171,25 @@ def beats(
                     len(b.gaps_s),
                     max(b.gaps_s, default=None),
                     b.replay_vs_logged_s,
+                    b.outcome,
                     " ".join(flags),
                 ]
             )
         out.write(
             table(
                 [
-                    "beat",
+                    "index",
                     "terminal_s",
                     "onset_s",
-                    "latency_s",
-                    "ack_end_s",
+                    "onset_latency_s",
+                    "ack_last_word_s",
                     "last_word_s",
-                    "declared_s",
-                    "added_s",
+                    "quiet_declared_s",
+                    "added_latency_s",
                     "n_gaps",
                     "max_gap_s",
-                    "vs_logged_s",
+                    "replay_vs_logged_s",
+                    "outcome",
                     "flags",
                 ],
                 rows,

@@ -67,7 +67,7 @@ def figure_for(
         replay = replay_ticks(
             rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
-    title = f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s"
+    title = f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
         return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
     return plot_recording(

@@ -15,12 +15,12 @@ SCHEMA = 1
 
 
 def params_dict(thresholds: Thresholds) -> dict[str, Any]:
-    """The parameters every result carries."""
+    """The parameters every result carries (``tick_s`` as an exact fraction, ``"1/60"``, as everywhere)."""
     return {
         "floor": thresholds.floor,
         "quiet_s": thresholds.quiet_s,
         "onset_timeout_s": thresholds.onset_timeout_s,
-        "tick_s": float(thresholds.tick_s),
+        "tick_s": str(thresholds.tick_s),
         "fft_size": thresholds.fft_size,
     }
 
