@@ -119,6 +119,28 @@ def test_every_pair_of_sessions_gets_a_right_setting(mixed, names):
         assert d.outcome is not None and d.outcome.unsatisfied
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_random_corpora_of_real_voices_get_a_right_setting(tmp_path, seed):
+    from conftest import corpus_dir
+    from voices import random_voice_corpus
+
+    corpus = corpus_dir()
+    if corpus is None:
+        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+    built = Built(tmp_path, corpus, random_voice_corpus(seed))
+    d = derive(built.corpus.observations)
+    assert truth_wrongs(built, d) == [], d.warnings
+
+
+def truth_wrongs(built: Built, d) -> list[str]:
+    """What the construction says the recommended setting gets wrong (nothing to judge without beats)."""
+    floor, quiet, timeout = d.setting
+    if not any(o.has_beats for o in built.obs.values()):
+        return []
+    assert floor is not None and quiet is not None and timeout is not None
+    return built.failures(list(built.obs), floor, quiet, timeout)
+
+
 # --- random tours of a synthetic voice (no corpus needed) ------------------------------
 
 

@@ -235,3 +235,32 @@ def mixed_sessions() -> list[VoiceSession]:
         VoiceSession("no-terminal", level=0.07, beats=[(2, (0.6,), False, 0.8, 10.0)] * 3, log="no-terminal", seed=5),
         VoiceSession("no-prompt", level=0.05, beats=tour, log="no-prompt", seed=6),
     ]
+
+
+def random_voice_corpus(seed: int) -> list[VoiceSession]:
+    """Three to six tours by real voices, each with its own loudness, room and log damage."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(int(rng.integers(3, 7))):
+        beats = []
+        for _ in range(int(rng.integers(2, 4))):
+            n = int(rng.integers(2, 4))
+            gaps = tuple(float(x) for x in rng.choice([0.3, 0.6, 1.0, 1.5, 2.0, 2.3], size=n - 1))
+            ack = bool(rng.random() < 0.4)
+            beats.append((n, gaps, ack, float(rng.uniform(0.4, 1.4)), float(rng.uniform(3.3, 5.0))))
+        kind = str(rng.choice(["clean", "comfort", "pauses", "float"]))
+        log = str(rng.choice(["full", "full", "full", "no-prompt", "no-terminal", "none"]))
+        session = VoiceSession(
+            f"s{i}-{kind}-{log}",
+            level=float(10 ** rng.uniform(np.log10(0.012), np.log10(0.3))),
+            beats=beats,
+            seed=int(rng.integers(1_000_000)),
+            log=log,
+            float_wav=kind == "float",
+        )
+        if kind == "comfort":
+            session.comfort_noise_rms = float(10 ** rng.uniform(np.log10(0.0005), np.log10(0.003)))
+        elif kind in ("pauses", "float"):
+            session.pause_noise_rms = float(10 ** rng.uniform(np.log10(0.0003), np.log10(0.002)))
+        out.append(session)
+    return out

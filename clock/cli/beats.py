@@ -73,8 +73,7 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
         else:
             rows = segments_rows(seg)
             out.write(
-                f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, "
-                f"tick {th.tick_s} s\n"
+                f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n"
             )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:

@@ -771,12 +771,22 @@ def _target(lo: float, hi: float, speech_low: float) -> tuple[float, str]:
 
 
 def _own_floor(rec: RecordingLevels) -> float | None:
-    """The floor this recording would get on its own (where its narrations are seen to end)."""
-    if rec.window is None or rec.speech_low is None:
+    """Where this recording's narrations are seen to end: its own floor, kept 6 dB clear of its noise.
+
+    The floor the recording would get on its own, but at least twice its
+    noise (so noise bumps after a last word are not taken for speech), and
+    at most 6 dB below its speech median.
+    """
+    if rec.speech_median is None:
         return None
-    target, _ = _target(rec.window[0], rec.window[1], rec.speech_low)
-    nice = _nice_floors(rec.window[0], rec.window[1], target)
-    return nice[0] if nice else target
+    own = None
+    if rec.window is not None and rec.speech_low is not None:
+        target, _ = _target(rec.window[0], rec.window[1], rec.speech_low)
+        nice = _nice_floors(rec.window[0], rec.window[1], target)
+        own = nice[0] if nice else target
+    clear = 2 * (rec.noise_high or 0.0)
+    ref = max(own or 0.0, clear)
+    return min(ref, rec.speech_median / 2) if ref > 0 else None
 
 
 def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
@@ -887,20 +897,36 @@ def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], marg
     return _round_up(longest + margin, "0.5")
 
 
+def _hidden_ends(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
+    """Beats whose narration end this floor hides for so long that the clock would declare quiet before it.
+
+    The end is the last word each recording shows at its own floor (clear of
+    its noise); the clock declares ``quiet_s`` after the last word it sees,
+    which must come at least ``margin_s`` after that end.
+    """
+    allowed = (quiet_s if quiet_s is not None else 0.0) - margin_s
+    return sum(h > max(allowed, margin_s) for _, _, h in c.hidden)
+
+
 def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float) -> tuple[_Setting, _AtFloor]:
     """The setting at one floor and how many beats it fails (the replay's failures, and hidden narration ends)."""
     margins = corpus.margins
     c = _at_floor(corpus, members, floor, prompt_delay_s=delay_s)
     quiet, quiet_rule = _choose_quiet(c, margins.quiet_margin_s)
     timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
-    hidden = sum(h > margins.quiet_margin_s for _, _, h in c.hidden)
+    hidden = _hidden_ends(c, quiet, margins.quiet_margin_s)
     if quiet is None or timeout is None:
         return _Setting(floor, quiet, timeout, hidden, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
 
 
-def _search(corpus: _Corpus, members: list[int], primary: list[float], extended: list[float]) -> _Setting | None:
-    """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats."""
+def _search(
+    corpus: _Corpus, members: list[int], primary: list[float], extended: list[float], *, strict: bool = False
+) -> _Setting | None:
+    """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats.
+
+    With ``strict``, only a setting that ends every beat right is returned (else None).
+    """
     delay = _prompt_delay(corpus, members)
     best: _Setting | None = None
     for n, (floor, is_extended) in enumerate([(f, False) for f in primary] + [(f, True) for f in extended]):
@@ -910,16 +936,16 @@ def _search(corpus: _Corpus, members: list[int], primary: list[float], extended:
         )
         if setting.failures == 0:
             return setting
-        if setting.quiet_s is not None and setting.onset_timeout_s is not None:
+        if not strict and setting.quiet_s is not None and setting.onset_timeout_s is not None:
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
             options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
-            hidden = sum(h > corpus.margins.quiet_margin_s for _, _, h in c.hidden)
             for q in sorted(options):
+                hidden = _hidden_ends(c, q, corpus.margins.quiet_margin_s)
                 f = hidden + _failing_beats(c.analyses, q, setting.onset_timeout_s)
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
-        if n >= MAX_FLOORS_TRIED and best is not None:
+        if n >= MAX_FLOORS_TRIED and (best is not None or strict):
             break
     return best
 
@@ -992,12 +1018,35 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
         if top > noise:
             extended = _ladder(noise if noise > 0 else hi, top, exclude=primary[:MAX_PRIMARY])
         primary = primary[:MAX_PRIMARY]
-    for name, rec in ((obs[i].name, levels[i]) for i in members):
-        if rec.window is None and rec.verdict:
-            notes.append(f"{name}: {rec.verdict}")
     unlogged_meeting = [i for i in meeting if obs[i].events is None]
     judged = sorted(set(windowed) | set(unlogged_meeting))
     chosen = _search(corpus, judged, primary, extended) if primary else None
+    # Recordings whose noise reaches their speech's low percentile may still be served by a floor above their
+    # noise (the percentile counts word edges): try them too, and keep them only if nothing then fails.
+    rescued: list[int] = []
+    hopeless = [i for i in members if levels[i].window is None and obs[i].has_beats and levels[i].speech_median]
+    if hopeless and (chosen is None or chosen.failures == 0):
+        everyone = sorted(set(judged) | set(hopeless))
+        noise_all = max((levels[i].noise_high or 0.0) for i in everyone)
+        top_all = min(levels[i].speech_median or 0.0 for i in everyone)
+        wider = extended + _ladder(noise_all, top_all, exclude=primary + extended) if top_all > noise_all else extended
+        found = _search(corpus, everyone, primary, wider, strict=True)
+        if found is not None:
+            chosen, judged, rescued = found, everyone, hopeless
+    for i in members:
+        rec = levels[i]
+        if rec.window is not None or not rec.verdict:
+            continue
+        if i in rescued and chosen is not None:
+            noise_db, speech_db = _db(rec.noise_high or 0.0), _db(rec.speech_low or 0.0)
+            notes.append(
+                f"{obs[i].name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
+                f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
+                f"yet the floor {chosen.floor:g} stands above its noise and still ends its beats right "
+                "(check will fail its speech level)"
+            )
+        else:
+            notes.append(f"{obs[i].name}: {rec.verdict}")
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
