@@ -702,20 +702,23 @@ class _Corpus:
     silence: list[NDArray[np.float64]]
     margins: Margins
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
-    own: dict[tuple[int, float], float | None] = field(default_factory=dict)
+    own: dict[int, float | None] = field(default_factory=dict)
+    times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
 
     def own_floor(self, i: int) -> float | None:
-        key = (i, -1.0)
-        if key not in self.own:
-            self.own[key] = _own_floor(self.levels[i])
-        return self.own[key]
+        if i not in self.own:
+            self.own[i] = _own_floor(self.levels[i])
+        return self.own[i]
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
+        """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""
         key = (i, floor)
         if key not in self.analyses:
             o = self.obs[i]
             assert o.events is not None
-            self.analyses[key] = analyse(o.trace, o.events, floor=floor)
+            if i not in self.times:
+                self.times[i] = o.trace.t_s
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i])
         return self.analyses[key]
 
 
