@@ -55,8 +55,10 @@ from .beats import beats, span_ends
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import runs, segments
+from .thresholds import check_bounded
 
 __all__ = [
+    "MARGIN_BOUNDS",
     "Derivation",
     "FloorEvidence",
     "GapEvidence",
@@ -72,6 +74,16 @@ __all__ = [
 PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
 #: Fewer than these make the evidence thin.
 THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
+
+
+#: The largest value of each margin (they are at least 0): a margin of 1e308 is no margin.
+MARGIN_BOUNDS = {
+    "quiet_margin_s": (60.0, " s"),
+    "floor_margin_db": (60.0, " dB"),
+    "onset_margin_s": (3600.0, " s"),
+    "min_gap_s": (60.0, " s"),
+    "speech_range_db": (120.0, " dB"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +116,8 @@ class Margins:
     speech_range_db: float = 20.0
 
     def __post_init__(self) -> None:
-        for name in ("quiet_margin_s", "floor_margin_db", "onset_margin_s", "min_gap_s", "speech_range_db"):
-            value = getattr(self, name)
-            if not (0 <= value < float("inf")):
-                raise InvalidParameterError(f"{name} must be a finite number >= 0, got {value!r}")
+        for name, (high, unit) in MARGIN_BOUNDS.items():
+            check_bounded(getattr(self, name), name, 0.0, high, unit)
         if not (0 < self.speech_percentile < 100):
             raise InvalidParameterError(f"speech_percentile must be in (0, 100), got {self.speech_percentile!r}")
 

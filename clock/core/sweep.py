@@ -31,7 +31,14 @@ from ..errors import InvalidParameterError
 from .beats import beats
 from .derive import Observation
 
-__all__ = ["SweepPoint", "SweepResult", "grid", "sweep"]
+__all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
+
+#: The most values one range gives, and the most settings one sweep replays.
+MAX_GRID_VALUES = 1000
+MAX_SWEEP_POINTS = 10000
+
+# The largest magnitude of a range bound or step (floors are at most 1, quiet times an hour).
+_MAX_GRID_ABS = 10**6
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,26 +95,42 @@ class SweepResult:
 def grid(spec: str) -> tuple[float, ...]:
     """Parse ``LO:HI:STEP`` (inclusive, as exact decimals) or a single value.
 
+    Every part is a finite number of at most 10**6 (no ``nan``, ``inf`` or
+    huge exponents), ``LO <= HI``, ``STEP > 0``, and the range holds at most
+    :data:`MAX_GRID_VALUES` values.
+
     Examples
     --------
     >>> grid("2.0:2.6:0.2")
     (2.0, 2.2, 2.4, 2.6)
     """
-    from decimal import Decimal, InvalidOperation
+    from decimal import Decimal, DecimalException, InvalidOperation, localcontext
 
+    if len(spec) > 200:
+        raise InvalidParameterError(f"a range must be LO:HI:STEP or a number, got {spec[:40]!r}...")
     try:
         parts = [Decimal(p) for p in spec.split(":")]
     except InvalidOperation:
         raise InvalidParameterError(f"a range must be LO:HI:STEP or a number, got {spec!r}") from None
+    if not all(p.is_finite() and p.copy_abs() <= _MAX_GRID_ABS for p in parts):
+        raise InvalidParameterError(f"a range needs finite numbers of at most {_MAX_GRID_ABS:g}, got {spec!r}")
     if len(parts) == 1:
         return (float(parts[0]),)
     if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
         raise InvalidParameterError(f"a range must be LO:HI:STEP with LO <= HI and STEP > 0, got {spec!r}")
     lo, hi, step = parts
-    n = int((hi - lo) / step) + 1
-    if n > 1000:
-        raise InvalidParameterError(f"a range of {n} values is too many (at most 1000): {spec!r}")
-    return tuple(float(lo + i * step) for i in range(n))
+    with localcontext() as ctx:
+        ctx.prec = 60
+        try:
+            count = (hi - lo) / step
+        except DecimalException:  # a step so small the count overflows
+            count = Decimal(MAX_GRID_VALUES)
+        if count >= MAX_GRID_VALUES:
+            raise InvalidParameterError(
+                f"a range of more than {MAX_GRID_VALUES} values is too many (at most {MAX_GRID_VALUES}): {spec!r}"
+            )
+        n = int(count) + 1
+        return tuple(float(lo + i * step) for i in range(n))
 
 
 def _point(obs: Sequence[Observation], floor: float, quiet_s: float, onset_timeout_s: float) -> SweepPoint:
