@@ -12,21 +12,20 @@ from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_corpus
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
-from ..errors import SpeechClockError
-from ..io.baseline import read_baseline, write_baseline
+from ..io.baseline import read_baseline
+from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..report.junit import junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text
 from .options import corpus_options, load_corpus, output_option
 
-
-def read_all(
-    recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool
-) -> tuple[Config, list[Observation]]:
-    """The config and one observation per recording."""
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
-    return corpus.config, list(corpus.observations)
+#: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
+baseline_option = click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The baseline file [default: the config's [baseline] file, in the recordings' folder].",
+)
 
 
 @click.command()
@@ -50,7 +49,8 @@ def derive(
     speechclock.toml (its folder). Labels (NAME.labels.txt) and event logs
     (NAME.events.jsonl) beside each recording are used when present.
     """
-    cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output})
+    cfg, obs = corpus.config, list(corpus.observations)
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
@@ -66,7 +66,7 @@ def derive(
         for name, members in groups.items()
     ]
     committed = cfg.thresholds if cfg.path is not None else None
-    with atomic_output(output) as out:
+    with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
@@ -79,10 +79,11 @@ def derive(
 @corpus_options()
 @click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@baseline_option
 @click.option(
     "--update-baseline",
     is_flag=True,
-    help="Rewrite the baseline from these recordings (atomically; audio and logs are never touched).",
+    help="Merge these recordings into the baseline (under a lock, atomically; audio and logs are never touched).",
 )
 @click.pass_context
 def check(
@@ -94,6 +95,7 @@ def check(
     lenient: bool,
     junit: Path | None,
     fmt: str,
+    baseline: Path | None,
     update_baseline: bool,
 ) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
@@ -102,29 +104,34 @@ def check(
     recording:mm:ss.mmm: check: measured vs threshold), 2 on a usage or
     input error.
     """
-    try:
-        cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
-        base = read_baseline(cfg.baseline_path)
-        if update_baseline:
-            th = cfg.thresholds
-            base = dict(base) | {
-                o.name: baseline_entry(
-                    find_beats(
-                        o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
-                    )
-                )
-                for o in obs
-                if o.events is not None and o.events.terminals
-            }
-            write_baseline(cfg.baseline_path, base, protect=tuple(recordings))
-            click.echo(f"wrote {cfg.baseline_path} ({len(base)} recordings)", err=True)
-        results = run_checks(cfg, obs, base)
-        if junit is not None:
-            with atomic_output(junit, protect=tuple(recordings)) as f:
-                f.write(junit_xml(results))
-    except SpeechClockError as err:
-        click.echo(f"speechclock: error: {err}", err=True)
-        ctx.exit(2)
+    corpus = load_corpus(
+        recordings,
+        config,
+        jobs,
+        quiet,
+        lenient,
+        outputs={"--junit": junit},
+        baseline=baseline,
+        writes_baseline=update_baseline,
+    )
+    cfg, obs = corpus.config, list(corpus.observations)
+    base_path = baseline if baseline is not None else cfg.baseline_path
+    base = read_baseline(base_path)
+    if update_baseline:
+        th = cfg.thresholds
+        entries = {
+            o.name: baseline_entry(
+                find_beats(o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+            )
+            for o in obs
+            if o.events is not None and o.events.terminals
+        }
+        base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
+        click.echo(f"wrote {base_path} ({len(base)} recordings)", err=True)
+    results = run_checks(cfg, obs, base)
+    if junit is not None:
+        with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
+            f.write(junit_xml(results))
     failed = [r for r in results if not r.passed]
     if fmt == "json":
         click.echo(

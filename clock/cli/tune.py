@@ -12,20 +12,22 @@ from ..core.beats import beats as find_beats
 from ..core.beats import replay_ticks
 from ..core.derive import derive as derive_thresholds
 from ..core.segments import segments as find_segments
-from ..core.sweep import SweepResult, grid
+from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep
-from ..core.thresholds import Thresholds
+from ..core.thresholds import Thresholds, check_floor, check_wait_s
 from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
+from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
-from .derive import run_checks
+from .derive import baseline_option, run_checks
 from .options import (
     clock_options,
     config_option,
     corpus_options,
     events_option,
+    finite_seconds,
     level_options,
     level_opts,
     load,
@@ -33,23 +35,44 @@ from .options import (
     output_file,
     output_option,
     recording_argument,
+    recording_inputs,
 )
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
-def _range(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, ...]:
-    try:
-        return grid(value)
-    except InvalidParameterError as err:
-        raise click.BadParameter(str(err)) from None
+def _range(check: Any) -> Any:
+    """A LO:HI:STEP option whose every value passes ``check`` (the bounds of --floor or --quiet)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, ...]:
+        try:
+            values = grid(value)
+            for v in values:
+                check(v)
+        except InvalidParameterError as err:
+            raise click.BadParameter(str(err)) from None
+        return values
+
+    return callback
+
+
+def _figure_format(output: Path | None, option: str) -> str | None:
+    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
+    if output is None:
+        return None
+    fmt = output.suffix.lstrip(".").lower()
+    if fmt not in _FIGURE_FORMATS:
+        raise click.BadParameter(
+            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
+        )
+    return fmt
 
 
 def figure_for(
     rec: Recording, th: Thresholds, *, start_s: float | None = None, end_s: float | None = None, min_gap_s: float = 0.15
 ) -> Any:
     """The plot of one recording (waveform, level, segments, events, replayed clock)."""
-    from ..report.plot import plot_recording
+    from ..report.plot import plain_text, plot_recording
 
     seg = find_segments(rec.trace, floor=th.floor)
     found, replay = [], None
@@ -71,19 +94,15 @@ def figure_for(
         min_gap_s=min_gap_s,
         start_s=start_s,
         end_s=end_s,
-        title=f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s",
+        title=f"{plain_text(rec.name)}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {float(th.tick_s):.4f} s",
     )
 
 
-def _save(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
+def _save(fig: Any, output: Path, inputs: Inputs, option: str = "-o") -> None:
     from ..report.plot import save_figure
 
-    fmt = output.suffix.lstrip(".").lower()
-    if fmt not in _FIGURE_FORMATS:
-        raise click.BadParameter(
-            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint="'-o'"
-        )
-    with atomic_output(output, binary=True, protect=protect) as out:
+    fmt = _figure_format(output, option)
+    with atomic_output(output, binary=True, inputs=inputs, option=option) as out:
         save_figure(fig, out, fmt=fmt)
 
 
@@ -93,8 +112,8 @@ def _save(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
 @level_options
 @clock_options
 @config_option
-@click.option("--start", "start_s", type=float, help="Zoom: first second to show.")
-@click.option("--end", "end_s", type=float, help="Zoom: last second to show.")
+@click.option("--start", "start_s", type=float, callback=finite_seconds, help="Zoom: first second to show.")
+@click.option("--end", "end_s", type=float, callback=finite_seconds, help="Zoom: last second to show.")
 @output_file("FILE.png, .svg or .pdf (written atomically).", required=True)
 def plot(
     rec: Path,
@@ -108,6 +127,8 @@ def plot(
     """Plot REC: waveform, level trace with the floor, speech, gaps, events and the replayed clock."""
     if start_s is not None and end_s is not None and end_s <= start_s:
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
+    _figure_format(output, "-o")
+    inputs = recording_inputs(rec, config=config, events=events, outputs={"-o": output})
     level = level_opts(opts)
     recording, th = load(
         rec,
@@ -118,8 +139,7 @@ def plot(
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],
     )
-    protect = (rec,) + ((Path(recording.events.source),) if recording.events and recording.events.source else ())
-    _save(figure_for(recording, th, start_s=start_s, end_s=end_s), output, protect)
+    _save(figure_for(recording, th, start_s=start_s, end_s=end_s), output, inputs)
 
 
 sweep_floor = click.option(
@@ -127,7 +147,7 @@ sweep_floor = click.option(
     "floors",
     default="0.001:0.006:0.0005",
     show_default=True,
-    callback=_range,
+    callback=_range(check_floor),
     metavar="LO:HI:STEP",
     help="Floors to try (RMS).",
 )
@@ -136,7 +156,7 @@ sweep_quiet = click.option(
     "quiets",
     default="1.5:3.0:0.1",
     show_default=True,
-    callback=_range,
+    callback=_range(lambda v: check_wait_s(v, "a quiet time")),
     metavar="LO:HI:STEP",
     help="Quiet times to try (s).",
 )
@@ -171,7 +191,12 @@ def sweep(
 
     Decoding and levels are computed once per recording and shared by all settings.
     """
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    _check_grid(floors, quiets)
+    _figure_format(heatmap, "--heatmap")
+    _figure_format(tradeoff, "--tradeoff")
+    corpus = load_corpus(
+        recordings, config, jobs, quiet, lenient, outputs={"-o": output, "--heatmap": heatmap, "--tradeoff": tradeoff}
+    )
     cfg = corpus.config
     result = run_sweep(
         corpus.observations, floors=floors, quiets_s=quiets, onset_timeout_s=cfg.thresholds.onset_timeout_s
@@ -179,10 +204,10 @@ def sweep(
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
     if heatmap is not None:
-        _save(plot_sweep_heatmap(result), heatmap, tuple(recordings))
+        _save(plot_sweep_heatmap(result), heatmap, corpus.inputs, "--heatmap")
     if tradeoff is not None:
-        _save(plot_tradeoff(result), tradeoff, tuple(recordings))
-    with atomic_output(output, protect=tuple(recordings)) as out:
+        _save(plot_tradeoff(result), tradeoff, corpus.inputs, "--tradeoff")
+    with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(sweep_dict(result)))
         elif fmt == "csv":
@@ -192,6 +217,14 @@ def sweep(
             writer.writerows([["" if getattr(p, f) is None else getattr(p, f) for f in fields] for p in result.points])
         else:
             out.write(sweep_table(result))
+
+
+def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
+    if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
+        raise click.UsageError(
+            f"--floor and --quiet give {len(floors)} x {len(quiets)} = {len(floors) * len(quiets)} settings "
+            f"(at most {MAX_SWEEP_POINTS})"
+        )
 
 
 def sweep_dict(result: SweepResult) -> dict[str, Any]:
@@ -213,6 +246,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @corpus_options(quiet_flag=False)
 @sweep_floor
 @sweep_quiet
+@baseline_option
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
@@ -222,13 +256,15 @@ def report(
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
+    baseline: Path | None,
     output: Path,
 ) -> None:
     """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording."""
     from ..report.html import png_data_uri, render_report
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    _check_grid(floors, quiets)
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output}, baseline=baseline)
     cfg, obs = corpus.config, list(corpus.observations)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, fallback_floor=th.floor, quiet_s=th.quiet_s)
@@ -237,7 +273,7 @@ def report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivations=[derivation],
         committed=th,
-        checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
+        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
         sweep=result,
         sweep_images=[
             ("premature ends by floor and quiet time", png_data_uri(plot_sweep_heatmap(result))),
@@ -247,7 +283,7 @@ def report(
             (rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s))) for rec in corpus.recordings
         ],
     )
-    with atomic_output(output, protect=tuple(recordings)) as out:
+    with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
 
 

@@ -2,11 +2,17 @@
 
 matplotlib is imported inside each function (never at module import), and
 no function touches pyplot's global state: each makes its own Figure and
-returns it (save it with ``fig.savefig(path)``).
+returns it (save it with :func:`save_figure` for reproducible bytes).
+
+Text that comes from the user (event types, file names) is drawn as it is:
+never parsed as mathtext or LaTeX (``$x$`` stays ``$x$``), cut to
+:data:`MAX_TEXT_CHARS`, with control characters shown as U+FFFD.
 """
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +28,16 @@ from ..core.sweep import SweepResult
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
+__all__ = ["MAX_TEXT_CHARS", "plain_text", "plot_recording", "plot_sweep_heatmap", "plot_tradeoff", "save_figure"]
+
+#: The longest user text drawn in a plot (longer is cut, with an ellipsis).
+MAX_TEXT_CHARS = 80
+
+# Characters no font draws: control characters and lone surrogates (file names that are not UTF-8).
+_UNDRAWABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+# Text properties for user strings: literal, never mathtext or TeX.
+_LITERAL = {"parse_math": False, "usetex": False}
 
 _EVENT_COLOURS = {
     "terminal": "tab:red",
@@ -43,11 +58,31 @@ def _figure(**kwargs: Any) -> Figure:
     return Figure(**kwargs)
 
 
+def plain_text(text: str, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """User text as a plot shows it: control characters as U+FFFD, at most ``max_chars``."""
+    text = _UNDRAWABLE.sub("\ufffd", text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
+
+
 def save_figure(fig: Figure, path: Any, *, fmt: str | None = None) -> None:
-    """Save with no timestamps in the file, so reruns give the same bytes."""
+    """Save with no timestamps and fixed ids in the file, so reruns give the same bytes.
+
+    PNG without the Software stamp, SVG without a date and with ids from a
+    fixed salt (``svg.hashsalt``), PDF without a creation date. A glyph the
+    font lacks is drawn as a box, without a warning.
+    """
+    import matplotlib
+
     kind = (fmt or str(path).rsplit(".", 1)[-1]).lower()
-    metadata = {"Software": None} if kind == "png" else {"Date": None, "Creator": None} if kind == "svg" else {}
-    fig.savefig(path, format=kind, metadata=metadata)
+    metadata = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    }.get(kind, {})
+    with matplotlib.rc_context({"svg.hashsalt": "speechclock"}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
+        fig.savefig(path, format=kind, metadata=metadata)
 
 
 def _db(level: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -106,7 +141,7 @@ def plot_recording(
         ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0, label="waveform")
     ax_wave.set_ylabel("sample")
     ax_wave.set_ylim(-1, 1)
-    ax_wave.set_title(title or "recording")
+    ax_wave.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), **_LITERAL)
 
     ax_level.plot(t, _db(trace.level), color="tab:blue", linewidth=0.8, label=f"level ({trace.metric}), dBFS")
     ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1, label=f"floor {floor:g}")
@@ -142,7 +177,16 @@ def plot_recording(
                 colour = _EVENT_COLOURS.get(e.kind, "0.5")
                 for ax in axes:
                     ax.axvline(e.t_s, color=colour, linewidth=0.8, alpha=0.8)
-                ax_wave.annotate(e.kind, (e.t_s, 0.95), rotation=90, fontsize=7, va="top", ha="right", color=colour)
+                ax_wave.annotate(
+                    plain_text(e.kind),
+                    (e.t_s, 0.95),
+                    rotation=90,
+                    fontsize=7,
+                    va="top",
+                    ha="right",
+                    color=colour,
+                    **_LITERAL,
+                )
     ax_level.set_ylabel("level (dBFS)")
     ax_level.set_ylim(_DB_FLOOR, 0)
     ax_level.legend(loc="lower right", fontsize=7, ncol=3)
