@@ -60,12 +60,26 @@ class Group(click.Group):
     are removed and the previous outputs are left as they were.
     """
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.ClickException as err:
+            if isinstance(err, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+                raise  # no command: click shows the help
+            _usage_error(err)
+            raise  # not reached
+
     def invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
             try:
                 return super().invoke(ctx)
-            except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            except click.exceptions.ClickException as err:
+                remove_temporaries()
+                _usage_error(err)
+            except (click.exceptions.Exit, click.exceptions.Abort):
                 raise
             except BrokenPipeError:
                 # The reader went away (``speechclock levels REC | head``): stop quietly, as if by SIGPIPE.
@@ -81,6 +95,13 @@ class Group(click.Group):
                 if os.environ.get("SPEECHCLOCK_DEBUG"):
                     raise
                 _fail(_describe(err))
+
+
+def _usage_error(err: click.exceptions.ClickException) -> None:
+    """A usage error as one line (click's own shows the usage first), exit 2."""
+    where = getattr(err, "ctx", None)
+    hint = f" (see '{where.command_path} --help')" if isinstance(err, click.UsageError) and where is not None else ""
+    _fail(f"{err.format_message()}{hint}")
 
 
 def _describe(err: Exception) -> str:

@@ -84,7 +84,7 @@ Align = Literal["ceil", "floor"]
 # the exponent kept small: Fraction("1e999999999") would compute 10**999999999.
 _PERIOD_TEXT = re.compile(r"\s*[+-]?(?:\d+\s*/\s*\d+|(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?)\s*")
 _MAX_PERIOD_TEXT = 64
-_MAX_EXPONENT = 30
+_MAX_EXPONENT = 400
 
 
 def parse_period(text: str | float | Fraction) -> Fraction:
@@ -92,7 +92,7 @@ def parse_period(text: str | float | Fraction) -> Fraction:
 
     A decimal string is taken at its written value (``"0.1"`` is exactly
     1/10); a float is taken at its exact binary value. A string holds at
-    most 64 characters and an exponent of at most 30.
+    most 64 characters and an exponent of at most 400.
 
     Raises
     ------

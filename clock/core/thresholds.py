@@ -58,8 +58,11 @@ def check_wait_s(value: float, name: str) -> float:
 def check_tick_s(value: Fraction, name: str = "tick period") -> Fraction:
     """A clock tick: between :data:`MIN_TICK_S` (1 ms) and :data:`MAX_TICK_S` (60 s)."""
     if not MIN_TICK_S <= value <= MAX_TICK_S:
-        shown = f"{float(value):.6g}" if abs(value) < 10**300 else "a huge number"
-        raise InvalidParameterError(f"{name} must be between 0.001 and 60 s, got {shown} s")
+        try:
+            shown = f"{float(value):.6g} s"
+        except OverflowError:
+            shown = "more than 1e308 s"
+        raise InvalidParameterError(f"{name} must be between 0.001 and 60 s, got {shown}")
     return value
 
 

@@ -116,6 +116,8 @@ def update_baseline(
         The baseline as written (what was on disk, with ``entries`` replacing
         the recordings they name).
     """
+    if inputs is not None:
+        inputs.check_output(path, "the baseline", allow=("baseline",))
     with locked(path):
         merged = dict(read_baseline(path)) | entries
         write_baseline(path, merged, inputs=inputs)

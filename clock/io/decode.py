@@ -181,7 +181,7 @@ def _probe_soundfile(p: Path) -> AudioInfo:
     import soundfile as sf
 
     try:
-        with sf.SoundFile(str(p)) as f:
+        with sf.SoundFile(os.fsencode(p)) as f:  # bytes: a name that is not UTF-8 still opens
             frames = f.frames
             return AudioInfo(
                 str(p),
@@ -301,7 +301,7 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
 
     n_read = 0
     try:
-        with sf.SoundFile(info.path) as f:
+        with sf.SoundFile(os.fsencode(info.path)) as f:
             while True:
                 block = f.read(block_frames, dtype="float32", always_2d=True)
                 if block.shape[0] == 0:

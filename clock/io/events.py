@@ -98,7 +98,7 @@ def _relative(t: float, t0: float, where: str) -> float:
     relative = t - t0
     if not abs(relative) <= MAX_TIME_S:
         raise EventLogError(
-            f"{where}: time {_shown(relative)} s is out of range (more than {MAX_TIME_S:g} s from the start)"
+            f"{where}: time {relative:.6g} s is out of range (more than {MAX_TIME_S:g} s from the start)"
         )
     return relative
 

@@ -60,7 +60,7 @@ def _open_regular(path: Path, what: str, error: type[SpeechClockError]) -> int:
     except OSError as err:
         raise error(f"{path}: cannot read {what} ({err.strerror or err})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise error(f"{path}: is {file_kind(st.st_mode)}, not a {what} file")
+        raise error(f"{path}: is {file_kind(st.st_mode)}; the {what} must be a regular file")
     try:
         # O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it still cannot hang.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -68,7 +68,7 @@ def _open_regular(path: Path, what: str, error: type[SpeechClockError]) -> int:
         raise error(f"{path}: cannot read {what} ({err.strerror or err})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise error(f"{path}: is not a regular file, not a {what} file")
+        raise error(f"{path}: is not a regular file; the {what} must be a regular file")
     os.set_blocking(fd, True)
     return fd
 

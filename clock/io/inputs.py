@@ -44,7 +44,7 @@ class Inputs:
     >>> inputs = Inputs()
     >>> inputs.add_recording("recordings/tour.webm")
     >>> inputs.find("recordings/tour.events.jsonl")
-    ('event log', 'recordings/tour.events.jsonl')
+    ('event log', 'the event log of the recording recordings/tour.webm')
     >>> inputs.find("recordings/tour.csv") is None
     True
     """
@@ -56,11 +56,14 @@ class Inputs:
         self._by_id: dict[tuple[int, int], tuple[str, str]] = {}
         self._folders: dict[str, str] = {}
 
-    def add(self, path: str | os.PathLike[str] | None, what: str) -> None:
-        """Record ``path`` as an input (``what``: "recording", "event log", "config", ...); None is ignored."""
+    def add(self, path: str | os.PathLike[str] | None, what: str, phrase: str | None = None) -> None:
+        """Record ``path`` as an input (``what``: "recording", "event log", "config", ...); None is ignored.
+
+        ``phrase`` says what it is in messages (default: "the WHAT this run reads").
+        """
         if path is None:
             return
-        entry = (what, os.fspath(path))
+        entry = (what, phrase or f"the {what} {os.fspath(path)} this run reads")
         self._by_path.setdefault(_resolved(path), entry)
         try:
             st = os.stat(path)
@@ -78,7 +81,7 @@ class Inputs:
         """A recording, with its event log and label track (given, and the ones beside it)."""
         self.add(path, "recording")
         for what in _SIDECARS:
-            self.add(sidecar(path, what), what)
+            self.add(sidecar(path, what), what, f"the {what} of the recording {os.fspath(path)}")
         self.add(events, "event log")
         self.add(labels, "label track")
 
@@ -88,7 +91,7 @@ class Inputs:
         self.add(Path(folder) / CONFIG_NAME, "config")
 
     def find(self, path: str | os.PathLike[str]) -> tuple[str, str] | None:
-        """``(what, as named)`` of the input ``path`` is (or would be), or None."""
+        """``(what, description)`` of the input ``path`` is (or would be), or None."""
         resolved = _resolved(path)
         if resolved in self._by_path:
             return self._by_path[resolved]
@@ -100,7 +103,7 @@ class Inputs:
             return self._by_id[(st.st_dev, st.st_ino)]
         folder, name = os.path.split(resolved)
         if folder in self._folders and os.path.splitext(name)[1].lower() in AUDIO_SUFFIXES:
-            return ("recording", os.path.join(self._folders[folder], name))
+            return ("recording", f"named as a recording in {self._folders[folder]}, a folder this run reads")
         return None
 
     def check_output(self, path: str | os.PathLike[str] | None, option: str, *, allow: tuple[str, ...] = ()) -> None:
@@ -116,11 +119,7 @@ class Inputs:
         found = self.find(path)
         if found is None or found[0] in allow:
             return
-        what, named = found
-        same = "" if os.path.abspath(named) == os.path.abspath(os.fspath(path)) else f" {named}"
-        raise InvalidParameterError(
-            f"{os.fspath(path)}: is the {what}{same} this run reads; refusing to write {option} over it"
-        )
+        raise InvalidParameterError(f"{os.fspath(path)}: is {found[1]}; refusing to write {option} there")
 
     def check_descriptor(self, fd: int, option: str) -> None:
         """Refuse to write to an open descriptor (standard output) that is an input file."""
@@ -130,5 +129,4 @@ class Inputs:
             return
         found = self._by_id.get((st.st_dev, st.st_ino))
         if found is not None:
-            what, named = found
-            raise InvalidParameterError(f"{option}: is the {what} {named} this run reads; refusing to write over it")
+            raise InvalidParameterError(f"{option}: is {found[1]}; refusing to write there")
