@@ -502,3 +502,14 @@ def test_the_boundary_works_off_the_main_thread(cli, session):
     thread.start()
     thread.join(60)
     assert results and results[0].exit_code == 0
+
+
+def test_a_sweep_where_no_beat_is_declared_over(cli, tmp_path):
+    # Found by the fuzz test: the recommendation had no latency to print.
+    path = Session(3.0).say(0.5, 1.0).event("terminal_response", 0.3).write(tmp_path)
+    result = cli("sweep", path, "--floor", "0.003", "--quiet", "2.5")
+    assert result.exit_code == 0, result.stderr
+    assert "added latency mean none: no beat declared over" in result.stdout
+    report = cli("report", path, "-o", tmp_path / "r.html", "--floor", "0.003", "--quiet", "2.5")
+    assert report.exit_code == 0, report.stderr
+    assert "mean added latency none: no beat declared over" in (tmp_path / "r.html").read_text()

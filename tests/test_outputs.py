@@ -20,7 +20,7 @@ import pytest
 from audiofiles import tone_with_silence, write_soundfile
 
 from clock.io.baseline import locked, read_baseline, update_baseline
-from clock.io.output import STALE_TEMP_S, TEMP_PATTERN, atomic_output
+from clock.io.output import STALE_TEMP_S, TEMP_PATTERN, atomic_output, json_text, write_json_columns
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 WAV = "short-en-029-44k"
@@ -340,3 +340,20 @@ def test_update_baseline_refuses_to_write_over_another_input(tmp_path):
     with pytest.raises(ValueError, match="refusing to write"):
         update_baseline(rec, {"r.wav": {}}, inputs=inputs)
     assert rec.stat().st_size > 0 and read_baseline(tmp_path / "none.json") == {}
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 2500])
+def test_json_columns_stream_the_same_bytes_as_json_text(n):
+    import io
+
+    rng = np.random.default_rng(n)
+    columns = {
+        "tick": np.arange(n),
+        "t_s": np.arange(n) / 60,
+        "level": np.where(rng.random(n) < 0.2, -np.inf, rng.random(n)),
+        "gone": np.full(n, np.nan),
+    }
+    for head in ({"schema": 1, "params": {"recording": 'a "b" \u00e9', "tick_s": "1/60"}}, {}):
+        out = io.StringIO()
+        write_json_columns(out, head, columns, chunk=1000)
+        assert out.getvalue() == json_text({**head, **columns})

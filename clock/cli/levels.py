@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.levels import METRICS, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
-from ..io.output import atomic_output, json_text, write_npz
+from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from .options import (
     cadence,
     config_option,
@@ -99,7 +99,7 @@ def levels(
     columns = {"tick": k, "t_s": ticks.time_s(k), "frame": frames, "level": level}
     if fmt == "json":
         with atomic_output(output, inputs=inputs) as out:
-            out.write(json_text({"schema": 1, "params": params, **columns}))
+            write_json_columns(out, {"schema": 1, "params": params}, columns)
     else:
         with atomic_output(output, binary=True, inputs=inputs) as out:
             write_npz(out, {**columns, "params": np.array(json_text(params))})

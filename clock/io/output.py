@@ -46,7 +46,15 @@ from ..errors import InvalidParameterError
 from .files import file_kind
 from .inputs import Inputs
 
-__all__ = ["STALE_TEMP_S", "TEMP_PATTERN", "atomic_output", "json_text", "remove_temporaries", "write_npz"]
+__all__ = [
+    "STALE_TEMP_S",
+    "TEMP_PATTERN",
+    "atomic_output",
+    "json_text",
+    "remove_temporaries",
+    "write_json_columns",
+    "write_npz",
+]
 
 #: A temporary file of ours older than this (seconds), whose process is gone, is a left-over.
 STALE_TEMP_S = 3600.0
@@ -303,6 +311,30 @@ def _jsonable(value: Any) -> Any:
 def json_text(obj: Any) -> str:
     """Serialise to JSON deterministically; NaN and infinities become null."""
     return json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n"
+
+
+def write_json_columns(
+    f: IO[str], head: Mapping[str, Any], columns: Mapping[str, np.ndarray], *, chunk: int = 65536
+) -> None:
+    """Write ``json_text({**head, **columns})`` without building it: columns go out in chunks.
+
+    The bytes are those of :func:`json_text` (one value per line, NaN and
+    infinities as null); memory stays at the arrays themselves, where the
+    whole text of a 3-hour level trace would take hundreds of MB.
+    """
+    text = json.dumps(_jsonable(dict(head)), indent=2, allow_nan=False)
+    f.write(text[:-2] if head else "{")  # without the closing "\n}"
+    first = not head
+    for name, values in columns.items():
+        f.write(("\n" if first else ",\n") + f"  {json.dumps(name)}: [")
+        first = False
+        arr = np.asarray(values)
+        for start in range(0, arr.size, chunk):
+            part = arr[start : start + chunk].tolist()
+            body = ",\n    ".join("null" if isinstance(v, float) and not math.isfinite(v) else repr(v) for v in part)
+            f.write(("\n    " if start == 0 else ",\n    ") + body)
+        f.write("\n  ]" if arr.size else "]")
+    f.write("\n}\n" if not first else "}\n")
 
 
 def write_npz(f: IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:

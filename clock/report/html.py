@@ -18,7 +18,7 @@ from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from .plot import save_figure
-from .text import SWEEP_HEADER, derive_text, sweep_rows
+from .text import SWEEP_HEADER, derive_text, latency_text, sweep_rows
 
 __all__ = ["SECTIONS", "png_data_uri", "render_report"]
 
@@ -136,7 +136,7 @@ def render_report(
                 if r is None
                 else html.escape(
                     f"floor {r.floor:g}, quiet {r.quiet_s:g} s: {r.n_premature} premature ends, "
-                    f"mean added latency {r.latency_mean_s:.3f} s"
+                    f"mean added latency {latency_text(r.latency_mean_s)}"
                 )
             )
             + "</p>"

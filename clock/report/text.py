@@ -12,7 +12,16 @@ from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..io.serialize import params_dict
 
-__all__ = ["SWEEP_HEADER", "derive_dict", "derive_markdown", "derive_text", "sweep_rows", "sweep_table", "table"]
+__all__ = [
+    "SWEEP_HEADER",
+    "derive_dict",
+    "derive_markdown",
+    "derive_text",
+    "latency_text",
+    "sweep_rows",
+    "sweep_table",
+    "table",
+]
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -196,6 +205,11 @@ def sweep_rows(result: SweepResult) -> list[list[Any]]:
     ]
 
 
+def latency_text(value: float | None) -> str:
+    """A mean added latency, or why there is none (no beat was declared over)."""
+    return "none: no beat declared over" if value is None else f"{value:.3f} s"
+
+
 def sweep_table(result: SweepResult) -> str:
     """The sweep as plain text, the recommended setting starred and spelled out."""
     marks = ["*" if p == result.recommended else "" for p in result.points]
@@ -205,6 +219,6 @@ def sweep_table(result: SweepResult) -> str:
         text += (
             f"recommended: floor {r.floor:g}, quiet {r.quiet_s:g} s ({r.n_premature} premature ends, "
             f"{r.n_premature_risk} risks, {r.n_no_onset} missed onsets over {r.n_beats} beats; "
-            f"added latency mean {r.latency_mean_s:.3f} s)\n"
+            f"added latency mean {latency_text(r.latency_mean_s)})\n"
         )
     return text
