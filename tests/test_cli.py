@@ -115,7 +115,7 @@ def test_refuses_to_overwrite_the_recording(cli, rec):
     result = cli("levels", rec, "-o", rec)
     assert result.exit_code == 2
     assert result.stderr == (
-        f"speechclock: error: {rec}: is the recording {rec} this run reads; refusing to write -o there\n"
+        f"speechclock: error: {rec}: is the recording this run reads; refusing to write -o there\n"
     )
     assert rec.read_bytes() == before
 

@@ -49,9 +49,10 @@ class Inputs:
     True
     """
 
-    __slots__ = ("_by_id", "_by_path", "_folders")
+    __slots__ = ("_by_id", "_by_path", "_folders", "_plain")
 
     def __init__(self) -> None:
+        self._plain: dict[str, tuple[str, str]] = {}  # resolved -> (as named, phrase without the name)
         self._by_path: dict[str, tuple[str, str]] = {}
         self._by_id: dict[tuple[int, int], tuple[str, str]] = {}
         self._folders: dict[str, str] = {}
@@ -63,7 +64,10 @@ class Inputs:
         """
         if path is None:
             return
-        entry = (what, phrase or f"the {what} {os.fspath(path)} this run reads")
+        named = os.fspath(path)
+        entry = (what, phrase or f"the {what} {named} this run reads")
+        if phrase is None:
+            self._plain[_resolved(path)] = (named, f"the {what} this run reads")
         self._by_path.setdefault(_resolved(path), entry)
         try:
             st = os.stat(path)
@@ -119,7 +123,11 @@ class Inputs:
         found = self.find(path)
         if found is None or found[0] in allow:
             return
-        raise InvalidParameterError(f"{os.fspath(path)}: is {found[1]}; refusing to write {option} there")
+        phrase = found[1]
+        named, plain = self._plain.get(_resolved(path), (None, ""))
+        if named is not None and os.path.abspath(named) == os.path.abspath(os.fspath(path)):
+            phrase = plain  # the message names it already
+        raise InvalidParameterError(f"{os.fspath(path)}: is {phrase}; refusing to write {option} there")
 
     def check_descriptor(self, fd: int, option: str) -> None:
         """Refuse to write to an open descriptor (standard output) that is an input file."""
