@@ -37,7 +37,7 @@ from .core.check import CheckResult, check_recording
 from .core.derive import Derivation, Margins, Observation, classify_ticks, derive, equivalents
 from .core.events import Event, EventLog, Label
 from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
-from .core.segments import Segment, Segmentation, label_errors, segments
+from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
 from .core.sweep import SweepPoint, SweepResult, grid, sweep
 from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from .errors import (
@@ -90,6 +90,7 @@ __all__ = [
     "LevelTrace",
     "Margins",
     "Observation",
+    "QuantumSpeech",
     "RecordingError",
     "Replay",
     "ReplayBeat",

@@ -42,7 +42,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, SpeechClockError
 from .files import file_kind
 from .inputs import Inputs
 
@@ -135,18 +135,32 @@ def _umask() -> int:
 
 
 @contextmanager
-def _stream(f: IO[Any], binary: bool) -> Iterator[IO[Any]]:
+def _stream(f: IO[Any], binary: bool, name: str = "standard output") -> Iterator[IO[Any]]:
     """An already open text stream, or its binary buffer, left open afterwards."""
-    f.flush()
-    out = getattr(f, "buffer", f) if binary else f
-    yield out
-    out.flush()
+    with _write_errors(name):
+        f.flush()
+        out = getattr(f, "buffer", f) if binary else f
+        yield out
+        out.flush()
 
 
 @contextmanager
-def _write_through(fd: int, binary: bool) -> Iterator[IO[Any]]:
-    with _fdopen(fd, binary) as f:
+def _write_through(fd: int, binary: bool, name: str) -> Iterator[IO[Any]]:
+    with _write_errors(name), _fdopen(fd, binary) as f:
         yield f
+
+
+@contextmanager
+def _write_errors(name: str) -> Iterator[None]:
+    """A failed write (a full disk, an I/O error) as one error naming the output."""
+    try:
+        yield
+    except (BrokenPipeError, SpeechClockError):
+        raise
+    except OSError as err:
+        if err.errno is None or err.filename is not None:
+            raise
+        raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
 
 
 def _fdopen(fd: int, binary: bool) -> IO[Any]:
@@ -203,7 +217,7 @@ def atomic_output(
         if m["std"] is not None:
             if m["std"] == "stdout":
                 _check_stdout(guard, option)
-            with _stream(sys.stdout if m["std"] == "stdout" else sys.stderr, binary) as out:
+            with _stream(sys.stdout if m["std"] == "stdout" else sys.stderr, binary, name) as out:
                 yield out
             return
         fd = int(m["fd"] or m["pfd"])
@@ -212,7 +226,7 @@ def atomic_output(
             dup = os.dup(fd)
         except OSError as err:
             raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
-        with _write_through(dup, binary) as out:
+        with _write_through(dup, binary, name) as out:
             yield out
         return
     try:
@@ -230,7 +244,7 @@ def atomic_output(
         except OSError as err:
             kind = file_kind(st.st_mode)
             raise InvalidParameterError(f"{name}: cannot write to {kind} ({err.strerror or err})") from None
-        with _write_through(fd, binary) as out:
+        with _write_through(fd, binary, name) as out:
             yield out
         return
     with _replace(name, st, binary) as out:
@@ -263,7 +277,7 @@ def _replace(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO[
         raise InvalidParameterError(f"{name}: cannot write in {folder} ({err.strerror or err})") from None
     _LIVE.add(tmp)
     try:
-        with _fdopen(fd, binary) as f:
+        with _write_errors(name), _fdopen(fd, binary) as f:
             yield f
             f.flush()
             if st is not None:
