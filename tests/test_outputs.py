@@ -357,3 +357,54 @@ def test_json_columns_stream_the_same_bytes_as_json_text(n):
         out = io.StringIO()
         write_json_columns(out, head, columns, chunk=1000)
         assert out.getvalue() == json_text({**head, **columns})
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("signum,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_workers_of_jobs_too(tmp_path, signum, code):
+    folder = tmp_path / "long"
+    folder.mkdir()
+    for i in range(4):
+        long_wav(folder / f"z{i}.wav", 10 * 3600)  # minutes of decoding in all: stopping must not wait for it
+    log = tmp_path / "stderr"
+    workers: list[int] = []
+    with open(log, "wb") as err_file:  # a file, not a pipe: a worker left running must not hang the test
+        proc = speechclock("check", folder, "--jobs", "2", stdout=subprocess.DEVNULL, stderr=err_file)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := children(proc.pid)) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        proc.wait(timeout=30)  # far less than the corpus takes
+    finally:
+        for pid in [proc.pid, *workers]:  # this test's own processes, whatever happened
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    err = log.read_bytes()
+    assert proc.returncode == code and b"Traceback" not in err, err
+    deadline = time.monotonic() + 10
+    while any(alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(w) for w in workers)  # not left decoding the rest of the corpus

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -163,10 +164,27 @@ def observe_all(
 
     if jobs == 1 or len(todo) < 2:
         take(map(_observe_quietly, todo))
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-            take(pool.map(_observe_quietly, todo))
+        return out
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_worker_signals)
+    try:
+        take(pool.map(_observe_quietly, todo))
+    except BaseException:
+        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+        raise
+    pool.shutdown()
     return out
+
+
+def _worker_signals() -> None:
+    """Workers leave Ctrl-C to the main process, and die at once when it stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @dataclass(frozen=True, slots=True)
