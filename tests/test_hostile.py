@@ -513,3 +513,13 @@ def test_a_sweep_where_no_beat_is_declared_over(cli, tmp_path):
     report = cli("report", path, "-o", tmp_path / "r.html", "--floor", "0.003", "--quiet", "2.5")
     assert report.exit_code == 0, report.stderr
     assert "mean added latency none: no beat declared over" in (tmp_path / "r.html").read_text()
+
+
+def test_a_rate_no_audiocontext_runs_at_needs_a_context_rate(cli, tmp_path):
+    # A 500 Hz file of 10 MB would be 20,000 s: 1.2 million ticks; at 1 Hz, 10 million seconds.
+    path = write_soundfile(tmp_path / "slow.wav", np.zeros(1000, np.int16), 500, "PCM_16")
+    result = cli("levels", path)
+    assert result.exit_code == 2 and "sample rate 500 Hz is outside an AudioContext's range" in one_error(result)
+    result = cli("levels", path, "--context-rate", "48000")
+    assert result.exit_code == 2 and "too low to resample (at least 1000)" in one_error(result)
+    assert cli("info", path).exit_code == 0

@@ -200,6 +200,7 @@ def _fft_size(ctx: click.Context, param: click.Parameter, value: int | None) -> 
 
 
 def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: a time on the recording's timeline, finite and within 1e7 s (``plot --start``)."""
     if value is not None and not abs(value) <= 1e7:
         raise click.BadParameter(f"must be a finite number of seconds (at most 1e7), got {value}")
     return value

@@ -17,11 +17,22 @@ from ..errors import RecordingError
 from .decode import AudioInfo, iter_blocks, probe
 from .events import events_path_for, read_events
 
-__all__ = ["MAX_RATE_HZ", "MIN_RATE_HZ", "Recording", "analysis_rate", "envelope", "read_recording"]
+__all__ = [
+    "MAX_RATE_HZ",
+    "MIN_RATE_HZ",
+    "MIN_SOURCE_RATE_HZ",
+    "Recording",
+    "analysis_rate",
+    "envelope",
+    "read_recording",
+]
 
 #: The rates an ``AudioContext`` runs at (the analyser's rate: the recording's, or ``--context-rate``).
 MIN_RATE_HZ = 3000
 MAX_RATE_HZ = 768000
+
+#: The lowest rate of a recording resampled to ``--context-rate``.
+MIN_SOURCE_RATE_HZ = 1000
 
 
 def analysis_rate(info: AudioInfo, context_rate_hz: int | None = None) -> int:
@@ -33,6 +44,11 @@ def analysis_rate(info: AudioInfo, context_rate_hz: int | None = None) -> int:
         A recording whose rate no AudioContext runs at, with no context rate given.
     """
     rate = context_rate_hz or info.sample_rate_hz
+    if context_rate_hz and not MIN_SOURCE_RATE_HZ <= info.sample_rate_hz:
+        # Resampling 1 Hz to 48 kHz would turn a small file into an endless one.
+        raise RecordingError(
+            f"{info.path}: sample rate {info.sample_rate_hz} Hz is too low to resample (at least {MIN_SOURCE_RATE_HZ})"
+        )
     if not MIN_RATE_HZ <= rate <= MAX_RATE_HZ:
         raise RecordingError(
             f"{info.path}: sample rate {rate} Hz is outside an AudioContext's range "
