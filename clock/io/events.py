@@ -140,13 +140,15 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     Raises
     ------
     EventLogError
-        A malformed line (the message names the file and line), or a file
-        that cannot be read.
+        A malformed line or one past the limits (the message names the file
+        and line), or a file that cannot be read, is not a regular file or is
+        too large.
 
     Warns
     -----
     SpeechClockWarning
-        Skipped lines (lenient), lines out of time order (they are sorted),
+        Skipped lines (lenient: one warning, naming the first and counting
+        the rest), lines out of time order (they are sorted; one warning),
         a second ``recording.started``, a log with no terminal response.
     """
     p = Path(path)
