@@ -523,3 +523,12 @@ def test_a_rate_no_audiocontext_runs_at_needs_a_context_rate(cli, tmp_path):
     result = cli("levels", path, "--context-rate", "48000")
     assert result.exit_code == 2 and "too low to resample (at least 1000)" in one_error(result)
     assert cli("info", path).exit_code == 0
+
+
+def test_many_channels_are_read_in_bounded_blocks(tmp_path):
+    from clock.io import decode
+
+    path = write_soundfile(tmp_path / "many.wav", np.zeros((5000, 512), np.int16), 8000, "PCM_16")
+    info = probe(path)
+    blocks = list(decode._soundfile_blocks(info, decode.DEFAULT_BLOCK_FRAMES))
+    assert max(b.size for b in blocks) <= 1 << 20 and sum(b.shape[0] for b in blocks) == 5000

@@ -54,6 +54,9 @@ __all__ = ["MAX_HOLE_S", "AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "pr
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
 
+# Samples (frames x channels) read at once: 4 MB of float32, whatever the channel count.
+_MAX_BLOCK_SAMPLES = 1 << 20
+
 # A jump in a container's timestamps longer than this is a hole in the stream
 # (MediaRecorder's timestamps jitter by a few milliseconds; those are ignored).
 _GAP_FILL_S = 0.1
@@ -300,10 +303,12 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
     import soundfile as sf
 
     n_read = 0
+    # A file of many channels is read in fewer frames at a time: a block never exceeds _MAX_BLOCK_SAMPLES.
+    frames = max(1, min(block_frames, _MAX_BLOCK_SAMPLES // max(1, info.n_channels)))
     try:
         with sf.SoundFile(os.fsencode(info.path)) as f:
             while True:
-                block = f.read(block_frames, dtype="float32", always_2d=True)
+                block = f.read(frames, dtype="float32", always_2d=True)
                 if block.shape[0] == 0:
                     break
                 n_read += block.shape[0]
