@@ -239,15 +239,21 @@ def test_many_skipped_lines_warn_once(tmp_path, session):
     ]
 
 
-def test_a_log_as_large_as_dev_zero_is_refused(tmp_path):
-    from clock.io import files
+def test_a_log_too_large_or_too_long_is_refused(tmp_path, monkeypatch):
+    from clock.io import events, files
     from clock.io.events import read_events
 
     log = tmp_path / "big.jsonl"
     with open(log, "wb") as f:
         f.truncate(files.MAX_EVENT_LOG_BYTES + 1)
-    with pytest.raises(ValueError, match="larger than 256 MiB"):
+    with pytest.raises(ValueError, match="big.jsonl: event log larger than 64 MiB"):
         read_events(log)
+    monkeypatch.setattr(events, "MAX_EVENT_LOG_LINES", 10)
+    log.write_text('{"type": "prompt", "t": 1}\n' * 11)
+    with pytest.raises(ValueError, match="big.jsonl: event log of more than 10 lines"):
+        read_events(log)
+    log.write_text('{"type": "terminal_response", "t": 1}\n' * 10)
+    assert len(read_events(log).events) == 10
 
 
 # --- labels ----------------------------------------------------------------------

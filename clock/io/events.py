@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 from ..core.events import Event, EventLog, Label, classify
 from ..errors import EventLogError, SpeechClockWarning
-from .files import MAX_EVENT_LOG_BYTES, MAX_LABELS_BYTES, iter_lines
+from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_TIME_S", "events_path_for", "read_events", "read_labels", "warn_outside"]
 
@@ -152,9 +153,13 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         a second ``recording.started``, a log with no terminal response.
     """
     p = Path(path)
-    parsed: list[tuple[int, dict[str, Any], float]] = []
+    # (line, kind, type, t, linger_s): what an Event needs, not the whole record,
+    # so that a log of millions of short lines stays a few times its size in memory.
+    parsed: list[tuple[int, str, str, float, float | None]] = []
     skipped: list[tuple[int, str]] = []
-    lines = iter_lines(p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES)
+    lines = iter_lines(
+        p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES, max_lines=MAX_EVENT_LOG_LINES
+    )
     for number, line, problem in lines:
         if problem is None and not line.strip():
             continue
@@ -170,8 +175,9 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
                 raise
             skipped.append((number, str(err)))
             continue
-        parsed.append((number, record, t))
-    starts = [(n, t) for n, r, t in parsed if r["type"] == "recording.started"]
+        kind = classify(record)
+        parsed.append((number, sys.intern(kind), sys.intern(record["type"]), t, linger if kind == "terminal" else None))
+    starts = [(n, t) for n, _, type_, t, _ in parsed if type_ == "recording.started"]
     t0 = starts[0][1] if starts else 0.0
     if len(starts) > 1:
         warnings.warn(
@@ -182,8 +188,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     events = []
     previous: tuple[int, float] | None = None
     out_of_order: list[str] = []
-    for number, record, t_raw in parsed:
-        if record["type"] == "recording.started":
+    for number, kind, type_, t_raw, linger in parsed:
+        if type_ == "recording.started":
             continue
         try:
             t = _relative(t_raw, t0, f"{p}:{number}")
@@ -198,9 +204,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
                 "events are taken in time order"
             )
         previous = (number, t)
-        kind = classify(record)
-        linger = record.get("linger_s") if kind == "terminal" else None
-        events.append(Event(kind, record["type"], t, number, None if linger is None else float(linger)))
+        events.append(Event(kind, type_, t, number, linger))
     if skipped:
         first = min(skipped)[1]
         more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""
@@ -242,7 +246,10 @@ def read_labels(path: str | os.PathLike[str], *, duration_s: float | None = None
     """
     p = Path(path)
     labels = []
-    for number, line, problem in iter_lines(p, what="label track", error=EventLogError, max_bytes=MAX_LABELS_BYTES):
+    lines = iter_lines(
+        p, what="label track", error=EventLogError, max_bytes=MAX_LABELS_BYTES, max_lines=MAX_LABELS_LINES
+    )
+    for number, line, problem in lines:
         if problem is not None:
             raise EventLogError(f"{p}:{number}: {problem}")
         if not line.strip() or line.startswith("\\"):

@@ -20,7 +20,9 @@ from ..errors import SpeechClockError
 __all__ = [
     "MAX_CONFIG_BYTES",
     "MAX_EVENT_LOG_BYTES",
+    "MAX_EVENT_LOG_LINES",
     "MAX_LABELS_BYTES",
+    "MAX_LABELS_LINES",
     "MAX_LINE_BYTES",
     "file_kind",
     "iter_lines",
@@ -29,10 +31,13 @@ __all__ = [
 
 #: The longest line of an event log or label track (an OpenAI ``response.done`` with its transcript fits).
 MAX_LINE_BYTES = 1 << 20
-#: The largest event log (a 10-hour session logging every tick stays well under).
-MAX_EVENT_LOG_BYTES = 256 << 20
-#: The largest label track.
+#: The largest event log, and the most lines in one (a session logs an event every few seconds;
+#: each line costs a few hundred bytes of memory once read).
+MAX_EVENT_LOG_BYTES = 64 << 20
+MAX_EVENT_LOG_LINES = 1_000_000
+#: The largest label track, and the most lines in one.
 MAX_LABELS_BYTES = 64 << 20
+MAX_LABELS_LINES = 1_000_000
 #: The largest ``speechclock.toml`` or baseline.
 MAX_CONFIG_BYTES = 16 << 20
 
@@ -104,6 +109,7 @@ def iter_lines(
     what: str,
     error: type[SpeechClockError],
     max_bytes: int,
+    max_lines: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[int, str, str | None]]:
     """``(line number, text, problem)`` of each line of a regular file, read line by line.
@@ -116,7 +122,8 @@ def iter_lines(
     Raises
     ------
     error
-        Missing, unreadable, not a regular file, or larger than ``max_bytes``.
+        Missing, unreadable, not a regular file, larger than ``max_bytes`` or
+        longer than ``max_lines``.
     """
     p = Path(path)
     with os.fdopen(_open_regular(p, what, error), "rb") as f:
@@ -127,6 +134,8 @@ def iter_lines(
             if not raw:
                 return
             number += 1
+            if max_lines is not None and number > max_lines:
+                raise error(f"{p}: {what} of more than {max_lines} lines (the limit for one file)")
             total += len(raw)
             overlong = len(raw) > max_line_bytes and not raw.endswith(b"\n")
             while overlong and not raw.endswith(b"\n"):
