@@ -59,7 +59,7 @@ from .core.derive import (
 )
 from .core.events import Event, EventLog, Label
 from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
-from .core.segments import Segment, Segmentation, label_errors, segments
+from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
 from .core.sweep import SweepPoint, SweepResult, grid, sweep
 from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from .errors import (
@@ -120,6 +120,7 @@ __all__ = [
     "Margins",
     "Observation",
     "Outcome",
+    "QuantumSpeech",
     "RecordingError",
     "RecordingLevels",
     "Replay",

@@ -171,7 +171,7 @@ def test_expected_beat_count_comes_from_the_config(cli, corpus):
         ("[thresholds]\nflor = 0.1\n", "key 'thresholds.flor': unknown key"),
         ("[thresholds]\nquiet_s = -1\n", "quiet_s must be a positive number"),
         ("[thresholds]\nfft_size = 1000\n", "fft_size must be a power of two"),
-        ("[margins]\nquiet_margin_s = -0.1\n", "[margins] quiet_margin_s must be"),
+        ("[margins]\nquiet_margin_s = -0.1\n", "key 'margins.quiet_margin_s': quiet_margin_s must be"),
         ("[recordings.'a.wav']\nbeats = 'three'\n", "key 'recordings.a.wav.beats': must be int"),
         ("[thresholds\n", "not valid TOML"),
         ("colour = 1\n", "unknown table or key 'colour'"),

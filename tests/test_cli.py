@@ -105,7 +105,7 @@ def test_failed_run_keeps_the_previous_output(cli, tmp_path):
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF....WAVEfmt nonsense")
     result = cli("levels", bad, "-o", out)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert out.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.wav", "levels.csv"]
 
@@ -113,8 +113,10 @@ def test_failed_run_keeps_the_previous_output(cli, tmp_path):
 def test_refuses_to_overwrite_the_recording(cli, rec):
     before = rec.read_bytes()
     result = cli("levels", rec, "-o", rec)
-    assert result.exit_code == 1
-    assert "refusing to overwrite an input" in result.stderr
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"speechclock: error: {rec}: is the recording this run reads; refusing to write -o there\n"
+    )
     assert rec.read_bytes() == before
 
 
@@ -139,11 +141,11 @@ def test_info_reports_the_recording(cli, rec):
     ],
     ids=["missing", "directory", "not-audio", "empty"],
 )
-def test_bad_recordings_give_one_line_and_exit_1(cli, tmp_path, make, args, message):
+def test_bad_recordings_give_one_line_and_exit_2(cli, tmp_path, make, args, message):
     path = make(tmp_path)
     for command in ("levels", "info"):
         result = cli(command, path, *args)
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
 
@@ -153,7 +155,7 @@ def test_nan_samples_give_one_line(cli, tmp_path):
     x[4000] = np.nan
     path = write_soundfile(tmp_path / "nan.wav", x, 8000, "FLOAT")
     result = cli("levels", path)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert (
         result.stderr.strip()
         == f"speechclock: error: {path}: non-finite sample (NaN or infinity) at frame 4000 (0.500 s)"
@@ -180,7 +182,7 @@ def test_bad_option_values_exit_2_naming_the_option(cli, rec, args, option):
 
 def test_missing_output_folder_is_an_error(cli, rec, tmp_path):
     result = cli("levels", rec, "-o", tmp_path / "nowhere" / "x.csv")
-    assert result.exit_code == 1 and "does not exist" in result.stderr
+    assert result.exit_code == 2 and "does not exist" in result.stderr
 
 
 def test_python_dash_m_clock_runs_the_cli(rec):

@@ -103,7 +103,7 @@ def test_beats_labels_add_errors(cli, session, tmp_path):
 def test_beats_without_event_log_is_an_error(cli, session):
     (session.parent / "session.events.jsonl").unlink()
     result = cli("beats", session)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no event log" in result.stderr and "--events" in result.stderr
 
 
@@ -111,7 +111,7 @@ def test_beats_explicit_events_and_malformed_line(cli, session, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "terminal_response", "t": 1}\n{oops\n')
     result = cli("beats", session, "--events", bad)
-    assert result.exit_code == 1 and "bad.jsonl:2: not valid JSON" in result.stderr
+    assert result.exit_code == 2 and "bad.jsonl:2: not valid JSON" in result.stderr
     lenient = cli("beats", session, "--events", bad, "--lenient")
     assert lenient.exit_code == 0 and "warning: " in lenient.stderr and "(skipped)" in lenient.stderr
 

@@ -1,8 +1,10 @@
 """The ``speechclock`` command line: parse options, call the library, format results.
 
 One module per group of commands; shared options and the error boundary in
-:mod:`clock.cli.options`. Exit codes: 0 success; 1 a problem with an input
-(the message names the file); 2 a usage error (the message names the option).
+:mod:`clock.cli.options`. Exit codes, in every command: 0 success; 1 a check
+failed (``check`` only); 2 bad input or usage (one line naming the file and
+line, key or option); 130, 143 or 141 when interrupted by SIGINT, SIGTERM
+or a closed pipe.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from ..core.beats import beats as find_beats
 from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
 from ..errors import EventLogError
-from ..io.events import read_labels
+from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
 from ..report.text import table
@@ -25,6 +25,7 @@ from .options import (
     load,
     output_option,
     recording_argument,
+    recording_inputs,
 )
 
 labels_option = click.option(
@@ -55,10 +56,15 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
     Each segment's onset and last word are given at the clock's cadence and
     at render-quantum resolution (128 frames).
     """
+    inputs = recording_inputs(rec, config=config, labels=labels, outputs={"-o": output})
+    truth = read_labels(labels) if labels else None
     recording, th = load(rec, quantum=True, config=config, **level_opts(opts), floor=opts["floor"])
     seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
-    matches = label_errors(seg, read_labels(labels)) if labels else None
-    with atomic_output(output, protect=(rec,)) as out:
+    matches = None
+    if truth is not None:
+        warn_outside(truth, recording.duration_s, str(labels))
+        matches = label_errors(seg, truth)
+    with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             out.write(json_text(segments_dict(str(rec), th, seg, matches)))
         elif fmt == "csv":
@@ -116,6 +122,8 @@ def beats(
     terminal response, end or the recording's end); MISSED-ONSET the clock
     gave up waiting, yet the guide spoke within the beat.
     """
+    inputs = recording_inputs(rec, config=config, events=events, labels=labels, outputs={"-o": output})
+    truth = read_labels(labels) if labels else None
     recording, th = load(
         rec,
         events=events,
@@ -135,11 +143,11 @@ def beats(
         recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
     )
     matches = None
-    if labels:
+    if truth is not None:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
-        matches = label_errors(seg, read_labels(labels))
-    log_path = Path(recording.events.source) if recording.events.source else rec
-    with atomic_output(output, protect=(rec, log_path)) as out:
+        warn_outside(truth, recording.duration_s, str(labels))
+        matches = label_errors(seg, truth)
+    with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             out.write(json_text(beats_dict(str(rec), th, found, matches)))
             return

@@ -14,20 +14,20 @@ from ..core.check import CheckResult, baseline_entry, check_corpus
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
 from ..errors import ConfigError, SpeechClockError, SpeechClockWarning
-from ..io.baseline import read_baseline, write_baseline
+from ..io.baseline import read_baseline
+from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..report.junit import case_counts, junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text, plural
 from .options import corpus_options, load_corpus, output_option
 
-
-def read_all(
-    recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool
-) -> tuple[Config, list[Observation]]:
-    """The config and one observation per recording."""
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
-    return corpus.config, list(corpus.observations)
+#: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
+baseline_option = click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The baseline file [default: the config's [baseline] file, in the recordings' folder].",
+)
 
 
 @click.command()
@@ -58,7 +58,8 @@ def derive(
     speechclock.toml (its folder). Labels (NAME.labels.txt) and event logs
     (NAME.events.jsonl) beside each recording are used when present.
     """
-    cfg, obs = read_all(recordings, config, jobs, quiet, lenient)
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output})
+    cfg, obs = corpus.config, list(corpus.observations)
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
@@ -69,8 +70,8 @@ def derive(
         from ..report.plot import plot_evidence
         from .tune import save_figure_file
 
-        save_figure_file(plot_evidence(found[0]), plot_path, tuple(recordings))
-    with atomic_output(output) as out:
+        save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
+    with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
@@ -97,10 +98,11 @@ def derive(
     is_flag=True,
     help="Without a speechclock.toml, check against the built-in defaults (with a warning) instead of failing.",
 )
+@baseline_option
 @click.option(
     "--update-baseline",
     is_flag=True,
-    help="Rewrite the baseline from these recordings (atomically; audio and logs are never touched).",
+    help="Merge these recordings into the baseline (under a lock, atomically; audio and logs are never touched).",
 )
 @click.pass_context
 def check(
@@ -113,6 +115,7 @@ def check(
     junit: Path | None,
     fmt: str,
     allow_defaults: bool,
+    baseline: Path | None,
     update_baseline: bool,
 ) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
@@ -123,7 +126,16 @@ def check(
     2 on a usage or input error (the JUnit file then holds it as an error).
     """
     try:
-        corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+        corpus = load_corpus(
+            recordings,
+            config,
+            jobs,
+            quiet,
+            lenient,
+            outputs={"--junit": junit},
+            baseline=baseline,
+            writes_baseline=update_baseline,
+        )
         cfg, obs = corpus.config, list(corpus.observations)
         if cfg.path is None and not allow_defaults:
             first = recordings[0] if recordings[0].is_dir() else recordings[0].parent
@@ -139,10 +151,11 @@ def check(
                 SpeechClockWarning,
                 stacklevel=1,
             )
-        base = read_baseline(cfg.baseline_path)
+        base_path = baseline if baseline is not None else cfg.baseline_path
+        base = read_baseline(base_path)
         if update_baseline:
             th = cfg.thresholds
-            base = dict(base) | {
+            entries = {
                 o.name: baseline_entry(
                     find_beats(
                         o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
@@ -151,17 +164,14 @@ def check(
                 for o in obs
                 if o.events is not None and o.events.terminals
             }
-            write_baseline(cfg.baseline_path, base, protect=tuple(recordings))
-            click.echo(f"wrote {cfg.baseline_path} ({len(base)} recordings)", err=True)
+            base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
+            click.echo(f"wrote {base_path} ({len(base)} recordings)", err=True)
         results = run_checks(cfg, obs, base)
     except SpeechClockError as err:
-        click.echo(f"speechclock: error: {err}", err=True)
-        if junit is not None:
-            with atomic_output(junit, protect=tuple(recordings)) as f:
-                f.write(junit_xml([], error=str(err)))
-        ctx.exit(2)
+        _junit_error(junit, recordings, err)
+        raise
     if junit is not None:
-        with atomic_output(junit, protect=tuple(recordings)) as f:
+        with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
             f.write(junit_xml(results))
     failed = [r for r in results if not r.passed]
     source = str(cfg.path) if cfg.path is not None else "built-in defaults"
@@ -196,6 +206,34 @@ def check(
             click.echo(r.line())
         click.echo(summary)
     ctx.exit(1 if failed else 0)
+
+
+def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exception) -> None:
+    """Write the JUnit file holding a run's bad-input error, where that can harm nothing.
+
+    Only a new file, or one that is already a JUnit report, is written (the
+    error may have come before the run knew all its inputs, and no input of
+    speech-clock is a JUnit report); nothing is written when the error is the
+    JUnit path itself.
+    """
+    if junit is None or "--junit" in str(err):
+        return
+    try:
+        if junit.exists():
+            if not junit.is_file():
+                return
+            with open(junit, "rb") as f:
+                if b"<testsuites" not in f.read(4096):
+                    return
+        from ..io.inputs import Inputs
+
+        inputs = Inputs()
+        for p in recordings:
+            inputs.add_folder(p) if p.is_dir() else inputs.add_recording(p)
+        with atomic_output(junit, inputs=inputs, option="--junit") as out:
+            out.write(junit_xml([], error=str(err)))
+    except (OSError, SpeechClockError):
+        pass  # it cannot be written: the message on stderr says why the run stopped
 
 
 def _gh(text: str, is_property: bool) -> str:

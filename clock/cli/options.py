@@ -1,11 +1,22 @@
-"""Shared options and the error boundary of the command line."""
+"""Shared options and the error boundary of the command line.
+
+Exit codes, in every command: 0 success; 1 a check failed (only ``check``
+has checks); 2 bad input or usage (the message names the file and line, key
+or option). Any other failure (out of memory, a bug) is also one line and
+exit 2, never a traceback (``SPEECHCLOCK_DEBUG=1`` shows it). Interrupted by
+a signal: 130 (SIGINT), 143 (SIGTERM), 141 (the reader of the output went
+away), with every temporary file removed.
+"""
 
 from __future__ import annotations
 
+import io
 import os
+import signal
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -15,43 +26,137 @@ import click
 
 from ..core.analyser import AnalyserOptions
 from ..core.levels import Ticks, parse_period
-from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
 from ..io.config import find_config, read_config
 from ..io.decode import probe
-from ..io.recording import Recording, read_recording
+from ..io.inputs import Inputs
+from ..io.output import remove_temporaries
+from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: Exit code for bad input or usage (click's own usage errors use it too).
+EXIT_INPUT = 2
+
+#: The most worker processes ``--jobs`` starts.
+MAX_JOBS = 256
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split("\n")).strip()
+
+
+def _fail(message: str, code: int = EXIT_INPUT) -> None:
+    click.echo(f"speechclock: error: {_one_line(message)}", err=True)
+    sys.exit(code)
+
 
 class Group(click.Group):
-    """Turn the library's errors into one line on stderr and exit 1, never a traceback.
+    """Turn every error into one line on stderr and an exit code, never a traceback.
 
-    Warnings (:class:`SpeechClockWarning`) print as one line each and do not
-    change the exit code.
+    Warnings print as one line each, once per distinct message, and do not
+    change the exit code. SIGTERM ends the run like Ctrl-C: temporary files
+    are removed and the previous outputs are left as they were.
     """
 
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.ClickException as err:
+            if isinstance(err, getattr(click.exceptions, "NoArgsIsHelpError", ())):
+                raise  # no command: click shows the help
+            _usage_error(err)
+            raise  # not reached
+
     def invoke(self, ctx: click.Context) -> Any:
-        with _warnings_to_stderr():
+        with _signals(), _warnings_to_stderr():
+            _stdout_keeps_bytes()
             try:
                 return super().invoke(ctx)
+            except click.exceptions.ClickException as err:
+                remove_temporaries()
+                _usage_error(err)
+            except (click.exceptions.Exit, click.exceptions.Abort):
+                raise
             except BrokenPipeError:
-                # The reader went away (``speechclock levels REC | head``): stop quietly.
+                # The reader went away (``speechclock levels REC | head``): stop quietly, as if by SIGPIPE.
+                remove_temporaries()
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                sys.exit(1)
-            except SpeechClockError as err:
-                click.echo(f"speechclock: error: {err}", err=True)
-                sys.exit(1)
-            except OSError as err:
-                where = f"{err.filename}: " if getattr(err, "filename", None) else ""
-                click.echo(f"speechclock: error: {where}{err.strerror or err}", err=True)
-                sys.exit(1)
+                sys.exit(128 + signal.SIGPIPE)
+            except KeyboardInterrupt:
+                remove_temporaries()
+                click.echo("speechclock: interrupted", err=True)
+                sys.exit(128 + signal.SIGINT)
+            except Exception as err:  # the boundary: one line, never a traceback
+                remove_temporaries()
+                if os.environ.get("SPEECHCLOCK_DEBUG"):
+                    raise
+                _fail(_describe(err))
+
+
+def _usage_error(err: click.exceptions.ClickException) -> None:
+    """A usage error as one line (click's own shows the usage first), exit 2."""
+    where = getattr(err, "ctx", None)
+    hint = f" (see '{where.command_path} --help')" if isinstance(err, click.UsageError) and where is not None else ""
+    _fail(f"{err.format_message()}{hint}")
+
+
+def _describe(err: Exception) -> str:
+    """One line for an error that reached the command line's boundary."""
+    if isinstance(err, SpeechClockError):
+        return str(err)
+    if isinstance(err, OSError):
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        return f"{where}{err.strerror or err}"
+    if isinstance(err, MemoryError):
+        return "out of memory (an input too large for this machine?)"
+    if isinstance(err, RecursionError):
+        return "an input nested too deeply to read"
+    if isinstance(err, BrokenProcessPool):
+        return "a worker process died (out of memory?); run with fewer --jobs"
+    return f"internal error: {type(err).__name__}: {err} (please report it; SPEECHCLOCK_DEBUG=1 shows where)"
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind like Ctrl-C, so that temporary files are removed."""
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        remove_temporaries()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stdout_keeps_bytes() -> None:
+    """File names that are not UTF-8 are written back as the bytes they were (not a UnicodeEncodeError)."""
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+        try:
+            sys.stdout.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            pass
 
 
 @contextmanager
 def _warnings_to_stderr() -> Iterator[None]:
+    seen: set[str] = set()
+
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        click.echo(f"speechclock: warning: {message}", err=True)
+        text = _one_line(message)
+        if text not in seen:  # once per cause, however many times it comes (a sweep replays 176 settings)
+            seen.add(text)
+            click.echo(f"speechclock: warning: {text}", err=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", SpeechClockWarning)
@@ -62,31 +167,51 @@ def _warnings_to_stderr() -> Iterator[None]:
             warnings.showwarning = previous
 
 
-def _period(ctx: click.Context, param: click.Parameter, value: str | None) -> Fraction | None:
-    if value is None:
-        return None
-    try:
-        return parse_period(value)
-    except InvalidParameterError as err:
-        raise click.BadParameter(str(err)) from None
+def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback from a library check (its error names the value; click adds the option)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except InvalidParameterError as err:
+            raise click.BadParameter(str(err)) from None
+
+    return callback
 
 
-def _positive_int(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
-    if value is not None and value < 1:
-        raise click.BadParameter(f"must be >= 1, got {value}")
+_period = _checked(lambda v: check_tick_s(parse_period(v), "the tick"))
+
+
+def _bounded_int(low: int, high: int, what: str = "") -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+        if value is not None and not low <= value <= high:
+            raise click.BadParameter(f"must be {what}in [{low}, {high}], got {value}")
+        return value
+
+    return callback
+
+
+def _fft_size(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None:
+        analyser_options(value)
     return value
 
 
-def _positive_float(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not (0 < value < float("inf")):
-        raise click.BadParameter(f"must be a positive number of seconds, got {value}")
+def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A click callback: a time on the recording's timeline, finite and within 1e7 s (``plot --start``)."""
+    if value is not None and not abs(value) <= 1e7:
+        raise click.BadParameter(f"must be a finite number of seconds (at most 1e7), got {value}")
     return value
 
 
-def _floor(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not (0 <= value < float("inf")):
-        raise click.BadParameter(f"must be a finite level >= 0, got {value}")
-    return value
+_floor = _checked(check_floor)
+_quiet = _checked(lambda v: check_wait_s(v, "the quiet time"))
+_onset_timeout = _checked(lambda v: check_wait_s(v, "the onset timeout"))
+
+# Frames between ticks: at most 60 s at the highest AudioContext rate (checked against the real rate later).
+_MAX_TICK_FRAMES = 60 * MAX_RATE_HZ
 
 
 def recording_argument(f: F) -> F:
@@ -109,6 +234,7 @@ def level_options(f: F) -> F:
                 "--fft-size",
                 type=int,
                 default=None,
+                callback=_fft_size,
                 metavar="N",
                 help=f"AnalyserNode.fftSize: power of two in 32..32768 [default: {DEFAULT_THRESHOLDS.fft_size}].",
             ),
@@ -122,7 +248,7 @@ def level_options(f: F) -> F:
             click.option(
                 "--tick-frames",
                 type=int,
-                callback=_positive_int,
+                callback=_bounded_int(1, _MAX_TICK_FRAMES),
                 metavar="N",
                 help="Frames between ticks (instead of --tick).",
             ),
@@ -137,9 +263,9 @@ def level_options(f: F) -> F:
             click.option(
                 "--context-rate",
                 type=int,
-                callback=_positive_int,
+                callback=_bounded_int(MIN_RATE_HZ, MAX_RATE_HZ, "an AudioContext rate "),
                 metavar="HZ",
-                help="Resample to this AudioContext rate first (soxr).",
+                help=f"Resample to this AudioContext rate first (soxr; {MIN_RATE_HZ}..{MAX_RATE_HZ}).",
             ),
         ],
     )
@@ -156,13 +282,13 @@ def clock_options(f: F) -> F:
                 type=float,
                 callback=_floor,
                 metavar="F",
-                help=f"Speech is level > F (RMS) [default: {d.floor}].",
+                help=f"Speech is level > F (RMS, 0..1) [default: {d.floor}].",
             ),
             click.option(
                 "--quiet",
                 "quiet_s",
                 type=float,
-                callback=_positive_float,
+                callback=_quiet,
                 metavar="S",
                 help=f"Quiet time after the last word that ends a beat [default: {d.quiet_s}].",
             ),
@@ -170,7 +296,7 @@ def clock_options(f: F) -> F:
                 "--onset-timeout",
                 "onset_timeout_s",
                 type=float,
-                callback=_positive_float,
+                callback=_onset_timeout,
                 metavar="S",
                 help=f"How long the clock waits for speech after a terminal response [default: {d.onset_timeout_s}].",
             ),
@@ -213,10 +339,14 @@ def analyser_options(fft_size: int) -> AnalyserOptions:
 
 
 def make_ticks(tick_s: Fraction | None, tick_frames: int | None, align: str, rate_hz: int, default: Fraction) -> Ticks:
-    """The cadence from --tick / --tick-frames / --align."""
+    """The cadence from --tick / --tick-frames / --align (a tick of 1 ms to 60 s)."""
     if tick_s is not None and tick_frames is not None:
         raise click.UsageError("give --tick or --tick-frames, not both")
     if tick_frames is not None:
+        try:
+            check_tick_s(Fraction(tick_frames, rate_hz), f"the tick ({tick_frames} frames at {rate_hz} Hz)")
+        except InvalidParameterError as err:
+            raise click.BadParameter(str(err), param_hint="'--tick-frames'") from None
         return Ticks.every_frames(tick_frames, rate_hz, align=align)  # type: ignore[arg-type]
     return Ticks(tick_s if tick_s is not None else default, align)  # type: ignore[arg-type]
 
@@ -250,7 +380,7 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
                     type=int,
                     default=1,
                     show_default=True,
-                    callback=_positive_int,
+                    callback=_bounded_int(1, MAX_JOBS),
                     help="Decode and analyse recordings in N processes (results identical to one).",
                 ),
                 click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
@@ -261,19 +391,68 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
     return decorate
 
 
-def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, quiet: bool, lenient: bool):  # type: ignore[no-untyped-def]
-    """The corpus, with a progress bar on a terminal (unless quiet)."""
-    from ..io.corpus import collect
-    from ..io.corpus import load_corpus as load
+def check_outputs(
+    inputs: Inputs, outputs: Mapping[str, Path | None], *, allow: Mapping[str, tuple[str, ...]] | None = None
+) -> None:
+    """Refuse, before any work, outputs that land on an input or on each other (usage errors, exit 2)."""
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        inputs.check_output(path, option, allow=(allow or {}).get(option, ()))
+        key = os.path.realpath(path)
+        if key in seen:
+            raise click.UsageError(f"{seen[key]} and {option} name the same file ({path})")
+        seen[key] = option
 
+
+def recording_inputs(
+    rec: Path,
+    *,
+    config: Path | None = None,
+    events: Path | None = None,
+    labels: Path | None = None,
+    outputs: Mapping[str, Path | None] | None = None,
+) -> Inputs:
+    """The files a one-recording command reads (REC, its log and labels, the config); outputs checked against them."""
+    inputs = Inputs()
+    inputs.add_recording(rec, events=events, labels=labels)
+    inputs.add(config or find_config(rec.parent), "config")
+    check_outputs(inputs, outputs or {})
+    return inputs
+
+
+def load_corpus(  # type: ignore[no-untyped-def]
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    quiet: bool,
+    lenient: bool,
+    *,
+    outputs: Mapping[str, Path | None] | None = None,
+    baseline: Path | None = None,
+    writes_baseline: bool = False,
+):
+    """The corpus, with a progress bar on a terminal (unless quiet).
+
+    Outputs (and the baseline, when ``writes_baseline``) are checked against
+    the inputs before any decoding.
+    """
+    from ..io.corpus import collect, observe_corpus
+
+    inputs = Inputs()
+    cfg, files = collect(recordings, config=config, inputs=inputs, baseline=baseline)
+    writes = dict(outputs or {})
+    if writes_baseline:
+        writes["--update-baseline"] = baseline if baseline is not None else cfg.baseline_path
+    check_outputs(inputs, writes, allow={"--update-baseline": ("baseline",)})
     if quiet or not sys.stderr.isatty():
-        return load(recordings, config=config, jobs=jobs, lenient=lenient)
-    n = len(collect(recordings, config=config)[1])
+        return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient)
     bar: Any
     with click.progressbar(
-        length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
+        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
     ) as bar:
-        return load(recordings, config=config, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
+        return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
 
 
 config_option = click.option(
@@ -301,8 +480,8 @@ def cadence(
 ) -> tuple[Thresholds, AnalyserOptions, int, Ticks]:
     """The committed thresholds, analyser options, context rate and ticks that the options give for REC."""
     base = committed_thresholds(rec, config)
-    options = analyser_options(fft_size or base.fft_size)
-    rate = context_rate or probe(rec).sample_rate_hz
+    options = analyser_options(base.fft_size if fft_size is None else fft_size)
+    rate = analysis_rate(probe(rec), context_rate)
     return base, options, rate, make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
 
 
@@ -320,7 +499,11 @@ def load(
     lenient: bool = False,
     **thresholds: Any,
 ) -> tuple[Recording, Thresholds]:
-    """Read REC with the options given, and the thresholds they make (over the committed ones)."""
+    """Read REC with the options given, and the thresholds they make (over the committed ones).
+
+    With ``quantum``, the render-quantum level is kept as one bit per quantum
+    at the floor (what ``segments`` needs), so memory stays small on long recordings.
+    """
     base, options, _, ticks = cadence(
         rec,
         fft_size=fft_size,
@@ -330,7 +513,15 @@ def load(
         context_rate=context_rate,
         config=config,
     )
+    th = base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
     recording = read_recording(
-        rec, ticks=ticks, options=options, context_rate_hz=context_rate, quantum=quantum, events=events, lenient=lenient
+        rec,
+        ticks=ticks,
+        options=options,
+        context_rate_hz=context_rate,
+        quantum=quantum,
+        quantum_floor=th.floor if quantum else None,
+        events=events,
+        lenient=lenient,
     )
-    return recording, base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
+    return recording, th

@@ -12,20 +12,22 @@ from ..core.beats import beats as find_beats
 from ..core.beats import replay_ticks
 from ..core.derive import derive as derive_thresholds
 from ..core.segments import segments as find_segments
-from ..core.sweep import SweepResult, grid
+from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep
-from ..core.thresholds import Thresholds
+from ..core.thresholds import Thresholds, check_floor, check_wait_s
 from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
+from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
-from .derive import run_checks
+from .derive import baseline_option, run_checks
 from .options import (
     clock_options,
     config_option,
     corpus_options,
     events_option,
+    finite_seconds,
     level_options,
     level_opts,
     load,
@@ -33,16 +35,37 @@ from .options import (
     output_file,
     output_option,
     recording_argument,
+    recording_inputs,
 )
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
-def _range(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, ...]:
-    try:
-        return grid(value)
-    except InvalidParameterError as err:
-        raise click.BadParameter(str(err)) from None
+def _range(check: Any) -> Any:
+    """A LO:HI:STEP option whose every value passes ``check`` (the bounds of --floor or --quiet)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, ...]:
+        try:
+            values = grid(value)
+            for v in values:
+                check(v)
+        except InvalidParameterError as err:
+            raise click.BadParameter(str(err)) from None
+        return values
+
+    return callback
+
+
+def _figure_format(output: Path | None, option: str) -> str | None:
+    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
+    if output is None:
+        return None
+    fmt = output.suffix.lstrip(".").lower()
+    if fmt not in _FIGURE_FORMATS:
+        raise click.BadParameter(
+            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
+        )
+    return fmt
 
 
 def figure_for(
@@ -88,15 +111,11 @@ def figure_for(
     )
 
 
-def save_figure_file(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
+def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o") -> None:
     from ..report.plot import save_figure
 
-    fmt = output.suffix.lstrip(".").lower()
-    if fmt not in _FIGURE_FORMATS:
-        raise click.BadParameter(
-            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint="'-o'"
-        )
-    with atomic_output(output, binary=True, protect=protect) as out:
+    fmt = _figure_format(output, option)
+    with atomic_output(output, binary=True, inputs=inputs, option=option) as out:
         save_figure(fig, out, fmt=fmt)
 
 
@@ -106,8 +125,8 @@ def save_figure_file(fig: Any, output: Path, protect: tuple[Path, ...]) -> None:
 @level_options
 @clock_options
 @config_option
-@click.option("--start", "start_s", type=float, help="Zoom: first second to show.")
-@click.option("--end", "end_s", type=float, help="Zoom: last second to show.")
+@click.option("--start", "start_s", type=float, callback=finite_seconds, help="Zoom: first second to show.")
+@click.option("--end", "end_s", type=float, callback=finite_seconds, help="Zoom: last second to show.")
 @click.option(
     "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 0): its terminal response to its bound."
 )
@@ -135,6 +154,8 @@ def plot(
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
     if beat is not None and (start_s is not None or end_s is not None):
         raise click.UsageError("give --beat or --start/--end, not both")
+    _figure_format(output, "-o")
+    inputs = recording_inputs(rec, config=config, events=events, outputs={"-o": output})
     level = level_opts(opts)
     recording, th = load(
         rec,
@@ -145,7 +166,6 @@ def plot(
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],
     )
-    protect = (rec,) + ((Path(recording.events.source),) if recording.events and recording.events.source else ())
     if beat is not None:
         terminals = recording.events.terminals if recording.events is not None else ()
         if recording.events is None or not 0 <= beat < len(terminals):
@@ -154,9 +174,9 @@ def plot(
             )
         found = find_beats(
             recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
-        )  # type: ignore[arg-type]
+        )
         start_s, end_s = max(0.0, found[beat].terminal_s - 1.0), found[beat].span_end_s + 0.5
-    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, protect)
+    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, inputs)
 
 
 sweep_floor = click.option(
@@ -164,7 +184,7 @@ sweep_floor = click.option(
     "floors",
     default="0.001:0.006:0.0005",
     show_default=True,
-    callback=_range,
+    callback=_range(check_floor),
     metavar="LO:HI:STEP",
     help="Floors to try (RMS).",
 )
@@ -173,7 +193,7 @@ sweep_quiet = click.option(
     "quiets",
     default="1.5:3.0:0.1",
     show_default=True,
-    callback=_range,
+    callback=_range(lambda v: check_wait_s(v, "a quiet time")),
     metavar="LO:HI:STEP",
     help="Quiet times to try (s).",
 )
@@ -208,7 +228,12 @@ def sweep(
 
     Decoding and levels are computed once per recording and shared by all settings.
     """
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    _check_grid(floors, quiets)
+    _figure_format(heatmap, "--heatmap")
+    _figure_format(tradeoff, "--tradeoff")
+    corpus = load_corpus(
+        recordings, config, jobs, quiet, lenient, outputs={"-o": output, "--heatmap": heatmap, "--tradeoff": tradeoff}
+    )
     cfg = corpus.config
     result = run_sweep(
         corpus.observations,
@@ -221,10 +246,10 @@ def sweep(
 
     if heatmap is not None:
         committed = (cfg.thresholds.floor, cfg.thresholds.quiet_s) if cfg.path is not None else None
-        save_figure_file(plot_sweep_heatmap(result, committed=committed), heatmap, tuple(recordings))
+        save_figure_file(plot_sweep_heatmap(result, committed=committed), heatmap, corpus.inputs, "--heatmap")
     if tradeoff is not None:
-        save_figure_file(plot_tradeoff(result), tradeoff, tuple(recordings))
-    with atomic_output(output, protect=tuple(recordings)) as out:
+        save_figure_file(plot_tradeoff(result), tradeoff, corpus.inputs, "--tradeoff")
+    with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(sweep_dict(result)))
         elif fmt == "csv":
@@ -234,6 +259,14 @@ def sweep(
             writer.writerows([["" if getattr(p, f) is None else getattr(p, f) for f in fields] for p in result.points])
         else:
             out.write(sweep_table(result))
+
+
+def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
+    if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
+        raise click.UsageError(
+            f"--floor and --quiet give {len(floors)} x {len(quiets)} = {len(floors) * len(quiets)} settings "
+            f"(at most {MAX_SWEEP_POINTS})"
+        )
 
 
 def sweep_dict(result: SweepResult) -> dict[str, Any]:
@@ -263,6 +296,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @corpus_options(quiet_flag=False)
 @sweep_floor
 @sweep_quiet
+@baseline_option
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
@@ -272,13 +306,15 @@ def report(
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
+    baseline: Path | None,
     output: Path,
 ) -> None:
     """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording."""
     from ..report.html import RecordingSection, png_data_uri, render_report
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient)
+    _check_grid(floors, quiets)
+    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output}, baseline=baseline)
     cfg, obs = corpus.config, list(corpus.observations)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins)
@@ -306,7 +342,7 @@ def report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
         committed=th,
-        checks=run_checks(cfg, obs, read_baseline(cfg.baseline_path)),
+        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
         sweep=result,
         recordings=sections,
         config_source=str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults",
@@ -320,7 +356,7 @@ def report(
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
     )
-    with atomic_output(output, protect=tuple(recordings)) as out:
+    with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
 
 

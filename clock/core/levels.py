@@ -35,6 +35,7 @@ Metrics
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -61,11 +62,14 @@ __all__ = [
     "LevelTrace",
     "SignalSummary",
     "Ticks",
+    "LevelChunk",
     "iter_levels",
+    "iter_multi_levels",
     "levels",
     "multi_levels",
     "parse_period",
     "summarize",
+    "trace_of",
 ]
 
 #: requestAnimationFrame on a 60 Hz display.
@@ -76,25 +80,36 @@ METRICS = ("rms", "peak", "byte-mean", "max-db")
 Align = Literal["ceil", "floor"]
 
 
+# A period as Fraction reads it (a ratio, or a decimal with an exponent), with
+# the exponent kept small: Fraction("1e999999999") would compute 10**999999999.
+_PERIOD_TEXT = re.compile(r"\s*[+-]?(?:\d+\s*/\s*\d+|(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?)\s*")
+_MAX_PERIOD_TEXT = 64
+_MAX_EXPONENT = 400
+
+
 def parse_period(text: str | float | Fraction) -> Fraction:
     """Parse a tick period in seconds exactly: ``"1/60"``, ``"0.05"``, ``1``.
 
     A decimal string is taken at its written value (``"0.1"`` is exactly
-    1/10); a float is taken at its exact binary value.
+    1/10); a float is taken at its exact binary value. A string holds at
+    most 64 characters and an exponent of at most 400.
 
     Raises
     ------
     InvalidParameterError
         Not a number, or not > 0.
     """
+    bad = InvalidParameterError(f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r:.40}")
+    if isinstance(text, str):
+        m = _PERIOD_TEXT.fullmatch(text) if len(text) <= _MAX_PERIOD_TEXT else None
+        if m is None or (m["exp"] is not None and abs(int(m["exp"])) > _MAX_EXPONENT):
+            raise bad
     try:
-        value = Fraction(text) if not isinstance(text, str) else Fraction(text.strip())
-    except (ValueError, ZeroDivisionError, TypeError):
-        raise InvalidParameterError(
-            f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r}"
-        ) from None
+        value = Fraction(text) if not isinstance(text, str) else Fraction(text.strip().replace(" ", ""))
+    except (ValueError, ZeroDivisionError, TypeError, OverflowError):
+        raise bad from None
     if value <= 0:
-        raise InvalidParameterError(f"tick period must be > 0 s, got {text!r}")
+        raise InvalidParameterError(f"tick period must be > 0 s, got {text!r:.40}")
     return value
 
 
@@ -387,6 +402,44 @@ def iter_levels(
         yield from engine.feed(block)
 
 
+def iter_multi_levels(
+    samples: NDArray[np.float32] | Iterable[NDArray[np.float32]],
+    sample_rate_hz: int,
+    *,
+    ticks: Sequence[Ticks],
+    metric: str = "rms",
+    options: AnalyserOptions | None = None,
+) -> Iterator[tuple[int, LevelChunk]]:
+    """Several level traces of one signal at different cadences, in one pass, chunk by chunk.
+
+    Yields
+    ------
+    (int, LevelChunk)
+        The index of the cadence in ``ticks``, and its next ticks.
+    """
+    options = options or AnalyserOptions()
+    engines = [_Engine(int(sample_rate_hz), t, metric, options) for t in ticks]
+    blocks = [samples] if isinstance(samples, np.ndarray) else samples
+    for block in _checked_blocks(blocks, sample_rate_hz):
+        for i, engine in enumerate(engines):
+            for chunk in engine.feed(block):
+                yield i, chunk
+
+
+def trace_of(
+    chunks: Iterable[LevelChunk],
+    sample_rate_hz: int,
+    ticks: Ticks,
+    metric: str = "rms",
+    options: AnalyserOptions | None = None,
+) -> LevelTrace:
+    """A level trace from its consecutive chunks."""
+    parts = list(chunks)
+    frames = np.concatenate([c.frames for c in parts]) if parts else np.zeros(0, np.int64)
+    level = np.concatenate([c.level for c in parts]) if parts else np.zeros(0, np.float64)
+    return LevelTrace(frames, level, int(sample_rate_hz), ticks, metric, options or AnalyserOptions())
+
+
 def multi_levels(
     samples: NDArray[np.float32] | Iterable[NDArray[np.float32]],
     sample_rate_hz: int,
@@ -406,18 +459,10 @@ def multi_levels(
         One per entry of ``ticks``, in order.
     """
     options = options or AnalyserOptions()
-    engines = [_Engine(int(sample_rate_hz), t, metric, options) for t in ticks]
-    parts: list[list[LevelChunk]] = [[] for _ in engines]
-    blocks = [samples] if isinstance(samples, np.ndarray) else samples
-    for block in _checked_blocks(blocks, sample_rate_hz):
-        for engine, chunks in zip(engines, parts):
-            chunks.extend(engine.feed(block))
-    traces = []
-    for t, chunks in zip(ticks, parts):
-        frames = np.concatenate([c.frames for c in chunks]) if chunks else np.zeros(0, np.int64)
-        level = np.concatenate([c.level for c in chunks]) if chunks else np.zeros(0, np.float64)
-        traces.append(LevelTrace(frames, level, int(sample_rate_hz), t, metric, options))
-    return traces
+    parts: list[list[LevelChunk]] = [[] for _ in ticks]
+    for i, chunk in iter_multi_levels(samples, sample_rate_hz, ticks=ticks, metric=metric, options=options):
+        parts[i].append(chunk)
+    return [trace_of(chunks, sample_rate_hz, t, metric, options) for t, chunks in zip(ticks, parts)]
 
 
 def levels(

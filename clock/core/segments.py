@@ -16,21 +16,26 @@ Boundaries at render-quantum resolution come from a second trace read every
 first quantum above the floor after the previous quiet tick, and
 ``offset_quantum_s`` the last quantum above the floor before the next quiet
 tick: where a continuously polled analyser would first and last see speech.
+That trace can be kept whole (a :class:`~clock.core.levels.LevelTrace`) or,
+for long recordings, as one bit per quantum at the floor
+(:class:`QuantumSpeech`: 0.5 MB for three hours at 48 kHz, where the trace
+takes 64 MB). Either way the segmentation takes time linear in the length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
+from .analyser import RENDER_QUANTUM_FRAMES
 from .events import Label
-from .levels import LevelTrace
+from .levels import LevelChunk, LevelTrace
 
-__all__ = ["LabelMatch", "Segment", "Segmentation", "label_errors", "runs", "segments"]
+__all__ = ["LabelMatch", "QuantumSpeech", "Segment", "Segmentation", "label_errors", "runs", "segments"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,67 @@ def runs(mask: NDArray[np.bool_]) -> NDArray[np.int64]:
     return np.stack([starts, ends], axis=1).astype(np.int64)
 
 
+@dataclass(frozen=True, slots=True)
+class QuantumSpeech:
+    """Which render quanta are speech at one floor, one bit each.
+
+    Quantum ``k`` is the analyser read at frame ``128 * k`` (``k = 0, 1, ...``),
+    as ``Ticks.every_frames(128, rate)`` reads it; its bit is ``level > floor``.
+
+    Attributes
+    ----------
+    floor : float
+    sample_rate_hz : int
+    n_quanta : int
+    bits : ndarray of uint8
+        ``numpy.packbits`` of the speech flags (big-endian bit order).
+    """
+
+    floor: float
+    sample_rate_hz: int
+    n_quanta: int
+    bits: NDArray[np.uint8]
+
+    @classmethod
+    def from_chunks(cls, chunks: Iterable[LevelChunk], *, floor: float, sample_rate_hz: int) -> QuantumSpeech:
+        """Pack the consecutive chunks of a render-quantum trace as they come (memory: one bit per quantum)."""
+        floor = _check_floor(floor)
+        packed: list[NDArray[np.uint8]] = []
+        carry = np.zeros(0, bool)
+        n = 0
+        for chunk in chunks:
+            expected = (np.arange(chunk.frames.size) + chunk.first_tick) * RENDER_QUANTUM_FRAMES
+            if chunk.first_tick != n or not np.array_equal(chunk.frames, expected):
+                raise InvalidParameterError("a QuantumSpeech needs the trace read every 128 frames from frame 0")
+            flags = np.concatenate([carry, chunk.level > floor])
+            whole = flags.size // 8 * 8
+            packed.append(np.packbits(flags[:whole]))
+            carry = flags[whole:]
+            n += chunk.frames.size
+        packed.append(np.packbits(carry))
+        return cls(floor, int(sample_rate_hz), n, np.concatenate(packed))
+
+    @classmethod
+    def from_trace(cls, trace: LevelTrace, *, floor: float) -> QuantumSpeech:
+        """The speech bits of a render-quantum trace (``Ticks.every_frames(128, rate)``)."""
+        return cls.from_chunks(
+            [LevelChunk(0, trace.frames, trace.level)], floor=floor, sample_rate_hz=trace.sample_rate_hz
+        )
+
+    def first_last(self, after_frame: int, before_frame: int) -> tuple[int, int] | None:
+        """Frames of the first and last speech quantum strictly between two frames, or None."""
+        q = RENDER_QUANTUM_FRAMES
+        k0 = max(0, after_frame // q + 1)
+        k1 = min(self.n_quanta - 1, -(-before_frame // q) - 1)
+        if k1 < k0:
+            return None
+        flags = np.unpackbits(self.bits[k0 // 8 : k1 // 8 + 1])[k0 % 8 : k0 % 8 + k1 - k0 + 1]
+        idx = np.flatnonzero(flags)
+        if not idx.size:
+            return None
+        return (k0 + int(idx[0])) * q, (k0 + int(idx[-1])) * q
+
+
 def _check_floor(floor: float) -> float:
     floor = float(floor)
     if not np.isfinite(floor) or floor < 0:
@@ -107,7 +173,7 @@ def _check_floor(floor: float) -> float:
     return floor
 
 
-def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | None = None) -> Segmentation:
+def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSpeech | None = None) -> Segmentation:
     """Find the speech segments of a level trace.
 
     Parameters
@@ -116,9 +182,10 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | None = No
         The level at the clock's cadence.
     floor : float
         A tick is speech when ``level > floor`` (strictly).
-    quantum : LevelTrace, optional
+    quantum : LevelTrace or QuantumSpeech, optional
         The same recording read every render quantum (128 frames), for the
-        boundaries at quantum resolution.
+        boundaries at quantum resolution (as a trace, or its speech bits at
+        this floor).
 
     Returns
     -------
@@ -127,7 +194,8 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | None = No
     Raises
     ------
     InvalidParameterError
-        A negative or non-finite floor, or a quantum trace of another rate.
+        A negative or non-finite floor, a quantum trace of another rate, or
+        quantum speech bits found at another floor.
 
     Examples
     --------
@@ -143,25 +211,47 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | None = No
         raise InvalidParameterError(
             f"quantum trace rate {quantum.sample_rate_hz} Hz differs from the trace's {trace.sample_rate_hz} Hz"
         )
+    if isinstance(quantum, QuantumSpeech) and quantum.floor != floor:
+        raise InvalidParameterError(f"quantum speech was found at floor {quantum.floor}, not {floor}")
     t = trace.t_s
-    speech = trace.level > floor
+    found_runs = runs(trace.level > floor)
+    bounds = _quantum_bounds(trace, found_runs, quantum, floor) if quantum is not None else None
+    rate = trace.sample_rate_hz
     found = []
-    q_frames = quantum.frames if quantum is not None else np.zeros(0, np.int64)
-    q_speech = quantum.level > floor if quantum is not None else np.zeros(0, bool)
-    for start, end in runs(speech).tolist():
+    for i, (start, end) in enumerate(found_runs.tolist()):
         onset_q = offset_q = None
-        if q_frames.size:
-            # Between the neighbouring quiet ticks' frames, where the level crossed.
-            lo = int(trace.frames[start - 1]) if start > 0 else -1
-            hi = int(trace.frames[end + 1]) if end + 1 < trace.n_ticks else int(q_frames[-1]) + 1
-            inside = (q_frames > lo) & (q_frames < hi) & q_speech
-            idx = np.flatnonzero(inside)
-            if idx.size:
-                onset_q = float(q_frames[idx[0]]) / trace.sample_rate_hz
-                offset_q = float(q_frames[idx[-1]]) / trace.sample_rate_hz
+        edge = bounds[i] if bounds is not None else None
+        if edge is not None:
+            onset_q, offset_q = edge[0] / rate, edge[1] / rate
         found.append(Segment(start, end, float(t[start]), float(t[end]), onset_q, offset_q))
     gaps = tuple(b.onset_s - a.last_word_s for a, b in zip(found, found[1:]))
     return Segmentation(floor, trace.tick_s, tuple(found), gaps)
+
+
+def _quantum_bounds(
+    trace: LevelTrace, found_runs: NDArray[np.int64], quantum: LevelTrace | QuantumSpeech, floor: float
+) -> list[tuple[int, int] | None]:
+    """For each run of speech ticks, the first and last speech quantum between its neighbouring quiet ticks.
+
+    One pass: each run looks only between the frames of the quiet ticks around it.
+    """
+    if found_runs.size == 0:
+        return []
+    if isinstance(quantum, QuantumSpeech):
+        last_q = (quantum.n_quanta - 1) * RENDER_QUANTUM_FRAMES
+    else:
+        last_q = int(quantum.frames[-1]) if quantum.n_ticks else -1
+    starts, ends = found_runs[:, 0], found_runs[:, 1]
+    frames = trace.frames
+    # Between the neighbouring quiet ticks' frames, where the level crossed (the last run: to the end).
+    lo = np.where(starts > 0, frames[np.maximum(starts - 1, 0)], -1)
+    hi = np.where(ends + 1 < trace.n_ticks, frames[np.minimum(ends + 1, trace.n_ticks - 1)], last_q + 1)
+    if isinstance(quantum, QuantumSpeech):
+        return [quantum.first_last(int(a), int(b)) for a, b in zip(lo.tolist(), hi.tolist())]
+    speech = quantum.frames[quantum.level > floor]
+    first = np.searchsorted(speech, lo, side="right")
+    last = np.searchsorted(speech, hi, side="left") - 1
+    return [(int(speech[i]), int(speech[j])) if i <= j else None for i, j in zip(first.tolist(), last.tolist())]
 
 
 @dataclass(frozen=True, slots=True)

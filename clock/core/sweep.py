@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException, InvalidOperation, localcontext
 from fractions import Fraction
 
 import numpy as np
@@ -40,11 +40,16 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError
 from .beats import DEFAULT_ONSET_TIMEOUT_S, MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
 from .derive import Derivation, Margins, Observation, derive
+from .thresholds import check_floor, check_wait_s
 
-__all__ = ["MAX_GRID", "SweepPoint", "SweepResult", "grid", "sweep"]
+__all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
 
-#: At most this many values in one range.
-MAX_GRID = 1000
+#: The most values one range gives, and the most settings one sweep replays.
+MAX_GRID_VALUES = 1000
+MAX_SWEEP_POINTS = 10000
+
+# The largest magnitude of a range bound or step (floors are at most 1, quiet times an hour).
+_MAX_GRID_ABS = 10**6
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,32 +138,45 @@ class SweepResult:
 def grid(spec: str) -> tuple[float, ...]:
     """Parse ``LO:HI:STEP`` (inclusive, as exact decimals) or a single value.
 
+    Every part is a finite number of at most 10**6 (no ``nan``, ``inf`` or
+    huge exponents), ``LO <= HI``, ``STEP > 0``, and the range holds at most
+    :data:`MAX_GRID_VALUES` values.
+
     Raises
     ------
     InvalidParameterError
-        Not numbers, not finite, LO > HI, STEP <= 0, or more than
-        :data:`MAX_GRID` values.
+        When it is not.
 
     Examples
     --------
     >>> grid("2.0:2.6:0.2")
     (2.0, 2.2, 2.4, 2.6)
     """
+    if len(spec) > 200:
+        raise InvalidParameterError(f"a range must be LO:HI:STEP or a number, got {spec[:40]!r}...")
     try:
         parts = [Decimal(p.strip()) for p in spec.split(":")]
     except InvalidOperation:
         raise InvalidParameterError(f"a range must be LO:HI:STEP or a number, got {spec!r}") from None
-    if not all(p.is_finite() for p in parts):
-        raise InvalidParameterError(f"a range must be finite numbers, got {spec!r}")
+    if not all(p.is_finite() and p.copy_abs() <= _MAX_GRID_ABS for p in parts):
+        raise InvalidParameterError(f"a range needs finite numbers of at most {_MAX_GRID_ABS:g}, got {spec!r}")
     if len(parts) == 1:
         return (float(parts[0]),)
     if len(parts) != 3 or parts[2] <= 0 or parts[1] < parts[0]:
         raise InvalidParameterError(f"a range must be LO:HI:STEP with LO <= HI and STEP > 0, got {spec!r}")
     lo, hi, step = parts
-    count = (hi - lo) / step
-    if count >= MAX_GRID:
-        raise InvalidParameterError(f"a range of more than {MAX_GRID} values is too many: {spec!r}")
-    return tuple(float(lo + i * step) for i in range(int(count) + 1))
+    with localcontext() as ctx:
+        ctx.prec = 60
+        try:
+            count = (hi - lo) / step
+        except DecimalException:  # a step so small the count overflows
+            count = Decimal(MAX_GRID_VALUES)
+        if count >= MAX_GRID_VALUES:
+            raise InvalidParameterError(
+                f"a range of more than {MAX_GRID_VALUES} values is too many (at most {MAX_GRID_VALUES}): {spec!r}"
+            )
+        n = int(count) + 1
+        return tuple(float(lo + i * step) for i in range(n))
 
 
 def _points(
@@ -253,19 +271,15 @@ def sweep(
     Raises
     ------
     InvalidParameterError
-        An empty grid, a floor outside [0, 1], or a quiet time that is not a
-        positive finite number.
+        An empty grid, more than :data:`MAX_SWEEP_POINTS` settings, a floor
+        outside [0, 1], or a quiet time outside (0, 3600] s.
     """
     if not floors or not quiets_s:
         raise InvalidParameterError("a sweep needs at least one floor and one quiet time")
-    for f in floors:
-        if not (0 <= f <= 1):
-            raise InvalidParameterError(f"sweep floors must be levels in [0, 1], got {f!r}")
-    for q in quiets_s:
-        if not (0 < q < float("inf")):
-            raise InvalidParameterError(f"sweep quiet times must be positive numbers of seconds, got {q!r}")
-    floors_f = tuple(float(f) for f in floors)
-    quiets_f = tuple(float(q) for q in quiets_s)
+    if len(floors) * len(quiets_s) > MAX_SWEEP_POINTS:
+        raise InvalidParameterError(f"a sweep of more than {MAX_SWEEP_POINTS} settings is too many")
+    floors_f = tuple(check_floor(f, "sweep floor") for f in floors)
+    quiets_f = tuple(check_wait_s(q, "sweep quiet time") for q in quiets_s)
     points: list[SweepPoint] = []
     for f in floors_f:
         points.extend(_points(observations, f, quiets_f, onset_timeout_s))

@@ -1,4 +1,17 @@
-"""The clock's thresholds: the committed defaults, as one frozen value."""
+"""The clock's thresholds: the committed defaults, as one frozen value, and their bounds.
+
+Every setting is bounded, so that no option or config value can make a run
+explode (a tick of 1e-9 s would ask for a billion ticks a second):
+
+============================  ==========================================
+``floor``                     a level in [0, 1]
+``quiet_s``                   in (0, 3600] s
+``onset_timeout_s``           in (0, 3600] s
+``tick_s``                    in [1 ms, 60 s]
+============================  ==========================================
+
+The same checks serve the command line, the config and the library.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +22,56 @@ from ..errors import InvalidParameterError
 from .beats import DEFAULT_ONSET_TIMEOUT_S
 from .levels import DEFAULT_TICK_S
 
-__all__ = ["DEFAULT_THRESHOLDS", "Thresholds"]
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "MAX_TICK_S",
+    "MAX_WAIT_S",
+    "MIN_TICK_S",
+    "Thresholds",
+    "check_bounded",
+    "check_floor",
+    "check_tick_s",
+    "check_wait_s",
+]
+
+#: The shortest and longest clock tick.
+MIN_TICK_S = Fraction(1, 1000)
+MAX_TICK_S = Fraction(60)
+
+#: The longest quiet time or onset timeout (an hour).
+MAX_WAIT_S = 3600.0
+
+
+def check_floor(value: float, name: str = "floor") -> float:
+    """A floor: a finite level in [0, 1] (RMS on a full scale of 1.0)."""
+    if not 0 <= value <= 1:
+        raise InvalidParameterError(f"{name} must be a level in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_wait_s(value: float, name: str) -> float:
+    """A quiet time or an onset timeout: in (0, :data:`MAX_WAIT_S`] seconds."""
+    if not 0 < value <= MAX_WAIT_S:
+        raise InvalidParameterError(f"{name} must be a positive number of seconds up to {MAX_WAIT_S:g}, got {value!r}")
+    return float(value)
+
+
+def check_tick_s(value: Fraction, name: str = "tick period") -> Fraction:
+    """A clock tick: between :data:`MIN_TICK_S` (1 ms) and :data:`MAX_TICK_S` (60 s)."""
+    if not MIN_TICK_S <= value <= MAX_TICK_S:
+        try:
+            shown = f"{float(value):.6g} s"
+        except OverflowError:
+            shown = "more than 1e308 s"
+        raise InvalidParameterError(f"{name} must be between 0.001 and 60 s, got {shown}")
+    return value
+
+
+def check_bounded(value: float, name: str, low: float, high: float, unit: str = "") -> float:
+    """A finite number in [low, high] (a margin or a tolerance)."""
+    if not low <= value <= high:
+        raise InvalidParameterError(f"{name} must be a number in [{low:g}, {high:g}]{unit}, got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +99,10 @@ class Thresholds:
     fft_size: int = 2048
 
     def __post_init__(self) -> None:
-        if not (self.floor >= 0 and self.floor < float("inf")):
-            raise InvalidParameterError(f"floor must be a finite level >= 0, got {self.floor!r}")
+        check_floor(self.floor)
         for name in ("quiet_s", "onset_timeout_s"):
-            value = getattr(self, name)
-            if not (value > 0 and value < float("inf")):
-                raise InvalidParameterError(f"{name} must be a positive number of seconds, got {value!r}")
+            check_wait_s(getattr(self, name), name)
+        check_tick_s(self.tick_s, "tick_s")
 
     def with_(self, **changes: object) -> Thresholds:
         """A copy with the given fields changed (``None`` values are ignored)."""

@@ -29,7 +29,11 @@ Example::
     beats = 3                # expected beat count
 
 The config is found in the recordings folder, or given with ``--config``.
-Every key is optional; a missing one keeps its default.
+Every key is optional; a missing one keeps its default. Every value is
+bounded (see :mod:`clock.core.thresholds` and :data:`clock.core.derive.MARGIN_BOUNDS`),
+and ``[baseline] file`` is a path inside the config's folder (the command
+line's ``--baseline`` can point anywhere). A config is at most
+:data:`~clock.io.files.MAX_CONFIG_BYTES`; a FIFO or a device is refused.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -46,8 +51,9 @@ from typing import Any
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
 from ..core.levels import parse_period
-from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_bounded
 from ..errors import ConfigError, InvalidParameterError
+from .files import MAX_CONFIG_BYTES, read_text
 
 __all__ = ["CONFIG_NAME", "Baseline", "Config", "find_config", "read_config"]
 
@@ -64,6 +70,10 @@ _THRESHOLD_KEYS = {
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
 _RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+
+#: The largest baseline tolerance (seconds) and expected beat count.
+MAX_TOLERANCE_S = 60.0
+MAX_BEATS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,16 +143,20 @@ def read_config(path: str | os.PathLike[str]) -> Config:
     Raises
     ------
     ConfigError
-        Unreadable, not TOML, an unknown key, a wrong type or an invalid
-        value; the message names the file and the key.
+        Unreadable, not a regular file, too large, not TOML, an unknown key,
+        a wrong type or a value out of bounds; the message names the file
+        and the key.
     """
     p = Path(path)
+    text = read_text(p, what="config", error=ConfigError, max_bytes=MAX_CONFIG_BYTES)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"{p}: cannot read config ({err.strerror or err})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{p}: not valid TOML ({err})") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: not valid TOML (arrays or tables nested too deeply)") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise ConfigError(f"{p}: not valid TOML (a number too long to read)") from None
     unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings"}
     if unknown:
         raise ConfigError(
@@ -150,32 +164,61 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         )
     th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
     if "tick_s" in th:
-        try:
-            th["tick_s"] = parse_period(
-                str(th["tick_s"]) if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"]))
-            )
-        except InvalidParameterError as err:
-            raise ConfigError(f"{p}: key 'thresholds.tick_s': {err}") from None
+        with _key(p, "thresholds.tick_s"):
+            th["tick_s"] = parse_period(th["tick_s"] if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"])))
     margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
     base = _table(doc.get("baseline", {}), "baseline", _BASELINE_KEYS, p)
-    try:
-        thresholds = DEFAULT_THRESHOLDS.with_(**th)
-        AnalyserOptions(fft_size=thresholds.fft_size)
-    except InvalidParameterError as err:
-        raise ConfigError(f"{p}: [thresholds] {err}") from None
-    try:
-        margin_values = Margins(**{k: float(v) for k, v in margins.items()})
-    except InvalidParameterError as err:
-        raise ConfigError(f"{p}: [margins] {err}") from None
+    for name, value in th.items():
+        with _key(p, f"thresholds.{name}"):
+            DEFAULT_THRESHOLDS.with_(**{name: value})
+            if name == "fft_size":
+                AnalyserOptions(fft_size=value)
+    for name, value in margins.items():
+        with _key(p, f"margins.{name}"):
+            Margins(**{name: float(value)})
+    for name in ("onset_tolerance_s", "max_gap_tolerance_s"):
+        if name in base:
+            with _key(p, f"baseline.{name}"):
+                check_bounded(base[name], name, 0.0, MAX_TOLERANCE_S, " s")
+    thresholds = DEFAULT_THRESHOLDS.with_(**th)
+    margin_values = Margins(**{k: float(v) for k, v in margins.items()})
     recordings_doc = doc.get("recordings", {})
     if not isinstance(recordings_doc, dict):
         raise ConfigError(f"{p}: key 'recordings': must be a table of tables")
     recordings = {
         name: dict(_table(meta, f"recordings.{name}", _RECORDING_KEYS, p)) for name, meta in recordings_doc.items()
     }
+    for name, meta in recordings.items():
+        if "beats" in meta and not 0 <= meta["beats"] <= MAX_BEATS:
+            raise ConfigError(f"{p}: key 'recordings.{name}.beats': must be in [0, {MAX_BEATS}], got {meta['beats']}")
     baseline = Baseline(
-        p.parent / base["file"] if "file" in base else None,
+        _baseline_file(p, base["file"]) if "file" in base else None,
         float(base.get("onset_tolerance_s", 0.05)),
         float(base.get("max_gap_tolerance_s", 0.05)),
     )
     return Config(p, thresholds, margin_values, baseline, recordings)
+
+
+@contextmanager
+def _key(p: Path, key: str) -> Iterator[None]:
+    """Turn an out-of-range value into a ConfigError naming the file and the key."""
+    try:
+        yield
+    except InvalidParameterError as err:
+        raise ConfigError(f"{p}: key '{key}': {err}") from None
+
+
+def _baseline_file(config: Path, name: str) -> Path:
+    """``[baseline] file``: a relative path that stays inside the config's folder."""
+    where = f"{config}: key 'baseline.file'"
+    rel = Path(name)
+    if not name or "\0" in name or rel.is_absolute() or ".." in rel.parts or rel.name in ("", "."):
+        raise ConfigError(
+            f"{where}: must be a file name inside the config's folder (no '..', not absolute), got {name!r}; "
+            "give --baseline FILE to use one elsewhere"
+        )
+    folder = config.parent
+    path = folder / rel
+    if not os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), "")):
+        raise ConfigError(f"{where}: {name!r} leads out of the config's folder (through a symbolic link)")
+    return path

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import warnings
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.analyser import AnalyserOptions
@@ -15,6 +16,7 @@ from ..core.levels import Ticks
 from ..errors import InvalidParameterError, RecordingError, SpeechClockWarning
 from .config import CONFIG_NAME, Config, find_config, read_config
 from .events import read_labels
+from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
 from .recording import Recording, read_recording
 
 __all__ = [
@@ -26,27 +28,39 @@ __all__ = [
     "load_corpus",
     "observe",
     "observe_all",
+    "observe_corpus",
 ]
-
-#: Files in a folder that are taken as recordings.
-AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
 
 
 def labels_path_for(recording: str | os.PathLike[str]) -> Path | None:
     """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``), or None."""
-    p = Path(recording)
-    candidate = p.with_name(p.stem + ".labels.txt")
+    candidate = sidecar(recording, "label track")
     return candidate if candidate.is_file() else None
 
 
 def collect(
-    paths: Iterable[str | os.PathLike[str]], *, config: str | os.PathLike[str] | None = None
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    config: str | os.PathLike[str] | None = None,
+    inputs: Inputs | None = None,
+    baseline: str | os.PathLike[str] | None = None,
 ) -> tuple[Config, list[Path]]:
     """The recordings named by files, folders or configs, and the config that governs them.
 
     A folder gives every audio file in it (sorted by name) and its
     ``speechclock.toml``; a ``.toml`` file gives its folder's recordings and
-    itself. ``config`` overrides the config found.
+    itself. ``config`` overrides the config found. A recording named twice
+    (by a folder and by itself, or through a link) counts once.
+
+    Parameters
+    ----------
+    paths : iterable of path-like
+    config : path-like, optional
+    inputs : Inputs, optional
+        Filled with every file the run will read (recordings, their logs and
+        label tracks, the config, the baseline), for the writers to refuse.
+    baseline : path-like, optional
+        The baseline, when given on the command line (else the config's).
 
     Raises
     ------
@@ -56,10 +70,11 @@ def collect(
         A malformed config.
     """
     found: list[Path] = []
+    folders: list[Path] = []
     config_path = Path(config) if config is not None else None
     for raw in paths:
         p = Path(raw)
-        if not p.exists():
+        if not os.path.lexists(p):
             raise RecordingError(f"{p}: no such file or folder")
         if p.suffix == ".toml":
             config_path = config_path or p
@@ -69,12 +84,28 @@ def collect(
             if not files:
                 raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
             found.extend(files)
+            folders.append(p)
             config_path = config_path or find_config(p)
         else:
             found.append(p)
             config_path = config_path or find_config(p.parent)
-    unique = list(dict.fromkeys(found))
-    return (read_config(config_path) if config_path is not None else Config()), unique
+    unique: dict[object, Path] = {}
+    for f in found:
+        try:
+            st = f.stat()
+            key: object = (st.st_dev, st.st_ino)
+        except OSError:
+            key = os.path.realpath(f)
+        unique.setdefault(key, f)
+    cfg = read_config(config_path) if config_path is not None else Config()
+    if inputs is not None:
+        for f in unique.values():
+            inputs.add_recording(f)
+        for folder in folders:
+            inputs.add_folder(folder)
+        inputs.add(config_path, "config")
+        inputs.add(baseline if baseline is not None else cfg.baseline_path, "baseline")
+    return cfg, list(unique.values())
 
 
 def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recording, Observation]:
@@ -82,7 +113,7 @@ def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recor
     th = config.thresholds
     rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient)
     labels_path = labels_path_for(path)
-    labels = tuple(read_labels(labels_path)) if labels_path else None
+    labels = tuple(read_labels(labels_path, duration_s=rec.duration_s)) if labels_path else None
     return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
 
 
@@ -133,10 +164,27 @@ def observe_all(
 
     if jobs == 1 or len(todo) < 2:
         take(map(_observe_quietly, todo))
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-            take(pool.map(_observe_quietly, todo))
+        return out
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_worker_signals)
+    try:
+        take(pool.map(_observe_quietly, todo))
+    except BaseException:
+        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+        raise
+    pool.shutdown()
     return out
+
+
+def _worker_signals() -> None:
+    """Workers leave Ctrl-C to the main process, and die at once when it stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +198,14 @@ class Corpus:
         Header, level traces and event log of each file.
     observations : tuple of Observation
         What ``derive``, ``check`` and ``sweep`` take (trace, log, labels, metadata).
+    inputs : Inputs
+        Every file read (and the names a later run would read), for writers to refuse.
     """
 
     config: Config
     recordings: tuple[Recording, ...]
     observations: tuple[Observation, ...]
+    inputs: Inputs = field(default_factory=Inputs, compare=False)
 
 
 def load_corpus(
@@ -164,6 +215,7 @@ def load_corpus(
     jobs: int = 1,
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
+    baseline: str | os.PathLike[str] | None = None,
 ) -> Corpus:
     """Read recordings named by files, folders or a config (see :func:`collect`).
 
@@ -172,6 +224,20 @@ def load_corpus(
     >>> corpus = load_corpus(["recordings"])  # doctest: +SKIP
     >>> clock.derive(corpus.observations)     # doctest: +SKIP
     """
-    cfg, files = collect(paths, config=config)
-    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress)
-    return Corpus(cfg, tuple(r for r, _ in pairs), tuple(o for _, o in pairs))
+    inputs = Inputs()
+    cfg, files = collect(paths, config=config, inputs=inputs, baseline=baseline)
+    return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient, progress=progress)
+
+
+def observe_corpus(
+    config: Config,
+    files: Iterable[Path],
+    inputs: Inputs,
+    *,
+    jobs: int = 1,
+    lenient: bool = False,
+    progress: Callable[[Path], None] | None = None,
+) -> Corpus:
+    """The corpus of recordings already collected (see :func:`collect`)."""
+    pairs = observe_all(files, config, jobs=jobs, lenient=lenient, progress=progress)
+    return Corpus(config, tuple(r for r, _ in pairs), tuple(o for _, o in pairs), inputs)

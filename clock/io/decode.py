@@ -19,8 +19,14 @@ Web Audio "speakers" rules (:func:`clock.core.analyser.downmix_to_mono`).
 Recordings are opened read-only and decoded block by block; memory does not
 grow with a recording's length. Where a container's timestamps jump by more
 than 0.1 s (a hole in a MediaRecorder stream), the hole is filled with
-silence, with a warning, so the audio timeline stays aligned with the event
-log; smaller jitter (a few ms in Chromium's WebM) is ignored. Resampling to
+silence, block by block, with a warning, so the audio timeline stays aligned
+with the event log; smaller jitter (a few ms in Chromium's WebM) is ignored.
+A hole longer than :data:`MAX_HOLE_S` (an hour) is an error naming the file
+and the time: no session pauses that long, and filling it would only cost
+time. A damaged packet (garbage in the middle of an MP3) is skipped with one
+warning per file, as FFmpeg's own tool does. MP3 is recognised by its first
+bytes (or its name) before libsndfile sees it, so libmpg123 never prints to
+the terminal. Resampling to
 an ``AudioContext`` rate uses soxr's streaming resampler (a well-known, high-quality resampler; Chromium's
 own sinc resampler differs in the last bits, so levels of a resampled
 recording are close to, not bit-identical with, the browser's).
@@ -29,30 +35,47 @@ recording are close to, not bit-identical with, the browser's).
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..core.analyser import downmix_to_mono
 from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
+from .files import file_kind
 
-__all__ = ["AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
+__all__ = ["MAX_HOLE_S", "AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
 
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
+
+# Samples (frames x channels) read at once: 4 MB of float32, whatever the channel count.
+_MAX_BLOCK_SAMPLES = 1 << 20
 
 # A jump in a container's timestamps longer than this is a hole in the stream
 # (MediaRecorder's timestamps jitter by a few milliseconds; those are ignored).
 _GAP_FILL_S = 0.1
 
+#: The longest hole in a container's timestamps that is filled with silence
+#: (seconds); a longer jump is an error (``iter_blocks(max_hole_s=...)``).
+MAX_HOLE_S = 3600.0
+
 # libsndfile reports this frame count when a header gives no length.
 _UNKNOWN_LENGTH = 2**62
 
-_PYAV_MAGIC = (b"\x1a\x45\xdf\xa3",)  # EBML: WebM and Matroska
+_PYAV_MAGIC = (b"\x1a\x45\xdf\xa3", b"ID3")  # EBML (WebM, Matroska); an ID3 tag (MP3)
+
+# Names that FFmpeg reads, whatever their first bytes (libsndfile's libmpg123
+# prints to the terminal on a damaged MP3, so it never sees one).
+_PYAV_SUFFIXES = (".mp3",)
+
+# RIFF/WAVE format tags of MPEG audio inside a WAV (libsndfile hands them to libmpg123).
+_WAV_MPEG_TAGS = (0x0050, 0x0055)
 
 # PyAV sample formats: (scale applied after the offset, offset)
 _PYAV_SCALE = {
@@ -100,31 +123,68 @@ class AudioInfo:
 
 def _check_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path)
-    if not p.exists():
-        raise RecordingError(f"{p}: no such file")
-    if p.is_dir():
+    try:
+        st = p.stat()  # never opens: a FIFO with no writer cannot block here
+    except FileNotFoundError:
+        raise RecordingError(f"{p}: no such file") from None
+    except OSError as err:
+        raise RecordingError(f"{p}: cannot read ({err.strerror or err})") from None
+    if stat.S_ISDIR(st.st_mode):
         raise RecordingError(f"{p}: is a directory, not a recording")
+    if not stat.S_ISREG(st.st_mode):
+        # The decoder reads a recording more than once (header, samples, the
+        # plot's waveform), which a pipe or a device cannot give.
+        raise RecordingError(f"{p}: is {file_kind(st.st_mode)}, not a recording file (save the stream to a file first)")
     if not os.access(p, os.R_OK):
         raise RecordingError(f"{p}: not readable (permission denied)")
-    if p.stat().st_size == 0:
+    if st.st_size == 0:
         raise RecordingError(f"{p}: file is empty")
     return p
 
 
 def _magic(p: Path) -> bytes:
     with open(p, "rb") as f:
-        return f.read(12)
+        return f.read(64)
 
 
-def _wants_pyav(head: bytes) -> bool:
-    return head.startswith(_PYAV_MAGIC) or head[4:8] == b"ftyp"
+def _is_mpeg_audio(head: bytes) -> bool:
+    """An MPEG audio frame header (layer I, II or III) at the start: 11 sync bits, a valid layer."""
+    return len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 and (head[1] >> 1) & 3 != 0
+
+
+def _wav_tag(p: Path) -> int | None:
+    """The format tag of a RIFF/WAVE file (None when it is not one, or has no ``fmt `` chunk early on)."""
+    with open(p, "rb") as f:
+        head = f.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        for _ in range(16):  # the fmt chunk comes first, after a JUNK chunk or two at most
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                return None
+            size = int.from_bytes(chunk[4:8], "little")
+            if chunk[:4] == b"fmt ":
+                tag = f.read(2)
+                return int.from_bytes(tag, "little") if len(tag) == 2 else None
+            f.seek(size + (size & 1), os.SEEK_CUR)
+    return None
+
+
+def _wants_pyav(head: bytes, p: Path) -> bool:
+    return (
+        head.startswith(_PYAV_MAGIC)
+        or head[4:8] == b"ftyp"
+        or _is_mpeg_audio(head)
+        or p.suffix.lower() in _PYAV_SUFFIXES
+        or _wav_tag(p) in _WAV_MPEG_TAGS
+    )
 
 
 def _probe_soundfile(p: Path) -> AudioInfo:
     import soundfile as sf
 
     try:
-        with sf.SoundFile(str(p)) as f:
+        with sf.SoundFile(os.fsencode(p)) as f:  # bytes: a name that is not UTF-8 still opens
             frames = f.frames
             return AudioInfo(
                 str(p),
@@ -190,7 +250,7 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     """
     p = _check_path(path)
     head = _magic(p)
-    if _wants_pyav(head):
+    if _wants_pyav(head, p):
         return _probe_pyav(p)
     try:
         info = _probe_soundfile(p)
@@ -243,10 +303,12 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
     import soundfile as sf
 
     n_read = 0
+    # A file of many channels is read in fewer frames at a time: a block never exceeds _MAX_BLOCK_SAMPLES.
+    frames = max(1, min(block_frames, _MAX_BLOCK_SAMPLES // max(1, info.n_channels)))
     try:
-        with sf.SoundFile(info.path) as f:
+        with sf.SoundFile(os.fsencode(info.path)) as f:
             while True:
-                block = f.read(block_frames, dtype="float32", always_2d=True)
+                block = f.read(frames, dtype="float32", always_2d=True)
                 if block.shape[0] == 0:
                     break
                 n_read += block.shape[0]
@@ -274,7 +336,9 @@ def _pyav_frame_to_array(frame: object) -> NDArray[np.float32]:
     return ((arr.astype(np.float64) + offset) * scale).astype(np.float32)
 
 
-def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
+def _pyav_blocks(
+    info: AudioInfo, *, block_frames: int = DEFAULT_BLOCK_FRAMES, max_hole_s: float = MAX_HOLE_S
+) -> Iterator[NDArray[np.float32]]:
     import av
 
     n_read = 0
@@ -282,21 +346,14 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
         with av.open(info.path, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            for frame in container.decode(stream):
+            for frame in _decoded_frames(container, stream, info.path):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
                     first_s = at_s if first_s is None else first_s
-                    missing = int(round((at_s - first_s) * info.sample_rate_hz)) - n_read
-                    if missing > _GAP_FILL_S * info.sample_rate_hz:
-                        warnings.warn(
-                            f"{info.path}: {missing / info.sample_rate_hz:.3f} s missing from the stream at "
-                            f"{n_read / info.sample_rate_hz:.3f} s; filled with silence to keep the timeline",
-                            SpeechClockWarning,
-                            stacklevel=2,
-                        )
-                        yield np.zeros((missing, block.shape[1]), np.float32)
-                        n_read += missing
+                    missing = _hole(info, at_s - first_s, n_read, max_hole_s)
+                    yield from _silence(missing, block.shape[1], block_frames)
+                    n_read += missing
                 n_read += block.shape[0]
                 yield block
     except av.FFmpegError as err:
@@ -305,6 +362,61 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
         raise RecordingError(f"{info.path}: unsupported sample format {err}") from None
     if n_read == 0:
         raise RecordingError(f"{info.path}: holds no audio frames")
+
+
+def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
+    """The stream's frames, packet by packet; a damaged packet is skipped (one warning per file), as FFmpeg does."""
+    import av
+
+    n_frames = n_skipped = 0
+    first: tuple[float | None, str] | None = None
+    for packet in container.demux(stream):  # type: ignore[attr-defined]
+        try:
+            frames = packet.decode()
+        except (av.InvalidDataError, av.PatchWelcomeError, av.BugError, av.UndefinedError) as err:
+            n_skipped += 1
+            if first is None:
+                at = None if packet.pts is None or packet.time_base is None else float(packet.pts * packet.time_base)
+                first = (at, _av_reason(err))
+            continue
+        n_frames += len(frames)
+        yield from frames
+    if first is not None:
+        at_s, reason = first
+        where = "" if at_s is None else f", the first at {at_s:.3f} s"
+        if n_frames == 0:
+            raise RecordingError(f"{path}: no packet could be decoded ({reason})")
+        warnings.warn(
+            f"{path}: skipped {n_skipped} damaged packet{'s' if n_skipped > 1 else ''}{where} ({reason})",
+            SpeechClockWarning,
+            stacklevel=2,
+        )
+
+
+def _hole(info: AudioInfo, at_s: float, n_read: int, max_hole_s: float) -> int:
+    """Frames missing before a frame stamped ``at_s`` (0 for jitter); a hole over ``max_hole_s`` is an error."""
+    rate = info.sample_rate_hz
+    if not at_s - n_read / rate > _GAP_FILL_S:
+        return 0
+    if at_s - n_read / rate > max_hole_s:
+        raise RecordingError(
+            f"{info.path}: the stream's timestamps jump by {at_s - n_read / rate:.3f} s at {n_read / rate:.3f} s, "
+            f"more than the longest hole filled with silence ({max_hole_s:g} s): damaged timestamps?"
+        )
+    missing = int(round(at_s * rate)) - n_read
+    warnings.warn(
+        f"{info.path}: {missing / rate:.3f} s missing from the stream at "
+        f"{n_read / rate:.3f} s; filled with silence to keep the timeline",
+        SpeechClockWarning,
+        stacklevel=3,
+    )
+    return missing
+
+
+def _silence(n_frames: int, n_channels: int, block_frames: int) -> Iterator[NDArray[np.float32]]:
+    """``n_frames`` of silence in blocks of at most ``block_frames`` (a long hole is never allocated at once)."""
+    for start in range(0, n_frames, block_frames):
+        yield np.zeros((min(block_frames, n_frames - start), n_channels), np.float32)
 
 
 def _rechunk(blocks: Iterator[NDArray[np.float32]], block_frames: int) -> Iterator[NDArray[np.float32]]:
@@ -339,6 +451,7 @@ def iter_blocks(
     *,
     block_frames: int = DEFAULT_BLOCK_FRAMES,
     context_rate_hz: int | None = None,
+    max_hole_s: float = MAX_HOLE_S,
 ) -> Iterator[NDArray[np.float32]]:
     """Decode a recording into successive blocks of mono float32 samples.
 
@@ -351,6 +464,9 @@ def iter_blocks(
         Approximate frames per block.
     context_rate_hz : int, optional
         Resample to this rate (an ``AudioContext``'s ``sampleRate``), with soxr.
+    max_hole_s : float, optional
+        The longest jump in a container's timestamps that is filled with
+        silence (default :data:`MAX_HOLE_S`, an hour); a longer one is an error.
 
     Yields
     ------
@@ -360,17 +476,20 @@ def iter_blocks(
     Raises
     ------
     RecordingError
-        The file cannot be decoded, or holds fewer frames than its header says.
+        The file cannot be decoded, holds fewer frames than its header says,
+        or its timestamps jump by more than ``max_hole_s``.
     InvalidSignalError
         A decoded sample is NaN or infinite (the message gives its time).
     """
     info = path if isinstance(path, AudioInfo) else probe(path)
     if block_frames < 1:
         raise InvalidParameterError(f"block_frames must be >= 1, got {block_frames}")
+    if not 0 < max_hole_s < float("inf"):
+        raise InvalidParameterError(f"max_hole_s must be a positive number of seconds, got {max_hole_s!r}")
     raw = (
         _soundfile_blocks(info, block_frames)
         if info.backend == "soundfile"
-        else _rechunk(_pyav_blocks(info), block_frames)
+        else _rechunk(_pyav_blocks(info, block_frames=block_frames, max_hole_s=max_hole_s), block_frames)
     )
     mono = _checked_mono(raw, info)
     if context_rate_hz is not None and context_rate_hz != info.sample_rate_hz:

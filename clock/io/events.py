@@ -6,6 +6,12 @@ An event log sits beside its recording (``NAME.events.jsonl`` next to
 ``{"type": "recording.started", "t": T0}`` line is present, every time is
 taken relative to T0, so a log written with the page's ``performance.now()``
 works as it is. Blank lines are skipped; unknown fields are ignored.
+
+Hostile input is bounded: a line is at most :data:`~clock.io.files.MAX_LINE_BYTES`,
+JSON nests at most :data:`MAX_JSON_DEPTH` deep, a number has at most 4300
+digits (Python's limit), and every time lies within :data:`MAX_TIME_S` of
+the recording's start; a FIFO or a device is refused without being opened.
+Each violation is one error naming the file and line.
 """
 
 from __future__ import annotations
@@ -13,14 +19,25 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 from ..core.events import Event, EventLog, Label, classify
 from ..errors import EventLogError, SpeechClockWarning
+from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 
-__all__ = ["events_path_for", "read_events", "read_labels"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_TIME_S", "events_path_for", "read_events", "read_labels", "warn_outside"]
+
+#: The deepest nesting of arrays and objects in an event line.
+MAX_JSON_DEPTH = 64
+
+#: The largest time, in seconds from the recording's start (about 116 days), of an event or a label.
+MAX_TIME_S = 1e7
+
+#: The longest ``linger_s`` (seconds).
+MAX_LINGER_S = 3600.0
 
 
 def events_path_for(recording: str | os.PathLike[str]) -> Path | None:
@@ -30,13 +47,27 @@ def events_path_for(recording: str | os.PathLike[str]) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def _shown(value: Any) -> str:
+    """A value for a message, cut short (a line may hold a 4000-digit number)."""
+    text = (
+        repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+    )
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _number(record: dict[str, Any], key: str, where: str) -> float | None:
     if key not in record:
         return None
     value = record[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise EventLogError(f"{where}: {key!r} must be a finite number, got {value!r}")
-    return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EventLogError(f"{where}: {key!r} must be a finite number, got {_shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise EventLogError(f"{where}: {key!r} must be a finite number, got {_shown(value)}")
+    return number
 
 
 def _time(record: dict[str, Any], where: str) -> float:
@@ -49,11 +80,43 @@ def _time(record: dict[str, Any], where: str) -> float:
     return t if t is not None else t_ms / 1000.0  # type: ignore[operator]
 
 
-def _parse_line(text: str, where: str) -> dict[str, Any]:
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def _relative(t: float, t0: float, where: str) -> float:
+    """``t`` on the recording's timeline (``t - t0``), within :data:`MAX_TIME_S`."""
+    relative = t - t0
+    if not abs(relative) <= MAX_TIME_S:
+        raise EventLogError(
+            f"{where}: time {relative:.6g} s is out of range (more than {MAX_TIME_S:g} s from the start)"
+        )
+    return relative
+
+
+def _parse_line(text: str, where: str, problem: str | None = None) -> dict[str, Any]:
+    if problem is not None:
+        raise EventLogError(f"{where}: {problem}")
     try:
         record = json.loads(text)
     except json.JSONDecodeError as err:
         raise EventLogError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:
+        raise EventLogError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError:  # a number of more than 4300 digits
+        raise EventLogError(f"{where}: a number too long to read (more than 4300 digits)") from None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _too_deep(record, MAX_JSON_DEPTH):
+        raise EventLogError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(record, dict):
         raise EventLogError(f"{where}: each line must be a JSON object, got {type(record).__name__}")
     if not isinstance(record.get("type"), str):
@@ -78,38 +141,43 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     Raises
     ------
     EventLogError
-        A malformed line (the message names the file and line), or a file
-        that cannot be read.
+        A malformed line or one past the limits (the message names the file
+        and line), or a file that cannot be read, is not a regular file or is
+        too large.
 
     Warns
     -----
     SpeechClockWarning
-        Skipped lines (lenient), lines out of time order (they are sorted),
+        Skipped lines (lenient: one warning, naming the first and counting
+        the rest), lines out of time order (they are sorted; one warning),
         a second ``recording.started``, a log with no terminal response.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise EventLogError(f"{p}: cannot read event log ({getattr(err, 'strerror', None) or err})") from None
-    parsed: list[tuple[int, dict[str, Any], float]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    # (line, kind, type, t, linger_s): what an Event needs, not the whole record,
+    # so that a log of millions of short lines stays a few times its size in memory.
+    parsed: list[tuple[int, str, str, float, float | None]] = []
+    skipped: list[tuple[int, str]] = []
+    lines = iter_lines(
+        p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES, max_lines=MAX_EVENT_LOG_LINES
+    )
+    for number, line, problem in lines:
+        if problem is None and not line.strip():
             continue
         where = f"{p}:{number}"
         try:
-            record = _parse_line(line, where)
+            record = _parse_line(line, where, problem)
             t = _time(record, where)
             linger = _number(record, "linger_s", where)
-            if linger is not None and linger < 0:
-                raise EventLogError(f"{where}: 'linger_s' must be >= 0, got {linger}")
+            if linger is not None and not 0 <= linger <= MAX_LINGER_S:
+                raise EventLogError(f"{where}: 'linger_s' must be >= 0 and <= {MAX_LINGER_S:g} s, got {linger}")
         except EventLogError as err:
             if not lenient:
                 raise
-            warnings.warn(f"{err} (skipped)", SpeechClockWarning, stacklevel=2)
+            skipped.append((number, str(err)))
             continue
-        parsed.append((number, record, t))
-    starts = [(n, t) for n, r, t in parsed if r["type"] == "recording.started"]
+        kind = classify(record)
+        parsed.append((number, sys.intern(kind), sys.intern(record["type"]), t, linger if kind == "terminal" else None))
+    starts = [(n, t) for n, _, type_, t, _ in parsed if type_ == "recording.started"]
     t0 = starts[0][1] if starts else 0.0
     if len(starts) > 1:
         warnings.warn(
@@ -119,20 +187,31 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         )
     events = []
     previous: tuple[int, float] | None = None
-    for number, record, t in parsed:
-        if record["type"] == "recording.started":
+    out_of_order: list[str] = []
+    for number, kind, type_, t_raw, linger in parsed:
+        if type_ == "recording.started":
+            continue
+        try:
+            t = _relative(t_raw, t0, f"{p}:{number}")
+        except EventLogError as err:
+            if not lenient:
+                raise
+            skipped.append((number, str(err)))
             continue
         if previous is not None and t < previous[1]:
-            warnings.warn(
-                f"{p}:{number}: time {t - t0:.3f} s is before line {previous[0]} ({previous[1] - t0:.3f} s); "
-                "events are taken in time order",
-                SpeechClockWarning,
-                stacklevel=2,
+            out_of_order.append(
+                f"{p}:{number}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
+                "events are taken in time order"
             )
         previous = (number, t)
-        kind = classify(record)
-        linger = record.get("linger_s") if kind == "terminal" else None
-        events.append(Event(kind, record["type"], t - t0, number, None if linger is None else float(linger)))
+        events.append(Event(kind, type_, t, number, linger))
+    if skipped:
+        first = min(skipped)[1]
+        more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""
+        warnings.warn(f"{first} (skipped){more}", SpeechClockWarning, stacklevel=2)
+    if out_of_order:
+        more = f" ({len(out_of_order)} lines out of order)" if len(out_of_order) > 1 else ""
+        warnings.warn(out_of_order[0] + more, SpeechClockWarning, stacklevel=2)
     events.sort(key=lambda e: (e.t_s, e.line))
     log = EventLog(tuple(events), str(p))
     if not log.terminals:
@@ -140,24 +219,39 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     return log
 
 
-def read_labels(path: str | os.PathLike[str]) -> list[Label]:
+def read_labels(path: str | os.PathLike[str], *, duration_s: float | None = None) -> list[Label]:
     """Read an Audacity label track: ``start<TAB>end<TAB>text`` per line.
 
     Lines starting with a backslash (Audacity's spectral-selection lines) are
-    skipped.
+    skipped. Times must be finite and within :data:`MAX_TIME_S`.
+
+    Parameters
+    ----------
+    path : path-like
+    duration_s : float, optional
+        The recording's length: labels that start before 0 or end after it
+        are kept, with one warning per track.
 
     Raises
     ------
     EventLogError
-        A line that is not two numbers and a text (names the file and line).
+        A line that is not two finite numbers and a text, or a label that
+        ends before it starts (names the file and line); a file that cannot
+        be read, is not a regular file, or is too large.
+
+    Warns
+    -----
+    SpeechClockWarning
+        Labels outside the recording (once per track, naming the first).
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise EventLogError(f"{p}: cannot read label track ({getattr(err, 'strerror', None) or err})") from None
     labels = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = iter_lines(
+        p, what="label track", error=EventLogError, max_bytes=MAX_LABELS_BYTES, max_lines=MAX_LABELS_LINES
+    )
+    for number, line, problem in lines:
+        if problem is not None:
+            raise EventLogError(f"{p}:{number}: {problem}")
         if not line.strip() or line.startswith("\\"):
             continue
         parts = line.split("\t")
@@ -165,7 +259,29 @@ def read_labels(path: str | os.PathLike[str]) -> list[Label]:
             start, end = float(parts[0]), float(parts[1])
         except (IndexError, ValueError):
             raise EventLogError(f"{p}:{number}: expected 'start<TAB>end<TAB>label'") from None
-        if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise EventLogError(
+                f"{p}:{number}: label times must be finite numbers, got {_shown(start)} and {_shown(end)}"
+            )
+        if not (abs(start) <= MAX_TIME_S and abs(end) <= MAX_TIME_S):
+            raise EventLogError(f"{p}:{number}: label time out of range (more than {MAX_TIME_S:g} s)")
+        if end < start:
             raise EventLogError(f"{p}:{number}: label end {end} is before its start {start}")
         labels.append(Label(start, end, parts[2] if len(parts) > 2 else ""))
+    if duration_s is not None:
+        warn_outside(labels, duration_s, str(p))
     return labels
+
+
+def warn_outside(labels: list[Label], duration_s: float, source: str) -> None:
+    """Warn once if labels start before 0 or end after the recording (they are kept)."""
+    outside = [lab for lab in labels if lab.start_s < 0 or lab.end_s > duration_s]
+    if outside:
+        first = outside[0]
+        more = f" ({len(outside)} labels in all)" if len(outside) > 1 else ""
+        warnings.warn(
+            f"{source}: label {first.start_s:g} to {first.end_s:g} s lies outside the recording "
+            f"(0 to {duration_s:.3f} s){more}",
+            SpeechClockWarning,
+            stacklevel=2,
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,11 +11,50 @@ import numpy as np
 
 from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions
 from ..core.events import EventLog
-from ..core.levels import LevelTrace, Ticks, multi_levels
+from ..core.levels import LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of
+from ..core.segments import QuantumSpeech
+from ..errors import RecordingError
 from .decode import AudioInfo, iter_blocks, probe
 from .events import events_path_for, read_events
 
-__all__ = ["Recording", "envelope", "read_recording"]
+__all__ = [
+    "MAX_RATE_HZ",
+    "MIN_RATE_HZ",
+    "MIN_SOURCE_RATE_HZ",
+    "Recording",
+    "analysis_rate",
+    "envelope",
+    "read_recording",
+]
+
+#: The rates an ``AudioContext`` runs at (the analyser's rate: the recording's, or ``--context-rate``).
+MIN_RATE_HZ = 3000
+MAX_RATE_HZ = 768000
+
+#: The lowest rate of a recording resampled to ``--context-rate``.
+MIN_SOURCE_RATE_HZ = 1000
+
+
+def analysis_rate(info: AudioInfo, context_rate_hz: int | None = None) -> int:
+    """The rate the analyser runs at: ``context_rate_hz``, else the recording's, within an AudioContext's range.
+
+    Raises
+    ------
+    RecordingError
+        A recording whose rate no AudioContext runs at, with no context rate given.
+    """
+    rate = context_rate_hz or info.sample_rate_hz
+    if context_rate_hz and not MIN_SOURCE_RATE_HZ <= info.sample_rate_hz:
+        # Resampling 1 Hz to 48 kHz would turn a small file into an endless one.
+        raise RecordingError(
+            f"{info.path}: sample rate {info.sample_rate_hz} Hz is too low to resample (at least {MIN_SOURCE_RATE_HZ})"
+        )
+    if not MIN_RATE_HZ <= rate <= MAX_RATE_HZ:
+        raise RecordingError(
+            f"{info.path}: sample rate {rate} Hz is outside an AudioContext's range "
+            f"[{MIN_RATE_HZ}, {MAX_RATE_HZ}] (give --context-rate to resample)"
+        )
+    return rate
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,21 +66,32 @@ class Recording:
     info : AudioInfo
     trace : LevelTrace
         The level at the clock's cadence.
-    quantum : LevelTrace or None
-        The level every render quantum (when asked for).
+    quantum : LevelTrace, QuantumSpeech or None
+        The level every render quantum (when asked for), or which quanta are
+        speech at one floor (when the floor was given: one bit per quantum).
     events : EventLog or None
         The event log (None when there is none).
+    n_frames : int or None
+        Frames decoded (at the analysis rate).
     """
 
     info: AudioInfo
     trace: LevelTrace
-    quantum: LevelTrace | None
+    quantum: LevelTrace | QuantumSpeech | None
     events: EventLog | None
+    n_frames: int | None = None
 
     @property
     def name(self) -> str:
         """The recording's file name."""
         return Path(self.info.path).name
+
+    @property
+    def duration_s(self) -> float:
+        """Length in seconds (frames decoded, else the last tick)."""
+        if self.n_frames is not None:
+            return self.n_frames / self.trace.sample_rate_hz
+        return float(self.trace.t_s[-1]) if self.trace.n_ticks else 0.0
 
 
 def read_recording(
@@ -51,6 +102,7 @@ def read_recording(
     metric: str = "rms",
     context_rate_hz: int | None = None,
     quantum: bool = False,
+    quantum_floor: float | None = None,
     events: str | os.PathLike[str] | None = None,
     lenient: bool = False,
 ) -> Recording:
@@ -68,6 +120,10 @@ def read_recording(
     quantum : bool
         Also compute the level every render quantum (for boundaries at 128-frame
         resolution).
+    quantum_floor : float, optional
+        Keep only whether each quantum is above this floor (one bit per
+        quantum, a :class:`~clock.core.segments.QuantumSpeech`) instead of the
+        whole render-quantum trace: what ``segments`` needs, in 1/128 of the memory.
     events : path-like, optional
         The event log; by default ``NAME.events.jsonl`` beside the recording,
         if present.
@@ -79,16 +135,48 @@ def read_recording(
     Recording
     """
     info = probe(path)
-    rate = context_rate_hz or info.sample_rate_hz
+    rate = analysis_rate(info, context_rate_hz)
+    log_path = events if events is not None else events_path_for(path)
+    log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
     cadences = [ticks or Ticks()]
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
-    traces = multi_levels(
-        iter_blocks(info, context_rate_hz=context_rate_hz), rate, ticks=cadences, metric=metric, options=options
-    )
-    log_path = events if events is not None else events_path_for(path)
-    log = read_events(log_path, lenient=lenient) if log_path is not None else None
-    return Recording(info, traces[0], traces[1] if quantum else None, log)
+    counted = _Counted(iter_blocks(info, context_rate_hz=context_rate_hz))
+    chunks = iter_multi_levels(counted, rate, ticks=cadences, metric=metric, options=options)
+    main: list[LevelChunk] = []
+    quanta: list[LevelChunk] = []
+    if quantum and quantum_floor is not None:
+        q: LevelTrace | QuantumSpeech | None = QuantumSpeech.from_chunks(
+            _split(chunks, main), floor=quantum_floor, sample_rate_hz=rate
+        )
+    else:
+        for i, chunk in chunks:
+            (main if i == 0 else quanta).append(chunk)
+        q = trace_of(quanta, rate, cadences[-1], metric, options) if quantum else None
+    trace = trace_of(main, rate, cadences[0], metric, options)
+    return Recording(info, trace, q, log, counted.n_frames)
+
+
+class _Counted:
+    """Blocks passed through, counting their frames."""
+
+    def __init__(self, blocks: Iterator[np.ndarray]) -> None:
+        self.blocks = blocks
+        self.n_frames = 0
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for block in self.blocks:
+            self.n_frames += len(block)
+            yield block
+
+
+def _split(chunks: Iterator[tuple[int, LevelChunk]], main: list[LevelChunk]) -> Iterator[LevelChunk]:
+    """The second cadence's chunks; the first's go into ``main``."""
+    for i, chunk in chunks:
+        if i == 0:
+            main.append(chunk)
+        else:
+            yield chunk
 
 
 def envelope(
@@ -102,7 +190,7 @@ def envelope(
         Bin centres and the extremes of the mono samples in each bin.
     """
     info = probe(path)
-    rate = context_rate_hz or info.sample_rate_hz
+    rate = analysis_rate(info, context_rate_hz)
     size = max(1, int(round(bin_s * rate)))
     lows: list[np.ndarray] = []
     highs: list[np.ndarray] = []

@@ -2,11 +2,17 @@
 
 matplotlib is imported inside each function (never at module import), and
 no function touches pyplot's global state: each makes its own Figure and
-returns it (save it with ``fig.savefig(path)``).
+returns it (save it with :func:`save_figure` for reproducible bytes).
+
+Text that comes from the user (event types, file names) is drawn as it is:
+never parsed as mathtext or LaTeX (``$x$`` stays ``$x$``), cut to
+:data:`MAX_TEXT_CHARS`, with control characters shown as U+FFFD.
 """
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "MAX_TEXT_CHARS",
     "mmss",
+    "plain_text",
     "plot_beat_timeline",
     "plot_evidence",
     "plot_recording",
@@ -32,6 +40,15 @@ __all__ = [
     "plot_tradeoff",
     "save_figure",
 ]
+
+#: The longest user text drawn in a plot (longer is cut, with an ellipsis).
+MAX_TEXT_CHARS = 80
+
+# Characters no font draws: control characters and lone surrogates (file names that are not UTF-8).
+_UNDRAWABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+# Text properties for user strings: literal, never mathtext or TeX.
+_LITERAL: dict[str, Any] = {"parse_math": False, "usetex": False}
 
 _EVENT_COLOURS = {
     "terminal": "tab:red",
@@ -52,11 +69,31 @@ def _figure(**kwargs: Any) -> Figure:
     return Figure(**kwargs)
 
 
+def plain_text(text: str, max_chars: int = MAX_TEXT_CHARS) -> str:
+    """User text as a plot shows it: control characters as U+FFFD, at most ``max_chars``."""
+    text = _UNDRAWABLE.sub("\ufffd", text)
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
+
+
 def save_figure(fig: Figure, path: Any, *, fmt: str | None = None) -> None:
-    """Save with no timestamps in the file, so reruns give the same bytes."""
+    """Save with no timestamps and fixed ids in the file, so reruns give the same bytes.
+
+    PNG without the Software stamp, SVG without a date and with ids from a
+    fixed salt (``svg.hashsalt``), PDF without a creation date. A glyph the
+    font lacks is drawn as a box, without a warning.
+    """
+    import matplotlib
+
     kind = (fmt or str(path).rsplit(".", 1)[-1]).lower()
-    metadata = {"Software": None} if kind == "png" else {"Date": None, "Creator": None} if kind == "svg" else {}
-    fig.savefig(path, format=kind, metadata=metadata)
+    metadata = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    }.get(kind, {})
+    with matplotlib.rc_context({"svg.hashsalt": "speechclock"}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
+        fig.savefig(path, format=kind, metadata=metadata)
 
 
 def _db(level: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -81,9 +118,9 @@ def _time_axis(ax: Any, lo: float, hi: float) -> None:
     ax.set_xlabel("time (m:ss)" if hi - lo >= 20 else "time (s)")
 
 
-def _text(ax: Any, *args: Any, **kwargs: Any) -> Any:
-    """Text that is never parsed as mathtext (user strings may hold ``$``)."""
-    return ax.text(*args, parse_math=False, **kwargs)
+def _text(ax: Any, x: float, y: float, text: str, **kwargs: Any) -> Any:
+    """Literal text (user strings may hold ``$``, control characters, or run long)."""
+    return ax.text(x, y, plain_text(text), **_LITERAL, **kwargs)
 
 
 def _stagger(xs: Sequence[float], widths: Sequence[float], rows: int) -> list[int | None]:
@@ -179,7 +216,7 @@ def plot_recording(
     # Events: a strip of their own, labels staggered.
     ax_events.set_yticks([])
     ax_events.set_ylim(0, 1)
-    ax_events.set_title(title or "recording", loc="left", fontsize=10)
+    ax_events.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
     if events is not None:
@@ -350,7 +387,7 @@ def plot_beat_timeline(
     ax.set_ylim(len(beats) - 0.5, -0.5)
     ax.set_xlim(0, max(right, 1.0) * 1.05)
     ax.set_xlabel("seconds since the terminal response")
-    ax.set_title(title or "beats", loc="left", fontsize=10)
+    ax.set_title(plain_text(title or "beats", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     fig.legend(
         list(handles.values()), list(handles), loc="outside lower center", ncols=min(5, len(handles)), fontsize=7
     )
@@ -526,7 +563,7 @@ def plot_evidence(derivation: Derivation) -> Figure:
     ax_lv.plot([], [], color="tab:blue", linewidth=6, alpha=0.75, label="speech p5..p95 (p1..p99)")
     ax_lv.plot([], [], color="0.45", linewidth=6, alpha=0.75, label="silence p5..p95 (p1..p99)")
     ax_lv.fill_between([], [], color="tab:green", alpha=0.3, label="its window of floors")
-    ax_lv.set_yticks(range(len(names)), names, fontsize=8)
+    ax_lv.set_yticks(range(len(names)), [plain_text(n) for n in names], fontsize=8, **_LITERAL)
     ax_lv.set_ylim(-0.6, len(names) - 0.4)
     ax_lv.invert_yaxis()
     ax_lv.set_xlabel("level (dBFS)")
@@ -566,5 +603,5 @@ def plot_evidence(derivation: Derivation) -> Figure:
     ax_gap.set_ylabel("share of gaps longer")
     ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
     ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, frameon=False)
-    fig.suptitle(f"{derivation.group}: {len(derivation.recordings)} recordings", fontsize=11)
+    fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
     return fig

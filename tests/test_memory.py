@@ -1,0 +1,97 @@
+"""Memory stays bounded on a long recording: ``levels``, ``segments`` and ``beats`` on three hours of 48 kHz audio.
+
+The recording is written sparsely (exact-zero silence between short bursts of
+speech-like sound, a burst every 3 s), so its 1 GB cost little disk and no
+time to write; the decoder still reads every sample. Each command runs in a
+fresh process under a small wrapper that reports the peak resident memory of
+its only child (``RUSAGE_CHILDREN``), so no other test's subprocess counts.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+RATE = 48000
+HOURS = 3
+PERIOD_S = 3.0
+BURST_S = 0.3
+LIMIT_BYTES = 100e6
+
+_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+    "sys.stderr.buffer.write(done.stderr)\n"
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def write_session(path: Path) -> int:
+    """A 16-bit mono WAV of HOURS hours with a 0.3 s burst every 3 s, and an event log; returns the bursts."""
+    n = HOURS * 3600 * RATE
+    t = np.arange(int(BURST_S * RATE)) / RATE
+    rng = np.random.default_rng(9)
+    burst = (0.1 * np.sin(2 * np.pi * 220 * t) + 0.02 * rng.standard_normal(t.size)) * 32767
+    burst_bytes = burst.astype("<i2").tobytes()
+    starts = np.arange(0.5, HOURS * 3600 - 1, PERIOD_S)
+    with open(path, "wb") as f:
+        f.write(b"RIFF" + struct.pack("<I", 36 + 2 * n) + b"WAVE")
+        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, 2 * RATE, 2, 16))
+        f.write(b"data" + struct.pack("<I", 2 * n))
+        for start in starts:
+            f.seek(44 + 2 * int(start * RATE))
+            f.write(burst_bytes)
+        f.truncate(44 + 2 * n)
+    with open(path.with_name(path.stem + ".events.jsonl"), "w") as f:
+        for start in starts[::10]:  # a beat every 30 s
+            f.write(json.dumps({"type": "terminal_response", "t": round(float(start) - 0.1, 3)}) + "\n")
+    return starts.size
+
+
+def peak_rss_bytes(*args: object) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "clock", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    code, kib = done.stdout.split()
+    assert code == "0", done.stderr
+    return int(kib) * 1024
+
+
+@pytest.fixture(scope="module")
+def three_hours(tmp_path_factory) -> tuple[Path, int]:
+    path = tmp_path_factory.mktemp("long") / "three-hours.wav"
+    return path, write_session(path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["levels", "segments", "beats"])
+def test_memory_stays_under_100_mb_for_three_hours(three_hours, tmp_path, command):
+    path, n_bursts = three_hours
+    out = tmp_path / "out"
+    # levels streams its CSV (the default); segments and beats give their results as JSON.
+    fmt = ["--format", "json"] if command != "levels" else []
+    peak = peak_rss_bytes(command, path, *fmt, "-o", out)
+    assert peak < LIMIT_BYTES, f"{command}: peak RSS {peak / 1e6:.0f} MB"
+    # The whole recording was read: every tick, every burst, every beat.
+    if command == "levels":
+        with open(out, "rb") as f:
+            f.seek(-200, 2)
+            last = f.read().splitlines()[-1].split(b",")
+        assert int(last[0]) == HOURS * 3600 * 60 and float(last[1]) == HOURS * 3600
+        return
+    result = json.loads(out.read_text())
+    if command == "segments":
+        assert len(result["segments"]) == n_bursts
+        assert all(s["onset_quantum_s"] is not None for s in result["segments"])
+    else:
+        assert len(result["beats"]) == len(range(0, n_bursts, 10))
