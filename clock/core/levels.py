@@ -17,7 +17,10 @@ is mapped to the frame
 The arithmetic is exact (the period is a :class:`fractions.Fraction`), so
 frame positions never drift: at 48 kHz with a period of 1/60 s, tick 4 lands
 on frame 3200. A trace holds every tick whose frame lies within the recording
-(``F_k <= n_frames``).
+(``F_k <= n_frames``), and every tick whose time lies inside it
+(``k * period_s < duration``) though its frame does not: the window of such a
+tick runs past the last sample, and those frames read as zero, as the
+analyser's next render quanta would be silent once the audio has ended.
 
 Metrics
 -------
@@ -309,7 +312,7 @@ class _Engine:
         self.next_tick = 0
         self.state: _State = None
 
-    def feed(self, block: NDArray[np.float32]) -> Iterator[LevelChunk]:
+    def feed(self, block: NDArray[np.float32], *, before_frame: int | None = None) -> Iterator[LevelChunk]:
         end = self.pos + block.size
         if self.buf.size < self.n + block.size:
             grown = np.zeros(self.n + block.size, dtype=np.float32)
@@ -317,10 +320,17 @@ class _Engine:
             self.buf = grown
         buf = self.buf[: self.n + block.size]
         buf[self.n :] = block
+        period = self.ticks.period_s
         while True:
             k = np.arange(self.next_tick, self.next_tick + self._BATCH, dtype=np.int64)
             frames = self.ticks.frames(k, self.rate)
-            frames = frames[frames <= end]
+            keep = frames <= end
+            if before_frame is not None:
+                # Only ticks whose time k * period is before frame ``before_frame``
+                # (exact, in Python integers: a few ticks, once per trace).
+                limit = before_frame * period.denominator
+                keep &= np.array([int(i) * period.numerator * self.rate < limit for i in k])
+            frames = frames[keep]
             if frames.size == 0:
                 break
             # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
@@ -331,6 +341,17 @@ class _Engine:
                 break
         self.buf[: self.n] = buf[-self.n :]
         self.pos = end
+
+    def finish(self) -> Iterator[LevelChunk]:
+        """The ticks whose time is inside the recording but whose window runs past its end.
+
+        The frames after the last sample read as zero (the analyser's next
+        quanta are silent). With ``align="ceil"`` such a tick's frame is less
+        than one render quantum past its time, so one quantum of zeros holds
+        every such window's end.
+        """
+        end = self.pos
+        yield from self.feed(np.zeros(RENDER_QUANTUM_FRAMES, np.float32), before_frame=end)
 
 
 def _checked_blocks(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) -> Iterator[NDArray[np.float32]]:
@@ -385,6 +406,7 @@ def iter_levels(
     engine = _Engine(int(sample_rate_hz), ticks or Ticks(), metric, options or AnalyserOptions())
     for block in _checked_blocks(blocks, sample_rate_hz):
         yield from engine.feed(block)
+    yield from engine.finish()
 
 
 def multi_levels(
@@ -412,6 +434,8 @@ def multi_levels(
     for block in _checked_blocks(blocks, sample_rate_hz):
         for engine, chunks in zip(engines, parts):
             chunks.extend(engine.feed(block))
+    for engine, chunks in zip(engines, parts):
+        chunks.extend(engine.finish())
     traces = []
     for t, chunks in zip(ticks, parts):
         frames = np.concatenate([c.frames for c in chunks]) if chunks else np.zeros(0, np.int64)
