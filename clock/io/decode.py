@@ -13,7 +13,11 @@ This is the only module that talks to soundfile and PyAV.
 
 Integer PCM is scaled as ``v / 2**(bits - 1)``: 16-bit ``-32768`` reads as
 exactly ``-1.0`` and ``0`` as exactly ``0.0``; unsigned 8-bit is centred on
-128 first. Float PCM is passed through. Channels are down-mixed to mono by the
+128 first. Float PCM is passed through. Opus (in any container) is decoded
+as the browser's WebRTC receive path decodes it: with libopus, to 16-bit PCM,
+converted to float by Chromium's rule (``v / 32768`` below zero,
+``v * float32(1 / 32767)`` above, see :func:`webrtc_int16_to_float32`), so
+digital silence reads exactly 0. Channels are down-mixed to mono by the
 Web Audio "speakers" rules (:func:`clock.core.analyser.downmix_to_mono`).
 
 Recordings are opened read-only and decoded block by block; memory does not
@@ -30,9 +34,10 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,7 +45,7 @@ from numpy.typing import NDArray
 from ..core.analyser import downmix_to_mono
 from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
 
-__all__ = ["AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
+__all__ = ["AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe", "webrtc_int16_to_float32"]
 
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
@@ -205,8 +210,8 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
         # its libmpg123 prints to the terminal on damaged MP3 frames, and its
         # libopus float path adds a 1e-30 anti-denormal offset, so
         # digital silence never decodes to 0, while the remote track the
-        # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. FFmpeg's
-        # own Opus decoder returns exact zeros.
+        # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. PyAV
+        # decodes Opus with libopus at 16 bits, as WebRTC does.
         return _probe_pyav(p)
     if info.n_frames == 0:
         raise RecordingError(f"{p}: holds no audio frames")
@@ -259,22 +264,70 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
         )
 
 
-def _pyav_frame_to_array(frame: object) -> NDArray[np.float32]:
+def _pyav_frame_to_array(frame: object) -> NDArray[Any]:
+    """A decoded frame's samples as an (n, channels) array in its own sample type (no arithmetic).
+
+    Frames are converted to float once per block (:func:`_rechunk`), not one
+    20 ms frame at a time.
+    """
     fmt = frame.format  # type: ignore[attr-defined]
+    if fmt.name.rstrip("p") not in _PYAV_SCALE:
+        raise KeyError(fmt.name)
     arr = frame.to_ndarray()  # type: ignore[attr-defined]
     n_channels = len(frame.layout.channels)  # type: ignore[attr-defined]
-    base = fmt.name.rstrip("p")
-    if fmt.is_planar:
-        arr = arr.T
-    else:
-        arr = arr.reshape(-1, n_channels)
-    scale, offset = _PYAV_SCALE[base]
-    if scale is None:
+    return arr.T if fmt.is_planar else arr.reshape(-1, n_channels)
+
+
+def _pcm_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
+    """Integer PCM as ``v / 2**(bits - 1)`` (unsigned 8-bit centred first); float passed through."""
+    if arr.dtype.kind == "f":
         return arr.astype(np.float32, copy=False)
-    return ((arr.astype(np.float64) + offset) * scale).astype(np.float32)
+    scale, offset = _PYAV_SCALE[{"u1": "u8", "i2": "s16", "i4": "s32", "i8": "s64"}[arr.dtype.str[1:]]]
+    return ((arr.astype(np.float64) + offset) * scale).astype(np.float32)  # type: ignore[operator]
 
 
-def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
+# Chromium's 16-bit to float conversion, SignedInt16SampleTypeTraits::ToFloat in
+# media/base/audio_sample_types.h (FixedSampleTypeTraits<int16_t>, read at
+# chromium/chromium 5b83ed46): in float32, v * (1.0f / 32768) below zero and
+# v * (1.0f / 32767) at or above it, so 0 stays exactly 0 and 32767 reads 1.0.
+# PeerConnectionRemoteAudioSource::OnData
+# (third_party/blink/renderer/platform/webrtc/peer_connection_remote_audio_source.cc,
+# read at 37f9269f) hands WebRTC's 16-bit samples of a remote track to the
+# MediaStream with AudioBus::FromInterleaved<SignedInt16SampleTypeTraits>.
+# tests/test_webrtc_loopback.py checks every sample of a real remote track
+# against this rule.
+_INV_NEGATIVE = np.float32(1.0) / np.float32(32768.0)
+_INV_POSITIVE = np.float32(1.0) / np.float32(32767.0)
+
+
+def webrtc_int16_to_float32(v: NDArray[np.int16]) -> NDArray[np.float32]:
+    """16-bit PCM as Chromium hands a WebRTC remote track to Web Audio (see the comment above)."""
+    x = v.astype(np.float32)
+    return x * np.where(v < 0, _INV_NEGATIVE, _INV_POSITIVE)
+
+
+def _decoded_frames(container: Any, stream: Any) -> Iterator[Any]:
+    """The stream's frames; Opus through libopus at 16 bits, as WebRTC decodes it.
+
+    FFmpeg's own Opus decoder differs from libopus on SILK and hybrid packets
+    (the modes speech at voice bitrates uses) by up to 0.1 per sample; Chromium
+    decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
+    demuxer's pre-skip and end trimming apply as with the native decoder.
+    """
+    import av
+
+    if stream.codec_context.name != "opus" or "libopus" not in av.codecs_available:
+        yield from container.decode(stream)
+        return
+    ctx = av.CodecContext.create("libopus", "r")
+    ctx.extradata = stream.codec_context.extradata
+    ctx.sample_rate = stream.codec_context.sample_rate
+    ctx.layout = stream.codec_context.layout
+    for packet in container.demux(stream):
+        yield from ctx.decode(packet)
+
+
+def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[Any]]:
     import av
 
     n_read = 0
@@ -282,7 +335,7 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
         with av.open(info.path, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            for frame in container.decode(stream):
+            for frame in _decoded_frames(container, stream):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
@@ -295,7 +348,7 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
                             SpeechClockWarning,
                             stacklevel=2,
                         )
-                        yield np.zeros((missing, block.shape[1]), np.float32)
+                        yield np.zeros((missing, block.shape[1]), block.dtype)
                         n_read += missing
                 n_read += block.shape[0]
                 yield block
@@ -307,18 +360,33 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
         raise RecordingError(f"{info.path}: holds no audio frames")
 
 
-def _rechunk(blocks: Iterator[NDArray[np.float32]], block_frames: int) -> Iterator[NDArray[np.float32]]:
-    """Join small decoder frames (20 ms Opus packets) into blocks of about ``block_frames``."""
-    pending: list[NDArray[np.float32]] = []
+def _rechunk(
+    blocks: Iterator[NDArray[Any]],
+    block_frames: int,
+    convert: Callable[[NDArray[Any]], NDArray[np.float32]] = _pcm_to_float32,
+) -> Iterator[NDArray[np.float32]]:
+    """Join small decoder frames (20 ms Opus packets) into blocks of about ``block_frames``.
+
+    Each block is converted to float32 once (``convert``), after joining.
+    """
+    pending: list[NDArray[Any]] = []
     size = 0
     for block in blocks:
+        if pending and (block.dtype != pending[0].dtype or block.shape[1] != pending[0].shape[1]):
+            yield convert(np.concatenate(pending))
+            pending, size = [], 0
         pending.append(block)
         size += block.shape[0]
         if size >= block_frames:
-            yield np.concatenate(pending)
+            yield convert(np.concatenate(pending))
             pending, size = [], 0
     if pending:
-        yield np.concatenate(pending)
+        yield convert(np.concatenate(pending))
+
+
+def _opus_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
+    """libopus's 16-bit output by Chromium's rule (any other sample type as usual)."""
+    return webrtc_int16_to_float32(arr) if arr.dtype == np.int16 else _pcm_to_float32(arr)
 
 
 def _resampled(blocks: Iterator[NDArray[np.float32]], from_hz: int, to_hz: int) -> Iterator[NDArray[np.float32]]:
@@ -370,7 +438,7 @@ def iter_blocks(
     raw = (
         _soundfile_blocks(info, block_frames)
         if info.backend == "soundfile"
-        else _rechunk(_pyav_blocks(info), block_frames)
+        else _rechunk(_pyav_blocks(info), block_frames, _opus_to_float32 if info.codec == "opus" else _pcm_to_float32)
     )
     mono = _checked_mono(raw, info)
     if context_rate_hz is not None and context_rate_hz != info.sample_rate_hz:
