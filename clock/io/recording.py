@@ -67,7 +67,7 @@ def read_recording(
         Resample to this ``AudioContext`` rate first.
     quantum : bool
         Also compute the level every render quantum (for boundaries at 128-frame
-        resolution).
+        resolution); always done when the log holds ``clock.level`` readings.
     events : path-like, optional
         The event log; by default ``NAME.events.jsonl`` beside the recording,
         if present.
@@ -80,14 +80,16 @@ def read_recording(
     """
     info = probe(path)
     rate = context_rate_hz or info.sample_rate_hz
+    log_path = events if events is not None else events_path_for(path)
+    log = read_events(log_path, lenient=lenient) if log_path is not None else None
+    # Page-logged levels are compared at render-quantum resolution.
+    quantum = quantum or bool(log is not None and log.readings)
     cadences = [ticks or Ticks()]
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
     traces = multi_levels(
         iter_blocks(info, context_rate_hz=context_rate_hz), rate, ticks=cadences, metric=metric, options=options
     )
-    log_path = events if events is not None else events_path_for(path)
-    log = read_events(log_path, lenient=lenient) if log_path is not None else None
     return Recording(info, traces[0], traces[1] if quantum else None, log)
 
 
