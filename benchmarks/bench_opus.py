@@ -96,7 +96,8 @@ def decoders(tmp: Path) -> None:
     from clock.core.levels import levels
     from clock.io.decode import iter_blocks
 
-    print(f"{'file':<30}{'modes':>22}{'sample max':>12}{'level max':>11}{'level p99':>11}{'dB p99':>8}{'crossings':>11}")
+    header = f"{'file':<30}{'modes':>22}{'sample max':>12}{'level max':>11}{'level p99':>11}{'dB p99':>8}"
+    print(header + f"{'crossings':>11}")
     for bitrate, application in ((24000, "voip"), (48000, "voip"), (32000, "audio")):
         path = tmp / f"voice-{bitrate // 1000}k-{application}.ogg"
         write_webm(path, 5, bitrate=bitrate, fmt="ogg")

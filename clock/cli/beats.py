@@ -12,11 +12,13 @@ from ..core.beats import beats as find_beats
 from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
 from ..errors import EventLogError
+from ..io.corpus import log_agreement
 from ..io.events import read_labels
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import table
+from ..report.text import agreement_text, table
 from .options import (
+    agreement_config,
     clock_options,
     config_option,
     events_option,
@@ -95,6 +97,12 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
 @level_options
 @clock_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--align-log",
+    is_flag=True,
+    help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
+    "(for a recording whose start is uncertain, e.g. MediaRecorder).",
+)
 @labels_option
 @config_option
 @output_option
@@ -103,6 +111,7 @@ def beats(
     events: Path | None,
     lenient: bool,
     fmt: str,
+    align_log: bool,
     labels: Path | None,
     config: Path | None,
     output: Path | None,
@@ -113,7 +122,11 @@ def beats(
     Flags: ACK an acknowledgment overlapped the terminal response; RISK its
     silence before the narration reaches the quiet time; PREMATURE the clock
     declared quiet and the guide spoke again; NO-ONSET no speech within the
-    onset timeout.
+    onset timeout; BARGE-IN the visitor spoke (input_audio_buffer.speech_started)
+    before the beat ended; CLEARED the provider cleared its audio buffer.
+    provider_s is the provider's output_audio_buffer.stopped minus the last
+    word. When the log holds the page's clock.level readings, their agreement
+    with the recording's levels is shown below the table.
     """
     recording, th = load(
         rec,
@@ -130,9 +143,11 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    found = find_beats(
-        recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+    agreement, log = log_agreement(
+        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log or None
     )
+    assert log is not None
+    found = find_beats(recording.trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
     matches = None
     if labels:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
@@ -140,7 +155,7 @@ def beats(
     log_path = Path(recording.events.source) if recording.events.source else rec
     with atomic_output(output, protect=(rec, log_path)) as out:
         if fmt == "json":
-            out.write(json_text(beats_dict(str(rec), th, found, matches)))
+            out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
         out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {float(th.tick_s):.4f} s\n")
         rows = []
@@ -152,6 +167,8 @@ def beats(
                     ("RISK", b.premature_risk),
                     ("PREMATURE", b.premature),
                     ("NO-ONSET", b.no_onset),
+                    ("BARGE-IN", b.barge_in_s is not None),
+                    ("CLEARED", b.cleared_s is not None),
                 )
                 if on
             ]
@@ -168,6 +185,7 @@ def beats(
                     len(b.gaps_s),
                     max(b.gaps_s, default=None),
                     b.replay_vs_logged_s,
+                    b.provider_stopped_vs_last_word_s,
                     " ".join(flags),
                 ]
             )
@@ -185,10 +203,13 @@ def beats(
                     "n_gaps",
                     "max_gap_s",
                     "vs_logged_s",
+                    "provider_s",
                     "flags",
                 ],
                 rows,
             )
         )
+        if agreement is not None:
+            out.write(agreement_text(agreement) + "\n")
         if matches is not None:
             out.write(_labels_table(matches))

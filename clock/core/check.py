@@ -21,6 +21,11 @@ Checks
 ``logged-quiet``
     The replay's decision is within one tick of the page's ``clock.quiet``
     (plus 1 ms, the resolution a page's ``performance.now()`` log keeps).
+``level-agreement``
+    The levels the page logged (``clock.level``) agree with the recording's:
+    the 99th percentile of ``|logged - measured|`` is at most
+    ``level_tolerance`` and at most ``max_floor_disagreements`` readings fall
+    on different sides of the floor (:mod:`clock.core.agreement`).
 ``beat-count``
     As many beats as the config's ``beats`` for the recording.
 ``baseline``
@@ -53,6 +58,7 @@ CHECKS = (
     "no-onset",
     "premature-risk",
     "logged-quiet",
+    "level-agreement",
     "beat-count",
     "baseline",
 )
@@ -111,6 +117,8 @@ def check_recording(
     baseline: dict[str, Any] | None = None,
     onset_tolerance_s: float = 0.05,
     max_gap_tolerance_s: float = 0.05,
+    level_tolerance: float = 0.001,
+    max_floor_disagreements: int = 0,
 ) -> list[CheckResult]:
     """Run every check on one recording.
 
@@ -157,6 +165,7 @@ def check_recording(
     else:
         result("speech-level", [(None, "no speech ticks", f"floor {th.floor:g}")], (None, "", ""))
 
+    _agreement_check(obs, level_tolerance, max_floor_disagreements, result)
     if obs.events is None or not obs.events.terminals:
         for check in ("gap", "premature", "no-onset", "premature-risk", "logged-quiet", "beat-count", "baseline"):
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
@@ -174,6 +183,25 @@ def check_recording(
     return out
 
 
+def _agreement_check(obs: Observation, tolerance: float, max_disagree: int, result: Any) -> None:
+    a = obs.agreement
+    if a is None or a.n_compared == 0:
+        what = "no clock.level readings" if a is None else "no reading inside the recording"
+        result("level-agreement", [], (None, what, "-"), False)
+        return
+    offset = f", offset {a.offset_s * 1000:+.1f} ms estimated" if a.offset_estimated else ""
+    measured = f"{a.n_compared} readings: p99 |diff| {a.p99_diff:.3g}, max {a.max_diff:.3g}{offset}"
+    want = f"p99 <= {tolerance:g}, at most {max_disagree} on the other side of the floor"
+    failures = []
+    if (a.p99_diff or 0.0) > tolerance:
+        failures.append((a.worst_s, measured, want))
+    if a.n_floor_disagree > max_disagree:
+        failures.append(
+            (a.first_floor_disagree_s, f"{a.n_floor_disagree} readings on the other side of floor {a.floor:g}", want)
+        )
+    result("level-agreement", failures, (a.worst_s, measured, want))
+
+
 def check_corpus(
     observations: Sequence[Observation],
     *,
@@ -182,6 +210,8 @@ def check_corpus(
     baseline: dict[str, dict[str, Any]] | None = None,
     onset_tolerance_s: float = 0.05,
     max_gap_tolerance_s: float = 0.05,
+    level_tolerance: float = 0.001,
+    max_floor_disagreements: int = 0,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``."""
     out: list[CheckResult] = []
@@ -195,6 +225,8 @@ def check_corpus(
                 baseline=(baseline or {}).get(o.name),
                 onset_tolerance_s=onset_tolerance_s,
                 max_gap_tolerance_s=max_gap_tolerance_s,
+                level_tolerance=level_tolerance,
+                max_floor_disagreements=max_floor_disagreements,
             )
         )
     return out

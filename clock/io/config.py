@@ -22,6 +22,12 @@ Example::
     onset_tolerance_s = 0.05
     max_gap_tolerance_s = 0.05
 
+    [agreement]              # page-logged levels (clock.level lines) against the recording
+    level_tolerance = 0.001  # check: the 99th percentile of |logged - measured| at most this
+    max_floor_disagreements = 0  # check: readings on different sides of the floor at most this many
+    align_log = false        # shift the log by the estimated offset when the start is uncertain
+    search_s = 1.0           # the offset search spans +-search_s seconds
+
     [recordings."tour.webm"]
     voice = "alloy"
     model = "gpt-realtime"
@@ -49,7 +55,7 @@ from ..core.levels import parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from ..errors import ConfigError, InvalidParameterError
 
-__all__ = ["CONFIG_NAME", "Baseline", "Config", "find_config", "read_config"]
+__all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "find_config", "read_config"]
 
 CONFIG_NAME = "speechclock.toml"
 
@@ -64,6 +70,38 @@ _THRESHOLD_KEYS = {
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
 _RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+_AGREEMENT_KEYS = {
+    "level_tolerance": _NUMBER,
+    "max_floor_disagreements": (int,),
+    "align_log": (bool,),
+    "search_s": _NUMBER,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementConfig:
+    """How closely page-logged levels must match the recording, and whether to align the log by them.
+
+    Attributes
+    ----------
+    level_tolerance : float
+        ``check`` fails when the 99th percentile of ``|logged - measured|``
+        exceeds it. 0.001 admits a MediaRecorder file's codec error on
+        speech; a lossless capture agrees exactly (0).
+    max_floor_disagreements : int
+        ``check`` fails when more readings than this fall on different sides
+        of the floor in the log and in the recording.
+    align_log : bool
+        Shift the event log by the estimated offset when the recording's
+        start is uncertain (MediaRecorder).
+    search_s : float
+        The offset search spans ``±search_s`` seconds.
+    """
+
+    level_tolerance: float = 0.001
+    max_floor_disagreements: int = 0
+    align_log: bool = False
+    search_s: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +125,8 @@ class Config:
     baseline : Baseline
     recordings : dict
         File name -> metadata (``voice``, ``model``, ``notes``, ``beats``, ...).
+    agreement : AgreementConfig
+        Tolerances for page-logged levels.
     """
 
     path: Path | None = None
@@ -94,6 +134,7 @@ class Config:
     margins: Margins = field(default_factory=Margins)
     baseline: Baseline = field(default_factory=lambda: Baseline(None))
     recordings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    agreement: AgreementConfig = field(default_factory=AgreementConfig)
 
     @property
     def baseline_path(self) -> Path:
@@ -143,10 +184,11 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         raise ConfigError(f"{p}: cannot read config ({err.strerror or err})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{p}: not valid TOML ({err})") from None
-    unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings"}
+    unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings", "agreement"}
     if unknown:
         raise ConfigError(
-            f"{p}: unknown table or key '{sorted(unknown)[0]}' (known: baseline, margins, recordings, thresholds)"
+            f"{p}: unknown table or key '{sorted(unknown)[0]}' "
+            "(known: agreement, baseline, margins, recordings, thresholds)"
         )
     th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
     if "tick_s" in th:
@@ -178,4 +220,14 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         float(base.get("onset_tolerance_s", 0.05)),
         float(base.get("max_gap_tolerance_s", 0.05)),
     )
-    return Config(p, thresholds, margin_values, baseline, recordings)
+    agree = _table(doc.get("agreement", {}), "agreement", _AGREEMENT_KEYS, p)
+    for key in ("level_tolerance", "max_floor_disagreements", "search_s"):
+        if key in agree and agree[key] < 0:
+            raise ConfigError(f"{p}: key 'agreement.{key}': must be >= 0, got {agree[key]!r}")
+    agreement = AgreementConfig(
+        float(agree.get("level_tolerance", 0.001)),
+        int(agree.get("max_floor_disagreements", 0)),
+        bool(agree.get("align_log", False)),
+        float(agree.get("search_s", 1.0)),
+    )
+    return Config(p, thresholds, margin_values, baseline, recordings, agreement)
