@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
@@ -103,6 +104,12 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
     help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
     "(for a recording whose start is uncertain, e.g. MediaRecorder).",
 )
+@click.option(
+    "--page-ticks",
+    is_flag=True,
+    help="Replay the clock at the page's own ticks (the frames of its clock.level readings, logged on every "
+    "tick) instead of a regular cadence.",
+)
 @labels_option
 @config_option
 @output_option
@@ -112,6 +119,7 @@ def beats(
     lenient: bool,
     fmt: str,
     align_log: bool,
+    page_ticks: bool,
     labels: Path | None,
     config: Path | None,
     output: Path | None,
@@ -147,7 +155,14 @@ def beats(
         recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log or None
     )
     assert log is not None
-    found = find_beats(recording.trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    trace = recording.trace
+    if page_ticks:
+        if not log.readings or recording.quantum is None:
+            raise click.BadParameter(
+                f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
+            )
+        trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
+    found = find_beats(trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
     matches = None
     if labels:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)

@@ -246,6 +246,7 @@ def report(
         recording_images=[
             (rec.name, png_data_uri(figure_for(rec, th, min_gap_s=cfg.margins.min_gap_s))) for rec in corpus.recordings
         ],
+        agreements=[(o.name, o.agreement) for o in obs],
     )
     with atomic_output(output, protect=tuple(recordings)) as out:
         out.write(page)

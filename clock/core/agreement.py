@@ -36,9 +36,9 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError
 from .analyser import RENDER_QUANTUM_FRAMES
 from .events import CaptureStart, Reading
-from .levels import LevelTrace
+from .levels import LevelTrace, Ticks
 
-__all__ = ["Agreement", "agreement"]
+__all__ = ["Agreement", "PageTrace", "agreement", "page_trace"]
 
 # Levels below this count as this in the offset search (-80 dBFS).
 _DB_FLOOR = 1e-4
@@ -218,4 +218,72 @@ def agreement(
         offset_s=offset_s,
         offset_estimated=estimate,
         start_exact=exact_start,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PageTrace(LevelTrace):
+    """The recording's levels at the page's own ticks: the frames of its logged readings.
+
+    A :class:`LevelTrace` whose tick times are the readings' times (the page's
+    timer fires at irregular frames) instead of ``k * period``; the replay
+    (:func:`clock.core.beats.replay_ticks`) then decides at exactly the ticks
+    the page's clock decided at. ``ticks`` keeps the nominal cadence.
+    """
+
+    times_s: NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        LevelTrace.__post_init__(self)
+        times = np.asarray(self.times_s if self.times_s is not None else np.zeros(0), dtype=np.float64)
+        times.flags.writeable = False
+        object.__setattr__(self, "times_s", times)
+        if times.shape != self.level.shape:
+            raise InvalidParameterError(f"times_s must have the levels' shape, got {times.shape}")
+
+    @property
+    def t_s(self) -> NDArray[np.float64]:  # type: ignore[override]
+        """The page's tick times (seconds on the recording's timeline)."""
+        assert self.times_s is not None
+        return self.times_s
+
+
+def page_trace(
+    quantum: LevelTrace,
+    readings: Sequence[Reading],
+    *,
+    start: CaptureStart | None = None,
+    ticks: Ticks | None = None,
+) -> PageTrace:
+    """The recording's levels at the frames of the page's readings (see :class:`PageTrace`).
+
+    Parameters
+    ----------
+    quantum : LevelTrace
+        The recording's level every render quantum.
+    readings : sequence of Reading
+        The log's ``clock.level`` readings: to replay the page's clock, one per
+        tick of it (``levelEvery`` 1).
+    start : CaptureStart, optional
+    ticks : Ticks, optional
+        The nominal cadence to record in the trace.
+
+    Returns
+    -------
+    PageTrace
+        One tick per reading whose window lies inside the recording, in order.
+    """
+    rate = quantum.sample_rate_hz
+    quanta = _reading_quanta(readings, rate, start)
+    lo = -(-quantum.options.fft_size // RENDER_QUANTUM_FRAMES)
+    ok = (quanta >= lo) & (quanta < quantum.n_ticks)
+    idx = quanta[ok]
+    return PageTrace(
+        idx * RENDER_QUANTUM_FRAMES,
+        quantum.level[idx],
+        rate,
+        ticks or Ticks(),
+        quantum.metric,
+        quantum.options,
+        times_s=idx * RENDER_QUANTUM_FRAMES / rate,
     )

@@ -153,10 +153,15 @@ class EventLog:
         ``offset_s`` is what :class:`clock.core.agreement.Agreement` estimates:
         added to the log's times, it puts them on the recording's timeline.
         """
+        rate = self.start.sample_rate_hz if self.start is not None else None
+        frames = 0 if rate is None else int(round(offset_s * rate))
         return replace(
             self,
             events=tuple(replace(e, t_s=e.t_s + offset_s) for e in self.events),
-            readings=tuple(replace(r, t_s=r.t_s + offset_s) for r in self.readings),
+            readings=tuple(
+                replace(r, t_s=r.t_s + offset_s, frame=None if r.frame is None else r.frame + frames)
+                for r in self.readings
+            ),
         )
 
     def of_kind(self, *kinds: str) -> tuple[Event, ...]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
+from ..core.agreement import Agreement
 from ..core.check import CheckResult, clock_time
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
@@ -23,7 +24,7 @@ from .text import SWEEP_HEADER, derive_text, sweep_rows
 __all__ = ["SECTIONS", "png_data_uri", "render_report"]
 
 #: The report's sections, by element id, in order.
-SECTIONS = ("summary", "derive", "check", "sweep", "recordings")
+SECTIONS = ("summary", "derive", "check", "agreement", "sweep", "recordings")
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -61,6 +62,28 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], left: int = 1) 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> str:
+    rows = [(name, a) for name, a in agreements if a is not None]
+    if not rows:
+        return "<p>No recording's log holds the page's clock.level readings.</p>"
+    return _table(
+        ["recording", "readings", "compared", "bit-exact", "max diff", "p99 diff", "other side of floor", "offset ms"],
+        [
+            [
+                name,
+                a.n_readings,
+                a.n_compared,
+                a.n_exact,
+                a.max_diff,
+                a.p99_diff,
+                a.n_floor_disagree,
+                f"{a.offset_s * 1000:+.1f} (estimated)" if a.offset_estimated else "0 (exact start)",
+            ]
+            for name, a in rows
+        ],
+    )
+
+
 def render_report(
     *,
     title: str,
@@ -70,6 +93,7 @@ def render_report(
     sweep: SweepResult | None,
     sweep_images: Sequence[tuple[str, str]] = (),
     recording_images: Sequence[tuple[str, str]] = (),
+    agreements: Sequence[tuple[str, Agreement | None]] = (),
 ) -> str:
     """The report as one HTML string.
 
@@ -81,6 +105,8 @@ def render_report(
     checks : sequence of CheckResult
     sweep : SweepResult or None
     sweep_images, recording_images : sequence of (caption, data URI)
+    agreements : sequence of (recording, Agreement or None)
+        The page-logged levels of each recording against its own.
     """
     failed = [r for r in checks if not r.passed]
     n_cases = len({(r.recording, r.check) for r in checks if r.applicable})
@@ -122,6 +148,9 @@ def render_report(
             ],
             left=6,
         ),
+        "</section>",
+        '<section id="agreement"><h2>Page-logged levels</h2>',
+        _agreement_table(agreements),
         "</section>",
         '<section id="sweep"><h2>Sweep</h2>',
     ]
