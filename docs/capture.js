@@ -13,10 +13,12 @@
 // Both return a capture with the same methods:
 //   log(type, fields)      one line of the event log (t_ms, and frame when there is an AudioContext)
 //   logLevel(level)        a clock.level line: the level your clock read, at the current context frame
+//                          (call it right after the read); returns that frame
 //   logRealtime(event)     an OpenAI Realtime data-channel event, if it is one the tool uses
 //   name                   the session's unique file-name stem
 //   stop()                 Promise of {audio, events, names: {audio, events}}
-// and speechclockDownload(result) saves both files.
+// speechclockRead(analyser, data, audioContext) reads the analyser and returns the frame the
+// read belongs to (pass it to logLevel), and speechclockDownload(result) saves both files.
 //
 // Options: name (file-name stem; default session-<UTC time>-<random>), meta (fields of the
 // log's "session" line, e.g. {voice, model, page_version}; `speechclock derive --by voice`
@@ -30,6 +32,19 @@ function speechclockSessionName(prefix = "session") {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   const random = Array.from(crypto.getRandomValues(new Uint8Array(4)), (b) => b.toString(16).padStart(2, "0"));
   return `${prefix}-${stamp}-${random.join("")}`;
+}
+
+// Read the analyser's time-domain data and return the AudioContext frame the read belongs
+// to (the end of its window): the frame before and after the read agree, or it reads again
+// (the audio thread renders in bursts; a read that straddles one is ambiguous).
+function speechclockRead(analyser, data, audioContext) {
+  const now = () => Math.round(audioContext.currentTime * audioContext.sampleRate);
+  for (let attempt = 0; ; attempt++) {
+    const before = now();
+    analyser.getFloatTimeDomainData(data);
+    const after = now();
+    if (before === after || attempt === 3) return after;
+  }
 }
 
 // The event log shared by both helpers: JSON Lines, t_ms from performance.now(), and
@@ -56,8 +71,12 @@ function speechclockEventLog(audioContext, options) {
     frameNow,
     // The level your clock read; its frame is the context's current frame (the end of the
     // analyser's window to within a render quantum; the tool checks which).
+    // The frame should be the one speechclockRead returned (else: the current frame, which can
+    // be a quantum or two late). Returns the frame it logged, for the decision at that tick.
     logLevel: (level, fields = {}) => {
-      if (levelCalls++ % every === 0) log("clock.level", { level, ...fields });
+      const frame = fields.frame !== undefined ? fields.frame : audioContext ? frameNow() : undefined;
+      if (levelCalls++ % every === 0) log("clock.level", { level, ...fields, ...(frame !== undefined ? { frame } : {}) });
+      return frame;
     },
     // OpenAI Realtime events the tool uses (response ids tie them together).
     logRealtime: (event) => {
