@@ -59,7 +59,8 @@ _UNKNOWN_LENGTH = 2**62
 
 _PYAV_MAGIC = (b"\x1a\x45\xdf\xa3",)  # EBML: WebM and Matroska
 
-# PyAV sample formats: (scale applied after the offset, offset)
+# PyAV sample formats: their numpy types, and (scale applied after the offset, offset)
+_PYAV_DTYPE = {"u8": np.uint8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "flt": np.float32, "dbl": np.float64}
 _PYAV_SCALE = {
     "u8": (1 / 128, -128.0),
     "s16": (1 / 32768, 0.0),
@@ -271,11 +272,15 @@ def _pyav_frame_to_array(frame: object) -> NDArray[Any]:
     20 ms frame at a time.
     """
     fmt = frame.format  # type: ignore[attr-defined]
-    if fmt.name.rstrip("p") not in _PYAV_SCALE:
+    base = fmt.name.rstrip("p")
+    if base not in _PYAV_SCALE:
         raise KeyError(fmt.name)
-    arr = frame.to_ndarray()  # type: ignore[attr-defined]
     n_channels = len(frame.layout.channels)  # type: ignore[attr-defined]
-    return arr.T if fmt.is_planar else arr.reshape(-1, n_channels)
+    if not fmt.is_planar:
+        # Packed (libopus's s16): the plane's bytes as they are (its buffer may be padded).
+        count = frame.samples * n_channels  # type: ignore[attr-defined]
+        return np.frombuffer(frame.planes[0], _PYAV_DTYPE[base], count=count).reshape(-1, n_channels)  # type: ignore[attr-defined]
+    return frame.to_ndarray().T  # type: ignore[attr-defined]
 
 
 def _pcm_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
