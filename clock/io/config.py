@@ -168,7 +168,7 @@ def _table(section: Any, key: str, allowed: Mapping[str, tuple[type, ...]], wher
         if name not in allowed:
             raise ConfigError(f"{where}: key '{key}.{name}': unknown key (known: {', '.join(sorted(allowed))})")
         types = allowed[name]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             kinds = " or ".join(sorted({t.__name__ for t in types}))
             raise ConfigError(f"{where}: key '{key}.{name}': must be {kinds}, got {value!r}")
         if isinstance(value, float) and not math.isfinite(value):
