@@ -33,6 +33,8 @@ recording are close to, not bit-identical with, the browser's).
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -271,6 +273,8 @@ def _pyav_frame_to_array(frame: object) -> NDArray[Any]:
     Frames are converted to float once per block (:func:`_rechunk`), not one
     20 ms frame at a time.
     """
+    if isinstance(frame, _Batch):
+        return frame.array
     fmt = frame.format  # type: ignore[attr-defined]
     base = fmt.name.rstrip("p")
     if base not in _PYAV_SCALE:
@@ -305,10 +309,37 @@ _INV_NEGATIVE = np.float32(1.0) / np.float32(32768.0)
 _INV_POSITIVE = np.float32(1.0) / np.float32(32767.0)
 
 
-def webrtc_int16_to_float32(v: NDArray[np.int16]) -> NDArray[np.float32]:
-    """16-bit PCM as Chromium hands a WebRTC remote track to Web Audio (see the comment above)."""
+def _chromium_int16(v: NDArray[Any]) -> NDArray[np.float32]:
     x = v.astype(np.float32)
     return x * np.where(v < 0, _INV_NEGATIVE, _INV_POSITIVE)
+
+
+# Every 16-bit value's float, indexed by the value's bits read as unsigned.
+_INT16_TO_FLOAT = _chromium_int16(np.arange(2**16, dtype=np.uint16).view(np.int16))
+
+
+def webrtc_int16_to_float32(v: NDArray[np.int16]) -> NDArray[np.float32]:
+    """16-bit PCM as Chromium hands a WebRTC remote track to Web Audio (see the comment above).
+
+    A lookup in a table of all 65536 values (one pass over the samples).
+    """
+    return np.take(_INT16_TO_FLOAT, np.asarray(v, dtype=np.int16).view(np.uint16))
+
+
+class _Batch:
+    """Consecutive decoded frames joined into one array: a frame to :func:`_pyav_blocks`."""
+
+    __slots__ = ("array", "pts", "time_base")
+
+    def __init__(self, array: NDArray[Any], pts: int | None, time_base: Any) -> None:
+        self.array, self.pts, self.time_base = array, pts, time_base
+
+
+# Frames joined per batch (about 1 s of 20 ms Opus frames), and how far a frame's
+# timestamp may stray from the end of the batch before it starts a new one (well
+# under the timeline's hole threshold, so holes are still seen between batches).
+_BATCH_FRAMES = 50
+_BATCH_TOLERANCE_S = 0.01
 
 
 def _decoded_frames(container: Any, stream: Any) -> Iterator[Any]:
@@ -318,18 +349,102 @@ def _decoded_frames(container: Any, stream: Any) -> Iterator[Any]:
     (the modes speech at voice bitrates uses) by up to 0.1 per sample; Chromium
     decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
     demuxer's pre-skip and end trimming apply as with the native decoder.
+    Contiguous 20 ms frames are joined into batches of about a second (the
+    per-frame work is numpy's, not Python's), decoded a few batches ahead in
+    a thread of their own (PyAV decodes without the GIL), so decoding and the
+    level computation overlap.
     """
     import av
 
     if stream.codec_context.name != "opus" or "libopus" not in av.codecs_available:
         yield from container.decode(stream)
         return
-    ctx = av.CodecContext.create("libopus", "r")
-    ctx.extradata = stream.codec_context.extradata
-    ctx.sample_rate = stream.codec_context.sample_rate
-    ctx.layout = stream.codec_context.layout
-    for packet in container.demux(stream):
-        yield from ctx.decode(packet)
+    yield from _ahead(_libopus_batches, container.name, stream.index)
+
+
+def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
+    """The Opus stream ``index`` of ``path`` decoded with libopus, in batches (its own container)."""
+    import av
+
+    with av.open(path, mode="r") as container:
+        stream = container.streams[index]
+        ctx = av.CodecContext.create("libopus", "r")
+        ctx.extradata = stream.codec_context.extradata
+        ctx.sample_rate = stream.codec_context.sample_rate
+        ctx.layout = stream.codec_context.layout
+        time_base = stream.time_base
+        # Timestamp units per sample, and the tolerance, in exact integer ratios.
+        units_num, units_den = time_base.denominator, time_base.numerator * ctx.sample_rate
+        tolerance = _BATCH_TOLERANCE_S * time_base.denominator / time_base.numerator
+        parts: list[NDArray[Any]] = []
+        first_pts: int | None = None
+        size = 0
+        for packet in container.demux(stream):
+            for frame in ctx.decode(packet):
+                block = _pyav_frame_to_array(frame)
+                pts = frame.pts
+                if parts and (
+                    len(parts) >= _BATCH_FRAMES
+                    or pts is None
+                    or first_pts is None
+                    or block.dtype != parts[0].dtype
+                    or abs(pts - (first_pts + size * units_num / units_den)) > tolerance
+                ):
+                    yield _Batch(_opus_to_float32(np.concatenate(parts)), first_pts, time_base)
+                    parts, size = [], 0
+                if not parts:
+                    first_pts = pts
+                parts.append(block)
+                size += block.shape[0]
+        if parts:
+            yield _Batch(_opus_to_float32(np.concatenate(parts)), first_pts, time_base)
+
+
+# Batches decoded ahead of the consumer (about a second each): memory stays bounded.
+_AHEAD = 4
+
+
+def _ahead(make: Callable[..., Iterator[Any]], *args: Any) -> Iterator[Any]:
+    """Run the generator ``make(*args)`` in a thread, up to :data:`_AHEAD` items ahead.
+
+    Items come in order; an exception in the thread is raised here. When the
+    consumer stops early, the thread stops at its next item.
+    """
+    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=_AHEAD)
+    stop = threading.Event()
+
+    def put(entry: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in make(*args):
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as err:  # handed to the consumer, raised there
+            put(("error", err))
+
+    worker = threading.Thread(target=run, name="speechclock-decode", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "item":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[Any]]:
