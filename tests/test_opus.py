@@ -135,3 +135,31 @@ def test_webm_opus_takes_the_libopus_path_too(tmp_path):
     got = np.concatenate(list(iter_blocks(path)))
     want = webrtc_int16_to_float32(libopus_int16(path))
     np.testing.assert_array_equal(got, want)
+
+
+def test_decoding_ahead_keeps_order_raises_the_threads_error_and_stops_with_its_consumer():
+    import threading
+
+    from clock.io import decode
+
+    def numbers(n, fail_at=None):
+        for i in range(n):
+            if i == fail_at:
+                raise ValueError(f"bad packet {i}")
+            yield i
+
+    assert list(decode._ahead(numbers, 50)) == list(range(50))
+    with pytest.raises(ValueError, match="bad packet 7"):
+        list(decode._ahead(numbers, 50, 7))
+    ahead = decode._ahead(numbers, 10**9)
+    assert next(ahead) == 0
+    ahead.close()  # the consumer stops early: the worker stops too
+    assert not any(t.name == "speechclock-decode" for t in threading.enumerate())
+
+
+def test_a_long_opus_file_decodes_in_bounded_batches(tmp_path):
+    path = tmp_path / "long.ogg"
+    encode_opus(path, np.tile(voice(seed=5, syllables=20), 4), bitrate=24000, application="voip", fmt="ogg")
+    blocks = list(iter_blocks(path, block_frames=8192))
+    assert max(b.size for b in blocks) < 8192 + 48000  # a block is at most a batch (1 s) past its size
+    np.testing.assert_array_equal(np.concatenate(blocks), webrtc_int16_to_float32(libopus_int16(path)))
