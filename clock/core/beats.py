@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -456,7 +457,7 @@ def beats(
     return result
 
 
-def _provider_signals(events: EventLog, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, object]:
+def _provider_signals(events: EventLog, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
     """The provider's own signals in a beat (OpenAI Realtime), as :class:`Beat` fields.
 
     * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's

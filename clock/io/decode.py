@@ -38,6 +38,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,11 @@ _UNKNOWN_LENGTH = 2**62
 _PYAV_MAGIC = (b"\x1a\x45\xdf\xa3",)  # EBML: WebM and Matroska
 
 # PyAV sample formats: their numpy types, and (scale applied after the offset, offset)
-_PYAV_DTYPE = {"u8": np.uint8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "flt": np.float32, "dbl": np.float64}
+_PYAV_DTYPE: dict[str, np.dtype[Any]] = {
+    name: np.dtype(t)
+    for name, t in (("u8", np.uint8), ("s16", np.int16), ("s32", np.int32), ("s64", np.int64))
+    + (("flt", np.float32), ("dbl", np.float64))
+}
 _PYAV_SCALE = {
     "u8": (1 / 128, -128.0),
     "s16": (1 / 32768, 0.0),
@@ -367,12 +372,12 @@ def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
     import av
 
     with av.open(path, mode="r") as container:
-        stream = container.streams[index]
-        ctx = av.CodecContext.create("libopus", "r")
+        stream: Any = container.streams[index]
+        ctx: Any = av.CodecContext.create("libopus", "r")
         ctx.extradata = stream.codec_context.extradata
         ctx.sample_rate = stream.codec_context.sample_rate
         ctx.layout = stream.codec_context.layout
-        time_base = stream.time_base
+        time_base = stream.time_base or Fraction(1, ctx.sample_rate)
         # Timestamp units per sample, and the tolerance, in exact integer ratios.
         units_num, units_den = time_base.denominator, time_base.numerator * ctx.sample_rate
         tolerance = _BATCH_TOLERANCE_S * time_base.denominator / time_base.numerator
