@@ -10,10 +10,10 @@
 //     MediaRecorder: small files (Opus), but a second lossy encoding of the
 //     track, starting some milliseconds after the page asked it to.
 //
-// Both return a capture with the same methods:
+// Both return (startLosslessCapture as a Promise) a capture with the same methods:
 //   log(type, fields)      one line of the event log (t_ms, and frame when there is an AudioContext)
-//   logLevel(level)        a clock.level line: the level your clock read, at the current context frame
-//                          (call it right after the read); returns that frame
+//   logLevel(level, {frame})  a clock.level line: the level your clock read, at the frame
+//                          speechclockRead returned (default: the current frame); returns the frame
 //   logRealtime(event)     an OpenAI Realtime data-channel event, if it is one the tool uses
 //   name                   the session's unique file-name stem
 //   stop()                 Promise of {audio, events, names: {audio, events}}
@@ -69,10 +69,9 @@ function speechclockEventLog(audioContext, options) {
     lines,
     log,
     frameNow,
-    // The level your clock read; its frame is the context's current frame (the end of the
-    // analyser's window to within a render quantum; the tool checks which).
-    // The frame should be the one speechclockRead returned (else: the current frame, which can
-    // be a quantum or two late). Returns the frame it logged, for the decision at that tick.
+    // The level your clock read, at the frame speechclockRead returned (the end of the
+    // analyser's window); without one, the current frame, which can be a quantum or two
+    // late. Returns the frame it logged, for the decision at that tick.
     logLevel: (level, fields = {}) => {
       const frame = fields.frame !== undefined ? fields.frame : audioContext ? frameNow() : undefined;
       if (levelCalls++ % every === 0) log("clock.level", { level, ...fields, ...(frame !== undefined ? { frame } : {}) });
