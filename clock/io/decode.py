@@ -384,9 +384,17 @@ def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
         parts: list[NDArray[Any]] = []
         first_pts: int | None = None
         size = 0
+        packed: tuple[str, int] | None = None  # (format, channels) of packed frames, read once
         for packet in container.demux(stream):
             for frame in ctx.decode(packet):
-                block = _pyav_frame_to_array(frame)
+                fmt = frame.format.name
+                if packed is not None and fmt == packed[0]:
+                    # The common case, without the per-frame lookups of _pyav_frame_to_array.
+                    n = frame.samples
+                    block = np.frombuffer(frame.planes[0], _PYAV_DTYPE[fmt], count=n * packed[1]).reshape(n, -1)
+                else:
+                    block = _pyav_frame_to_array(frame)
+                    packed = None if frame.format.is_planar else (fmt, block.shape[1])
                 pts = frame.pts
                 if parts and (
                     len(parts) >= _BATCH_FRAMES
