@@ -46,6 +46,8 @@ def _beat_row(b: Beat) -> dict[str, Any]:
         added_latency_s=b.added_latency_s,
         no_onset=b.no_onset,
         replay_vs_logged_s=b.replay_vs_logged_s,
+        provider_stopped_vs_last_word_s=b.provider_stopped_vs_last_word_s,
+        cut=b.cut,
         n_gaps=len(b.gaps_s),
         max_gap_s=max(b.quiet_gaps_s, default=None),
     )

@@ -23,7 +23,11 @@ FLAGS = [
 ]
 
 
-def run_page(html: str, *, timeout_s: float = 60.0) -> dict[str, bytes]:
+# WebRTC between two RTCPeerConnections of one page, over the loopback interface only.
+WEBRTC_FLAGS = ["--allow-loopback-in-peer-connection", "--disable-features=WebRtcHideLocalIpsWithMdns"]
+
+
+def run_page(html: str, *, timeout_s: float = 60.0, flags: tuple[str, ...] = ()) -> dict[str, bytes]:
     """Serve ``html`` at ``/`` on localhost, open it, and return the bodies it POSTs, by path.
 
     The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
@@ -56,7 +60,7 @@ def run_page(html: str, *, timeout_s: float = 60.0) -> dict[str, bytes]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.Popen(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"http://127.0.0.1:{server.server_port}/"],
+            [CHROMIUM, *FLAGS, *flags, f"--user-data-dir={profile}", f"http://127.0.0.1:{server.server_port}/"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

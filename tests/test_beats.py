@@ -243,3 +243,49 @@ def test_terminal_before_the_recording_started_warns():
 def test_bad_quiet_time(quiet):
     with pytest.raises(InvalidParameterError, match="quiet_s"):
         replay(trace_of(Session(1.0)), log(("terminal", 0.1)), floor=FLOOR, quiet_s=quiet)
+
+
+# --- the provider's own signals (OpenAI Realtime) ----------------------------
+
+
+def provider_log(*events: tuple) -> EventLog:
+    """Events as (kind, t, response_id)."""
+    return EventLog(tuple(Event(kind, kind, t, None, None, rid) for kind, t, rid in events))
+
+
+def test_provider_stopped_against_the_last_word_per_beat():
+    s = Session(14.0).say(0.5, 2.0).say(7.5, 9.0)
+    events = provider_log(
+        ("terminal", 0.4, "r1"),
+        ("output_audio_buffer.started", 0.45, "r1"),
+        ("output_audio_buffer.stopped", 1.8, "r1"),  # the server drained before the visitor heard the end
+        ("prompt", 6.0, None),
+        ("terminal", 7.2, "r2"),
+        ("output_audio_buffer.stopped", 13.0, "r1"),  # another response's: not this beat's
+        ("output_audio_buffer.stopped", 9.3, "r2"),
+    )
+    first, second = beats(trace_of(s), events, floor=FLOOR, quiet_s=QUIET)
+    assert first.response_id == "r1" and first.provider_stopped_s == 1.8
+    assert first.provider_stopped_vs_last_word_s == pytest.approx(1.8 - first.last_word_s)
+    assert near_last_word(first.last_word_s, 2.0) and first.provider_stopped_vs_last_word_s < 0
+    assert second.provider_stopped_s == 9.3 and not first.cut and not second.cut
+
+
+def test_barge_in_and_cleared_buffer_mark_a_cut_beat():
+    s = Session(10.0).say(0.5, 3.0)
+    events = provider_log(
+        ("terminal", 0.4, "r1"),
+        ("input_audio_buffer.speech_started", 2.9, None),
+        ("output_audio_buffer.cleared", 3.0, "r1"),
+    )
+    (beat,) = beats(trace_of(s), events, floor=FLOOR, quiet_s=QUIET)
+    assert beat.barge_in_s == 2.9 and beat.cleared_s == 3.0 and beat.cut
+    assert beat.provider_stopped_s is None and beat.provider_stopped_vs_last_word_s is None
+
+
+def test_the_visitor_speaking_after_the_beat_ended_is_no_barge_in():
+    s = Session(10.0).say(0.5, 1.5)
+    events = provider_log(("terminal", 0.4, None), ("input_audio_buffer.speech_started", 8.0, None))
+    (beat,) = beats(trace_of(s), events, floor=FLOOR, quiet_s=QUIET)
+    assert beat.quiet_declared_s is not None and beat.quiet_declared_s < 8.0
+    assert beat.barge_in_s is None and not beat.cut

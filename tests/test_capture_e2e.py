@@ -1,8 +1,8 @@
 """End to end in a real browser: capture as docs/capture.md says, then analyse with speechclock.
 
 A page in headless Chromium plays a synthetic voice (an OscillatorNode gated
-on and off at known times) into a MediaStream, records it with the capture
-helper copied verbatim from docs/capture.md, runs its own clock on an
+on and off at known times) into a MediaStream, records it with the recorder
+helper of docs/capture.js (the file users copy, loaded verbatim), runs its own clock on an
 AnalyserNode with the level function of docs/capture.md, logs the terminal
 response and the clock's decision the same way, and posts the WebM and the
 event log back. speechclock must decode that WebM, find the utterances and
@@ -20,6 +20,7 @@ import pytest
 from browser import POST_JS, run_page
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "capture.md"
+HELPERS = Path(__file__).resolve().parent.parent / "docs" / "capture.js"
 TICK = 1 / 60
 # (start, end) of each utterance in seconds after the terminal response.
 UTTERANCES = [(0.30, 1.00), (1.30, 2.00), (3.00, 3.60), (5.10, 5.70)]
@@ -28,10 +29,9 @@ WINDOW_S = 2048 / 48000
 
 
 def capture_helper() -> str:
-    """The first JavaScript block of docs/capture.md (the helper users paste)."""
-    blocks = re.findall(r"```js\n(.*?)```", DOC.read_text(), re.S)
-    helper = next(b for b in blocks if "function startCapture" in b)
-    assert "MediaRecorder" in helper and "recording.started" in helper
+    """docs/capture.js, the file users copy into their page."""
+    helper = HELPERS.read_text()
+    assert "function startRecorderCapture" in helper and "function startLosslessCapture" in helper
     return helper
 
 
@@ -54,7 +54,7 @@ def page() -> str:
   const remote = ctx.createMediaStreamDestination();   // stands in for the remote WebRTC stream
   voice.connect(gate).connect(remote);
   voice.start();
-  const capture = startCapture(remote.stream);
+  const capture = startRecorderCapture(remote.stream);
   // The page's own clock, with the level function of docs/capture.md.
   const audioContext = ctx, remoteStream = remote.stream;
   {doc_block("function level()")}
@@ -76,10 +76,10 @@ def page() -> str:
   }}
   await new Promise(r => setTimeout(r, 9000));
   capture.log("end");
-  const {{audio, events}} = await capture.stop();
+  const {{audio, events, names}} = await capture.stop();
   await post('/audio', audio);
   await post('/events', events);
-  await post('/done', JSON.stringify({{mime: audio.type, outputLatency: ctx.outputLatency}}));
+  await post('/done', JSON.stringify({{mime: audio.type, names, outputLatency: ctx.outputLatency}}));
 }})();
 </script></body></html>"""
 
@@ -88,6 +88,9 @@ def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path,
     posted = run_page(page(), timeout_s=90)
     meta = json.loads(posted["/done"])
     assert meta["mime"].startswith("audio/webm")
+    # A unique name per session, its extension from the recorder's actual mimeType.
+    assert re.fullmatch(r"session-\d{8}T\d{6}Z-[0-9a-f]{8}\.webm", meta["names"]["audio"])
+    assert meta["names"]["events"] == meta["names"]["audio"][: -len(".webm")] + ".events.jsonl"
     rec = tmp_path / "tour.webm"
     rec.write_bytes(posted["/audio"])
     (tmp_path / "tour.events.jsonl").write_bytes(posted["/events"])

@@ -31,6 +31,12 @@ BEAT_KEYS = {
     "no_onset",
     "logged_quiet_s",
     "replay_vs_logged_s",
+    "response_id",
+    "provider_stopped_s",
+    "provider_stopped_vs_last_word_s",
+    "barge_in_s",
+    "cleared_s",
+    "cut",
 }
 
 

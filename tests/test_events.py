@@ -112,3 +112,76 @@ def test_labels(tmp_path):
     path.write_text("0.5 1.5 hello\n")
     with pytest.raises(EventLogError, match="l.txt:1: expected"):
         read_labels(path)
+
+
+# --- capture helpers' lines: frames, readings, session metadata, provider signals
+
+
+def test_frames_place_lines_exactly_on_the_recordings_timeline(tmp_path):
+    path = write(
+        tmp_path,
+        {"type": "session", "voice": "alloy", "model": "gpt-realtime", "page_version": "1.4", "nested": {"x": 1}},
+        {"type": "recording.started", "t_ms": 1000.0, "frame": 96000, "sample_rate_hz": 48000, "capture": "worklet"},
+        {"type": "terminal_response", "t_ms": 1500.0, "frame": 120064},
+        {"type": "clock.level", "t_ms": 1510.0, "frame": 120576, "level": 0.25},
+        {"type": "prompt", "t_ms": 3000.0},  # no frame: by t_ms
+        {"type": "clock.quiet", "frame": 200064},  # a frame alone is a time
+    )
+    log = read_events(path)
+    assert log.start is not None and log.start.exact and log.start.frame == 96000
+    assert [(e.kind, e.t_s) for e in log.events] == [
+        ("terminal", 24064 / 48000),
+        ("prompt", 2.0),
+        ("clock.quiet", 104064 / 48000),
+    ]
+    (reading,) = log.readings
+    assert reading.frame == 24576 and reading.t_s == 24576 / 48000 and reading.level == 0.25
+    assert log.session == {"voice": "alloy", "model": "gpt-realtime", "page_version": "1.4"}
+    shifted = log.shifted(-0.01)
+    assert shifted.readings[0].frame == 24576 - 480 and shifted.events[0].t_s == pytest.approx(24064 / 48000 - 0.01)
+
+
+def test_a_recorder_start_is_not_exact(tmp_path):
+    path = write(
+        tmp_path,
+        {"type": "recording.started", "t_ms": 5.0, "frame": 1024, "sample_rate_hz": 48000, "capture": "recorder"},
+        {"type": "terminal_response", "t_ms": 10.0},
+    )
+    assert not read_events(path).start.exact
+
+
+@pytest.mark.parametrize(
+    "line,match",
+    [
+        ({"type": "clock.level", "t": 1}, "needs 'level'"),
+        ({"type": "clock.level", "t": 1, "level": -0.1}, "needs 'level'"),
+        ({"type": "prompt", "t": 1, "frame": 1.5}, "'frame' must be a non-negative whole number"),
+        ({"type": "prompt", "t": 1, "frame": -128}, "'frame' must be a non-negative whole number"),
+        ({"type": "recording.started", "t": 0, "sample_rate_hz": 0}, "'sample_rate_hz' must be a positive"),
+        ({"type": "prompt", "frame": 128}, "no recording.started line with 'frame'"),
+        ({"type": "prompt"}, "no time"),
+    ],
+)
+def test_bad_capture_lines_name_the_file_and_line(tmp_path, line, match):
+    path = write(tmp_path, {"type": "terminal_response", "t": 0}, line)
+    with pytest.raises(EventLogError, match=f"rec.events.jsonl:2: .*{match}"):
+        read_events(path)
+
+
+def test_provider_signals_keep_their_kind_and_response_id(tmp_path):
+    path = write(
+        tmp_path,
+        {"type": "response.done", "t": 1.0, "response": {"id": "resp_9", "output": [{"type": "message"}]}},
+        {"type": "output_audio_buffer.started", "t": 1.1, "response_id": "resp_9"},
+        {"type": "input_audio_buffer.speech_started", "t": 1.5, "item_id": "item_1"},
+        {"type": "output_audio_buffer.cleared", "t": 1.6, "response_id": "resp_9"},
+        {"type": "output_audio_buffer.stopped", "t": 2.0, "response_id": 7},
+    )
+    log = read_events(path)
+    assert [(e.kind, e.response_id) for e in log.events] == [
+        ("terminal", "resp_9"),
+        ("output_audio_buffer.started", "resp_9"),
+        ("input_audio_buffer.speech_started", None),
+        ("output_audio_buffer.cleared", "resp_9"),
+        ("output_audio_buffer.stopped", None),  # not a string: no id
+    ]

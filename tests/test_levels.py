@@ -232,3 +232,34 @@ def test_floor_alignment_models_a_realtime_read_unsure_which_quantum_the_page_se
     floor = int(Ticks(align="floor").frames(np.array([k]), rate)[0])
     exact = Fraction(k, 60) * rate
     assert floor <= exact <= ceil and ceil - floor in (0, 128)
+
+
+@pytest.mark.parametrize("n", [1000, 48000 - 1, 48000 + 1, 48850])
+def test_a_tick_inside_the_recording_reads_zeros_past_its_end(n):
+    # The tick rule at the end: tick k is in the trace when its time k/60 s is
+    # inside the recording, even if its quantum boundary F_k lies past the last
+    # sample; those frames read as zero (the analyser's next quanta are silent).
+    x = np.full(n, 0.25, np.float32)
+    trace = levels(x, 48000, options=AnalyserOptions(fft_size=256))
+    k_last = trace.n_ticks - 1
+    assert Fraction(k_last, 60) * 48000 < n or trace.frames[-1] <= n
+    assert Fraction(k_last + 1, 60) * 48000 >= n  # the next tick's time is not inside
+    f = int(trace.frames[-1])
+    padded = np.concatenate([x, np.zeros(max(0, f - n), np.float32)])
+    node = Analyser(padded, AnalyserOptions(fft_size=256))
+    assert trace.level[-1] == js_rms(node.get_float_time_domain_data(f))
+    if f > n:  # the window ran past the end: part of it read zeros
+        assert 0 < trace.level[-1] < 0.25
+
+
+def test_the_tail_rule_holds_for_blocks_and_for_every_engine():
+    x = np.full(48850, 0.25, np.float32)
+    whole = levels(x, 48000)
+    blocks = levels([x[:30000], x[30000:]], 48000)
+    np.testing.assert_array_equal(whole.frames, blocks.frames)
+    np.testing.assert_array_equal(whole.level, blocks.level)
+    streamed = list(iter_levels([x[:30000], x[30000:]], 48000))
+    assert sum(c.frames.size for c in streamed) == whole.n_ticks
+    assert whole.frames[-1] == 48896 > x.size  # tick 61 (frame 48800 < 48850) reads at 48896
+    floor = levels(x, 48000, ticks=Ticks(align="floor"))
+    assert floor.frames[-1] <= x.size  # floor alignment never reads past the end

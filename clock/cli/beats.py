@@ -8,15 +8,19 @@ from typing import Any
 
 import click
 
+from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
+from ..core.levels import LevelTrace
 from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
 from ..errors import EventLogError
+from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import table
+from ..report.text import agreement_text, table
 from .options import (
+    agreement_config,
     clock_options,
     config_option,
     events_option,
@@ -100,6 +104,18 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
 @level_options
 @clock_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--align-log",
+    is_flag=True,
+    help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
+    "(for a recording whose start is uncertain, e.g. MediaRecorder).",
+)
+@click.option(
+    "--page-ticks",
+    is_flag=True,
+    help="Replay the clock at the page's own ticks (the frames of its clock.level readings, logged on every "
+    "tick) instead of a regular cadence.",
+)
 @labels_option
 @config_option
 @output_option
@@ -108,6 +124,8 @@ def beats(
     events: Path | None,
     lenient: bool,
     fmt: str,
+    align_log: bool,
+    page_ticks: bool,
     labels: Path | None,
     config: Path | None,
     output: Path | None,
@@ -120,7 +138,12 @@ def beats(
     declared quiet and the guide spoke again; STALLED the guide spoke and the
     clock did not declare quiet before the beat's bound (the next prompt,
     terminal response, end or the recording's end); MISSED-ONSET the clock
-    gave up waiting, yet the guide spoke within the beat.
+    gave up waiting, yet the guide spoke within the beat; BARGE-IN the visitor
+    spoke (input_audio_buffer.speech_started) before the beat ended; CLEARED
+    the provider cleared its audio buffer. provider_stopped_vs_last_word_s is
+    the provider's output_audio_buffer.stopped minus the last word. When the
+    log holds the page's clock.level readings, their agreement with the
+    recording's levels is shown below the table.
     """
     inputs = recording_inputs(rec, config=config, events=events, labels=labels, outputs={"-o": output})
     truth = read_labels(labels) if labels else None
@@ -139,9 +162,18 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    found = find_beats(
-        recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+    agreement, log = log_agreement(
+        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log or None
     )
+    assert log is not None
+    trace = recording.trace
+    if page_ticks:
+        if not log.readings or not isinstance(recording.quantum, LevelTrace):
+            raise click.BadParameter(
+                f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
+            )
+        trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
+    found = find_beats(trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
     matches = None
     if truth is not None:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
@@ -149,7 +181,7 @@ def beats(
         matches = label_errors(seg, truth)
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
-            out.write(json_text(beats_dict(str(rec), th, found, matches)))
+            out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
         out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n")
         rows = []
@@ -162,6 +194,8 @@ def beats(
                     ("PREMATURE", b.premature),
                     ("STALLED", b.stalled),
                     ("MISSED-ONSET", b.missed_onset),
+                    ("BARGE-IN", b.barge_in_s is not None),
+                    ("CLEARED", b.cleared_s is not None),
                 )
                 if on
             ]
@@ -178,6 +212,7 @@ def beats(
                     len(b.gaps_s),
                     max(b.gaps_s, default=None),
                     b.replay_vs_logged_s,
+                    b.provider_stopped_vs_last_word_s,
                     b.outcome,
                     " ".join(flags),
                 ]
@@ -196,11 +231,14 @@ def beats(
                     "n_gaps",
                     "max_gap_s",
                     "replay_vs_logged_s",
+                    "provider_stopped_vs_last_word_s",
                     "outcome",
                     "flags",
                 ],
                 rows,
             )
         )
+        if agreement is not None:
+            out.write(agreement_text(agreement) + "\n")
         if matches is not None:
             out.write(_labels_table(matches))

@@ -251,6 +251,9 @@ def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str
         baseline=baseline,
         onset_tolerance_s=cfg.baseline.onset_tolerance_s,
         max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
+        lossless_tolerance=cfg.agreement.lossless_tolerance,
+        recorder_tolerance=cfg.agreement.recorder_tolerance,
+        max_floor_disagreements=cfg.agreement.max_floor_disagreements,
     )
 
 

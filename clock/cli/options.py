@@ -28,7 +28,7 @@ from ..core.analyser import AnalyserOptions
 from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from ..io.config import find_config, read_config
+from ..io.config import AgreementConfig, find_config, read_config
 from ..io.decode import probe
 from ..io.inputs import Inputs
 from ..io.output import remove_temporaries
@@ -466,6 +466,12 @@ def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
     """The thresholds of --config, or of the speechclock.toml beside REC, or the defaults."""
     path = config or find_config(rec.parent)
     return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
+
+
+def agreement_config(rec: Path, config: Path | None) -> AgreementConfig:
+    """The ``[agreement]`` table of --config, or of the speechclock.toml beside REC, or the defaults."""
+    path = config or find_config(rec.parent)
+    return read_config(path).agreement if path is not None else AgreementConfig()
 
 
 def cadence(

@@ -355,6 +355,7 @@ def report(
             ),
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
+        agreements=[(o.name, o.agreement) for o in obs],
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)

@@ -21,6 +21,10 @@ recording); see :func:`span_bounds` for an acknowledgment of the next beat.
 * ``premature_risk``: an acknowledgment overlapped and the silence between
   its last word and the narration's onset reaches the quiet time, so the
   clock would end the beat before the narration started.
+* **Provider signals** (OpenAI Realtime, when logged): when the provider said
+  the beat's audio buffer stopped (``provider_stopped_s``, against the
+  measured last word), and whether a barge-in (``barge_in_s``) or a cleared
+  buffer (``cleared_s``) cut the beat.
 
 **Replay** (:func:`replay_ticks`, what the browser clock would do, tick by tick):
 
@@ -56,12 +60,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError, SpeechClockWarning
-from .events import EventLog
+from .events import Event, EventLog
 from .levels import LevelTrace
 from .segments import _check_floor
 
@@ -154,6 +159,27 @@ class Beat:
     stalled: bool = False
     missed_onset: bool = False
     outcome: str = "ok"
+    response_id: str | None = None
+    provider_stopped_s: float | None = None
+    barge_in_s: float | None = None
+    cleared_s: float | None = None
+
+    @property
+    def provider_stopped_vs_last_word_s(self) -> float | None:
+        """The provider's ``output_audio_buffer.stopped`` minus the measured last word.
+
+        Positive: the provider said its buffer stopped after the guide's last
+        word reached the analyser. Whether that event could replace the
+        clock is this number's spread over many beats.
+        """
+        if self.provider_stopped_s is None or self.last_word_s is None:
+            return None
+        return self.provider_stopped_s - self.last_word_s
+
+    @property
+    def cut(self) -> bool:
+        """The beat was cut short: a barge-in, or the provider cleared its audio buffer."""
+        return self.barge_in_s is not None or self.cleared_s is not None
 
     @property
     def quiet_declared_s(self) -> float | None:
@@ -930,6 +956,7 @@ def beats(
                 stalled=stalled,
                 missed_onset=missed,
                 outcome=outcome,
+                **_provider_signals(events, term, a.bound_s, rb),
             )
         )
     return result
@@ -949,3 +976,33 @@ def _warn_outside(events: EventLog, end_s: float) -> None:
         where = f"{events.source}:{e.line}" if events.source and e.line else "event log"
         more = f" (and {len(group) - 1} more)" if len(group) > 1 else ""
         warnings.warn(f"{where}: {e.type} at {e.t_s:.3f} s is {what}{more}", SpeechClockWarning, stacklevel=3)
+
+
+def _provider_signals(events: EventLog, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
+    """The provider's own signals in a beat (OpenAI Realtime), as :class:`Beat` fields.
+
+    * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's
+      response (same ``response_id``), or else the first one in the beat's span;
+    * ``barge_in_s``: the first ``input_audio_buffer.speech_started`` in the
+      span before the beat ended (the replay's declaration, or the span's end);
+    * ``cleared_s``: the first ``output_audio_buffer.cleared`` in the span (or of
+      the beat's response).
+    """
+
+    def first(kind: str, until: float) -> Event | None:
+        found = [e for e in events.of_kind(kind) if term.t_s <= e.t_s < until]
+        if term.response_id is not None:
+            mine = [e for e in events.of_kind(kind) if e.response_id == term.response_id]
+            found = mine or [e for e in found if e.response_id is None or e.response_id == term.response_id]
+        return found[0] if found else None
+
+    stopped = first("output_audio_buffer.stopped", span_end)
+    cleared = first("output_audio_buffer.cleared", span_end)
+    ended = rb.quiet_declared_s if rb.quiet_declared_s is not None else span_end
+    barge = next((e for e in events.of_kind("input_audio_buffer.speech_started") if term.t_s <= e.t_s < ended), None)
+    return {
+        "response_id": term.response_id,
+        "provider_stopped_s": None if stopped is None else stopped.t_s,
+        "barge_in_s": None if barge is None else barge.t_s,
+        "cleared_s": None if cleared is None else cleared.t_s,
+    }

@@ -26,6 +26,13 @@ Checks
 ``logged-quiet``
     The replay's decision is within one tick of the page's ``clock.quiet``
     (plus 1 ms, the resolution a page's ``performance.now()`` log keeps).
+``level-agreement``
+    The levels the page logged (``clock.level``) agree with the recording's
+    (:mod:`clock.core.agreement`): the 99th percentile of
+    ``|logged - measured|`` is at most ``lossless_tolerance`` (a recording
+    whose first frame the log gives exactly) or ``recorder_tolerance`` (one
+    whose start is uncertain), and, for the former, at most
+    ``max_floor_disagreements`` readings fall on different sides of the floor.
 ``beat-count``
     As many beats as the config's ``beats`` for the recording.
 ``baseline``
@@ -59,6 +66,7 @@ CHECKS = (
     "missed-onset",
     "premature-risk",
     "logged-quiet",
+    "level-agreement",
     "beat-count",
     "baseline",
 )
@@ -90,7 +98,7 @@ class CheckResult:
     measured, threshold : float or None
         The same as numbers, in ``unit``, for charts and trends.
     unit : str
-        ``"RMS"``, ``"s"`` or ``"beats"``.
+        ``"RMS"``, ``"s"``, ``"beats"`` or ``"readings"``.
     applicable : bool
         False when the recording lacks what the check needs (e.g. an event log).
     """
@@ -136,6 +144,9 @@ def check_recording(
     baseline: dict[str, Any] | None = None,
     onset_tolerance_s: float = 0.05,
     max_gap_tolerance_s: float = 0.05,
+    lossless_tolerance: float = 0.0,
+    recorder_tolerance: float = 0.03,
+    max_floor_disagreements: int = 0,
 ) -> list[CheckResult]:
     """Run every check on one recording.
 
@@ -196,6 +207,7 @@ def check_recording(
     else:
         result("speech-level", [_Finding(None, "no speech ticks", want, None, need, "RMS")], _Finding(None, "", ""))
 
+    _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if obs.events is None or not obs.events.terminals:
         for check in CHECKS[2:]:
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
@@ -215,6 +227,35 @@ def check_recording(
     return out
 
 
+def _agreement_check(obs: Observation, lossless: float, recorder: float, max_disagree: int, result: Any) -> None:
+    a = obs.agreement
+    if a is None or a.n_compared == 0:
+        what = "no clock.level readings" if a is None else "no reading inside the recording"
+        result("level-agreement", [], _Finding(None, what, "-"), False)
+        return
+    tolerance = lossless if a.start_exact else recorder
+    kind = "lossless" if a.start_exact else "start uncertain"
+    offset = f", offset {a.offset_s * 1000:+.1f} ms estimated" if a.offset_estimated else ""
+    detail = f"{a.n_compared} readings ({kind}): p99 |diff| {a.p99_diff:.3g}, max {a.max_diff:.3g}{offset}"
+    want = f"p99 <= {tolerance:g}" + (f", at most {max_disagree} across the floor" if a.start_exact else "")
+    summary = _Finding(a.worst_s, detail, want, a.p99_diff, tolerance, "RMS")
+    failures = []
+    if (a.p99_diff or 0.0) > tolerance:
+        failures.append(summary)
+    if a.start_exact and a.n_floor_disagree > max_disagree:
+        failures.append(
+            _Finding(
+                a.first_floor_disagree_s,
+                f"{a.n_floor_disagree} readings on the other side of floor {a.floor:g}",
+                want,
+                a.n_floor_disagree,
+                max_disagree,
+                "readings",
+            )
+        )
+    result("level-agreement", failures, summary)
+
+
 def check_corpus(
     observations: Sequence[Observation],
     *,
@@ -223,6 +264,9 @@ def check_corpus(
     baseline: dict[str, dict[str, Any]] | None = None,
     onset_tolerance_s: float = 0.05,
     max_gap_tolerance_s: float = 0.05,
+    lossless_tolerance: float = 0.0,
+    recorder_tolerance: float = 0.03,
+    max_floor_disagreements: int = 0,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``."""
     out: list[CheckResult] = []
@@ -236,6 +280,9 @@ def check_corpus(
                 baseline=(baseline or {}).get(o.name),
                 onset_tolerance_s=onset_tolerance_s,
                 max_gap_tolerance_s=max_gap_tolerance_s,
+                lossless_tolerance=lossless_tolerance,
+                recorder_tolerance=recorder_tolerance,
+                max_floor_disagreements=max_floor_disagreements,
             )
         )
     return out

@@ -72,6 +72,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
+from .agreement import Agreement
 from .beats import FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats, decide, span_bounds
 from .events import EventLog, Label
 from .levels import LevelTrace
@@ -174,7 +175,11 @@ class Observation:
     events : EventLog or None
     labels : sequence of Label or None
     meta : dict
-        Metadata from the config (voice, model, ...), for grouping.
+        Metadata from the config (voice, model, ...), for grouping; the log's
+        ``session`` line fills in what the config does not say.
+    agreement : Agreement or None
+        The page's logged levels against the recording's (when the log has
+        ``clock.level`` readings).
     """
 
     name: str
@@ -182,6 +187,7 @@ class Observation:
     events: EventLog | None = None
     labels: tuple[Label, ...] | None = None
     meta: dict[str, object] = field(default_factory=dict)
+    agreement: Agreement | None = None
 
     @property
     def has_beats(self) -> bool:

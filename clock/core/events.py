@@ -13,18 +13,37 @@ The kinds the tool understands (``Event.kind``):
     paused, resumed; the beat is aborted.
 ``clock.quiet``
     The page's own clock declared the beat quiet.
+``output_audio_buffer.started``, ``output_audio_buffer.stopped``, ``output_audio_buffer.cleared``
+    OpenAI Realtime: the server began sending a response's audio, its output
+    buffer drained, or it was cut (a barge-in, or the client cleared it).
+``input_audio_buffer.speech_started``
+    OpenAI Realtime: the server heard the visitor start speaking (a barge-in
+    while the guide talks).
 
 Any other type is kept with its own name as kind, and otherwise ignored.
+
+Three kinds of line are not events: ``recording.started`` (the timeline's
+origin, :class:`CaptureStart`), ``session`` (metadata such as voice and
+model, :attr:`EventLog.session`) and ``clock.level`` (a level the page's
+clock read, :class:`Reading`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["KNOWN_KINDS", "Event", "EventLog", "Label", "classify"]
+__all__ = ["KNOWN_KINDS", "PROVIDER_KINDS", "CaptureStart", "Event", "EventLog", "Label", "Reading", "classify"]
 
-KNOWN_KINDS = ("terminal", "tool_call", "prompt", "arrival", "pause", "resume", "end", "clock.quiet")
+#: OpenAI Realtime's own signals about the guide's audio and the visitor's speech.
+PROVIDER_KINDS = (
+    "output_audio_buffer.started",
+    "output_audio_buffer.stopped",
+    "output_audio_buffer.cleared",
+    "input_audio_buffer.speech_started",
+)
+
+KNOWN_KINDS = ("terminal", "tool_call", "prompt", "arrival", "pause", "resume", "end", "clock.quiet", *PROVIDER_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +62,9 @@ class Event:
         Line number in the log (1-based), for messages.
     linger_s : float or None
         For ``terminal``: seconds the backend asked to linger after the words.
+    response_id : str or None
+        The provider's response the event belongs to (``response_id``, or a
+        ``response.done``'s ``response.id``).
     """
 
     kind: str
@@ -50,6 +72,55 @@ class Event:
     t_s: float
     line: int | None = None
     linger_s: float | None = None
+    response_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A level the page's clock read from its analyser (a ``clock.level`` line).
+
+    Attributes
+    ----------
+    t_s : float
+        Seconds on the audio timeline.
+    level : float
+    frame : int or None
+        The recording frame the read belongs to (the end of the analyser's
+        window), when the log gives context frames for it and for the
+        recording's start; otherwise None (then ``t_s`` places it).
+    line : int or None
+    """
+
+    t_s: float
+    level: float
+    frame: int | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureStart:
+    """What a log's ``recording.started`` line says about the recording's first sample.
+
+    Attributes
+    ----------
+    frame : int or None
+        The AudioContext frame of the recording's first sample.
+    sample_rate_hz : int or None
+        The AudioContext's rate (frames per second of ``frame``).
+    capture : str or None
+        ``"worklet"`` (an AudioWorklet on the analyser's source node: the
+        frame is exact) or ``"recorder"`` (MediaRecorder: the frame is when
+        the page saw it start, before its start-up latency).
+    """
+
+    frame: int | None = None
+    sample_rate_hz: int | None = None
+    capture: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """The recording's first sample is known to the frame."""
+        return self.capture == "worklet" and self.frame is not None and self.sample_rate_hz is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +132,37 @@ class EventLog:
     events : tuple of Event
     source : str or None
         The file they were read from.
+    readings : tuple of Reading
+        The levels the page's clock logged (``clock.level``), in time order.
+    start : CaptureStart or None
+        The ``recording.started`` line's frame, rate and capture kind.
+    session : dict
+        The ``session`` line's fields (``voice``, ``model``, ``page_version``,
+        ...), for ``derive --by``.
     """
 
     events: tuple[Event, ...]
     source: str | None = None
+    readings: tuple[Reading, ...] = ()
+    start: CaptureStart | None = None
+    session: dict[str, Any] = field(default_factory=dict)
+
+    def shifted(self, offset_s: float) -> EventLog:
+        """The same log with every event and reading moved by ``offset_s`` seconds.
+
+        ``offset_s`` is what :class:`clock.core.agreement.Agreement` estimates:
+        added to the log's times, it puts them on the recording's timeline.
+        """
+        rate = self.start.sample_rate_hz if self.start is not None else None
+        frames = 0 if rate is None else int(round(offset_s * rate))
+        return replace(
+            self,
+            events=tuple(replace(e, t_s=e.t_s + offset_s) for e in self.events),
+            readings=tuple(
+                replace(r, t_s=r.t_s + offset_s, frame=None if r.frame is None else r.frame + frames)
+                for r in self.readings
+            ),
+        )
 
     def of_kind(self, *kinds: str) -> tuple[Event, ...]:
         """The events of the given kinds, in time order."""

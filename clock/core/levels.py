@@ -17,7 +17,10 @@ is mapped to the frame
 The arithmetic is exact (the period is a :class:`fractions.Fraction`), so
 frame positions never drift: at 48 kHz with a period of 1/60 s, tick 4 lands
 on frame 3200. A trace holds every tick whose frame lies within the recording
-(``F_k <= n_frames``).
+(``F_k <= n_frames``), and every tick whose time lies inside it
+(``k * period_s < duration``) though its frame does not: the window of such a
+tick runs past the last sample, and those frames read as zero, as the
+analyser's next render quanta would be silent once the audio has ended.
 
 Metrics
 -------
@@ -244,9 +247,11 @@ def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
     # g frames; every start has the same offset into the buffer.
     g = min(RENDER_QUANTUM_FRAMES, n)
     off = int(starts[0] % g) if starts.size else 0
-    scaled = buf * _GRID  # exact: a power-of-two scale
+    head = buf[:4096] * _GRID  # a cheap look first: Opus as WebRTC delivers it is off this grid
+    scaled = buf * _GRID if np.array_equal(head, np.rint(head)) else head  # exact: a power-of-two scale
     if (
-        np.all(starts % g == off)
+        scaled.size == buf.size
+        and np.all(starts % g == off)
         and np.array_equal(scaled, np.rint(scaled))
         and max(buf.max(initial=0.0), -buf.min(initial=0.0)) <= _GRID_MAX_ABS
     ):
@@ -324,7 +329,7 @@ class _Engine:
         self.next_tick = 0
         self.state: _State = None
 
-    def feed(self, block: NDArray[np.float32]) -> Iterator[LevelChunk]:
+    def feed(self, block: NDArray[np.float32], *, before_frame: int | None = None) -> Iterator[LevelChunk]:
         end = self.pos + block.size
         if self.buf.size < self.n + block.size:
             grown = np.zeros(self.n + block.size, dtype=np.float32)
@@ -332,10 +337,17 @@ class _Engine:
             self.buf = grown
         buf = self.buf[: self.n + block.size]
         buf[self.n :] = block
+        period = self.ticks.period_s
         while True:
             k = np.arange(self.next_tick, self.next_tick + self._BATCH, dtype=np.int64)
             frames = self.ticks.frames(k, self.rate)
-            frames = frames[frames <= end]
+            keep = frames <= end
+            if before_frame is not None:
+                # Only ticks whose time k * period is before frame ``before_frame``
+                # (exact, in Python integers: a few ticks, once per trace).
+                limit = before_frame * period.denominator
+                keep &= np.array([int(i) * period.numerator * self.rate < limit for i in k])
+            frames = frames[keep]
             if frames.size == 0:
                 break
             # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
@@ -346,6 +358,17 @@ class _Engine:
                 break
         self.buf[: self.n] = buf[-self.n :]
         self.pos = end
+
+    def finish(self) -> Iterator[LevelChunk]:
+        """The ticks whose time is inside the recording but whose window runs past its end.
+
+        The frames after the last sample read as zero (the analyser's next
+        quanta are silent). With ``align="ceil"`` such a tick's frame is less
+        than one render quantum past its time, so one quantum of zeros holds
+        every such window's end.
+        """
+        end = self.pos
+        yield from self.feed(np.zeros(RENDER_QUANTUM_FRAMES, np.float32), before_frame=end)
 
 
 def _checked_blocks(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) -> Iterator[NDArray[np.float32]]:
@@ -400,6 +423,7 @@ def iter_levels(
     engine = _Engine(int(sample_rate_hz), ticks or Ticks(), metric, options or AnalyserOptions())
     for block in _checked_blocks(blocks, sample_rate_hz):
         yield from engine.feed(block)
+    yield from engine.finish()
 
 
 def iter_multi_levels(
@@ -424,6 +448,9 @@ def iter_multi_levels(
         for i, engine in enumerate(engines):
             for chunk in engine.feed(block):
                 yield i, chunk
+    for i, engine in enumerate(engines):
+        for chunk in engine.finish():
+            yield i, chunk
 
 
 def trace_of(

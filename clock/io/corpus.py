@@ -10,11 +10,13 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Observation
-from ..core.levels import Ticks
+from ..core.events import EventLog
+from ..core.levels import LevelTrace, Ticks
 from ..errors import InvalidParameterError, RecordingError, SpeechClockWarning
-from .config import CONFIG_NAME, Config, find_config, read_config
+from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from .events import read_labels
 from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
 from .recording import Recording, read_recording
@@ -26,6 +28,7 @@ __all__ = [
     "collect",
     "labels_path_for",
     "load_corpus",
+    "log_agreement",
     "observe",
     "observe_all",
     "observe_corpus",
@@ -114,7 +117,27 @@ def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recor
     rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient)
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path, duration_s=rec.duration_s)) if labels_path else None
-    return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
+    found, events = log_agreement(rec, floor=th.floor, config=config.agreement)
+    meta = {**(rec.events.session if rec.events is not None else {}), **config.meta(path.name)}
+    return rec, Observation(path.name, rec.trace, events, labels, meta, found)
+
+
+def log_agreement(
+    rec: Recording, *, floor: float, config: AgreementConfig, align_log: bool | None = None
+) -> tuple[Agreement | None, EventLog | None]:
+    """The agreement of a recording's page-logged levels, and its log (shifted when asked and uncertain).
+
+    The log is shifted by the estimated offset only when ``align_log`` (default:
+    the config's) is set and the recording's start is not exact.
+    """
+    log = rec.events
+    if log is None or not log.readings or not isinstance(rec.quantum, LevelTrace):
+        return None, log
+    found = agreement(rec.quantum, log.readings, floor=floor, start=log.start, search_s=config.search_s)
+    align = config.align_log if align_log is None else align_log
+    if found is not None and align and found.offset_estimated and found.offset_s:
+        log = log.shifted(found.offset_s)
+    return found, log
 
 
 def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observation, list[str]]:

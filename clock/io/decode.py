@@ -13,7 +13,11 @@ This is the only module that talks to soundfile and PyAV.
 
 Integer PCM is scaled as ``v / 2**(bits - 1)``: 16-bit ``-32768`` reads as
 exactly ``-1.0`` and ``0`` as exactly ``0.0``; unsigned 8-bit is centred on
-128 first. Float PCM is passed through. Channels are down-mixed to mono by the
+128 first. Float PCM is passed through. Opus (in any container) is decoded
+as the browser's WebRTC receive path decodes it: with libopus, to 16-bit PCM,
+converted to float by Chromium's rule (``v / 32768`` below zero,
+``v * float32(1 / 32767)`` above, see :func:`webrtc_int16_to_float32`), so
+digital silence reads exactly 0. Channels are down-mixed to mono by the
 Web Audio "speakers" rules (:func:`clock.core.analyser.downmix_to_mono`).
 
 Recordings are opened read-only and decoded block by block; memory does not
@@ -35,10 +39,13 @@ recording are close to, not bit-identical with, the browser's).
 from __future__ import annotations
 
 import os
+import queue
 import stat
+import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +56,7 @@ from ..core.analyser import downmix_to_mono
 from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
 from .files import file_kind
 
-__all__ = ["MAX_HOLE_S", "AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
+__all__ = ["MAX_HOLE_S", "AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe", "webrtc_int16_to_float32"]
 
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
@@ -77,7 +84,12 @@ _PYAV_SUFFIXES = (".mp3",)
 # RIFF/WAVE format tags of MPEG audio inside a WAV (libsndfile hands them to libmpg123).
 _WAV_MPEG_TAGS = (0x0050, 0x0055)
 
-# PyAV sample formats: (scale applied after the offset, offset)
+# PyAV sample formats: their numpy types, and (scale applied after the offset, offset)
+_PYAV_DTYPE: dict[str, np.dtype[Any]] = {
+    name: np.dtype(t)
+    for name, t in (("u8", np.uint8), ("s16", np.int16), ("s32", np.int32), ("s64", np.int64))
+    + (("flt", np.float32), ("dbl", np.float64))
+}
 _PYAV_SCALE = {
     "u8": (1 / 128, -128.0),
     "s16": (1 / 32768, 0.0),
@@ -265,8 +277,8 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
         # its libmpg123 prints to the terminal on damaged MP3 frames, and its
         # libopus float path adds a 1e-30 anti-denormal offset, so
         # digital silence never decodes to 0, while the remote track the
-        # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. FFmpeg's
-        # own Opus decoder returns exact zeros.
+        # analyser hears (16-bit PCM from WebRTC) is exactly 0 there. PyAV
+        # decodes Opus with libopus at 16 bits, as WebRTC does.
         return _probe_pyav(p)
     if info.n_frames == 0:
         raise RecordingError(f"{p}: holds no audio frames")
@@ -321,50 +333,102 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
         )
 
 
-def _pyav_frame_to_array(frame: object) -> NDArray[np.float32]:
+def _pyav_frame_to_array(frame: object) -> NDArray[Any]:
+    """A decoded frame's samples as an (n, channels) array in its own sample type (no arithmetic).
+
+    Frames are converted to float once per block (:func:`_rechunk`), not one
+    20 ms frame at a time.
+    """
+    if isinstance(frame, _Batch):
+        return frame.array
     fmt = frame.format  # type: ignore[attr-defined]
-    arr = frame.to_ndarray()  # type: ignore[attr-defined]
-    n_channels = len(frame.layout.channels)  # type: ignore[attr-defined]
     base = fmt.name.rstrip("p")
-    if fmt.is_planar:
-        arr = arr.T
-    else:
-        arr = arr.reshape(-1, n_channels)
-    scale, offset = _PYAV_SCALE[base]
-    if scale is None:
+    if base not in _PYAV_SCALE:
+        raise KeyError(fmt.name)
+    n_channels = len(frame.layout.channels)  # type: ignore[attr-defined]
+    if not fmt.is_planar:
+        # Packed (libopus's s16): the plane's bytes as they are (its buffer may be padded).
+        count = frame.samples * n_channels  # type: ignore[attr-defined]
+        return np.frombuffer(frame.planes[0], _PYAV_DTYPE[base], count=count).reshape(-1, n_channels)  # type: ignore[attr-defined]
+    return frame.to_ndarray().T  # type: ignore[attr-defined]
+
+
+def _pcm_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
+    """Integer PCM as ``v / 2**(bits - 1)`` (unsigned 8-bit centred first); float passed through."""
+    if arr.dtype.kind == "f":
         return arr.astype(np.float32, copy=False)
-    return ((arr.astype(np.float64) + offset) * scale).astype(np.float32)
+    scale, offset = _PYAV_SCALE[{"u1": "u8", "i2": "s16", "i4": "s32", "i8": "s64"}[arr.dtype.str[1:]]]
+    return ((arr.astype(np.float64) + offset) * scale).astype(np.float32)  # type: ignore[operator]
 
 
-def _pyav_blocks(
-    info: AudioInfo, *, block_frames: int = DEFAULT_BLOCK_FRAMES, max_hole_s: float = MAX_HOLE_S
-) -> Iterator[NDArray[np.float32]]:
-    import av
+# Chromium's 16-bit to float conversion, SignedInt16SampleTypeTraits::ToFloat in
+# media/base/audio_sample_types.h (FixedSampleTypeTraits<int16_t>, read at
+# chromium/chromium 5b83ed46): in float32, v * (1.0f / 32768) below zero and
+# v * (1.0f / 32767) at or above it, so 0 stays exactly 0 and 32767 reads 1.0.
+# PeerConnectionRemoteAudioSource::OnData
+# (third_party/blink/renderer/platform/webrtc/peer_connection_remote_audio_source.cc,
+# read at 37f9269f) hands WebRTC's 16-bit samples of a remote track to the
+# MediaStream with AudioBus::FromInterleaved<SignedInt16SampleTypeTraits>.
+# tests/test_webrtc_loopback.py checks every sample of a real remote track
+# against this rule.
+_INV_NEGATIVE = np.float32(1.0) / np.float32(32768.0)
+_INV_POSITIVE = np.float32(1.0) / np.float32(32767.0)
 
-    n_read = 0
-    try:
-        with av.open(info.path, mode="r") as container:
-            stream = container.streams.audio[0]
-            first_s: float | None = None
-            for frame in _decoded_frames(container, stream, info.path):
-                block = _pyav_frame_to_array(frame)
-                if frame.pts is not None and frame.time_base is not None:
-                    at_s = float(frame.pts * frame.time_base)
-                    first_s = at_s if first_s is None else first_s
-                    missing = _hole(info, at_s - first_s, n_read, max_hole_s)
-                    yield from _silence(missing, block.shape[1], block_frames)
-                    n_read += missing
-                n_read += block.shape[0]
-                yield block
-    except av.FFmpegError as err:
-        raise RecordingError(f"{info.path}: decoding failed after {n_read} frames ({_av_reason(err)})") from None
-    except KeyError as err:
-        raise RecordingError(f"{info.path}: unsupported sample format {err}") from None
-    if n_read == 0:
-        raise RecordingError(f"{info.path}: holds no audio frames")
+
+def _chromium_int16(v: NDArray[Any]) -> NDArray[np.float32]:
+    x = v.astype(np.float32)
+    return x * np.where(v < 0, _INV_NEGATIVE, _INV_POSITIVE)
+
+
+# Every 16-bit value's float, indexed by the value's bits read as unsigned.
+_INT16_TO_FLOAT = _chromium_int16(np.arange(2**16, dtype=np.uint16).view(np.int16))
+
+
+def webrtc_int16_to_float32(v: NDArray[np.int16]) -> NDArray[np.float32]:
+    """16-bit PCM as Chromium hands a WebRTC remote track to Web Audio (see the comment above).
+
+    A lookup in a table of all 65536 values (one pass over the samples).
+    """
+    return np.take(_INT16_TO_FLOAT, np.asarray(v, dtype=np.int16).view(np.uint16))
+
+
+class _Batch:
+    """Consecutive decoded frames joined into one array: a frame to :func:`_pyav_blocks`."""
+
+    __slots__ = ("array", "pts", "time_base")
+
+    def __init__(self, array: NDArray[Any], pts: int | None, time_base: Any) -> None:
+        self.array, self.pts, self.time_base = array, pts, time_base
+
+
+# Frames joined per batch (about 1 s of 20 ms Opus frames), and how far a frame's
+# timestamp may stray from the end of the batch before it starts a new one (well
+# under the timeline's hole threshold, so holes are still seen between batches).
+_BATCH_FRAMES = 50
+_BATCH_TOLERANCE_S = 0.01
 
 
 def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
+    """The stream's frames; Opus through libopus at 16 bits, as WebRTC decodes it.
+
+    FFmpeg's own Opus decoder differs from libopus on SILK and hybrid packets
+    (the modes speech at voice bitrates uses) by up to 0.1 per sample; Chromium
+    decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
+    demuxer's pre-skip and end trimming apply as with the native decoder.
+    Contiguous 20 ms frames are joined into batches of about a second (the
+    per-frame work is numpy's, not Python's), decoded a few batches ahead in
+    a thread of their own (PyAV decodes without the GIL), so decoding and the
+    level computation overlap.
+    """
+    import av
+
+    if stream.codec_context.name != "opus" or "libopus" not in av.codecs_available:
+        yield from _packets_decoded(container, stream, path)
+        return
+    yield from _ahead(_libopus_batches, container.name, stream.index)
+
+
+def _packets_decoded(container: Any, stream: Any, path: str) -> Iterator[Any]:
     """The stream's frames, packet by packet; a damaged packet is skipped (one warning per file), as FFmpeg does."""
     import av
 
@@ -393,6 +457,127 @@ def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
         )
 
 
+def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
+    """The Opus stream ``index`` of ``path`` decoded with libopus, in batches (its own container)."""
+    import av
+
+    with av.open(path, mode="r") as container:
+        stream: Any = container.streams[index]
+        ctx: Any = av.CodecContext.create("libopus", "r")
+        ctx.extradata = stream.codec_context.extradata
+        ctx.sample_rate = stream.codec_context.sample_rate
+        ctx.layout = stream.codec_context.layout
+        time_base = stream.time_base or Fraction(1, ctx.sample_rate)
+        # Timestamp units per sample, and the tolerance, in exact integer ratios.
+        units_num, units_den = time_base.denominator, time_base.numerator * ctx.sample_rate
+        tolerance = _BATCH_TOLERANCE_S * time_base.denominator / time_base.numerator
+        parts: list[NDArray[Any]] = []
+        first_pts: int | None = None
+        size = 0
+        packed: tuple[str, int] | None = None  # (format, channels) of packed frames, read once
+        for packet in container.demux(stream):
+            for frame in ctx.decode(packet):
+                fmt = frame.format.name
+                if packed is not None and fmt == packed[0]:
+                    # The common case, without the per-frame lookups of _pyav_frame_to_array.
+                    n = frame.samples
+                    block = np.frombuffer(frame.planes[0], _PYAV_DTYPE[fmt], count=n * packed[1]).reshape(n, -1)
+                else:
+                    block = _pyav_frame_to_array(frame)
+                    packed = None if frame.format.is_planar else (fmt, block.shape[1])
+                pts = frame.pts
+                if parts and (
+                    len(parts) >= _BATCH_FRAMES
+                    or pts is None
+                    or first_pts is None
+                    or block.dtype != parts[0].dtype
+                    or abs(pts - (first_pts + size * units_num / units_den)) > tolerance
+                ):
+                    yield _Batch(_opus_to_float32(np.concatenate(parts)), first_pts, time_base)
+                    parts, size = [], 0
+                if not parts:
+                    first_pts = pts
+                parts.append(block)
+                size += block.shape[0]
+        if parts:
+            yield _Batch(_opus_to_float32(np.concatenate(parts)), first_pts, time_base)
+
+
+# Batches decoded ahead of the consumer (about a second each): memory stays bounded.
+_AHEAD = 4
+
+
+def _ahead(make: Callable[..., Iterator[Any]], *args: Any) -> Iterator[Any]:
+    """Run the generator ``make(*args)`` in a thread, up to :data:`_AHEAD` items ahead.
+
+    Items come in order; an exception in the thread is raised here. When the
+    consumer stops early, the thread stops at its next item.
+    """
+    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=_AHEAD)
+    stop = threading.Event()
+
+    def put(entry: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                items.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in make(*args):
+                if not put(("item", item)):
+                    return
+            put(("end", None))
+        except BaseException as err:  # handed to the consumer, raised there
+            put(("error", err))
+
+    worker = threading.Thread(target=run, name="speechclock-decode", daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = items.get()
+            if kind == "item":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        worker.join()
+
+
+def _pyav_blocks(
+    info: AudioInfo, *, block_frames: int = DEFAULT_BLOCK_FRAMES, max_hole_s: float = MAX_HOLE_S
+) -> Iterator[NDArray[Any]]:
+    import av
+
+    n_read = 0
+    try:
+        with av.open(info.path, mode="r") as container:
+            stream = container.streams.audio[0]
+            first_s: float | None = None
+            for frame in _decoded_frames(container, stream, info.path):
+                block = _pyav_frame_to_array(frame)
+                if frame.pts is not None and frame.time_base is not None:
+                    at_s = float(frame.pts * frame.time_base)
+                    first_s = at_s if first_s is None else first_s
+                    missing = _hole(info, at_s - first_s, n_read, max_hole_s)
+                    yield from _silence(missing, block.shape[1], block_frames, block.dtype)
+                    n_read += missing
+                n_read += block.shape[0]
+                yield block
+    except av.FFmpegError as err:
+        raise RecordingError(f"{info.path}: decoding failed after {n_read} frames ({_av_reason(err)})") from None
+    except KeyError as err:
+        raise RecordingError(f"{info.path}: unsupported sample format {err}") from None
+    if n_read == 0:
+        raise RecordingError(f"{info.path}: holds no audio frames")
+
+
 def _hole(info: AudioInfo, at_s: float, n_read: int, max_hole_s: float) -> int:
     """Frames missing before a frame stamped ``at_s`` (0 for jitter); a hole over ``max_hole_s`` is an error."""
     rate = info.sample_rate_hz
@@ -413,24 +598,39 @@ def _hole(info: AudioInfo, at_s: float, n_read: int, max_hole_s: float) -> int:
     return missing
 
 
-def _silence(n_frames: int, n_channels: int, block_frames: int) -> Iterator[NDArray[np.float32]]:
+def _silence(n_frames: int, n_channels: int, block_frames: int, dtype: Any = np.float32) -> Iterator[NDArray[Any]]:
     """``n_frames`` of silence in blocks of at most ``block_frames`` (a long hole is never allocated at once)."""
     for start in range(0, n_frames, block_frames):
-        yield np.zeros((min(block_frames, n_frames - start), n_channels), np.float32)
+        yield np.zeros((min(block_frames, n_frames - start), n_channels), dtype)
 
 
-def _rechunk(blocks: Iterator[NDArray[np.float32]], block_frames: int) -> Iterator[NDArray[np.float32]]:
-    """Join small decoder frames (20 ms Opus packets) into blocks of about ``block_frames``."""
-    pending: list[NDArray[np.float32]] = []
+def _rechunk(
+    blocks: Iterator[NDArray[Any]],
+    block_frames: int,
+    convert: Callable[[NDArray[Any]], NDArray[np.float32]] = _pcm_to_float32,
+) -> Iterator[NDArray[np.float32]]:
+    """Join small decoder frames (20 ms Opus packets) into blocks of about ``block_frames``.
+
+    Each block is converted to float32 once (``convert``), after joining.
+    """
+    pending: list[NDArray[Any]] = []
     size = 0
     for block in blocks:
+        if pending and (block.dtype != pending[0].dtype or block.shape[1] != pending[0].shape[1]):
+            yield convert(np.concatenate(pending))
+            pending, size = [], 0
         pending.append(block)
         size += block.shape[0]
         if size >= block_frames:
-            yield np.concatenate(pending)
+            yield convert(np.concatenate(pending))
             pending, size = [], 0
     if pending:
-        yield np.concatenate(pending)
+        yield convert(np.concatenate(pending))
+
+
+def _opus_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
+    """libopus's 16-bit output by Chromium's rule (any other sample type as usual)."""
+    return webrtc_int16_to_float32(arr) if arr.dtype == np.int16 else _pcm_to_float32(arr)
 
 
 def _resampled(blocks: Iterator[NDArray[np.float32]], from_hz: int, to_hz: int) -> Iterator[NDArray[np.float32]]:
@@ -489,7 +689,11 @@ def iter_blocks(
     raw = (
         _soundfile_blocks(info, block_frames)
         if info.backend == "soundfile"
-        else _rechunk(_pyav_blocks(info, block_frames=block_frames, max_hole_s=max_hole_s), block_frames)
+        else _rechunk(
+            _pyav_blocks(info, block_frames=block_frames, max_hole_s=max_hole_s),
+            block_frames,
+            _opus_to_float32 if info.codec == "opus" else _pcm_to_float32,
+        )
     )
     mono = _checked_mono(raw, info)
     if context_rate_hz is not None and context_rate_hz != info.sample_rate_hz:

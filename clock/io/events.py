@@ -5,7 +5,12 @@ An event log sits beside its recording (``NAME.events.jsonl`` next to
 ``type`` and a time, ``t`` in seconds or ``t_ms`` in milliseconds. If a
 ``{"type": "recording.started", "t": T0}`` line is present, every time is
 taken relative to T0, so a log written with the page's ``performance.now()``
-works as it is. Blank lines are skipped; unknown fields are ignored.
+works as it is. If that line also gives the AudioContext ``frame`` of the
+recording's first sample and the context's ``sample_rate_hz``, a line with a
+``frame`` is placed at ``(frame - start frame) / rate`` exactly (the capture
+helpers of docs/capture.js log both). ``session`` lines carry metadata,
+``clock.level`` lines the levels the page's clock read. Blank lines are
+skipped; unknown fields are ignored.
 
 Hostile input is bounded: a line is at most :data:`~clock.io.files.MAX_LINE_BYTES`,
 JSON nests at most :data:`MAX_JSON_DEPTH` deep, a number has at most 4300
@@ -21,10 +26,11 @@ import math
 import os
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.events import Event, EventLog, Label, classify
+from ..core.events import CaptureStart, Event, EventLog, Label, Reading, classify
 from ..errors import EventLogError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 
@@ -70,14 +76,35 @@ def _number(record: dict[str, Any], key: str, where: str) -> float | None:
     return number
 
 
-def _time(record: dict[str, Any], where: str) -> float:
+def _time(record: dict[str, Any], where: str) -> float | None:
     t = _number(record, "t", where)
     t_ms = _number(record, "t_ms", where)
     if t is not None and t_ms is not None:
         raise EventLogError(f"{where}: give 't' or 't_ms', not both")
-    if t is None and t_ms is None:
-        raise EventLogError(f"{where}: no time: each line needs 't' (seconds) or 't_ms' (milliseconds)")
-    return t if t is not None else t_ms / 1000.0  # type: ignore[operator]
+    return t if t is not None else None if t_ms is None else t_ms / 1000.0
+
+
+def _frame(record: dict[str, Any], key: str, where: str) -> int | None:
+    value = _number(record, key, where)
+    if value is None:
+        return None
+    if value != int(value) or value < 0 or (key == "sample_rate_hz" and value == 0):
+        raise EventLogError(
+            f"{where}: {key!r} must be a {'positive' if key == 'sample_rate_hz' else 'non-negative'} "
+            f"whole number, got {_shown(record[key])}"
+        )
+    return int(value)
+
+
+def _response_id(record: dict[str, Any]) -> str | None:
+    rid = record.get("response_id")
+    if rid is None and record["type"] == "response.done" and isinstance(record.get("response"), dict):
+        rid = record["response"].get("id")
+    return sys.intern(rid) if isinstance(rid, str) and len(rid) <= 200 else None
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) and not (isinstance(value, float) and not math.isfinite(value))
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -153,9 +180,9 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         a second ``recording.started``, a log with no terminal response.
     """
     p = Path(path)
-    # (line, kind, type, t, linger_s): what an Event needs, not the whole record,
-    # so that a log of millions of short lines stays a few times its size in memory.
-    parsed: list[tuple[int, str, str, float, float | None]] = []
+    # Per line, what an Event (or a reading, the start, the session) needs, not
+    # the whole record: a log of millions of short lines stays a few times its size.
+    parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
     lines = iter_lines(
         p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES, max_lines=MAX_EVENT_LOG_LINES
@@ -165,58 +192,127 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             continue
         where = f"{p}:{number}"
         try:
-            record = _parse_line(line, where, problem)
-            t = _time(record, where)
-            linger = _number(record, "linger_s", where)
-            if linger is not None and not 0 <= linger <= MAX_LINGER_S:
-                raise EventLogError(f"{where}: 'linger_s' must be >= 0 and <= {MAX_LINGER_S:g} s, got {linger}")
+            parsed.append(_line(_parse_line(line, where, problem), number, where))
         except EventLogError as err:
             if not lenient:
                 raise
             skipped.append((number, str(err)))
-            continue
-        kind = classify(record)
-        parsed.append((number, sys.intern(kind), sys.intern(record["type"]), t, linger if kind == "terminal" else None))
-    starts = [(n, t) for n, _, type_, t, _ in parsed if type_ == "recording.started"]
-    t0 = starts[0][1] if starts else 0.0
+    starts = [x for x in parsed if x.type == "recording.started"]
     if len(starts) > 1:
         warnings.warn(
-            f"{p}:{starts[1][0]}: a second recording.started; times stay relative to line {starts[0][0]}",
+            f"{p}:{starts[1].number}: a second recording.started; times stay relative to line {starts[0].number}",
             SpeechClockWarning,
             stacklevel=2,
         )
-    events = []
+    start = CaptureStart()
+    t0 = 0.0
+    if starts:
+        first = starts[0]
+        rate, capture = first.extra if isinstance(first.extra, tuple) else (None, None)
+        start = CaptureStart(first.frame, rate, capture)
+        t0 = first.t if first.t is not None else 0.0
+    by_frame = start.frame is not None and start.sample_rate_hz is not None
+    events: list[Event] = []
+    readings: list[Reading] = []
+    session: dict[str, Any] = {}
     previous: tuple[int, float] | None = None
     out_of_order: list[str] = []
-    for number, kind, type_, t_raw, linger in parsed:
-        if type_ == "recording.started":
+    for x in parsed:
+        if x.type == "recording.started":
             continue
+        if x.type == "session":
+            session.update(x.extra)  # type: ignore[arg-type]
+            continue
+        where = f"{p}:{x.number}"
         try:
-            t = _relative(t_raw, t0, f"{p}:{number}")
+            if x.frame is not None and by_frame:
+                t = _relative((x.frame - start.frame) / start.sample_rate_hz, 0.0, where)  # type: ignore[operator]
+            elif x.t is not None:
+                t = _relative(x.t, t0, where)
+            else:
+                raise EventLogError(
+                    f"{where}: 'frame' without 't' or 't_ms', and no recording.started line with 'frame' "
+                    "and 'sample_rate_hz' to place it"
+                )
         except EventLogError as err:
             if not lenient:
                 raise
-            skipped.append((number, str(err)))
+            skipped.append((x.number, str(err)))
+            continue
+        if x.type == "clock.level":
+            frame = x.frame - start.frame if x.frame is not None and by_frame else None  # type: ignore[operator]
+            readings.append(Reading(t, x.extra, frame, x.number))  # type: ignore[arg-type]
             continue
         if previous is not None and t < previous[1]:
             out_of_order.append(
-                f"{p}:{number}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
+                f"{where}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
                 "events are taken in time order"
             )
-        previous = (number, t)
-        events.append(Event(kind, type_, t, number, linger))
+        previous = (x.number, t)
+        events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id))
     if skipped:
-        first = min(skipped)[1]
+        first_skip = min(skipped)[1]
         more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""
-        warnings.warn(f"{first} (skipped){more}", SpeechClockWarning, stacklevel=2)
+        warnings.warn(f"{first_skip} (skipped){more}", SpeechClockWarning, stacklevel=2)
     if out_of_order:
         more = f" ({len(out_of_order)} lines out of order)" if len(out_of_order) > 1 else ""
         warnings.warn(out_of_order[0] + more, SpeechClockWarning, stacklevel=2)
     events.sort(key=lambda e: (e.t_s, e.line))
-    log = EventLog(tuple(events), str(p))
+    readings.sort(key=lambda r: (r.t_s, r.line))
+    log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session)
     if not log.terminals:
         warnings.warn(f"{p}: no terminal response in the log, so no beats", SpeechClockWarning, stacklevel=2)
     return log
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """What one log line holds for the tool."""
+
+    number: int
+    kind: str
+    type: str
+    t: float | None
+    frame: int | None
+    linger: float | None
+    response_id: str | None
+    extra: Any  # the level of a clock.level, the (rate, capture) of recording.started, a session's fields
+
+
+def _line(record: dict[str, Any], number: int, where: str) -> _Line:
+    """Check one parsed line and keep what the tool uses of it."""
+    type_ = record["type"]
+    t = _time(record, where)
+    frame = _frame(record, "frame", where)
+    linger = _number(record, "linger_s", where)
+    if linger is not None and not 0 <= linger <= MAX_LINGER_S:
+        raise EventLogError(f"{where}: 'linger_s' must be >= 0 and <= {MAX_LINGER_S:g} s, got {linger}")
+    extra: Any = None
+    if type_ == "recording.started":
+        capture = record.get("capture")
+        extra = (_frame(record, "sample_rate_hz", where), sys.intern(capture) if isinstance(capture, str) else None)
+    elif type_ == "session":
+        extra = {k: v for k, v in record.items() if k not in ("type", "t", "t_ms", "frame") and _scalar(v)}
+    elif type_ == "clock.level":
+        extra = _number(record, "level", where)
+        if extra is None or extra < 0:
+            raise EventLogError(f"{where}: a clock.level line needs 'level', a finite number >= 0")
+    if t is None and frame is None and type_ != "session":
+        raise EventLogError(
+            f"{where}: no time: each line needs 't' (seconds), 't_ms' (milliseconds) or 'frame' "
+            "(AudioContext frames, with a recording.started line that gives 'frame' and 'sample_rate_hz')"
+        )
+    kind = classify(record)
+    return _Line(
+        number,
+        sys.intern(kind),
+        sys.intern(type_),
+        t,
+        frame,
+        linger if kind == "terminal" else None,
+        _response_id(record),
+        extra,
+    )
 
 
 def read_labels(path: str | os.PathLike[str], *, duration_s: float | None = None) -> list[Label]:

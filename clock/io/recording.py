@@ -119,7 +119,7 @@ def read_recording(
         Resample to this ``AudioContext`` rate first.
     quantum : bool
         Also compute the level every render quantum (for boundaries at 128-frame
-        resolution).
+        resolution); always done when the log holds ``clock.level`` readings.
     quantum_floor : float, optional
         Keep only whether each quantum is above this floor (one bit per
         quantum, a :class:`~clock.core.segments.QuantumSpeech`) instead of the
@@ -138,6 +138,8 @@ def read_recording(
     rate = analysis_rate(info, context_rate_hz)
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
+    # Page-logged levels are compared at render-quantum resolution.
+    quantum = quantum or bool(log is not None and log.readings)
     cadences = [ticks or Ticks()]
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))

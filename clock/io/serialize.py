@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
+from ..core.agreement import Agreement
 from ..core.beats import Beat
 from ..core.segments import LabelMatch, Segmentation
 from ..core.thresholds import Thresholds
 
-__all__ = ["SCHEMA", "beats_dict", "params_dict", "segments_audacity", "segments_dict", "segments_rows"]
+__all__ = [
+    "SCHEMA",
+    "agreement_dict",
+    "beats_dict",
+    "params_dict",
+    "segments_audacity",
+    "segments_dict",
+    "segments_rows",
+]
 
 SCHEMA = 1
 
@@ -84,8 +94,17 @@ def segments_audacity(seg: Segmentation) -> str:
     return "".join(lines)
 
 
+def agreement_dict(found: Agreement | None) -> dict[str, Any] | None:
+    """The page-logged levels' agreement (None when the log has no ``clock.level`` readings)."""
+    return None if found is None else asdict(found) | {"exact": found.exact}
+
+
 def beats_dict(
-    recording: str, thresholds: Thresholds, beats: Sequence[Beat], labels: Sequence[LabelMatch] | None = None
+    recording: str,
+    thresholds: Thresholds,
+    beats: Sequence[Beat],
+    labels: Sequence[LabelMatch] | None = None,
+    agreement: Agreement | None = None,
 ) -> dict[str, Any]:
     """``beats --format json``."""
     out: dict[str, Any] = {
@@ -114,9 +133,16 @@ def beats_dict(
                 "no_onset": b.no_onset,
                 "logged_quiet_s": b.logged_quiet_s,
                 "replay_vs_logged_s": b.replay_vs_logged_s,
+                "response_id": b.response_id,
+                "provider_stopped_s": b.provider_stopped_s,
+                "provider_stopped_vs_last_word_s": b.provider_stopped_vs_last_word_s,
+                "barge_in_s": b.barge_in_s,
+                "cleared_s": b.cleared_s,
+                "cut": b.cut,
             }
             for b in beats
         ],
+        "agreement": agreement_dict(agreement),
     }
     if labels is not None:
         out["labels"] = [_label_dict(m) for m in labels]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import __version__
+from ..core.agreement import Agreement
 from ..core.beats import Beat
 from ..core.check import CheckResult, clock_time
 from ..core.derive import Derivation
@@ -31,6 +32,7 @@ SECTIONS = (
     ("derive", "Recommendation"),
     ("check", "Checks"),
     ("beats", "Beats"),
+    ("agreement", "Page-logged levels"),
     ("sweep", "Sweep"),
     ("recordings", "Recordings"),
     ("config", "Configuration"),
@@ -116,6 +118,30 @@ def _beat_rows(beats: Sequence[Beat]) -> list[list[Any]]:
     ]
 
 
+def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
+    from markupsafe import Markup
+
+    rows = [(name, a) for name, a in agreements if a is not None]
+    if not rows:
+        return Markup("<p>No recording's log holds the page's clock.level readings.</p>")
+    return _table(
+        ["recording", "readings", "compared", "bit-exact", "max diff", "p99 diff", "other side of floor", "offset ms"],
+        [
+            [
+                name,
+                a.n_readings,
+                a.n_compared,
+                a.n_exact,
+                a.max_diff,
+                a.p99_diff,
+                a.n_floor_disagree,
+                f"{a.offset_s * 1000:+.1f} (estimated)" if a.offset_estimated else "0 (exact start)",
+            ]
+            for name, a in rows
+        ],
+    )
+
+
 def render_report(
     *,
     title: str,
@@ -128,6 +154,7 @@ def render_report(
     config_text: str,
     evidence_image: str | None = None,
     sweep_images: Sequence[tuple[str, str]] = (),
+    agreements: Sequence[tuple[str, Agreement | None]] = (),
 ) -> str:
     """The report as one HTML string.
 
@@ -147,6 +174,8 @@ def render_report(
     evidence_image : str, optional
         derive's evidence figure, as a data URI.
     sweep_images : sequence of (caption, data URI)
+    agreements : sequence of (recording, Agreement or None)
+        The page-logged levels of each recording against its own.
     """
     import jinja2
     from markupsafe import Markup
@@ -212,6 +241,7 @@ def render_report(
     page = env.get_template("report.html.j2").render(
         title=title,
         sections=SECTIONS,
+        agreement_table=_agreement_table(agreements),
         verdict=verdict,
         failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
         setting_rows=setting_rows,

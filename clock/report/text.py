@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from ..core.agreement import Agreement
 from ..core.check import clock_time
 from ..core.derive import Derivation, equivalents
 from ..core.sweep import SweepResult
@@ -15,6 +16,7 @@ from ..io.serialize import params_dict
 
 __all__ = [
     "SWEEP_HEADER",
+    "agreement_text",
     "derive_dict",
     "derive_markdown",
     "derive_text",
@@ -34,6 +36,21 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     cells = [header] + [["-" if v is None else _cell(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
+
+
+def agreement_text(a: Agreement) -> str:
+    """One line on how the page's logged levels agree with the recording's."""
+    head = f"page-logged levels: {a.n_compared} of {a.n_readings} readings compared"
+    if a.n_compared == 0:
+        return head + " (none inside the recording)"
+    start = "start exact" if a.start_exact else "start uncertain"
+    offset = f"offset {a.offset_s * 1000:+.1f} ms estimated" if a.offset_estimated else "no offset"
+    exact = f"{a.n_exact} bit-exact" + (" (all)" if a.exact else "")
+    where = f" (first at {clock_time(a.first_floor_disagree_s)})" if a.first_floor_disagree_s is not None else ""
+    return (
+        f"{head}, {exact}; |logged - measured| max {a.max_diff:.3g} at {clock_time(a.worst_s)}, p99 "
+        f"{a.p99_diff:.3g}; {a.n_floor_disagree} on the other side of floor {a.floor:g}{where}; {start}, {offset}"
+    )
 
 
 def _cell(value: Any) -> str:
