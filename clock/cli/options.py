@@ -20,6 +20,8 @@ from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
 from ..io.config import find_config, read_config
 from ..io.decode import probe
 from ..io.recording import Recording, read_recording
+from ..io.sources import name_of
+from .scale import SOURCE, scale_options, scale_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -238,7 +240,7 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
         return _apply(
             f,
             [
-                click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
+                click.argument("recordings", nargs=-1, required=True, type=SOURCE),
                 click.option(
                     "--config",
                     type=click.Path(dir_okay=False, path_type=Path),
@@ -255,6 +257,7 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
                 ),
                 click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
                 click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+                *scale_options(),
             ],
         )
 
@@ -266,14 +269,23 @@ def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, qu
     from ..io.corpus import collect
     from ..io.corpus import load_corpus as load
 
+    scheduler, cache = scale_settings()
     if quiet or not sys.stderr.isatty():
-        return load(recordings, config=config, jobs=jobs, lenient=lenient)
+        return load(recordings, config=config, jobs=jobs, lenient=lenient, scheduler=scheduler, cache=cache)
     n = len(collect(recordings, config=config)[1])
     bar: Any
     with click.progressbar(
-        length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
+        length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: name_of(p) if p else ""
     ) as bar:
-        return load(recordings, config=config, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
+        return load(
+            recordings,
+            config=config,
+            jobs=jobs,
+            lenient=lenient,
+            scheduler=scheduler,
+            cache=cache,
+            progress=lambda p: bar.update(1, p),
+        )
 
 
 config_option = click.option(

@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Observation
 from ..core.levels import Ticks
-from ..errors import InvalidParameterError, RecordingError, SpeechClockWarning
+from ..errors import RecordingError, SpeechClockWarning
+from .cache import TraceCache, resolve_cache
 from .config import CONFIG_NAME, Config, find_config, read_config
 from .events import read_labels
 from .recording import Recording, read_recording
+from .sources import is_file, is_url, list_folder, name_of, sibling, url_info
+from .workers import Workers, run_ordered
 
 __all__ = [
     "AUDIO_SUFFIXES",
@@ -33,10 +35,26 @@ AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".m
 
 
 def labels_path_for(recording: str | os.PathLike[str]) -> Path | None:
-    """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``), or None."""
-    p = Path(recording)
-    candidate = p.with_name(p.stem + ".labels.txt")
-    return candidate if candidate.is_file() else None
+    """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``; a URL's beside it), or None."""
+    candidate = sibling(recording, Path(name_of(recording)).stem + ".labels.txt")
+    return candidate if is_file(candidate) else None  # type: ignore[return-value]
+
+
+def _collect_url(url: str, *, configured: bool) -> list[Path]:
+    """The recordings a URL names: itself, or the audio files of a URL folder (sorted by name)."""
+    listed = list_folder(url)
+    if listed is None:
+        url_info(url)  # a missing object is reported by name
+        return [url]  # type: ignore[list-item]
+    files = [f for f in listed if Path(name_of(f)).suffix.lower() in AUDIO_SUFFIXES]
+    if not files:
+        raise RecordingError(f"{url}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
+    config = sibling(files[0], CONFIG_NAME)
+    if not configured and is_file(config):
+        warnings.warn(
+            f"{config}: not read (a config is read from a local file; give --config)", SpeechClockWarning, stacklevel=3
+        )
+    return files  # type: ignore[return-value]
 
 
 def collect(
@@ -58,6 +76,9 @@ def collect(
     found: list[Path] = []
     config_path = Path(config) if config is not None else None
     for raw in paths:
+        if is_url(raw):
+            found.extend(_collect_url(str(raw), configured=config_path is not None))
+            continue
         p = Path(raw)
         if not p.exists():
             raise RecordingError(f"{p}: no such file or folder")
@@ -77,22 +98,22 @@ def collect(
     return (read_config(config_path) if config_path is not None else Config()), unique
 
 
-def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recording, Observation]:
+def observe(
+    path: Path, config: Config, *, lenient: bool = False, cache: TraceCache | None = None
+) -> tuple[Recording, Observation]:
     """Read one recording with the config's cadence and analyser, with its log and labels."""
     th = config.thresholds
-    rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient)
+    rec = read_recording(
+        path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient, cache=cache
+    )
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path)) if labels_path else None
-    return rec, Observation(path.name, rec.trace, rec.events, labels, config.meta(path.name))
+    return rec, Observation(name_of(path), rec.trace, rec.events, labels, config.meta(name_of(path)))
 
 
-def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observation, list[str]]:
-    """Observe one recording, returning its warnings instead of showing them."""
-    path, config, lenient = args
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SpeechClockWarning)
-        rec, obs = observe(path, config, lenient=lenient)
-    return rec, obs, [str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning)]
+def _observe_task(args: tuple[Path, Config, bool, TraceCache | None]) -> tuple[Recording, Observation]:
+    path, config, lenient, cache = args
+    return observe(path, config, lenient=lenient, cache=cache)
 
 
 def observe_all(
@@ -102,8 +123,10 @@ def observe_all(
     jobs: int = 1,
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
+    scheduler: str | None = None,
+    cache: TraceCache | None = None,
 ) -> list[tuple[Recording, Observation]]:
-    """Observe several recordings, in a process pool when ``jobs > 1``.
+    """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
 
     Results come in the order of ``files`` and are identical to a serial
     run; warnings are shown in that order too, once each recording is done.
@@ -116,27 +139,17 @@ def observe_all(
         Worker processes (1: in this process).
     lenient : bool
     progress : callable, optional
-        Called with each recording's path as it finishes (in order).
+        Called with each recording's path as it finishes (in the order they finish).
+    scheduler : str, optional
+        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.io.workers.Workers`.
+    cache : TraceCache, optional
+        Level traces kept between runs (see :mod:`clock.io.cache`).
     """
-    if jobs < 1:
-        raise InvalidParameterError(f"jobs must be >= 1, got {jobs}")
-    todo = [(f, config, lenient) for f in files]
-    out: list[tuple[Recording, Observation]] = []
-
-    def take(results: Iterable[tuple[Recording, Observation, list[str]]]) -> None:
-        for (path, _, _), (rec, obs, messages) in zip(todo, results):
-            for message in messages:
-                warnings.warn(message, SpeechClockWarning, stacklevel=3)
-            out.append((rec, obs))
-            if progress is not None:
-                progress(path)
-
-    if jobs == 1 or len(todo) < 2:
-        take(map(_observe_quietly, todo))
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-            take(pool.map(_observe_quietly, todo))
-    return out
+    todo = [(f, config, lenient, cache) for f in files]
+    where = Workers(jobs=jobs, scheduler=scheduler)
+    return run_ordered(
+        _observe_task, todo, workers=where, progress=None if progress is None else lambda i: progress(todo[i][0])
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +177,27 @@ def load_corpus(
     jobs: int = 1,
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
+    scheduler: str | None = None,
+    cache: TraceCache | str | os.PathLike[str] | bool | None = True,
 ) -> Corpus:
     """Read recordings named by files, folders or a config (see :func:`collect`).
+
+    Parameters
+    ----------
+    paths : iterable of path-like or URL
+    config : path-like, optional
+    jobs : int
+        Processes on this machine (see :class:`~clock.io.workers.Workers`).
+    lenient : bool
+        Skip malformed event lines with a warning.
+    progress : callable, optional
+        Called with each recording as it finishes.
+    scheduler : str, optional
+        Run on a Dask cluster instead: ``tcp://host:8786`` or ``local:N``.
+    cache : TraceCache, path-like, bool or None
+        Where level traces are kept between runs: True (default) for the
+        user's cache folder (``$SPEECHCLOCK_CACHE`` moves it), a folder, or
+        False/None for none (see :mod:`clock.io.cache`).
 
     Examples
     --------
@@ -173,5 +205,8 @@ def load_corpus(
     >>> clock.derive(corpus.observations)     # doctest: +SKIP
     """
     cfg, files = collect(paths, config=config)
-    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress)
+    traces = resolve_cache(cache)
+    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=traces)
+    if traces is not None:
+        traces.prune()
     return Corpus(cfg, tuple(r for r, _ in pairs), tuple(o for _, o in pairs))

@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 
 from ..core.analyser import downmix_to_mono
 from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
+from .sources import decoder_input, is_url, open_binary, url_info
 
 __all__ = ["AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe"]
 
@@ -99,6 +100,8 @@ class AudioInfo:
 
 
 def _check_path(path: str | os.PathLike[str]) -> Path:
+    if is_url(path):
+        return _check_url(str(path))  # type: ignore[return-value]
     p = Path(path)
     if not p.exists():
         raise RecordingError(f"{p}: no such file")
@@ -111,8 +114,17 @@ def _check_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def _check_url(url: str) -> str:
+    meta = url_info(url)
+    if meta.get("type") == "directory":
+        raise RecordingError(f"{url}: is a directory, not a recording")
+    if meta.get("size") == 0:
+        raise RecordingError(f"{url}: file is empty")
+    return url
+
+
 def _magic(p: Path) -> bytes:
-    with open(p, "rb") as f:
+    with open_binary(p) as f:
         return f.read(12)
 
 
@@ -124,7 +136,7 @@ def _probe_soundfile(p: Path) -> AudioInfo:
     import soundfile as sf
 
     try:
-        with sf.SoundFile(str(p)) as f:
+        with decoder_input(p) as src, sf.SoundFile(src) as f:
             frames = f.frames
             return AudioInfo(
                 str(p),
@@ -143,7 +155,7 @@ def _probe_pyav(p: Path) -> AudioInfo:
     import av
 
     try:
-        with av.open(str(p), mode="r") as container:
+        with decoder_input(p) as src, av.open(src, mode="r") as container:
             if not container.streams.audio:
                 raise RecordingError(f"{p}: no audio stream in the file")
             stream = container.streams.audio[0]
@@ -220,7 +232,7 @@ def _wav_declared_frames(p: Path, info: AudioInfo) -> int | None:
     """Frames a RIFF/WAVE header's data chunk declares (libsndfile quietly trusts the file size)."""
     if info.container not in ("WAV", "WAVEX"):
         return None
-    with open(p, "rb") as f:
+    with open_binary(p) as f:
         head = f.read(12)
         if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
             return None
@@ -244,7 +256,7 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
 
     n_read = 0
     try:
-        with sf.SoundFile(info.path) as f:
+        with decoder_input(info.path) as src, sf.SoundFile(src) as f:
             while True:
                 block = f.read(block_frames, dtype="float32", always_2d=True)
                 if block.shape[0] == 0:
@@ -279,7 +291,7 @@ def _pyav_blocks(info: AudioInfo) -> Iterator[NDArray[np.float32]]:
 
     n_read = 0
     try:
-        with av.open(info.path, mode="r") as container:
+        with decoder_input(info.path) as src, av.open(src, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
             for frame in container.decode(stream):

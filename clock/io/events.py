@@ -19,15 +19,15 @@ from typing import Any
 
 from ..core.events import Event, EventLog, Label, classify
 from ..errors import EventLogError, SpeechClockWarning
+from .sources import Source, is_file, is_url, name_of, read_text, sibling
 
 __all__ = ["events_path_for", "read_events", "read_labels"]
 
 
-def events_path_for(recording: str | os.PathLike[str]) -> Path | None:
-    """The log beside a recording (``x.webm`` -> ``x.events.jsonl``), or None."""
-    p = Path(recording)
-    candidate = p.with_name(p.stem + ".events.jsonl")
-    return candidate if candidate.is_file() else None
+def events_path_for(recording: Source) -> Path | str | None:
+    """The log beside a recording (``x.webm`` -> ``x.events.jsonl``; a URL's beside it), or None."""
+    candidate = sibling(recording, Path(name_of(recording)).stem + ".events.jsonl")
+    return candidate if is_file(candidate) else None  # type: ignore[return-value]
 
 
 def _number(record: dict[str, Any], key: str, where: str) -> float | None:
@@ -87,9 +87,9 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         Skipped lines (lenient), lines out of time order (they are sorted),
         a second ``recording.started``, a log with no terminal response.
     """
-    p = Path(path)
+    p = path if is_url(path) else Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except (OSError, UnicodeDecodeError) as err:
         raise EventLogError(f"{p}: cannot read event log ({getattr(err, 'strerror', None) or err})") from None
     parsed: list[tuple[int, dict[str, Any], float]] = []
@@ -151,9 +151,9 @@ def read_labels(path: str | os.PathLike[str]) -> list[Label]:
     EventLogError
         A line that is not two numbers and a text (names the file and line).
     """
-    p = Path(path)
+    p = path if is_url(path) else Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except (OSError, UnicodeDecodeError) as err:
         raise EventLogError(f"{p}: cannot read label track ({getattr(err, 'strerror', None) or err})") from None
     labels = []

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks, multi_levels
 from .decode import AudioInfo, iter_blocks, probe
 from .events import events_path_for, read_events
+
+if TYPE_CHECKING:
+    from .cache import TraceCache
 
 __all__ = ["Recording", "envelope", "read_recording"]
 
@@ -53,6 +57,7 @@ def read_recording(
     quantum: bool = False,
     events: str | os.PathLike[str] | None = None,
     lenient: bool = False,
+    cache: TraceCache | None = None,
 ) -> Recording:
     """Decode a recording once and compute its level trace(s); read its event log.
 
@@ -73,19 +78,38 @@ def read_recording(
         if present.
     lenient : bool
         Skip malformed event lines with a warning.
+    cache : TraceCache, optional
+        Take the traces from this cache when it holds them for this content
+        and these options; keep them there otherwise (see :mod:`clock.io.cache`).
 
     Returns
     -------
     Recording
     """
-    info = probe(path)
-    rate = context_rate_hz or info.sample_rate_hz
-    cadences = [ticks or Ticks()]
-    if quantum:
-        cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
-    traces = multi_levels(
-        iter_blocks(info, context_rate_hz=context_rate_hz), rate, ticks=cadences, metric=metric, options=options
-    )
+
+    def decode() -> tuple[AudioInfo, list[LevelTrace]]:
+        info = probe(path)
+        rate = context_rate_hz or info.sample_rate_hz
+        cadences = [ticks or Ticks()]
+        if quantum:
+            cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
+        traces = multi_levels(
+            iter_blocks(info, context_rate_hz=context_rate_hz), rate, ticks=cadences, metric=metric, options=options
+        )
+        return info, traces
+
+    if cache is None:
+        info, traces = decode()
+    else:
+        cadence = ticks or Ticks()
+        params = {
+            "ticks": [str(cadence.period_s), cadence.align],
+            "quantum": quantum,
+            "metric": metric,
+            "options": asdict(options or AnalyserOptions()),
+            "context_rate_hz": context_rate_hz,
+        }
+        info, traces = cache.traces(path, params, decode)
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None
     return Recording(info, traces[0], traces[1] if quantum else None, log)
