@@ -314,7 +314,21 @@ class TraceCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError as err:
-            _warn_unwritable(self.folder, err)
+            _warn_unwritable(self.folder, err.strerror or str(err))
+
+    def writable(self) -> bool:
+        """Whether entries can be written here (creating the folder); warns once when not."""
+        try:
+            if not self.folder.is_dir():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                (self.folder / "CACHEDIR.TAG").write_text(_TAG, encoding="ascii")
+            fd, tmp = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=self.folder)
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as err:
+            _warn_unwritable(self.folder, err.strerror or str(err))
+            return False
+        return True
 
     # -- size ---------------------------------------------------------------
 
@@ -356,9 +370,9 @@ class TraceCache:
 
 
 @functools.cache
-def _warn_unwritable(folder: Path, err: OSError) -> None:
+def _warn_unwritable(folder: Path, reason: str) -> None:
     warnings.warn(
-        f"{folder}: cannot write the trace cache ({err.strerror or err}); continuing without it",
+        f"{folder}: cannot write the trace cache ({reason}); continuing without it",
         SpeechClockWarning,
         stacklevel=3,
     )

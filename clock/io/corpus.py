@@ -206,6 +206,8 @@ def load_corpus(
     """
     cfg, files = collect(paths, config=config)
     traces = resolve_cache(cache)
+    if traces is not None and not traces.writable():
+        traces = None  # said once here, not once per worker
     pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=traces)
     if traces is not None:
         traces.prune()
