@@ -201,8 +201,8 @@ def test_the_decoders_warnings_are_kept_and_shown_again_with_the_copys_name(stor
     def compute(path):
         def decode():
             made.append(path)
-            warnings.warn(f"{path}: 0.250 s missing from the stream", SpeechClockWarning)
-            warnings.warn("a message that names no file", SpeechClockWarning)
+            warnings.warn(f"{path}: 0.250 s missing from the stream", SpeechClockWarning, stacklevel=2)
+            warnings.warn("a message that names no file", SpeechClockWarning, stacklevel=2)
             from clock.io.decode import AudioInfo
 
             return AudioInfo(str(path), "X", "x", 8000, 1, 0, "soundfile"), []
