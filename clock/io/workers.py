@@ -217,7 +217,7 @@ def dask_client(scheduler: str) -> Iterator[Any]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",  # any free port: its HTTP server always starts
             silence_logs=logging.ERROR,
         )
         try:
