@@ -246,3 +246,16 @@ def test_an_unreachable_scheduler_is_one_line(cli, monkeypatch, generated):
 def test_a_malformed_scheduler_is_a_usage_error(cli, generated):
     result = cli("derive", generated / "s000.wav", "--scheduler", "8786")
     assert result.exit_code == 2 and "--scheduler" in result.stderr and "tcp://host:8786" in result.stderr
+
+
+@pytest.mark.slow
+def test_remote_workers_keep_their_own_default_cache(generated, cluster, monkeypatch, tmp_path):
+    # The workers started with the tests' cache folder; this process's default now points elsewhere.
+    monkeypatch.setenv("SPEECHCLOCK_CACHE", str(tmp_path / "client-default"))
+    files = sorted(generated.glob("s00*.wav"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpeechClockWarning)
+        load_corpus(files, lenient=True, scheduler=cluster)
+        assert not (tmp_path / "client-default").exists()
+        load_corpus(files, lenient=True, scheduler=cluster, cache=tmp_path / "given")
+    assert len(list((tmp_path / "given" / "traces").rglob("*.trace"))) == len(files)

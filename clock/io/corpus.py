@@ -111,9 +111,10 @@ def observe(
     return rec, Observation(name_of(path), rec.trace, rec.events, labels, config.meta(name_of(path)))
 
 
-def _observe_task(args: tuple[Path, Config, bool, TraceCache | None]) -> tuple[Recording, Observation]:
+def _observe_task(args: tuple[Path, Config, bool, TraceCache | bool | None]) -> tuple[Recording, Observation]:
     path, config, lenient, cache = args
-    return observe(path, config, lenient=lenient, cache=cache)
+    # True: the default cache of the machine the task runs on (a remote worker's own).
+    return observe(path, config, lenient=lenient, cache=resolve_cache(cache) if cache is True else cache or None)
 
 
 def observe_all(
@@ -124,7 +125,7 @@ def observe_all(
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
     scheduler: str | None = None,
-    cache: TraceCache | None = None,
+    cache: TraceCache | bool | None = None,
 ) -> list[tuple[Recording, Observation]]:
     """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
 
@@ -142,8 +143,9 @@ def observe_all(
         Called with each recording's path as it finishes (in the order they finish).
     scheduler : str, optional
         A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.io.workers.Workers`.
-    cache : TraceCache, optional
-        Level traces kept between runs (see :mod:`clock.io.cache`).
+    cache : TraceCache or bool, optional
+        Level traces kept between runs (see :mod:`clock.io.cache`); True for
+        the default cache of the machine each task runs on.
     """
     todo = [(f, config, lenient, cache) for f in files]
     where = Workers(jobs=jobs, scheduler=scheduler)
@@ -205,10 +207,15 @@ def load_corpus(
     >>> clock.derive(corpus.observations)     # doctest: +SKIP
     """
     cfg, files = collect(paths, config=config)
-    traces = resolve_cache(cache)
-    if traces is not None and not traces.writable():
-        traces = None  # said once here, not once per worker
-    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=traces)
+    traces: TraceCache | None = None
+    spec: TraceCache | bool | None = True
+    if not (cache is True and scheduler is not None and not scheduler.startswith("local")):
+        traces = resolve_cache(cache)
+        if traces is not None and not traces.writable():
+            traces = None  # said once here, not once per worker
+        spec = traces
+    # else: each remote worker keeps its own default cache (an explicit folder is used as given).
+    pairs = observe_all(files, cfg, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=spec)
     if traces is not None:
         traces.prune()
     return Corpus(cfg, tuple(r for r, _ in pairs), tuple(o for _, o in pairs))
