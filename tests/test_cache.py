@@ -306,3 +306,21 @@ def test_cli_cache_options(cli, tmp_path, monkeypatch):
     assert plain.exit_code == first.exit_code == third.exit_code == 0
     both = cli("derive", rec, "--cache", tmp_path / "x", "--no-cache")
     assert both.exit_code == 2 and "--no-cache" in both.stderr and not (tmp_path / "x").exists()
+
+
+def test_a_url_is_keyed_by_its_stores_content_tag(store, monkeypatch):
+    meta = {"size": 10, "type": "file", "ETag": '"abc"'}
+    monkeypatch.setattr(cache_module, "url_info", lambda url: dict(meta))
+    first = store._content("s3://bucket/a.webm")
+    assert first == store._content("s3://bucket/a.webm") and first[1] is None
+    meta["ETag"] = '"abd"'  # the object was replaced
+    assert store._content("s3://bucket/a.webm") != first
+    meta["size"] = 11
+    changed_size = store._content("s3://bucket/a.webm")
+    assert changed_size != first and store._content("s3://bucket/b.webm") != changed_size
+
+
+def test_corpus_commands_take_the_scale_options(cli):
+    for command in ("derive", "check", "sweep", "report"):
+        text = cli(command, "--help").stdout
+        assert "--scheduler" in text and "--cache DIR" in text and "--no-cache" in text and "--jobs" in text
