@@ -259,3 +259,17 @@ def test_remote_workers_keep_their_own_default_cache(generated, cluster, monkeyp
         assert not (tmp_path / "client-default").exists()
         load_corpus(files, lenient=True, scheduler=cluster, cache=tmp_path / "given")
     assert len(list((tmp_path / "given" / "traces").rglob("*.trace"))) == len(files)
+
+
+@pytest.mark.slow
+def test_python_m_clock_starts_a_local_cluster(tmp_path):
+    # A whole process, as a user runs it: spawned workers, Dask's logging kept off stdout and stderr.
+    import subprocess
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-m", "clock", "derive", str(REPO / "recordings"), "--no-cache", *extra]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+    serial, on_dask = run(), run("--scheduler", "local:2")
+    assert on_dask.returncode == serial.returncode == 0
+    assert (on_dask.stdout, on_dask.stderr) == (serial.stdout, serial.stderr)
