@@ -6,6 +6,7 @@ Usage::
     python benchmarks/run.py                      # everything, about 10 minutes on 2 cores
     python benchmarks/run.py --only levels,sweep  # some sections
     python benchmarks/run.py --markdown benchmarks/RESULTS.md
+    python benchmarks/run.py --only levels --long-minutes 600   # also levels alone on 10 hours (3.3 GB)
 
 Sections (all inputs are generated into a temporary folder, removed at the end):
 
@@ -212,6 +213,17 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
         row("levels", f"{name} / levels", f"{w / lv:.2f}x", target, (w / lv >= 3) if name == "auditok" else None)
 
 
+def bench_long(tmp: Path, minutes: float) -> None:
+    print(f"levels at length: a {minutes:g}-minute WAV, one whole process")
+    wav = tmp / "long.wav"
+    write_hour(wav, minutes)
+    wall, mb = run_process([PY, "-m", "clock", "levels", str(wav), "-o", str(tmp / "long.csv")])
+    size_gb = wav.stat().st_size / 2**30
+    wav.unlink()
+    row("levels", f"speechclock levels, {minutes / 60:g} hours ({size_gb:.1f} GB)", f"{wall:.2f} s {mb:.0f} MB")
+    row("levels", f"levels peak memory, {minutes / 60:g} hours", f"{mb:.0f} MB", "< 100 MB", mb < 100)
+
+
 # -- sweep ----------------------------------------------------------------------------------------------
 
 
@@ -389,6 +401,9 @@ def main() -> None:
     parser.add_argument("--only", default="levels,sweep,cache,dask", help="comma-separated sections")
     parser.add_argument("--repeat", type=int, default=3, help="runs per whole-process measure (median)")
     parser.add_argument("--minutes", type=float, default=60, help="length of the levels WAV")
+    parser.add_argument(
+        "--long-minutes", type=float, default=0, help="also run levels alone on a file this long (memory at length)"
+    )
     parser.add_argument("--cache-recordings", type=int, default=20)
     parser.add_argument("--cache-seconds", type=float, default=120)
     parser.add_argument("--dask-recordings", type=int, default=200)
@@ -402,6 +417,8 @@ def main() -> None:
         tmp = Path(name)
         if "levels" in sections:
             bench_levels(tmp, args.repeat, args.minutes)
+        if args.long_minutes:
+            bench_long(tmp, args.long_minutes)
         if "sweep" in sections:
             bench_sweep(args.repeat)
         if "cache" in sections:
