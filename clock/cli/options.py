@@ -272,7 +272,9 @@ def load_corpus(recordings: tuple[Path, ...], config: Path | None, jobs: int, qu
     scheduler, cache = scale_settings()
     if quiet or not sys.stderr.isatty():
         return load(recordings, config=config, jobs=jobs, lenient=lenient, scheduler=scheduler, cache=cache)
-    n = len(collect(recordings, config=config)[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SpeechClockWarning)  # said once, by the load itself
+        n = len(collect(recordings, config=config)[1])
     bar: Any
     with click.progressbar(
         length=n, label="recordings", file=sys.stderr, item_show_func=lambda p: name_of(p) if p else ""
