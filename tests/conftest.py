@@ -19,6 +19,10 @@ settings.load_profile("speechclock")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# The trace cache of the tests' runs lives in a temporary folder, never in the user's.
+_CACHE_HOME = tempfile.TemporaryDirectory(prefix="speechclock-cache-")
+os.environ["SPEECHCLOCK_CACHE"] = _CACHE_HOME.name
+
 from clock.cli import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

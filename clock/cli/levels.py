@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from pathlib import Path
+from typing import IO
 
 import click
 import numpy as np
 
-from ..core.levels import METRICS, iter_levels, summarize
+from ..core.levels import METRICS, LevelChunk, Ticks, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from .options import (
@@ -21,8 +25,60 @@ from .options import (
 )
 
 
-def _fmt(value: float) -> str:
-    return repr(float(value))
+def csv_rows(chunk: LevelChunk, ticks: Ticks) -> Callable[[], str]:
+    """The CSV rows of a chunk (``tick,t_s,frame,level``, floats as ``repr``), formatted when called.
+
+    One ``%`` over the whole chunk instead of an f-string per row; the bytes
+    are the same (``%r`` of a float is its ``repr``: the shortest string that
+    reads back to it; ``inf`` and ``-inf`` as Python writes them).
+    """
+    k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size, dtype=np.int64)
+    t_s, frames, level = ticks.time_s(k), chunk.frames, chunk.level
+
+    def text() -> str:
+        n = k.size
+        flat: list[object] = [None] * (4 * n)
+        flat[0::4] = k.tolist()
+        flat[1::4] = t_s.tolist()
+        flat[2::4] = frames.tolist()
+        flat[3::4] = level.tolist()
+        return ("%d,%r,%d,%r\n" * n) % tuple(flat)
+
+    return text
+
+
+def write_behind(out: IO[str], parts: Iterable[Callable[[], str]], *, depth: int = 8) -> None:
+    """Write ``part()`` for each part, formatting and writing in a second thread while the next parts are computed.
+
+    The decoder and the analyser spend most of their time in C without the
+    GIL, so the text of one chunk is made while the next is decoded. Order is
+    kept; at most ``depth`` parts wait (memory stays bounded); an error on
+    either side stops both and is raised here.
+    """
+    pending: queue.Queue[Callable[[], str] | None] = queue.Queue(maxsize=depth)
+    failed: list[BaseException] = []
+
+    def drain() -> None:
+        try:
+            while (part := pending.get()) is not None:
+                out.write(part())
+        except BaseException as err:  # noqa: BLE001 - handed to the main thread
+            failed.append(err)
+            while pending.get() is not None:  # let the producer finish or stop
+                pass
+
+    writer = threading.Thread(target=drain, name="speechclock-csv", daemon=True)
+    writer.start()
+    try:
+        for part in parts:
+            if failed:
+                break
+            pending.put(part)
+    finally:
+        pending.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
 
 
 @click.command()
@@ -81,16 +137,7 @@ def levels(
     if fmt == "csv":
         with atomic_output(output, inputs=inputs) as out:
             out.write("tick,t_s,frame,level\n")
-            for chunk in chunks:
-                k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size)
-                out.write(
-                    "".join(
-                        f"{i},{_fmt(ti)},{fi},{_fmt(li)}\n"
-                        for i, ti, fi, li in zip(
-                            k.tolist(), ticks.time_s(k).tolist(), chunk.frames.tolist(), chunk.level.tolist()
-                        )
-                    )
-                )
+            write_behind(out, (csv_rows(chunk, ticks) for chunk in chunks))
         return
     collected = list(chunks)
     frames = np.concatenate([c.frames for c in collected]) if collected else np.zeros(0, np.int64)

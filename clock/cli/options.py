@@ -33,6 +33,8 @@ from ..io.decode import probe
 from ..io.inputs import Inputs
 from ..io.output import remove_temporaries
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
+from ..io.sources import name_of
+from .scale import SOURCE, scale_options, scale_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -368,7 +370,7 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
         return _apply(
             f,
             [
-                click.argument("recordings", nargs=-1, required=True, type=click.Path(path_type=Path)),
+                click.argument("recordings", nargs=-1, required=True, type=SOURCE),
                 click.option(
                     "--config",
                     type=click.Path(dir_okay=False, path_type=Path),
@@ -385,6 +387,7 @@ def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
                 ),
                 click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
                 click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+                *scale_options(),
             ],
         )
 
@@ -440,19 +443,21 @@ def load_corpus(  # type: ignore[no-untyped-def]
     """
     from ..io.corpus import collect, observe_corpus
 
+    scheduler, cache = scale_settings()
     inputs = Inputs()
     cfg, files = collect(recordings, config=config, inputs=inputs, baseline=baseline)
     writes = dict(outputs or {})
     if writes_baseline:
         writes["--update-baseline"] = baseline if baseline is not None else cfg.baseline_path
     check_outputs(inputs, writes, allow={"--update-baseline": ("baseline",)})
+    where: dict[str, Any] = {"jobs": jobs, "lenient": lenient, "scheduler": scheduler, "cache": cache}
     if quiet or not sys.stderr.isatty():
-        return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient)
+        return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(
-        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: p.name if p else ""
+        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: name_of(p) if p else ""
     ) as bar:
-        return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient, progress=lambda p: bar.update(1, p))
+        return observe_corpus(cfg, files, inputs, progress=lambda p: bar.update(1, p), **where)
 
 
 config_option = click.option(

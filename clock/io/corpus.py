@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import signal
 import warnings
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,11 +13,14 @@ from ..core.analyser import AnalyserOptions
 from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
-from ..errors import InvalidParameterError, RecordingError, SpeechClockWarning
+from ..errors import RecordingError, SpeechClockWarning
+from .cache import TraceCache, resolve_cache
 from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from .events import read_labels
 from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
 from .recording import Recording, read_recording
+from .sources import is_file, is_url, list_folder, name_of, sibling, url_info
+from .workers import Workers, run_ordered
 
 __all__ = [
     "AUDIO_SUFFIXES",
@@ -36,9 +37,29 @@ __all__ = [
 
 
 def labels_path_for(recording: str | os.PathLike[str]) -> Path | None:
-    """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``), or None."""
+    """The ground-truth label track beside a recording (``x.webm`` -> ``x.labels.txt``; a URL's beside it), or None."""
+    if is_url(recording):
+        candidate = sibling(recording, Path(name_of(recording)).stem + ".labels.txt")
+        return candidate if is_file(candidate) else None  # type: ignore[return-value]
     candidate = sidecar(recording, "label track")
     return candidate if candidate.is_file() else None
+
+
+def _collect_url(url: str, *, configured: bool) -> list[Path]:
+    """The recordings a URL names: itself, or the audio files of a URL folder (sorted by name)."""
+    listed = list_folder(url)
+    if listed is None:
+        url_info(url)  # a missing object is reported by name
+        return [url]  # type: ignore[list-item]
+    files = [f for f in listed if Path(name_of(f)).suffix.lower() in AUDIO_SUFFIXES]
+    if not files:
+        raise RecordingError(f"{url}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
+    config = sibling(files[0], CONFIG_NAME)
+    if not configured and is_file(config):
+        warnings.warn(
+            f"{config}: not read (a config is read from a local file; give --config)", SpeechClockWarning, stacklevel=3
+        )
+    return files  # type: ignore[return-value]
 
 
 def collect(
@@ -57,7 +78,9 @@ def collect(
 
     Parameters
     ----------
-    paths : iterable of path-like
+    paths : iterable of path-like or URL
+        A URL (``s3://``, ``gs://``, ``https://``, ``file://``) names a
+        recording, or a folder of them (see :mod:`clock.io.sources`).
     config : path-like, optional
     inputs : Inputs, optional
         Filled with every file the run will read (recordings, their logs and
@@ -76,6 +99,9 @@ def collect(
     folders: list[Path] = []
     config_path = Path(config) if config is not None else None
     for raw in paths:
+        if is_url(raw):
+            found.extend(_collect_url(str(raw), configured=config_path is not None))
+            continue
         p = Path(raw)
         if not os.path.lexists(p):
             raise RecordingError(f"{p}: no such file or folder")
@@ -94,6 +120,9 @@ def collect(
             config_path = config_path or find_config(p.parent)
     unique: dict[object, Path] = {}
     for f in found:
+        if is_url(f):
+            unique.setdefault(f, f)
+            continue
         try:
             st = f.stat()
             key: object = (st.st_dev, st.st_ino)
@@ -103,7 +132,8 @@ def collect(
     cfg = read_config(config_path) if config_path is not None else Config()
     if inputs is not None:
         for f in unique.values():
-            inputs.add_recording(f)
+            if not is_url(f):  # an output never lands on a URL
+                inputs.add_recording(f)
         for folder in folders:
             inputs.add_folder(folder)
         inputs.add(config_path, "config")
@@ -111,15 +141,20 @@ def collect(
     return cfg, list(unique.values())
 
 
-def observe(path: Path, config: Config, *, lenient: bool = False) -> tuple[Recording, Observation]:
+def observe(
+    path: Path, config: Config, *, lenient: bool = False, cache: TraceCache | None = None
+) -> tuple[Recording, Observation]:
     """Read one recording with the config's cadence and analyser, with its log and labels."""
     th = config.thresholds
-    rec = read_recording(path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient)
+    rec = read_recording(
+        path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient, cache=cache
+    )
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path, duration_s=rec.duration_s)) if labels_path else None
     found, events = log_agreement(rec, floor=th.floor, config=config.agreement)
-    meta = {**(rec.events.session if rec.events is not None else {}), **config.meta(path.name)}
-    return rec, Observation(path.name, rec.trace, events, labels, meta, found)
+    name = name_of(path)
+    meta = {**(rec.events.session if rec.events is not None else {}), **config.meta(name)}
+    return rec, Observation(name, rec.trace, events, labels, meta, found)
 
 
 def log_agreement(
@@ -140,13 +175,10 @@ def log_agreement(
     return found, log
 
 
-def _observe_quietly(args: tuple[Path, Config, bool]) -> tuple[Recording, Observation, list[str]]:
-    """Observe one recording, returning its warnings instead of showing them."""
-    path, config, lenient = args
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SpeechClockWarning)
-        rec, obs = observe(path, config, lenient=lenient)
-    return rec, obs, [str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning)]
+def _observe_task(args: tuple[Path, Config, bool, TraceCache | bool | None]) -> tuple[Recording, Observation]:
+    path, config, lenient, cache = args
+    # True: the default cache of the machine the task runs on (a remote worker's own).
+    return observe(path, config, lenient=lenient, cache=resolve_cache(cache) if cache is True else cache or None)
 
 
 def observe_all(
@@ -156,8 +188,10 @@ def observe_all(
     jobs: int = 1,
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
+    scheduler: str | None = None,
+    cache: TraceCache | bool | None = None,
 ) -> list[tuple[Recording, Observation]]:
-    """Observe several recordings, in a process pool when ``jobs > 1``.
+    """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
 
     Results come in the order of ``files`` and are identical to a serial
     run; warnings are shown in that order too, once each recording is done.
@@ -170,44 +204,18 @@ def observe_all(
         Worker processes (1: in this process).
     lenient : bool
     progress : callable, optional
-        Called with each recording's path as it finishes (in order).
+        Called with each recording's path as it finishes (in the order they finish).
+    scheduler : str, optional
+        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.io.workers.Workers`.
+    cache : TraceCache or bool, optional
+        Level traces kept between runs (see :mod:`clock.io.cache`); True for
+        the default cache of the machine each task runs on.
     """
-    if jobs < 1:
-        raise InvalidParameterError(f"jobs must be >= 1, got {jobs}")
-    todo = [(f, config, lenient) for f in files]
-    out: list[tuple[Recording, Observation]] = []
-
-    def take(results: Iterable[tuple[Recording, Observation, list[str]]]) -> None:
-        for (path, _, _), (rec, obs, messages) in zip(todo, results):
-            for message in messages:
-                warnings.warn(message, SpeechClockWarning, stacklevel=3)
-            out.append((rec, obs))
-            if progress is not None:
-                progress(path)
-
-    if jobs == 1 or len(todo) < 2:
-        take(map(_observe_quietly, todo))
-        return out
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), initializer=_worker_signals)
-    try:
-        take(pool.map(_observe_quietly, todo))
-    except BaseException:
-        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus.
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(timeout=5)
-        raise
-    pool.shutdown()
-    return out
-
-
-def _worker_signals() -> None:
-    """Workers leave Ctrl-C to the main process, and die at once when it stops them."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    todo = [(f, config, lenient, cache) for f in files]
+    where = Workers(jobs=jobs, scheduler=scheduler)
+    return run_ordered(
+        _observe_task, todo, workers=where, progress=None if progress is None else lambda i: progress(todo[i][0])
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +247,29 @@ def load_corpus(
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
     baseline: str | os.PathLike[str] | None = None,
+    scheduler: str | None = None,
+    cache: TraceCache | str | os.PathLike[str] | bool | None = True,
 ) -> Corpus:
     """Read recordings named by files, folders or a config (see :func:`collect`).
+
+    Parameters
+    ----------
+    paths : iterable of path-like or URL
+    config : path-like, optional
+    jobs : int
+        Processes on this machine (see :class:`~clock.io.workers.Workers`).
+    lenient : bool
+        Skip malformed event lines with a warning.
+    progress : callable, optional
+        Called with each recording as it finishes.
+    baseline : path-like, optional
+        The baseline, when given on the command line (else the config's).
+    scheduler : str, optional
+        Run on a Dask cluster instead: ``tcp://host:8786`` or ``local:N``.
+    cache : TraceCache, path-like, bool or None
+        Where level traces are kept between runs: True (default) for the
+        user's cache folder (``$SPEECHCLOCK_CACHE`` moves it), a folder, or
+        False/None for none (see :mod:`clock.io.cache`).
 
     Examples
     --------
@@ -249,7 +278,9 @@ def load_corpus(
     """
     inputs = Inputs()
     cfg, files = collect(paths, config=config, inputs=inputs, baseline=baseline)
-    return observe_corpus(cfg, files, inputs, jobs=jobs, lenient=lenient, progress=progress)
+    return observe_corpus(
+        cfg, files, inputs, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=cache
+    )
 
 
 def observe_corpus(
@@ -260,7 +291,19 @@ def observe_corpus(
     jobs: int = 1,
     lenient: bool = False,
     progress: Callable[[Path], None] | None = None,
+    scheduler: str | None = None,
+    cache: TraceCache | str | os.PathLike[str] | bool | None = True,
 ) -> Corpus:
-    """The corpus of recordings already collected (see :func:`collect`)."""
-    pairs = observe_all(files, config, jobs=jobs, lenient=lenient, progress=progress)
+    """The corpus of recordings already collected (see :func:`collect`), read where ``scheduler`` says."""
+    traces: TraceCache | None = None
+    spec: TraceCache | bool | None = True
+    if not (cache is True and scheduler is not None and not scheduler.startswith("local")):
+        traces = resolve_cache(cache)
+        if traces is not None and not traces.writable():
+            traces = None  # said once here, not once per worker
+        spec = traces
+    # else: each remote worker keeps its own default cache (an explicit folder is used as given).
+    pairs = observe_all(files, config, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=spec)
+    if traces is not None:
+        traces.prune()
     return Corpus(config, tuple(r for r, _ in pairs), tuple(o for _, o in pairs), inputs)

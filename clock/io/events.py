@@ -33,6 +33,7 @@ from typing import Any
 from ..core.events import CaptureStart, Event, EventLog, Label, Reading, classify
 from ..errors import EventLogError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
+from .sources import Source, is_file, is_url, name_of, sibling
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_TIME_S", "events_path_for", "read_events", "read_labels", "warn_outside"]
 
@@ -46,11 +47,10 @@ MAX_TIME_S = 1e7
 MAX_LINGER_S = 3600.0
 
 
-def events_path_for(recording: str | os.PathLike[str]) -> Path | None:
-    """The log beside a recording (``x.webm`` -> ``x.events.jsonl``), or None."""
-    p = Path(recording)
-    candidate = p.with_name(p.stem + ".events.jsonl")
-    return candidate if candidate.is_file() else None
+def events_path_for(recording: Source) -> Path | str | None:
+    """The log beside a recording (``x.webm`` -> ``x.events.jsonl``; a URL's beside it), or None."""
+    candidate = sibling(recording, Path(name_of(recording)).stem + ".events.jsonl")
+    return candidate if is_file(candidate) else None  # type: ignore[return-value]
 
 
 def _shown(value: Any) -> str:
@@ -179,7 +179,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         the rest), lines out of time order (they are sorted; one warning),
         a second ``recording.started``, a log with no terminal response.
     """
-    p = Path(path)
+    p: Any = path if is_url(path) else Path(path)
     # Per line, what an Event (or a reading, the start, the session) needs, not
     # the whole record: a log of millions of short lines stays a few times its size.
     parsed: list[_Line] = []
@@ -340,7 +340,7 @@ def read_labels(path: str | os.PathLike[str], *, duration_s: float | None = None
     SpeechClockWarning
         Labels outside the recording (once per track, naming the first).
     """
-    p = Path(path)
+    p: Any = path if is_url(path) else Path(path)
     labels = []
     lines = iter_lines(
         p, what="label track", error=EventLogError, max_bytes=MAX_LABELS_BYTES, max_lines=MAX_LABELS_LINES

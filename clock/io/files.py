@@ -10,10 +10,12 @@ the file (and line).
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import SpeechClockError
 
@@ -112,7 +114,7 @@ def iter_lines(
     max_lines: int | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[int, str, str | None]]:
-    """``(line number, text, problem)`` of each line of a regular file, read line by line.
+    """``(line number, text, problem)`` of each line of a regular file (or a URL), read line by line.
 
     Lines are split at ``\\n`` only (a trailing ``\\r`` is dropped). A line
     longer than ``max_line_bytes``, or not UTF-8, comes with an empty text
@@ -125,8 +127,21 @@ def iter_lines(
         Missing, unreadable, not a regular file, larger than ``max_bytes`` or
         longer than ``max_lines``.
     """
-    p = Path(path)
-    with os.fdopen(_open_regular(p, what, error), "rb") as f:
+    from .sources import is_url, open_binary
+
+    p: Any = path if is_url(path) else Path(path)
+    if is_url(p):
+        try:
+            with open_binary(p) as remote:
+                data = remote.read(max_bytes + 1)  # a URL is read whole, within the same limit
+        except OSError as err:
+            raise error(f"{p}: cannot read {what} ({getattr(err, 'strerror', None) or err})") from None
+        if len(data) > max_bytes:
+            raise _too_big(p, what, max_bytes, error)
+        opened: Any = io.BytesIO(data)
+    else:
+        opened = os.fdopen(_open_regular(p, what, error), "rb")
+    with opened as f:
         total = 0
         number = 0
         while True:

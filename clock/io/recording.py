@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from ..core.segments import QuantumSpeech
 from ..errors import RecordingError
 from .decode import AudioInfo, iter_blocks, probe
 from .events import events_path_for, read_events
+
+if TYPE_CHECKING:
+    from .cache import TraceCache
 
 __all__ = [
     "MAX_RATE_HZ",
@@ -105,6 +109,7 @@ def read_recording(
     quantum_floor: float | None = None,
     events: str | os.PathLike[str] | None = None,
     lenient: bool = False,
+    cache: TraceCache | None = None,
 ) -> Recording:
     """Decode a recording once and compute its level trace(s); read its event log.
 
@@ -129,18 +134,62 @@ def read_recording(
         if present.
     lenient : bool
         Skip malformed event lines with a warning.
+    cache : TraceCache, optional
+        Take the traces from this cache when it holds them for this content
+        and these options; keep them there otherwise (see :mod:`clock.io.cache`).
 
     Returns
     -------
     Recording
     """
-    info = probe(path)
-    rate = analysis_rate(info, context_rate_hz)
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
     # Page-logged levels are compared at render-quantum resolution.
     quantum = quantum or bool(log is not None and log.readings)
     cadences = [ticks or Ticks()]
+    if cache is not None and quantum_floor is None:
+        # From the trace cache (the corpus commands): the header and every cadence's trace.
+        def decode() -> tuple[AudioInfo, list[LevelTrace]]:
+            found = _decode(path, cadences, quantum, None, metric, options, context_rate_hz)
+            return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
+
+        cadence = cadences[0]
+        params = {
+            "ticks": [str(cadence.period_s), cadence.align],
+            "quantum": quantum,
+            "metric": metric,
+            "options": asdict(options or AnalyserOptions()),
+            "context_rate_hz": context_rate_hz,
+        }
+        info, traces = cache.traces(path, params, decode)
+        # The header's length is the decoded length unless the recording was resampled or gives none.
+        n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
+        return Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
+    found = _decode(path, cadences, quantum, quantum_floor, metric, options, context_rate_hz)
+    return Recording(found.info, found.trace, found.quantum, log, found.n_frames)
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    info: AudioInfo
+    trace: LevelTrace
+    quantum: LevelTrace | QuantumSpeech | None
+    n_frames: int
+
+
+def _decode(
+    path: str | os.PathLike[str],
+    cadences: list[Ticks],
+    quantum: bool,
+    quantum_floor: float | None,
+    metric: str,
+    options: AnalyserOptions | None,
+    context_rate_hz: int | None,
+) -> _Decoded:
+    """Decode once, streaming: the trace at the clock's cadence and, when asked, every render quantum."""
+    info = probe(path)
+    rate = analysis_rate(info, context_rate_hz)
+    cadences = list(cadences)
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
     counted = _Counted(iter_blocks(info, context_rate_hz=context_rate_hz))
@@ -156,7 +205,7 @@ def read_recording(
             (main if i == 0 else quanta).append(chunk)
         q = trace_of(quanta, rate, cadences[-1], metric, options) if quantum else None
     trace = trace_of(main, rate, cadences[0], metric, options)
-    return Recording(info, trace, q, log, counted.n_frames)
+    return _Decoded(info, trace, q, counted.n_frames)
 
 
 class _Counted:

@@ -1,0 +1,438 @@
+"""speech-clock benchmarks, side by side, as ratios on the same input; each target checked.
+
+Usage::
+
+    pip install -e '.[cluster,bench]'   # bench: auditok, webrtcvad-wheels, librosa (only for this script)
+    python benchmarks/run.py                      # everything, about 10 minutes on 2 cores
+    python benchmarks/run.py --only levels,sweep  # some sections
+    python benchmarks/run.py --markdown benchmarks/RESULTS.md
+    python benchmarks/run.py --only levels --long-minutes 600   # also levels alone on 10 hours (3.3 GB)
+
+Sections (all inputs are generated into a temporary folder, removed at the end):
+
+``levels``
+    A 60-minute 48 kHz mono 16-bit WAV. Whole processes (interpreter start,
+    imports, decode, output), interleaved, median of ``--repeat`` runs:
+    ``speechclock levels`` (CSV to a file) against ``soundfile.read`` (int16
+    and float64) and a bare decode (``clock.io.decode.iter_blocks``), and
+    against auditok (``auditok.split``), webrtcvad (every 30 ms frame) and
+    librosa (``librosa.load`` + ``librosa.feature.rms``, 2048 / 800 frames) on
+    the same hour. Peak memory is each process's maximum resident set.
+``sweep``
+    ``clock.sweep`` of 10 x 10 settings with a precomputed derivation, against
+    one replay (``clock.replay``) of every beat of the same corpus (10 random
+    tours, about 45k ticks).
+``cache``
+    ``speechclock check`` and ``derive`` on a corpus of WebM/Opus recordings:
+    a cold run (empty cache) against a warm one, whole processes.
+``dask``
+    ``clock.load_corpus`` of 200 WebM/Opus recordings on a running
+    ``distributed.LocalCluster`` of 1 and of 2 worker processes (startup not
+    counted), with the workers' peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PY = sys.executable
+# Bytecode of the measured processes, outside the source tree.
+PYCACHE = Path(tempfile.gettempdir()) / "speechclock-bench-pycache"
+
+
+@dataclass
+class Row:
+    """One line of the table."""
+
+    section: str
+    what: str
+    value: str
+    target: str = ""
+    passed: bool | None = None
+
+
+ROWS: list[Row] = []
+
+
+def row(section: str, what: str, value: str, target: str = "", passed: bool | None = None) -> None:
+    ROWS.append(Row(section, what, value, target, passed))
+    mark = "" if passed is None else ("  PASS" if passed else "  FAIL")
+    print(f"  {what:<58} {value:>16}  {target}{mark}", flush=True)
+
+
+# -- whole processes ------------------------------------------------------------------------------------
+
+
+# Runs a command (``-m module ...`` or ``-c code ...``) and reports its peak resident memory at exit
+# from /proc/self/status VmHWM: unlike ru_maxrss, it starts afresh at exec (ru_maxrss keeps the
+# parent's high-water mark across fork and exec).
+PEAK = r"""
+import atexit, os, runpy, sys
+def _peak():
+    try:
+        with open("/proc/self/status") as f:
+            kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        import resource
+        kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    os.write(int(os.environ["BENCH_PEAK_FD"]), f"{kb}\n".encode())
+atexit.register(_peak)
+kind, target, *rest = sys.argv[1:]
+sys.argv = [target, *rest]
+if kind == "-m":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:
+    sys.argv[0] = "-c"
+    exec(compile(target, "<bench>", "exec"), {"__name__": "__main__"})
+"""
+
+
+def run_process(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident megabytes of one process (``[PY, "-m"|"-c", ...]``)."""
+    read, write = os.pipe()
+    env = {**os.environ, "BENCH_PEAK_FD": str(write), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled once, not on every start
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [cmd[0], "-c", PEAK, *cmd[1:]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, pass_fds=(write,)
+    )
+    os.close(write)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    proc.wait()
+    wall = time.perf_counter() - t0
+    with os.fdopen(read) as f:
+        peak = f.read().strip()
+    if proc.returncode not in (0, 1) or not peak:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
+    return wall, int(peak) / 1024
+
+
+def median_runs(jobs: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Median wall time and the largest peak memory of each job, the jobs interleaved."""
+    walls: dict[str, list[float]] = {k: [] for k in jobs}
+    peaks: dict[str, list[float]] = {k: [] for k in jobs}
+    for cmd in jobs.values():
+        run_process(cmd)  # warm up: bytecode compiled, files in the page cache
+    for _ in range(repeat):
+        for name, cmd in jobs.items():
+            w, m = run_process(cmd)
+            walls[name].append(w)
+            peaks[name].append(m)
+    return {k: (statistics.median(walls[k]), max(peaks[k])) for k in jobs}
+
+
+SF_READ = "import sys, soundfile; soundfile.read(sys.argv[1], dtype=sys.argv[2])"
+DECODE = "import sys; from clock.io.decode import iter_blocks\nfor b in iter_blocks(sys.argv[1]): pass"
+AUDITOK = "import sys, auditok; list(auditok.split(sys.argv[1], energy_threshold=40))"
+WEBRTCVAD = """
+import sys, soundfile, webrtcvad
+vad = webrtcvad.Vad(2)
+with soundfile.SoundFile(sys.argv[1]) as f:
+    n = int(f.samplerate * 0.03)
+    for block in f.blocks(blocksize=n * 1000, dtype="int16"):
+        data = block.tobytes()
+        for i in range(0, len(block) - n + 1, n):
+            vad.is_speech(data[2 * i : 2 * (i + n)], f.samplerate)
+"""
+LIBROSA = """
+import sys, librosa
+y, sr = librosa.load(sys.argv[1], sr=None)
+librosa.feature.rms(y=y, frame_length=2048, hop_length=sr // 60)
+"""
+
+
+def have(module: str) -> bool:
+    return subprocess.run([PY, "-c", f"import {module}"], capture_output=True).returncode == 0
+
+
+def write_hour(path: Path, minutes: float, rate: int = 48000) -> None:
+    """Speech-like bursts (noise in words) over exact-zero pauses, 16-bit."""
+    rng = np.random.default_rng(0)
+    block = rate * 60
+    with sf.SoundFile(str(path), "w", rate, 1, "PCM_16") as f:
+        for _ in range(int(minutes)):
+            x = (rng.standard_normal(block) * 2000).astype(np.int16)
+            x[(np.arange(block) // (rate * 2)) % 3 == 2] = 0
+            f.write(x)
+
+
+def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
+    print(f"levels: a {minutes:g}-minute 48 kHz mono 16-bit WAV, whole processes, median of {repeat}")
+    wav = tmp / "hour.wav"
+    write_hour(wav, minutes)
+    out = tmp / "hour.csv"
+    jobs = {
+        "levels": [PY, "-m", "clock", "levels", str(wav), "-o", str(out)],
+        "sf_int16": [PY, "-c", SF_READ, str(wav), "int16"],
+        "sf_float64": [PY, "-c", SF_READ, str(wav), "float64"],
+        "decode": [PY, "-c", DECODE, str(wav)],
+    }
+    others = {"auditok": ("auditok", AUDITOK), "webrtcvad": ("webrtcvad", WEBRTCVAD), "librosa": ("librosa", LIBROSA)}
+    for name, (module, code) in others.items():
+        if have(module):
+            jobs[name] = [PY, "-c", code, str(wav)]
+    r = median_runs(jobs, repeat)
+    lv, lv_mb = r["levels"]
+    row("levels", "speechclock levels (CSV to a file)", f"{lv:.2f} s {lv_mb:.0f} MB")
+    row("levels", "soundfile.read(dtype='int16')", f"{r['sf_int16'][0]:.2f} s {r['sf_int16'][1]:.0f} MB")
+    row("levels", "soundfile.read() (float64)", f"{r['sf_float64'][0]:.2f} s {r['sf_float64'][1]:.0f} MB")
+    row("levels", "bare decode (iter_blocks, float32 mono)", f"{r['decode'][0]:.2f} s {r['decode'][1]:.0f} MB")
+    ratio = lv / r["sf_int16"][0]
+    row("levels", "levels / soundfile.read(int16)", f"{ratio:.2f}x", "<= 3x", ratio <= 3)
+    row("levels", "levels / soundfile.read(float64)", f"{lv / r['sf_float64'][0]:.2f}x")
+    row("levels", "levels / bare decode", f"{lv / r['decode'][0]:.2f}x")
+    row("levels", "levels peak memory", f"{lv_mb:.0f} MB", "< 100 MB", lv_mb < 100)
+    labels = {
+        "auditok": "auditok.split (50 ms windows)",
+        "webrtcvad": "webrtcvad (every 30 ms frame)",
+        "librosa": "librosa.load + feature.rms",
+    }
+    for name, label in labels.items():
+        if name not in r:
+            row("levels", f"{label}: not installed (pip install '.[bench]')", "-")
+            continue
+        w, mb = r[name]
+        row("levels", label, f"{w:.2f} s {mb:.0f} MB")
+        target = "levels >= 3x faster" if name == "auditok" else ""
+        row("levels", f"{name} / levels", f"{w / lv:.2f}x", target, (w / lv >= 3) if name == "auditok" else None)
+
+
+def bench_long(tmp: Path, minutes: float) -> None:
+    print(f"levels at length: a {minutes:g}-minute WAV, one whole process")
+    wav = tmp / "long.wav"
+    write_hour(wav, minutes)
+    wall, mb = run_process([PY, "-m", "clock", "levels", str(wav), "-o", str(tmp / "long.csv")])
+    size_gb = wav.stat().st_size / 2**30
+    wav.unlink()
+    row("levels", f"speechclock levels, {minutes / 60:g} hours ({size_gb:.1f} GB)", f"{wall:.2f} s {mb:.0f} MB")
+    row("levels", f"levels peak memory, {minutes / 60:g} hours", f"{mb:.0f} MB", "< 100 MB", mb < 100)
+
+
+# -- sweep ----------------------------------------------------------------------------------------------
+
+
+def bench_sweep(repeat: int) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from tours import random_corpus
+
+    import clock
+
+    print("sweep: 10 x 10 settings against one replay of the corpus, in-process, median of runs")
+    from tours import RATE as TOUR_RATE
+    from tours import Tour
+
+    # Ten recordings of about 75 s (4.5k ticks) each: random tours with logs, joined two by two.
+    tours = [t for seed in range(40) for t in random_corpus(seed) if t.has_log and t.events]
+    obs = []
+    for i in range(10):
+        parts = tours[2 * i : 2 * i + 2]
+        shift = parts[0].samples.size / TOUR_RATE
+        events = parts[0].events + [{**e, "t": e["t"] + shift} for e in parts[1].events]
+        joined = Tour(f"tour{i}", np.concatenate([p.samples for p in parts]), events, [], has_log=True)
+        obs.append(joined.observation())
+    n_ticks = sum(o.trace.n_ticks for o in obs)
+    d = clock.derive(obs)
+    floor, quiet, timeout = d.setting
+    floors = clock.grid("0.002:0.0065:0.0005")  # around the CLI's default grid, 10 x 10
+    quiets = clock.grid("1.5:2.4:0.1")
+
+    def one_replay() -> None:
+        for o in obs:
+            clock.replay(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+
+    def grid() -> None:
+        clock.sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=timeout, derivation=d)
+
+    def timed(f, n: int) -> float:
+        runs = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            f()
+            runs.append(time.perf_counter() - t0)
+        return statistics.median(runs)
+
+    grid()  # warm up
+    t_replay = timed(one_replay, max(5, repeat * 3))
+    t_grid = timed(grid, max(3, repeat))
+    row("sweep", f"one replay of {len(obs)} recordings ({n_ticks} ticks)", f"{t_replay * 1000:.1f} ms")
+    row("sweep", f"sweep of {len(floors) * len(quiets)} settings", f"{t_grid * 1000:.1f} ms")
+    row("sweep", "sweep / one replay", f"{t_grid / t_replay:.2f}x", "<= 3x", t_grid / t_replay <= 3)
+
+
+# -- corpora --------------------------------------------------------------------------------------------
+
+
+def write_opus_corpus(folder: Path, n: int, seconds: float, distinct: int = 10) -> Path:
+    """n WebM/Opus recordings with event logs (``distinct`` different ones, copied to the other names)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from audiofiles import write_pyav
+    from tours import RATE as TOUR_RATE
+    from tours import words
+
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    made = []
+    for i in range(min(n, distinct)):
+        x = np.zeros(int(seconds * 48000), np.float32)
+        t = 0.5
+        events = []
+        while t < seconds - 6:
+            events += [{"type": "prompt", "t": t}, {"type": "response.done", "t": t + 0.3}]
+            talk = float(rng.uniform(2, 4))
+            speech = words(rng, talk, float(rng.uniform(0.02, 0.15)))
+            up = np.interp(np.arange(int(talk * 48000)) / 48000, np.arange(speech.size) / TOUR_RATE, speech)
+            a = int((t + 0.8) * 48000)
+            x[a : a + up.size] = up[: x.size - a]
+            t += talk + 3.5
+        path = folder / f"r{i:03d}.webm"
+        write_pyav(path, x, 48000, "libopus", fmt="webm")
+        (folder / f"r{i:03d}.events.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+        made.append(path)
+    for i in range(len(made), n):
+        src = made[i % len(made)]
+        shutil.copyfile(src, folder / f"r{i:03d}.webm")
+        shutil.copyfile(src.with_name(src.stem + ".events.jsonl"), folder / f"r{i:03d}.events.jsonl")
+    return folder
+
+
+def bench_cache(tmp: Path, repeat: int, n: int, seconds: float) -> None:
+    print(f"cache: {n} WebM/Opus recordings of {seconds:g} s, cold (empty cache) vs warm, whole processes")
+    corpus = write_opus_corpus(tmp / "cache-corpus", n, seconds, distinct=n)
+    run_process([PY, "-m", "clock", "--version"])  # bytecode compiled before the first cold run
+    for command in ("check", "derive"):
+        colds, warms = [], []
+        for i in range(repeat):
+            cache = tmp / f"cache-{command}-{i}"
+            cmd = [PY, "-m", "clock", command, str(corpus), "-q", "--cache", str(cache)]
+            colds.append(run_process(cmd)[0])
+            warms.append(run_process(cmd)[0])
+        cold, warm = statistics.median(colds), statistics.median(warms)
+        row("cache", f"speechclock {command}, cold", f"{cold:.2f} s")
+        row("cache", f"speechclock {command}, cached", f"{warm:.2f} s")
+        row("cache", f"{command}: cold / cached", f"{cold / warm:.1f}x", ">= 10x", cold / warm >= 10)
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory (VmHWM: since its exec)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def _import_decoders() -> None:
+    import av  # noqa: F401
+    import soundfile  # noqa: F401
+
+    import clock.io.corpus  # noqa: F401
+
+
+def bench_dask(tmp: Path, n: int, seconds: float) -> None:
+    import logging
+
+    import distributed
+
+    from clock.io.corpus import load_corpus
+
+    print(f"dask: {n} WebM/Opus recordings of {seconds:g} s on a running LocalCluster of 1 and 2 workers")
+    corpus = write_opus_corpus(tmp / "dask-corpus", n, seconds)
+    times = {}
+    for workers in (1, 2):
+        with (
+            distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            client.run(_import_decoders)
+            baseline = client.run(_peak_mb)
+            t0 = time.perf_counter()
+            load_corpus([corpus], scheduler=cluster.scheduler_address, cache=False)
+            times[workers] = time.perf_counter() - t0
+            peaks = client.run(_peak_mb)
+        row("dask", f"load_corpus on {workers} worker{'s' if workers > 1 else ''}", f"{times[workers]:.2f} s")
+        peak = max(peaks.values())
+        idle = max(baseline.values())
+        row(
+            "dask",
+            f"worker peak memory ({workers} worker{'s' if workers > 1 else ''}; {idle:.0f} MB idle, imports done)",
+            f"{peak:.0f} MB",
+            "< idle + 100 MB",
+            peak - idle < 100,
+        )
+    speedup = times[1] / times[2]
+    row("dask", "1 worker / 2 workers", f"{speedup:.2f}x", ">= 1.7x", speedup >= 1.7)
+
+
+def markdown(machine: str, command: str) -> str:
+    lines = [
+        f"Made by `{command}` on {machine}.",
+        "",
+        "| section | measure | result | target | |",
+        "|---|---|---|---|---|",
+    ]
+    for r in ROWS:
+        mark = "" if r.passed is None else ("pass" if r.passed else "**FAIL**")
+        lines.append(f"| {r.section} | {r.what} | {r.value} | {r.target} | {mark} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="levels,sweep,cache,dask", help="comma-separated sections")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per whole-process measure (median)")
+    parser.add_argument("--minutes", type=float, default=60, help="length of the levels WAV")
+    parser.add_argument(
+        "--long-minutes", type=float, default=0, help="also run levels alone on a file this long (memory at length)"
+    )
+    parser.add_argument("--cache-recordings", type=int, default=20)
+    parser.add_argument("--cache-seconds", type=float, default=120)
+    parser.add_argument("--dask-recordings", type=int, default=200)
+    parser.add_argument("--dask-seconds", type=float, default=20)
+    parser.add_argument("--markdown", type=Path, help="also write the table here as Markdown")
+    args = parser.parse_args()
+    sections = set(args.only.split(","))
+    machine = f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.machine()}"
+    print(f"machine: {machine}")
+    with tempfile.TemporaryDirectory(prefix="speechclock-bench-") as name:
+        tmp = Path(name)
+        if "levels" in sections:
+            bench_levels(tmp, args.repeat, args.minutes)
+        if args.long_minutes:
+            bench_long(tmp, args.long_minutes)
+        if "sweep" in sections:
+            bench_sweep(args.repeat)
+        if "cache" in sections:
+            bench_cache(tmp, args.repeat, args.cache_recordings, args.cache_seconds)
+        if "dask" in sections:
+            bench_dask(tmp, args.dask_recordings, args.dask_seconds)
+    failed = [r for r in ROWS if r.passed is False]
+    print(f"{sum(r.passed is True for r in ROWS)} targets met, {len(failed)} missed")
+    if args.markdown is not None:
+        command = "python benchmarks/run.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
+        args.markdown.write_text(markdown(machine, command))
+        print(f"wrote {args.markdown}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

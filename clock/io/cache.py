@@ -1,0 +1,468 @@
+"""A cache of level traces, so a corpus is decoded once, not on every run.
+
+A recording's level traces depend only on its bytes and on the options that
+shape them (fftSize and the analyser's other attributes, the cadence, the
+alignment, the context rate, the metric, the render-quantum trace) and on
+the code that decodes and measures it. The cache keeps each recording's
+traces (with its header and the decoder's warnings, which are replayed on a
+hit) under a key made of all of these:
+
+* the **content**: the SHA-256 of the file's bytes, read in blocks. So that
+  an unchanged corpus is not read in full on every run, a small index maps a
+  file's identity (resolved path, device, inode, size, mtime and ctime, all
+  in nanoseconds) to the hash taken the last time; any change to the file
+  changes its ctime, so a changed file is always hashed again. A file
+  modified within :data:`RACY_S` of its hashing is hashed again too (git's
+  "racily clean" rule: a write in the same clock tick as the hash would not
+  show in the mtime). A URL is keyed by its object store's content tag
+  (ETag, MD5, CRC32C or version) with its size; a URL without one is read
+  once per run to hash it. ``file://`` URLs use the index as paths do.
+* the **options**, as given to :func:`clock.io.recording.read_recording`.
+* the **tool**: the package version, a hash of the package's own source
+  files, and the versions of numpy, soundfile/libsndfile, PyAV/FFmpeg and
+  soxr. Any new release, local edit or decoder upgrade starts afresh.
+
+Entries are written to a temporary file and renamed into place, so a reader
+never sees half an entry, and they end with a SHA-256 of their bytes: an
+entry that is truncated, damaged or filed under the wrong key is recomputed,
+with a warning naming it, and never trusted.
+
+Where: ``$SPEECHCLOCK_CACHE``, else ``$XDG_CACHE_HOME/speechclock``, else
+``~/.cache/speechclock`` (``~/Library/Caches/speechclock`` on macOS,
+``%LOCALAPPDATA%\\speechclock\\Cache`` on Windows). The command line's
+``--cache DIR`` moves it and ``--no-cache`` skips it. The folder holds a
+``CACHEDIR.TAG`` (backup tools skip it) and is bounded: after a corpus run,
+the least recently used entries are removed until it is under
+:data:`DEFAULT_MAX_MB` megabytes (``$SPEECHCLOCK_CACHE_MB`` to change). An
+hour of audio at 60 ticks per second takes about 2 MB.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.analyser import AnalyserOptions
+from ..core.levels import LevelTrace, Ticks
+from ..errors import InvalidParameterError, SpeechClockWarning
+from .decode import AudioInfo
+from .sources import Source, is_url, local_path, open_binary, url_info
+
+__all__ = [
+    "CACHE_ENV",
+    "DEFAULT_MAX_MB",
+    "RACY_S",
+    "SIZE_ENV",
+    "TraceCache",
+    "default_folder",
+    "resolve_cache",
+    "tool_fingerprint",
+]
+
+#: Environment variable that moves the cache.
+CACHE_ENV = "SPEECHCLOCK_CACHE"
+#: Environment variable that bounds its size (megabytes).
+SIZE_ENV = "SPEECHCLOCK_CACHE_MB"
+#: Default bound on the cache's size (megabytes).
+DEFAULT_MAX_MB = 2048
+#: A file modified this close to its hashing is hashed again next time.
+RACY_S = 2.0
+
+_FORMAT = 1
+_MAGIC = b"speechclock trace cache\n"
+_DIGEST = 32  # bytes of SHA-256 at the end of an entry
+_READ = 1 << 20
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by speech-clock (level traces).\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+# Keys a URL's filesystem gives that change whenever the content does.
+_CONTENT_TAGS = ("ETag", "etag", "md5Hash", "crc32c", "VersionId", "generation")
+
+#: What :meth:`TraceCache.traces` computes and keeps: the header and the traces.
+Decoded = tuple[AudioInfo, list[LevelTrace]]
+
+
+def default_folder() -> Path:
+    """The cache folder: ``$SPEECHCLOCK_CACHE``, else the user's cache folder + ``speechclock``."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "speechclock"
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA")
+        return (Path(local) if local else Path.home() / "AppData" / "Local") / "speechclock" / "Cache"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "speechclock"
+
+
+def _max_bytes() -> int:
+    text = os.environ.get(SIZE_ENV)
+    if not text:
+        return DEFAULT_MAX_MB * 2**20
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = -1.0
+    if not 0 <= mb < float("inf"):
+        raise InvalidParameterError(f"${SIZE_ENV} must be a number of megabytes >= 0, got {text!r}")
+    return int(mb * 2**20)
+
+
+@functools.cache
+def tool_fingerprint() -> str:
+    """A hash of what computes a trace: the package (version and sources) and the decoding libraries."""
+    import soundfile
+    import soxr
+
+    from .. import __version__
+
+    h = hashlib.sha256(f"speech-clock {__version__}\n".encode())
+    root = Path(__file__).resolve().parent.parent
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    try:
+        import av
+
+        ffmpeg = json.dumps(getattr(av, "library_versions", {}), sort_keys=True, default=str)
+        av_version = av.__version__
+    except ImportError:  # pragma: no cover - a dependency
+        ffmpeg = av_version = "none"
+    libs = {
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "soundfile": soundfile.__version__,
+        "libsndfile": soundfile.__libsndfile_version__,
+        "av": av_version,
+        "ffmpeg": ffmpeg,
+        "soxr": soxr.__version__,
+    }
+    h.update(json.dumps(libs, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _sha256_of(f: Any) -> str:
+    h = hashlib.sha256()
+    while True:
+        block = f.read(_READ)
+        if not block:
+            return h.hexdigest()
+        h.update(block)
+
+
+def _identity(st: os.stat_result, real: str) -> dict[str, Any]:
+    return {
+        "path": real,
+        "dev": st.st_dev,
+        "ino": st.st_ino,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+    }
+
+
+class _Damaged(Exception):
+    """A cache entry that cannot be trusted (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCache:
+    """Level traces on disk, keyed by content, options and tool (see the module notes).
+
+    Parameters
+    ----------
+    folder : Path
+    max_bytes : int
+        :meth:`prune` keeps the cache under this size.
+    """
+
+    folder: Path
+    max_bytes: int = DEFAULT_MAX_MB * 2**20
+
+    # -- keys -------------------------------------------------------------
+
+    def _local_content(self, path: str) -> tuple[str, dict[str, Any] | None]:
+        """The content hash of a local file, and its identity (None when it must not be indexed)."""
+        real = os.path.realpath(path)
+        st = os.stat(real)
+        ident = _identity(st, real)
+        name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
+        index = self.folder / "files" / name[:2] / f"{name}.json"
+        try:
+            known = json.loads(index.read_text(encoding="utf-8"))
+            if (
+                isinstance(known, dict)
+                and {k: known.get(k) for k in ident} == ident
+                and known.get("format") == _FORMAT
+                and isinstance(known.get("content"), str)
+                and max(st.st_mtime_ns, st.st_ctime_ns) < known.get("hashed_at_ns", 0) - RACY_S * 1e9
+            ):
+                return known["content"], ident
+        except (OSError, ValueError):
+            pass
+        hashed_at = time.time_ns()
+        with open(real, "rb") as f:
+            content = _sha256_of(f)
+        if _identity(os.stat(real), real) != ident:
+            return content, None  # changed while it was read: keep nothing
+        self._write(index, json.dumps({**ident, "format": _FORMAT, "content": content, "hashed_at_ns": hashed_at}))
+        return content, ident
+
+    def _url_content(self, url: str) -> str:
+        meta = url_info(url)
+        tags = {k: str(meta[k]) for k in _CONTENT_TAGS if meta.get(k)}
+        if tags:
+            text = json.dumps({"url": url, "size": meta.get("size"), "tags": tags}, sort_keys=True)
+            return hashlib.sha256(text.encode()).hexdigest()
+        with open_binary(url) as f:
+            return _sha256_of(f)
+
+    def _content(self, source: Source) -> tuple[str, dict[str, Any] | None]:
+        if is_url(source):
+            path = local_path(str(source))
+            if path is not None:
+                return self._local_content(path)
+            return self._url_content(str(source)), None
+        return self._local_content(os.fspath(source))
+
+    def _entry_path(self, key: Mapping[str, Any]) -> Path:
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+        return self.folder / "traces" / digest[:2] / f"{digest}.trace"
+
+    # -- reading and writing ------------------------------------------------
+
+    def traces(self, source: Source, params: Mapping[str, Any], compute: Callable[[], Decoded]) -> Decoded:
+        """The header and traces of ``source`` with ``params``: from the cache, or computed and kept.
+
+        ``compute`` decodes the recording; the :class:`SpeechClockWarning`
+        it emits are kept with the entry and shown again on every hit.
+        """
+        display = str(source) if is_url(source) else str(Path(source))
+        try:
+            content, ident = self._content(source)
+        except OSError:
+            return compute()  # the decoder names the problem
+        key = {"format": _FORMAT, "tool": tool_fingerprint(), "content": content, "params": dict(params)}
+        entry = self._entry_path(key)
+        try:
+            data = entry.read_bytes()
+        except OSError:
+            data = None
+        if data is not None:
+            try:
+                info, traces, messages = _decode_entry(data, key, display)
+            except _Damaged as err:
+                warnings.warn(
+                    f"{entry}: damaged cache entry for {display} ({err}); recomputed", SpeechClockWarning, stacklevel=2
+                )
+            else:
+                for message in messages:
+                    warnings.warn(message, SpeechClockWarning, stacklevel=2)
+                try:
+                    os.utime(entry)  # least recently used goes first
+                except OSError:
+                    pass
+                return info, traces
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SpeechClockWarning)
+            info, traces = compute()
+        messages = [str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning)]
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # shown as without the cache
+        still = ident is None or self._unchanged(ident)
+        if still:
+            self._write(entry, _encode_entry(key, info, traces, messages, display))
+        return info, traces
+
+    def _unchanged(self, ident: Mapping[str, Any]) -> bool:
+        try:
+            return _identity(os.stat(ident["path"]), ident["path"]) == dict(ident)
+        except OSError:
+            return False
+
+    def _write(self, path: Path, data: str | bytes) -> None:
+        """Write atomically (temp + rename); a cache that cannot be written is skipped with a warning."""
+        raw = data.encode() if isinstance(data, str) else data
+        try:
+            if not self.folder.is_dir():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                (self.folder / "CACHEDIR.TAG").write_text(_TAG, encoding="ascii")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(raw)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as err:
+            _warn_unwritable(self.folder, err.strerror or str(err))
+
+    def writable(self) -> bool:
+        """Whether entries can be written here (creating the folder); warns once when not."""
+        try:
+            if not self.folder.is_dir():
+                self.folder.mkdir(parents=True, exist_ok=True)
+                (self.folder / "CACHEDIR.TAG").write_text(_TAG, encoding="ascii")
+            fd, tmp = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=self.folder)
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as err:
+            _warn_unwritable(self.folder, err.strerror or str(err))
+            return False
+        return True
+
+    # -- size ---------------------------------------------------------------
+
+    def size_bytes(self) -> int:
+        """Bytes held by trace entries."""
+        return sum(size for _, _, size in self._entries())
+
+    def _entries(self) -> list[tuple[float, Path, int]]:
+        found: list[tuple[float, Path, int]] = []
+        root = self.folder / "traces"
+        if not root.is_dir():
+            return found
+        for sub in os.scandir(root):
+            if not sub.is_dir():
+                continue
+            for e in os.scandir(sub.path):
+                if e.name.endswith(".trace"):
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue
+                    found.append((st.st_mtime, Path(e.path), st.st_size))
+        return found
+
+    def prune(self) -> int:
+        """Remove the least recently used entries until the cache is under ``max_bytes``; the bytes freed."""
+        entries = sorted(self._entries())
+        total = sum(size for _, _, size in entries)
+        freed = 0
+        for _, path, size in entries:
+            if total - freed <= self.max_bytes:
+                break
+            try:
+                path.unlink()
+                freed += size
+            except OSError:
+                pass
+        return freed
+
+
+@functools.cache
+def _warn_unwritable(folder: Path, reason: str) -> None:
+    warnings.warn(
+        f"{folder}: cannot write the trace cache ({reason}); continuing without it",
+        SpeechClockWarning,
+        stacklevel=3,
+    )
+
+
+def resolve_cache(spec: TraceCache | str | os.PathLike[str] | bool | None) -> TraceCache | None:
+    """A cache from ``True`` (the default folder), a folder, a :class:`TraceCache`, or None/False (none)."""
+    if spec is None or spec is False:
+        return None
+    if isinstance(spec, TraceCache):
+        return spec
+    folder = default_folder() if spec is True else Path(spec).expanduser()
+    return TraceCache(folder, _max_bytes())
+
+
+# -- the entry format -----------------------------------------------------------
+#
+#   magic | 8-byte little-endian header length | header (JSON) | zlib(arrays) | SHA-256 of all before
+#
+# The header repeats the key, so an entry filed under the wrong name is refused.
+
+
+def _trace_meta(t: LevelTrace) -> dict[str, Any]:
+    return {
+        "n": t.n_ticks,
+        "sample_rate_hz": t.sample_rate_hz,
+        "period_s": str(t.ticks.period_s),
+        "align": t.ticks.align,
+        "metric": t.metric,
+        "options": asdict(t.options),
+    }
+
+
+def _encode_entry(
+    key: Mapping[str, Any], info: AudioInfo, traces: list[LevelTrace], messages: list[str], display: str
+) -> bytes:
+    prefix = display + ":"
+    header = {
+        "key": dict(key),
+        "info": {k: v for k, v in asdict(info).items() if k != "path"},
+        # A message naming the recording is kept without the name (a copy elsewhere is named as itself).
+        "warnings": [[True, m[len(prefix) :]] if m.startswith(prefix) else [False, m] for m in messages],
+        "traces": [_trace_meta(t) for t in traces],
+    }
+    body = b"".join(
+        np.ascontiguousarray(t.frames, "<i8").tobytes() + np.ascontiguousarray(t.level, "<f8").tobytes() for t in traces
+    )
+    head = json.dumps(header, sort_keys=True).encode()
+    data = _MAGIC + len(head).to_bytes(8, "little") + head + zlib.compress(body, 1)
+    return data + hashlib.sha256(data).digest()
+
+
+def _decode_entry(data: bytes, key: Mapping[str, Any], display: str) -> tuple[AudioInfo, list[LevelTrace], list[str]]:
+    start = len(_MAGIC) + 8
+    if len(data) < start + _DIGEST or not data.startswith(_MAGIC):
+        raise _Damaged("truncated or not a cache entry")
+    if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
+        raise _Damaged("checksum mismatch")
+    n_head = int.from_bytes(data[len(_MAGIC) : start], "little")
+    try:
+        header = json.loads(data[start : start + n_head])
+        if header["key"] != json.loads(json.dumps(dict(key), sort_keys=True)):
+            raise _Damaged("filed under another key")
+        body = zlib.decompress(data[start + n_head : -_DIGEST])
+        info = AudioInfo(display, **header["info"])
+        traces = []
+        at = 0
+        for meta in header["traces"]:
+            n = int(meta["n"])
+            if at + 16 * n > len(body):
+                raise _Damaged("arrays shorter than the header says")
+            frames = np.frombuffer(body, "<i8", n, at).astype(np.int64)
+            level = np.frombuffer(body, "<f8", n, at + 8 * n).astype(np.float64)
+            at += 16 * n
+            ticks = Ticks(Fraction(meta["period_s"]), meta["align"])
+            traces.append(
+                LevelTrace(
+                    frames,
+                    level,
+                    int(meta["sample_rate_hz"]),
+                    ticks,
+                    meta["metric"],
+                    AnalyserOptions(**meta["options"]),
+                )
+            )
+        if at != len(body):
+            raise _Damaged("arrays longer than the header says")
+        messages = [f"{display}:{m}" if named else m for named, m in header["warnings"]]
+    except _Damaged:
+        raise
+    except (ValueError, KeyError, TypeError, zlib.error) as err:
+        raise _Damaged(f"unreadable: {type(err).__name__}") from None
+    return info, traces, messages

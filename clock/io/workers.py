@@ -1,0 +1,252 @@
+"""Where per-recording work runs: in this process, a process pool, or a Dask cluster.
+
+This is the one place that decides it. The corpus commands (derive, check,
+sweep, report) and :func:`clock.io.corpus.load_corpus` hand it one task per
+recording (decode, levels, log and labels); :func:`run_ordered` runs the
+tasks
+
+* in this process (``Workers()``, the default),
+* in a pool of ``jobs`` processes on this machine (``Workers(jobs=4)``), or
+* on a Dask cluster (``Workers(scheduler="tcp://host:8786")``, or
+  ``Workers(scheduler="local:4")`` for a ``distributed.LocalCluster`` of four
+  worker processes on this machine, on the loopback interface only),
+
+and gives the results **in input order**, whatever order they finish in. A
+task's :class:`~clock.errors.SpeechClockWarning` warnings are caught where it
+runs and shown again here, in input order, once every earlier task has been
+shown; the first error (in input order) is raised after the warnings before
+it, and the remaining tasks are cancelled. So the output of a parallel run is
+byte for byte the output of a serial one. Progress is reported as tasks
+finish, in any order.
+
+Dask is part of the optional ``cluster`` extra (``pip install
+'speech-clock[cluster]'``) and is imported only when a scheduler is given.
+The functions a task runs must be importable on the workers (install
+speech-clock there too), and the recordings must be readable there: paths
+are sent as they are given (give absolute paths, or URLs, to a remote
+cluster; a relative path is read relative to each worker's folder).
+Workers with one thread each (``dask worker --nthreads 1``) use the cores
+best: a task catches its warnings under a lock, so the threads of one worker
+take turns.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
+from .sources import EXTRA_HINT
+
+__all__ = ["Workers", "parse_scheduler", "run_ordered"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_LOCAL = re.compile(r"^local(?::(\d+))?$")
+_ADDRESS = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://\S+$")
+
+# How long to wait for a remote scheduler to answer.
+CONNECT_TIMEOUT_S = 30
+
+
+def parse_scheduler(text: str) -> str:
+    """Validate a ``--scheduler``: ``local``, ``local:N`` (N >= 1) or an address ``tcp://host:port``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Anything else.
+    """
+    m = _LOCAL.match(text)
+    if m is not None:
+        if m.group(1) is not None and int(m.group(1)) < 1:
+            raise InvalidParameterError(f"--scheduler local:N needs N >= 1 workers, got {text!r}")
+        return text
+    if _ADDRESS.match(text):
+        return text
+    raise InvalidParameterError(
+        f"--scheduler must be a Dask scheduler address like tcp://host:8786, or local:N, got {text!r}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Workers:
+    """Where per-recording work runs.
+
+    Parameters
+    ----------
+    jobs : int
+        Processes on this machine (1: in this process). Ignored with a scheduler.
+    scheduler : str, optional
+        A Dask scheduler address (``tcp://host:8786``), or ``local:N`` for a
+        local cluster of N worker processes (``local``: one per core).
+    """
+
+    jobs: int = 1
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
+            raise InvalidParameterError(f"jobs must be an integer >= 1, got {self.jobs!r}")
+        if self.scheduler is not None:
+            parse_scheduler(self.scheduler)
+
+
+@dataclass(frozen=True, slots=True)
+class _Done(Generic[R]):
+    """What a task gives back: its result or its error, and its warnings."""
+
+    result: R | None
+    error: SpeechClockError | None
+    messages: tuple[str, ...]
+
+
+# catch_warnings changes process-wide state: threads of one Dask worker take turns.
+_WARNINGS_LOCK = threading.Lock()
+
+
+def _quietly(func: Callable[[T], R], item: T) -> _Done[R]:
+    """Run one task, keeping its warnings (and a SpeechClockError) to be shown in order."""
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SpeechClockWarning)
+        try:
+            result: R | None = func(item)
+            error = None
+        except SpeechClockError as err:
+            result, error = None, err
+    messages = tuple(str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning))
+    return _Done(result, error, messages)
+
+
+def _in_order(n: int, finished: Iterator[tuple[int, _Done[R]]], progress: Callable[[int], None] | None) -> list[R]:
+    """Results in input order from tasks finishing in any order; warnings and the first error in order."""
+    pending: dict[int, _Done[R]] = {}
+    out: list[R] = []
+    for i, done in finished:
+        pending[i] = done
+        if progress is not None:
+            progress(i)
+        while len(out) in pending:
+            head = pending.pop(len(out))
+            for message in head.messages:
+                warnings.warn(message, SpeechClockWarning, stacklevel=4)
+            if head.error is not None:
+                raise head.error
+            out.append(head.result)  # type: ignore[arg-type]
+    if len(out) != n:  # pragma: no cover - every task reports once
+        raise RuntimeError(f"{n - len(out)} tasks did not report")
+    return out
+
+
+def run_ordered(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    workers: Workers | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[R]:
+    """``[func(item) for item in items]``, run where ``workers`` says, identical to a serial run.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function (it is pickled to other processes).
+    items : sequence
+    workers : Workers, optional
+        Default: in this process.
+    progress : callable, optional
+        Called with each item's index as it finishes (in the order they finish).
+
+    Raises
+    ------
+    SpeechClockError
+        The first task (in input order) that raised one, after the warnings
+        of the tasks before it.
+    InvalidParameterError
+        A scheduler that cannot be reached, or Dask is not installed.
+    """
+    workers = workers or Workers()
+    n = len(items)
+    if workers.scheduler is not None:
+        return _on_dask(func, items, workers.scheduler, progress)
+    if workers.jobs == 1 or n < 2:
+        return _in_order(n, ((i, _quietly(func, item)) for i, item in enumerate(items)), progress)
+    with ProcessPoolExecutor(max_workers=min(workers.jobs, n)) as pool:
+        futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
+        try:
+            return _in_order(n, _as_finished(futures), progress)
+        finally:
+            for f in futures:
+                f.cancel()
+
+
+def _as_finished(futures: dict[Future[_Done[R]], int]) -> Iterator[tuple[int, _Done[R]]]:
+    left = set(futures)
+    while left:
+        done, left = wait(left, return_when=FIRST_COMPLETED)
+        for f in sorted(done, key=futures.__getitem__):
+            yield futures[f], f.result()
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise InvalidParameterError(f"--scheduler needs Dask: {EXTRA_HINT}") from None
+    return distributed
+
+
+@contextmanager
+def dask_client(scheduler: str) -> Iterator[Any]:
+    """A ``distributed.Client`` for ``scheduler`` (``local:N`` starts and closes a LocalCluster)."""
+    import logging
+
+    distributed = _import_distributed()
+    m = _LOCAL.match(scheduler)
+    if m is not None:
+        n = int(m.group(1)) if m.group(1) else None
+        cluster = distributed.LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # any free port: its HTTP server always starts
+            silence_logs=logging.ERROR,
+        )
+        try:
+            with distributed.Client(cluster, set_as_default=False) as client:
+                yield client
+        finally:
+            cluster.close()
+        return
+    try:
+        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise InvalidParameterError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({err})") from None
+    with client:
+        yield client
+
+
+def _on_dask(
+    func: Callable[[T], R], items: Sequence[T], scheduler: str, progress: Callable[[int], None] | None
+) -> list[R]:
+    distributed = _import_distributed()
+    with dask_client(scheduler) as client:
+        futures = client.map(_quietly, [func] * len(items), list(items), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+
+        def finished() -> Iterator[tuple[int, _Done[R]]]:
+            for f in distributed.as_completed(futures, loop=client.loop):
+                yield index[f.key], f.result()
+
+        try:
+            return _in_order(len(items), finished(), progress)
+        finally:
+            client.cancel(futures)

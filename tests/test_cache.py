@@ -1,0 +1,326 @@
+"""The trace cache: keyed by content, options and tool; damaged entries recomputed with a warning."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+import clock.io.cache as cache_module
+import clock.io.recording as recording_module
+from clock.core.analyser import AnalyserOptions
+from clock.core.levels import Ticks
+from clock.errors import SpeechClockWarning
+from clock.io.cache import TraceCache, default_folder, resolve_cache
+from clock.io.corpus import load_corpus
+from clock.io.recording import read_recording
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    """How many recordings were decoded (each call of the decoder in read_recording)."""
+    calls = []
+    real = recording_module.iter_blocks
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(recording_module, "iter_blocks", counting)
+    return calls
+
+
+@pytest.fixture
+def wav(tmp_path, rng) -> Path:
+    path = tmp_path / "a.wav"
+    x = (rng.standard_normal(48000) * 3000).astype(np.int16)
+    x[10000:20000] = 0
+    sf.write(str(path), x, 48000, subtype="PCM_16")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path) -> TraceCache:
+    return TraceCache(tmp_path / "cache")
+
+
+def same(a, b) -> bool:
+    return (
+        a.info == b.info
+        and np.array_equal(a.trace.frames, b.trace.frames)
+        and np.array_equal(a.trace.level, b.trace.level)
+        and a.trace.ticks == b.trace.ticks
+        and a.trace.options == b.trace.options
+        and a.trace.metric == b.trace.metric
+        and a.trace.sample_rate_hz == b.trace.sample_rate_hz
+    )
+
+
+def entries(store: TraceCache) -> list[Path]:
+    return sorted((store.folder / "traces").rglob("*.trace"))
+
+
+def test_a_hit_gives_the_same_recording_without_decoding(wav, store, decodes):
+    cold = read_recording(wav, cache=store)
+    assert len(decodes) == 1 and len(entries(store)) == 1
+    warm = read_recording(wav, cache=store)
+    assert len(decodes) == 1
+    assert same(warm, cold) and same(warm, read_recording(wav))
+    assert warm.trace.frames.dtype == np.int64 and warm.trace.level.dtype == np.float64
+    assert not warm.trace.level.flags.writeable
+
+
+def test_the_stat_index_spares_the_hash_of_an_unchanged_file(wav, store, monkeypatch):
+    monkeypatch.setattr(cache_module, "RACY_S", 0.0)
+    hashed = []
+    real = cache_module._sha256_of
+    monkeypatch.setattr(cache_module, "_sha256_of", lambda f: hashed.append(1) or real(f))
+    read_recording(wav, cache=store)
+    read_recording(wav, cache=store)
+    assert len(hashed) == 1
+
+
+def test_a_file_hashed_right_after_it_was_written_is_hashed_again(wav, store, monkeypatch):
+    # git's "racily clean" rule: a write in the same clock tick as the hash would not show in the mtime.
+    hashed = []
+    real = cache_module._sha256_of
+    monkeypatch.setattr(cache_module, "_sha256_of", lambda f: hashed.append(1) or real(f))
+    read_recording(wav, cache=store)
+    read_recording(wav, cache=store)
+    assert len(hashed) == 2
+
+
+def test_one_changed_byte_is_never_served_stale(wav, store, decodes, monkeypatch):
+    monkeypatch.setattr(cache_module, "RACY_S", 0.0)  # trust the index as much as it ever is
+    before = read_recording(wav, cache=store)
+    st = wav.stat()
+    data = bytearray(wav.read_bytes())
+    data[-2001] ^= 0x40  # one byte of one sample near the end, same size
+    with open(wav, "r+b") as f:
+        f.write(data)
+    os.utime(wav, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with its old mtime back
+    assert wav.stat().st_size == st.st_size and wav.stat().st_mtime_ns == st.st_mtime_ns
+    after = read_recording(wav, cache=store)
+    assert len(decodes) == 2
+    assert same(after, read_recording(wav))
+    assert not np.array_equal(after.trace.level, before.trace.level)
+
+
+def test_a_copy_elsewhere_shares_the_entry_and_is_named_as_itself(wav, store, decodes, tmp_path):
+    read_recording(wav, cache=store)
+    copy = tmp_path / "sub" / "b.wav"
+    copy.parent.mkdir()
+    shutil.copyfile(wav, copy)
+    rec = read_recording(copy, cache=store)
+    assert len(decodes) == 1
+    assert rec.info.path == str(copy) and rec.name == "b.wav"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"options": AnalyserOptions(fft_size=1024)},
+        {"options": AnalyserOptions(smoothing_time_constant=0.5)},
+        {"ticks": Ticks(Fraction(1, 30))},
+        {"ticks": Ticks(Fraction(1, 60), "floor")},
+        {"context_rate_hz": 44100},
+        {"metric": "peak"},
+        {"quantum": True},
+    ],
+    ids=["fft_size", "smoothing", "tick", "align", "context_rate", "metric", "quantum"],
+)
+def test_every_option_that_shapes_a_trace_changes_the_key(wav, store, decodes, change):
+    read_recording(wav, cache=store)
+    changed = read_recording(wav, cache=store, **change)
+    assert len(decodes) == 2 and len(entries(store)) == 2
+    fresh = read_recording(wav, **change)
+    assert same(changed, fresh)
+    if change.get("quantum"):
+        assert np.array_equal(changed.quantum.level, fresh.quantum.level)
+    read_recording(wav, cache=store, **change)
+    assert len(decodes) == 3  # the fresh read only: the changed options now hit
+
+
+def test_a_new_tool_version_or_decoder_changes_the_key(wav, store, decodes, monkeypatch):
+    read_recording(wav, cache=store)
+    monkeypatch.setattr(cache_module, "tool_fingerprint", lambda: "another version")
+    read_recording(wav, cache=store)
+    assert len(decodes) == 2
+
+
+def test_the_tool_fingerprint_covers_the_sources_and_the_decoders():
+    cache_module.tool_fingerprint.cache_clear()
+    first = cache_module.tool_fingerprint()
+    assert first == cache_module.tool_fingerprint() and len(first) == 64
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])
+def test_a_damaged_entry_warns_and_is_recomputed_never_trusted(wav, store, decodes, damage, tmp_path):
+    good = read_recording(wav, cache=store)
+    (entry,) = entries(store)
+    data = bytearray(entry.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0x01
+    elif damage == "truncate":
+        data = data[: len(data) - 100]
+    elif damage == "empty":
+        data = bytearray()
+    else:
+        # A valid entry of another recording, filed under this one's name.
+        other = tmp_path / "other.wav"
+        sf.write(str(other), np.zeros(4800, np.int16), 48000, subtype="PCM_16")
+        read_recording(other, cache=store)
+        (foreign,) = [e for e in entries(store) if e != entry]
+        data = bytearray(foreign.read_bytes())
+    entry.write_bytes(bytes(data))
+    n = len(decodes)
+    with pytest.warns(SpeechClockWarning, match=r"damaged cache entry for .*a\.wav .*recomputed") as caught:
+        again = read_recording(wav, cache=store)
+    assert len(caught) == 1 and str(entry) in str(caught[0].message)
+    assert len(decodes) == n + 1 and same(again, good)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_recording(wav, cache=store)  # the entry was rewritten whole
+    assert len(decodes) == n + 1
+
+
+def test_the_decoders_warnings_are_kept_and_shown_again_with_the_copys_name(store, tmp_path):
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    a.write_bytes(b"same bytes")
+    b.write_bytes(b"same bytes")
+    made = []
+
+    def compute(path):
+        def decode():
+            made.append(path)
+            warnings.warn(f"{path}: 0.250 s missing from the stream", SpeechClockWarning, stacklevel=2)
+            warnings.warn("a message that names no file", SpeechClockWarning, stacklevel=2)
+            from clock.io.decode import AudioInfo
+
+            return AudioInfo(str(path), "X", "x", 8000, 1, 0, "soundfile"), []
+
+        return decode
+
+    for path in (a, b):
+        with pytest.warns(SpeechClockWarning) as caught:
+            info, traces = store.traces(path, {"p": 1}, compute(path))
+        assert [str(w.message) for w in caught] == [
+            f"{path}: 0.250 s missing from the stream",
+            "a message that names no file",
+        ]
+        assert info.path == str(path)
+    assert made == [a]
+
+
+def test_writes_are_atomic_and_the_folder_is_tagged(wav, store):
+    read_recording(wav, cache=store)
+    assert (store.folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert not [p for p in store.folder.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_an_unwritable_cache_warns_once_and_the_run_goes_on(wav, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    store = TraceCache(blocker / "cache")
+    cache_module._warn_unwritable.cache_clear()
+    with pytest.warns(SpeechClockWarning, match="cannot write the trace cache") as caught:
+        rec = read_recording(wav, cache=store)
+        read_recording(wav, cache=store)
+    assert len(caught) == 1 and same(rec, read_recording(wav))
+
+
+def test_prune_removes_the_least_recently_used_first(tmp_path, rng):
+    store = TraceCache(tmp_path / "cache")
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"{i}.wav"
+        sf.write(str(p), (rng.standard_normal(48000) * 1000).astype(np.int16), 48000, subtype="PCM_16")
+        read_recording(p, cache=store)
+        paths.append(p)
+    found = entries(store)
+    for age, entry in enumerate(sorted(found, key=lambda e: e.stat().st_mtime)):
+        os.utime(entry, (1_000_000 + age, 1_000_000 + age))
+    oldest = min(found, key=lambda e: e.stat().st_mtime)
+    oldest_size = oldest.stat().st_size
+    bounded = TraceCache(store.folder, max_bytes=store.size_bytes() - 1)
+    assert bounded.prune() == oldest_size
+    assert not oldest.exists() and len(entries(store)) == 2
+    assert TraceCache(store.folder, max_bytes=0).prune() > 0 and entries(store) == []
+
+
+def test_the_default_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPEECHCLOCK_CACHE", str(tmp_path / "moved"))
+    assert default_folder() == tmp_path / "moved"
+    assert resolve_cache(True).folder == tmp_path / "moved"
+    monkeypatch.delenv("SPEECHCLOCK_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_folder() == tmp_path / "xdg" / "speechclock"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/is/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_folder() == tmp_path / "home" / ".cache" / "speechclock"
+    assert resolve_cache(False) is None and resolve_cache(None) is None
+    assert resolve_cache(tmp_path / "x").folder == tmp_path / "x"
+
+
+def test_the_size_bound_is_read_from_the_environment(monkeypatch):
+    from clock.errors import InvalidParameterError
+
+    monkeypatch.setenv("SPEECHCLOCK_CACHE_MB", "1.5")
+    assert resolve_cache(True).max_bytes == int(1.5 * 2**20)
+    monkeypatch.setenv("SPEECHCLOCK_CACHE_MB", "lots")
+    with pytest.raises(InvalidParameterError, match="SPEECHCLOCK_CACHE_MB"):
+        resolve_cache(True)
+
+
+def test_load_corpus_uses_the_cache_and_gives_the_same_corpus(tmp_path, decodes):
+    folder = tmp_path / "cache"
+    cold = load_corpus([REPO / "recordings"], cache=folder)
+    n = len(decodes)
+    warm = load_corpus([REPO / "recordings"], cache=folder)
+    assert len(decodes) == n
+    for a, b in zip(cold.recordings, warm.recordings):
+        assert same(a, b)
+    load_corpus([REPO / "recordings"], cache=False)
+    assert len(decodes) == 2 * n
+
+
+def test_cli_cache_options(cli, tmp_path, monkeypatch):
+    rec = REPO / "recordings"
+    plain = cli("derive", rec, "--no-cache")
+    monkeypatch.setenv("SPEECHCLOCK_CACHE", str(tmp_path / "env"))
+    first = cli("derive", rec)
+    assert (tmp_path / "env" / "traces").is_dir()
+    second = cli("derive", rec, "--cache", tmp_path / "given")
+    third = cli("derive", rec, "--cache", tmp_path / "given")
+    assert len(list((tmp_path / "given" / "traces").rglob("*.trace"))) == 4
+    assert plain.stdout == first.stdout == second.stdout == third.stdout
+    assert plain.stderr == first.stderr == second.stderr == third.stderr
+    assert plain.exit_code == first.exit_code == third.exit_code == 0
+    both = cli("derive", rec, "--cache", tmp_path / "x", "--no-cache")
+    assert both.exit_code == 2 and "--no-cache" in both.stderr and not (tmp_path / "x").exists()
+
+
+def test_a_url_is_keyed_by_its_stores_content_tag(store, monkeypatch):
+    meta = {"size": 10, "type": "file", "ETag": '"abc"'}
+    monkeypatch.setattr(cache_module, "url_info", lambda url: dict(meta))
+    first = store._content("s3://bucket/a.webm")
+    assert first == store._content("s3://bucket/a.webm") and first[1] is None
+    meta["ETag"] = '"abd"'  # the object was replaced
+    assert store._content("s3://bucket/a.webm") != first
+    meta["size"] = 11
+    changed_size = store._content("s3://bucket/a.webm")
+    assert changed_size != first and store._content("s3://bucket/b.webm") != changed_size
+
+
+def test_corpus_commands_take_the_scale_options(cli):
+    for command in ("derive", "check", "sweep", "report"):
+        text = cli(command, "--help").stdout
+        assert "--scheduler" in text and "--cache DIR" in text and "--no-cache" in text and "--jobs" in text

@@ -1,0 +1,28 @@
+"""16-bit PCM read as int16 and scaled: the same samples as libsndfile's float conversion, to the bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from clock.core.analyser import downmix_to_mono
+from clock.io.decode import iter_blocks
+
+
+@pytest.mark.parametrize("fmt", ["WAV", "FLAC"])
+@pytest.mark.parametrize("channels", [1, 2, 6])
+def test_pcm16_samples_are_libsndfiles_floats(tmp_path, rng, fmt, channels):
+    x = rng.integers(-32768, 32768, (70000, channels)).astype(np.int16)
+    x[:5] = -32768
+    x[5:10] = 32767
+    x[10:20] = 0
+    path = tmp_path / f"x.{fmt.lower()}"
+    sf.write(str(path), x, 44100, format=fmt, subtype="PCM_16")
+    got = np.concatenate(list(iter_blocks(path, block_frames=4096)))
+    with sf.SoundFile(str(path)) as f:
+        assert f.subtype == "PCM_16"
+        expected = downmix_to_mono(f.read(dtype="float32", always_2d=True))
+    assert got.dtype == np.float32 and np.array_equal(got, expected)
+    if channels == 1:
+        assert got[0] == -1.0 and got[5] == np.float32(32767 / 32768) and got[10] == 0.0
