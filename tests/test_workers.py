@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import multiprocessing
 import shutil
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -55,6 +57,31 @@ def test_the_first_error_in_input_order_comes_after_the_warnings_before_it(jobs)
     out, messages = shown(run_ordered, square, list(range(20)), workers=Workers(jobs=jobs))
     assert isinstance(out, RecordingError) and str(out) == "item 13: unlucky"
     assert messages == [f"item {i} is a multiple of three" for i in (0, 3, 6, 9, 12)]
+
+
+def fail_first_or_sleep(item: int) -> int:
+    """A task: the first fails at once, the others would run for minutes."""
+    if item == 0:
+        raise RecordingError("item 0: broken")
+    time.sleep(300)
+    return item
+
+
+def test_an_error_stops_the_pool_workers_rather_than_letting_them_finish():
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            run_ordered(fail_first_or_sleep, [0, 1, 2], workers=Workers(jobs=2))
+        except RecordingError as err:
+            raised.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)  # a pool left to finish would take 300 s (the sleeping task)
+    assert not thread.is_alive(), "the error waited for the other workers to finish"
+    assert [str(e) for e in raised] == ["item 0: broken"]
+    assert multiprocessing.active_children() == []
 
 
 def test_schedulers_are_checked():

@@ -33,6 +33,7 @@ take turns.
 from __future__ import annotations
 
 import re
+import signal
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -178,13 +179,27 @@ def run_ordered(
         return _on_dask(func, items, workers.scheduler, progress)
     if workers.jobs == 1 or n < 2:
         return _in_order(n, ((i, _quietly(func, item)) for i, item in enumerate(items)), progress)
-    with ProcessPoolExecutor(max_workers=min(workers.jobs, n)) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(workers.jobs, n), initializer=_worker_signals)
+    try:
         futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
-        try:
-            return _in_order(n, _as_finished(futures), progress)
-        finally:
-            for f in futures:
-                f.cancel()
+        out = _in_order(n, _as_finished(futures), progress)
+    except BaseException:
+        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+        raise
+    pool.shutdown()
+    return out
+
+
+def _worker_signals() -> None:
+    """Workers leave Ctrl-C to the main process, and die at once when it stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _as_finished(futures: dict[Future[_Done[R]], int]) -> Iterator[tuple[int, _Done[R]]]:
