@@ -62,8 +62,8 @@ def test_file_and_plot_helpers_load_their_libraries_only_when_used():
 def test_cli_defaults_are_the_library_defaults(cli):
     d = clock.DEFAULT_THRESHOLDS
     text = " ".join(cli("beats", "--help").stdout.split())
-    assert f"[default: {d.floor}]" in text and f"[default: {d.quiet_s}]" in text
-    assert f"[default: {d.onset_timeout_s}]" in text and f"[default: {d.fft_size}]" in " ".join(
+    assert f"[default: the config's, else {d.floor}]" in text and f"[default: the config's, else {d.quiet_s}]" in text
+    assert f"[default: the config's, else {d.onset_timeout_s}]" in text and f"[default: {d.fft_size}]" in " ".join(
         cli("levels", "--help").stdout.split()
     )
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from clock.core.check import clock_time
+from clock.core.times import clock_time
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 WAV = "short-en-029-44k"
@@ -201,7 +201,7 @@ def test_clock_time_format():
 def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, corpus, tmp_path):
     edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
     out = tmp_path / "report.html"
-    assert cli("report", corpus, "-o", out, "--floor", "0.003", "--quiet", "2.5").exit_code == 0
+    assert cli("report", corpus, "-o", out, "--floors", "0.003", "--quiet-times", "2.5").exit_code == 0
     page = out.read_text()
     verdict = page.index('id="summary"')
     failure = page.index(f"{WAV}.wav:", verdict)
@@ -239,6 +239,23 @@ def test_check_without_a_config_fails_unless_told_and_junit_holds_the_error(cli,
     allowed = cli("check", corpus, "--allow-defaults")
     assert allowed.exit_code in (0, 1) and "built-in defaults" in allowed.stderr
     assert allowed.stdout.splitlines()[0] == "config: built-in defaults"
+
+
+def test_check_without_a_config_stops_before_decoding(cli, corpus, monkeypatch):
+    import clock.io.corpus
+
+    (corpus / "speechclock.toml").unlink()
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded before finding there is no config")
+
+    monkeypatch.setattr(clock.io.corpus, "observe_corpus", no_decoding)
+    result = cli("check", corpus, "--no-cache")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"speechclock: error: {corpus / 'speechclock.toml'}: no config: give --config FILE, "
+        "or --allow-defaults to check against the built-in defaults\n"
+    )
 
 
 def test_json_measured_and_threshold_are_numbers_with_a_unit(cli, corpus):

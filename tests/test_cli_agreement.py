@@ -51,19 +51,19 @@ def write_session(folder, *, late_quanta: int = 0, capture: str = "worklet", cor
 
 def test_beats_reports_a_bit_exact_lossless_log_and_replays_at_the_pages_ticks(cli, tmp_path):
     wav = write_session(tmp_path)
-    data = json.loads(cli("beats", wav, "--format", "json", "--quiet", "1.0").stdout)
+    data = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0").stdout)
     a = data["agreement"]
     assert a["exact"] and a["start_exact"] and a["n_compared"] == a["n_readings"] > 300
-    (beat,) = json.loads(cli("beats", wav, "--format", "json", "--quiet", "1.0", "--page-ticks").stdout)["beats"]
+    (beat,) = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0", "--page-ticks").stdout)["beats"]
     assert beat["quiet_declared_s"] == beat["logged_quiet_s"]
-    table = cli("beats", wav, "--quiet", "1.0").stdout
+    table = cli("beats", wav, "--quiet-time", "1.0").stdout
     assert re.search(r"page-logged levels: \d+ of \d+ readings compared, \d+ bit-exact \(all\)", table)
 
 
 def test_align_log_shifts_a_recorder_log_by_the_estimated_offset(cli, tmp_path):
     wav = write_session(tmp_path, late_quanta=-9, capture="recorder")
-    plain = json.loads(cli("beats", wav, "--format", "json", "--quiet", "1.0").stdout)
-    aligned = json.loads(cli("beats", wav, "--format", "json", "--quiet", "1.0", "--align-log").stdout)
+    plain = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0").stdout)
+    aligned = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0", "--align-log").stdout)
     assert plain["agreement"]["offset_s"] == pytest.approx(9 * Q / RATE)
     assert plain["agreement"]["exact"]  # at the estimated offset, the readings match exactly
     shift = aligned["beats"][0]["terminal_s"] - plain["beats"][0]["terminal_s"]
@@ -98,7 +98,7 @@ def test_check_fails_a_lossless_log_that_disagrees_and_passes_one_that_agrees(cl
 def test_report_has_the_agreement_and_derive_groups_by_the_session_line(cli, tmp_path):
     wav = write_session(tmp_path)
     out = tmp_path / "report.html"
-    assert cli("report", wav, "-o", out, "--floor", "0.003:0.003:0.001", "--quiet", "1.0:1.0:0.1").exit_code == 0
+    assert cli("report", wav, "-o", out, "--floors", "0.003:0.003:0.001", "--quiet-times", "1.0:1.0:0.1").exit_code == 0
     page = out.read_text()
     section = page[page.index('<section id="agreement">') :]
     assert "page.wav" in section[: section.index("</section>")]

@@ -93,7 +93,7 @@ def test_beats_json_schema_and_values_match_the_library(cli, session):
 
 
 def test_beats_table_flags(cli, session):
-    out = cli("beats", session, "--quiet", "0.5").stdout
+    out = cli("beats", session, "--quiet-time", "0.5").stdout
     assert "2 beats" in out and "ACK" in out and "PREMATURE" in out
 
 
@@ -124,7 +124,11 @@ def test_beats_explicit_events_and_malformed_line(cli, session, tmp_path):
 
 @pytest.mark.parametrize(
     "args,option",
-    [(("--floor", "-1"), "--floor"), (("--quiet", "0"), "--quiet"), (("--onset-timeout", "-2"), "--onset-timeout")],
+    [
+        (("--floor", "-1"), "--floor"),
+        (("--quiet-time", "0"), "--quiet-time"),
+        (("--onset-timeout", "-2"), "--onset-timeout"),
+    ],
 )
 def test_bad_threshold_options(cli, session, args, option):
     result = cli("beats", session, *args)

@@ -159,9 +159,16 @@ def test_derive_table_shows_n_beside_every_number(cli):
         "replayed over 4 recordings with event logs, 11 beats: 11 ended right",
         "0 premature ends, 0 stalls, 0 missed onsets",
         "is driven by",
-        "noise_p99",
+        "noise_high",
     ):
         assert needle in out
+
+
+def test_the_derive_tables_columns_are_its_json_fields(cli):
+    text = cli("derive", RECORDINGS).stdout
+    data = json.loads(cli("derive", RECORDINGS, "--format", "json").stdout)
+    header = next(line.split() for line in text.splitlines() if line.strip().startswith("name "))
+    assert header[-1] == "status" and set(header[:-1]) <= set(data["groups"][0]["floor"]["recordings"][0])
 
 
 def test_derive_json_matches_the_library(cli, bundled):

@@ -163,7 +163,7 @@ range_values = st.one_of(
     option_values,
 )
 LEVEL_OPTIONS = ["--tick", "--tick-frames", "--fft-size", "--context-rate", "--align"]
-CLOCK_OPTIONS = ["--floor", "--quiet", "--onset-timeout"]
+CLOCK_OPTIONS = ["--floor", "--quiet-time", "--onset-timeout"]
 
 
 # --- properties ---------------------------------------------------------------------
@@ -210,7 +210,7 @@ def test_any_option_value(folder, command, options):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(floors=range_values, quiets=range_values, jobs=st.one_of(st.sampled_from(["1", "2"]), option_values))
 def test_any_sweep_range(folder, floors, quiets, jobs):
-    assert_contract(invoke("sweep", folder, "--floor", floors, "--quiet", quiets, "--jobs", jobs), "sweep")
+    assert_contract(invoke("sweep", folder, "--floors", floors, "--quiet-times", quiets, "--jobs", jobs), "sweep")
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

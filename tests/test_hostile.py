@@ -217,7 +217,7 @@ def test_a_hostile_event_line_is_one_error_naming_file_and_line(cli, corpus, kin
     write_log(log, HOSTILE_LINES[kind])
     commands = [["check", corpus]]
     if kind.startswith("huge"):  # report formatted these times, and crashed
-        commands.append(["report", corpus, "-o", corpus.parent / "r.html", "--floor", "0.003", "--quiet", "2.5"])
+        commands.append(["report", corpus, "-o", corpus.parent / "r.html", "--floors", "0.003", "--quiet-times", "2.5"])
     for command in commands:
         result = cli(*command)
         assert result.exit_code == 2
@@ -354,15 +354,15 @@ OPTION_CASES = [
     (["levels", "{rec}", "--context-rate", "1000000"], "--context-rate"),
     (["segments", "{rec}", "--floor", "nan"], "--floor"),
     (["segments", "{rec}", "--floor", "1e308"], "--floor"),
-    (["beats", "{rec}", "--quiet", "1e308"], "--quiet"),
+    (["beats", "{rec}", "--quiet-time", "1e308"], "--quiet-time"),
     (["beats", "{rec}", "--onset-timeout", "inf"], "--onset-timeout"),
-    (["sweep", "{rec}", "--floor", "0:inf:1"], "--floor"),
-    (["sweep", "{rec}", "--floor", "0:nan:1"], "--floor"),
-    (["sweep", "{rec}", "--floor", "snan"], "--floor"),
-    (["sweep", "{rec}", "--floor", "0:2:0.5"], "--floor"),
-    (["sweep", "{rec}", "--quiet", "1:1e999999999:1"], "--quiet"),
-    (["sweep", "{rec}", "--floor", "0:0.999:0.001", "--quiet", "1:100:1"], "--floor and --quiet"),
-    (["report", "{rec}", "-o", "{out}", "--quiet", "0:1:0.5"], "--quiet"),
+    (["sweep", "{rec}", "--floors", "0:inf:1"], "--floors"),
+    (["sweep", "{rec}", "--floors", "0:nan:1"], "--floors"),
+    (["sweep", "{rec}", "--floors", "snan"], "--floors"),
+    (["sweep", "{rec}", "--floors", "0:2:0.5"], "--floors"),
+    (["sweep", "{rec}", "--quiet-times", "1:1e999999999:1"], "--quiet-times"),
+    (["sweep", "{rec}", "--floors", "0:0.999:0.001", "--quiet-times", "1:100:1"], "--floors and --quiet-times"),
+    (["report", "{rec}", "-o", "{out}", "--quiet-times", "0:1:0.5"], "--quiet-times"),
     (["plot", "{rec}", "-o", "{out}", "--start", "nan"], "--start"),
     (["plot", "{rec}", "-o", "{out}", "--end", "inf"], "--end"),
     (["plot", "{rec}", "-o", "{out}.gif"], "-o"),
@@ -435,7 +435,7 @@ def test_a_broken_pipe_is_quiet(tmp_path):
 def test_a_warning_repeated_by_every_sweep_setting_prints_once(cli, session):
     log = session.with_name("session.events.jsonl")
     log.write_text(log.read_text() + json.dumps({"type": "terminal_response", "t": 99.0}) + "\n")
-    result = cli("sweep", session, "--floor", "0.001:0.005:0.001", "--quiet", "1:3:0.5")
+    result = cli("sweep", session, "--floors", "0.001:0.005:0.001", "--quiet-times", "1:3:0.5")
     assert result.exit_code == 0, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == len(set(lines)) >= 1
@@ -456,7 +456,9 @@ def test_dollar_names_and_types_are_drawn_literally(cli, dollar_session, tmp_pat
     for suffix in ("png", "svg", "pdf"):
         result = cli("plot", dollar_session, "-o", tmp_path / f"p.{suffix}")
         assert result.exit_code == 0, result.stderr
-    result = cli("report", dollar_session.parent, "-o", tmp_path / "r.html", "--floor", "0.003", "--quiet", "2.5")
+    result = cli(
+        "report", dollar_session.parent, "-o", tmp_path / "r.html", "--floors", "0.003", "--quiet-times", "2.5"
+    )
     assert result.exit_code == 0, result.stderr
     from clock.cli.tune import figure_for
     from clock.io.recording import read_recording
@@ -515,12 +517,12 @@ def test_the_boundary_works_off_the_main_thread(cli, session):
 def test_a_sweep_where_no_beat_is_declared_over(cli, tmp_path):
     # Found by the fuzz test: the recommendation had no latency to print.
     path = Session(3.0).say(0.5, 1.0).event("terminal_response", 0.3).write(tmp_path)
-    result = cli("sweep", path, "--floor", "0.003", "--quiet", "2.5")
+    result = cli("sweep", path, "--floors", "0.003", "--quiet-times", "2.5")
     assert result.exit_code == 0, result.stderr
     row = result.stdout.splitlines()[1].split()
     assert row[:2] == ["0.003", "2.5"] and row[-3:] == ["-", "-", "-"]  # no latency where no beat ended
     assert "recommended: none (see speechclock derive for why)" in result.stdout
-    report = cli("report", path, "-o", tmp_path / "r.html", "--floor", "0.003", "--quiet", "2.5")
+    report = cli("report", path, "-o", tmp_path / "r.html", "--floors", "0.003", "--quiet-times", "2.5")
     assert report.exit_code == 0, report.stderr
     assert "recommended: none (see speechclock derive for why)" in (tmp_path / "r.html").read_text()
 

@@ -154,8 +154,17 @@ def test_a_directory_as_output_is_an_error(cli, rec, tmp_path):
         ("derive", "{dir}/{wav}.wav", "-o", "{dir}/{wav}.wav"),
         ("derive", "{dir}", "-o", "{dir}/tour-en-us-48k.webm"),
         ("derive", "{dir}", "-o", "{dir}/new-recording.webm"),
-        ("sweep", "{dir}", "--floor", "0.003", "--quiet", "2.5", "-o", "{dir}/tour-en-us-f3-48k.ogg"),
-        ("sweep", "{dir}", "--quiet", "2.5", "--tradeoff", "{dir}/{wav}.wav.png", "--config", "{dir}/{wav}.wav.png"),
+        ("sweep", "{dir}", "--floors", "0.003", "--quiet-times", "2.5", "-o", "{dir}/tour-en-us-f3-48k.ogg"),
+        (
+            "sweep",
+            "{dir}",
+            "--quiet-times",
+            "2.5",
+            "--tradeoff",
+            "{dir}/{wav}.wav.png",
+            "--config",
+            "{dir}/{wav}.wav.png",
+        ),
         ("report", "{dir}", "-o", "{dir}/tour-en-gb-48k-stereo.webm"),
         ("check", "{dir}", "--junit", "{dir}/{wav}.wav"),
         ("check", "{dir}", "--junit", "{dir}/{wav}.labels.txt"),
@@ -389,7 +398,9 @@ def test_a_signal_stops_the_workers_of_jobs_too(tmp_path, signum, code):
     log = tmp_path / "stderr"
     workers: list[int] = []
     with open(log, "wb") as err_file:  # a file, not a pipe: a worker left running must not hang the test
-        proc = speechclock("check", folder, "--jobs", "2", stdout=subprocess.DEVNULL, stderr=err_file)
+        proc = speechclock(
+            "check", folder, "--allow-defaults", "--jobs", "2", stdout=subprocess.DEVNULL, stderr=err_file
+        )
     try:
         deadline = time.monotonic() + 60
         while len(workers := children(proc.pid)) < 2:

@@ -127,7 +127,7 @@ def test_sweep_counts_stalls_when_the_next_prompt_comes_first():
 
 
 def test_sweep_ties_are_exact_and_floors_print_as_written(cli):
-    table = cli("sweep", RECORDINGS, "--floor", "0.0015:0.0025:0.0005", "--quiet", "2.3").stdout
+    table = cli("sweep", RECORDINGS, "--floors", "0.0015:0.0025:0.0005", "--quiet-times", "2.3").stdout
     rows = [line.split() for line in table.splitlines()[1:] if line.strip() and line.split()[0][0].isdigit()]
     assert [r[0] for r in rows] == ["0.0015", "0.002", "0.0025"]
 
@@ -143,9 +143,9 @@ def test_sweep_cli_outputs(cli, tmp_path):
     result = cli(
         "sweep",
         RECORDINGS,
-        "--floor",
+        "--floors",
         "0.002:0.004:0.001",
-        "--quiet",
+        "--quiet-times",
         "2.0:2.6:0.2",
         "--format",
         "json",
@@ -161,7 +161,7 @@ def test_sweep_cli_outputs(cli, tmp_path):
     assert {k: data["recommended"][k] for k in derived} == derived
     assert data["recommended"]["outcome"]["n_premature"] == 0 and data["recommended"]["outcome"]["n_stalled"] == 0
     assert heat.read_bytes().startswith(b"\x89PNG") and trade.read_bytes().startswith(b"\x89PNG")
-    table = cli("sweep", RECORDINGS, "--floor", "0.003", "--quiet", "2.5").stdout
+    table = cli("sweep", RECORDINGS, "--floors", "0.003", "--quiet-times", "2.5").stdout
     assert f"recommended (as derive): floor {derived['floor']:g}, quiet {derived['quiet_s']:g} s" in table
 
 
@@ -179,7 +179,7 @@ def test_no_progress_bar_off_a_terminal(cli):
 
 def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium):
     out = tmp_path / "report.html"
-    result = cli("report", RECORDINGS, "-o", out, "--floor", "0.002:0.004:0.001", "--quiet", "2.2:2.6:0.2")
+    result = cli("report", RECORDINGS, "-o", out, "--floors", "0.002:0.004:0.001", "--quiet-times", "2.2:2.6:0.2")
     assert result.exit_code == 0, result.stderr
     page = out.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", page)  # self-contained: nothing to fetch
@@ -205,7 +205,7 @@ window.addEventListener('load', () => {{
 
 def test_report_is_identical_with_jobs(cli, tmp_path):
     a, b = tmp_path / "a.html", tmp_path / "b.html"
-    args = ["--floor", "0.003", "--quiet", "2.4:2.5:0.1"]
+    args = ["--floors", "0.003", "--quiet-times", "2.4:2.5:0.1"]
     assert cli("report", RECORDINGS, "-o", a, *args).exit_code == 0
     assert cli("report", RECORDINGS, "-o", b, *args, "--jobs", "2").exit_code == 0
     assert a.read_bytes() == b.read_bytes()

@@ -223,7 +223,7 @@ def test_lossless_capture_levels_equal_the_pages_logged_levels_bit_for_bit(sessi
 
 def test_the_tools_replay_declares_quiet_at_the_pages_own_tick(session, cli):
     _, files = session
-    args = ("beats", files["lossless"], "--format", "json", "--floor", FLOOR, "--quiet", QUIET_S)
+    args = ("beats", files["lossless"], "--format", "json", "--floor", FLOOR, "--quiet-time", QUIET_S)
     (beat,) = json.loads(cli(*args, "--page-ticks").stdout)["beats"]
     assert beat["logged_quiet_s"] is not None
     assert beat["quiet_declared_s"] == beat["logged_quiet_s"]  # the same tick, to the frame
@@ -239,7 +239,7 @@ def test_the_tools_replay_declares_quiet_at_the_pages_own_tick(session, cli):
 def test_recorder_file_agrees_within_the_codec_tolerance_after_the_offset_estimate(session, cli):
     meta, files = session
     assert files["recorder"].suffix == ".webm" and meta["mime"].startswith("audio/webm")
-    args = ("--floor", FLOOR, "--quiet", QUIET_S)
+    args = ("--floor", FLOOR, "--quiet-time", QUIET_S)
     data = json.loads(cli("beats", files["recorder"], "--format", "json", "--align-log", *args).stdout)
     a = data["agreement"]
     assert not a["start_exact"] and a["offset_estimated"]

@@ -69,6 +69,7 @@ def fail_first_or_sleep(item: int) -> int:
 
 def test_an_error_stops_the_pool_workers_rather_than_letting_them_finish():
     raised: list[BaseException] = []
+    before = set(multiprocessing.active_children())  # any other test left behind
 
     def run() -> None:
         try:
@@ -81,7 +82,7 @@ def test_an_error_stops_the_pool_workers_rather_than_letting_them_finish():
     thread.join(60)  # a pool left to finish would take 300 s (the sleeping task)
     assert not thread.is_alive(), "the error waited for the other workers to finish"
     assert [str(e) for e in raised] == ["item 0: broken"]
-    assert multiprocessing.active_children() == []
+    assert set(multiprocessing.active_children()) - before == set()
 
 
 def test_schedulers_are_checked():
@@ -162,7 +163,7 @@ def same_run(a, b) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "command", [["derive"], ["check"], ["sweep", "--floor", "0.002:0.004:0.001", "--quiet", "0.2:0.5:0.1"]]
+    "command", [["derive"], ["check"], ["sweep", "--floors", "0.002:0.004:0.001", "--quiet-times", "0.2:0.5:0.1"]]
 )
 def test_a_dask_cluster_gives_the_serial_bytes(cli, generated, cluster, command, tmp_path):
     serial = cli(*command, generated, "--lenient", "--no-cache")
@@ -177,8 +178,8 @@ def test_a_dask_cluster_gives_the_serial_bytes(cli, generated, cluster, command,
 
 @pytest.mark.slow
 def test_a_local_cluster_of_two_workers_starts_and_closes(cli, generated):
-    serial = cli("check", generated, "--lenient", "-q")
-    same_run(cli("check", generated, "--lenient", "-q", "--scheduler", "local:2"), serial)
+    serial = cli("check", generated, "--lenient", "--no-progress")
+    same_run(cli("check", generated, "--lenient", "--no-progress", "--scheduler", "local:2"), serial)
 
 
 @pytest.mark.slow
@@ -257,6 +258,17 @@ def test_a_url_folders_config_is_named_not_read(cli, web):
         f"speechclock: warning: {base}/speechclock.toml: not read (a config is read from a local file; give --config)"
         in result.stderr
     )
+
+
+def test_check_of_a_url_without_a_config_names_the_url(cli, web, tmp_path):
+    base, _ = web
+    result = cli("check", base + "/tour-en-us-48k.webm", "--no-cache", "--junit", tmp_path / "j.xml")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        f"speechclock: error: {base}/tour-en-us-48k.webm: no config: give --config FILE, "
+        "or --allow-defaults to check against the built-in defaults\n"
+    )
+    assert "<error" in (tmp_path / "j.xml").read_text()
 
 
 def test_an_unreachable_scheduler_is_one_line(cli, monkeypatch, generated):

@@ -18,7 +18,7 @@ from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import agreement_text, table
+from ..report.text import agreement_text, beat_rows, table
 from .options import (
     agreement_config,
     clock_options,
@@ -30,6 +30,24 @@ from .options import (
     output_option,
     recording_argument,
     recording_inputs,
+)
+
+#: The columns of the beats table (the JSON fields they show; docs/formats.md).
+_BEAT_TABLE = (
+    "index",
+    "terminal_s",
+    "onset_s",
+    "onset_latency_s",
+    "ack_last_word_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "n_gaps",
+    "max_gap_s",
+    "replay_vs_logged_s",
+    "provider_stopped_vs_last_word_s",
+    "outcome",
+    "flags",
 )
 
 labels_option = click.option(
@@ -184,60 +202,7 @@ def beats(
             out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
         out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n")
-        rows = []
-        for b in found:
-            flags = [
-                name
-                for name, on in (
-                    ("ACK", b.ack_overlap),
-                    ("RISK", b.premature_risk),
-                    ("PREMATURE", b.premature),
-                    ("STALLED", b.stalled),
-                    ("MISSED-ONSET", b.missed_onset),
-                    ("BARGE-IN", b.barge_in_s is not None),
-                    ("CLEARED", b.cleared_s is not None),
-                )
-                if on
-            ]
-            rows.append(
-                [
-                    b.index,
-                    b.terminal_s,
-                    b.onset_s,
-                    b.onset_latency_s,
-                    b.ack_last_word_s,
-                    b.last_word_s,
-                    b.quiet_declared_s,
-                    b.added_latency_s,
-                    len(b.gaps_s),
-                    max(b.gaps_s, default=None),
-                    b.replay_vs_logged_s,
-                    b.provider_stopped_vs_last_word_s,
-                    b.outcome,
-                    " ".join(flags),
-                ]
-            )
-        out.write(
-            table(
-                [
-                    "index",
-                    "terminal_s",
-                    "onset_s",
-                    "onset_latency_s",
-                    "ack_last_word_s",
-                    "last_word_s",
-                    "quiet_declared_s",
-                    "added_latency_s",
-                    "n_gaps",
-                    "max_gap_s",
-                    "replay_vs_logged_s",
-                    "provider_stopped_vs_last_word_s",
-                    "outcome",
-                    "flags",
-                ],
-                rows,
-            )
-        )
+        out.write(table(list(_BEAT_TABLE), beat_rows(found, _BEAT_TABLE)))
         if agreement is not None:
             out.write(agreement_text(agreement) + "\n")
         if matches is not None:

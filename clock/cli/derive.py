@@ -13,14 +13,14 @@ from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_corpus
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
-from ..errors import ConfigError, SpeechClockError, SpeechClockWarning
+from ..errors import SpeechClockError, SpeechClockWarning
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..report.junit import case_counts, junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text, plural
-from .options import corpus_options, load_corpus, output_option
+from .options import candidate_options, candidate_text, corpus_options, load_corpus, output_option, with_candidate
 
 #: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
 baseline_option = click.option(
@@ -31,7 +31,8 @@ baseline_option = click.option(
 
 
 @click.command()
-@corpus_options()
+@corpus_options
+@candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option(
@@ -45,27 +46,35 @@ def derive(
     recordings: tuple[Path, ...],
     config: Path | None,
     jobs: int,
-    quiet: bool,
+    no_progress: bool,
     lenient: bool,
     by: str | None,
     fmt: str,
     plot_path: Path | None,
     output: Path | None,
+    **opts: Any,
 ) -> None:
     """Recommend the floor, quiet time and onset timeout from RECORDINGS, with the evidence.
 
     RECORDINGS are files, folders (every recording in them) or a
     speechclock.toml (its folder). Labels (NAME.labels.txt) and event logs
-    (NAME.events.jsonl) beside each recording are used when present.
+    (NAME.events.jsonl) beside each recording are used when present. The
+    committed setting (or a candidate given with --floor, --quiet-time,
+    --onset-timeout) is replayed beside the recommendation.
     """
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output})
-    cfg, obs = corpus.config, list(corpus.observations)
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output})
+    obs = list(corpus.observations)
+    cfg, label = with_candidate(corpus.config, opts)
+    compare = cfg.thresholds if label != "built-in defaults" else None
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
-    found = [derive_thresholds(members, margins=cfg.margins, group=name) for name, members in groups.items()]
-    committed = cfg.thresholds if cfg.path is not None else None
+    found = [
+        derive_thresholds(members, margins=cfg.margins, group=name, compare=compare, compare_label=label)
+        for name, members in groups.items()
+    ]
+    committed = corpus.config.thresholds if corpus.config.path is not None else None
     if plot_path is not None:
         from ..report.plot import plot_evidence
         from .tune import save_figure_file
@@ -75,13 +84,14 @@ def derive(
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
-            out.write(derive_markdown(found, committed))
+            out.write(derive_markdown(found))
         else:
-            out.write(derive_text(found, committed))
+            out.write(derive_text(found))
 
 
 @click.command()
-@corpus_options()
+@corpus_options
+@candidate_options
 @click.option(
     "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here (on every exit)."
 )
@@ -110,13 +120,14 @@ def check(
     recordings: tuple[Path, ...],
     config: Path | None,
     jobs: int,
-    quiet: bool,
+    no_progress: bool,
     lenient: bool,
     junit: Path | None,
     fmt: str,
     allow_defaults: bool,
     baseline: Path | None,
     update_baseline: bool,
+    **opts: Any,
 ) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
 
@@ -130,19 +141,15 @@ def check(
             recordings,
             config,
             jobs,
-            quiet,
+            no_progress,
             lenient,
             outputs={"--junit": junit},
             baseline=baseline,
             writes_baseline=update_baseline,
+            require_config=not allow_defaults,
         )
-        cfg, obs = corpus.config, list(corpus.observations)
-        if cfg.path is None and not allow_defaults:
-            first = recordings[0] if recordings[0].is_dir() else recordings[0].parent
-            raise ConfigError(
-                f"{first / 'speechclock.toml'}: no config: give --config FILE, or --allow-defaults to check "
-                "against the built-in defaults"
-            )
+        obs = list(corpus.observations)
+        cfg, _ = with_candidate(corpus.config, opts)
         if cfg.path is None:
             th = cfg.thresholds
             warnings.warn(
@@ -175,6 +182,8 @@ def check(
             f.write(junit_xml(results))
     failed = [r for r in results if not r.passed]
     source = str(cfg.path) if cfg.path is not None else "built-in defaults"
+    if candidate := candidate_text(opts):
+        source += f", with {candidate}"
     n_cases, n_failed, n_skipped = case_counts(results)
     summary = (
         f"{plural(n_cases, 'check')} on {plural(len(obs), 'recording')}: {n_failed} failed, {n_skipped} not applicable"
@@ -229,7 +238,8 @@ def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exceptio
 
         inputs = Inputs()
         for p in recordings:
-            inputs.add_folder(p) if p.is_dir() else inputs.add_recording(p)
+            if isinstance(p, Path):
+                inputs.add_folder(p) if p.is_dir() else inputs.add_recording(p)
         with atomic_output(junit, inputs=inputs, option="--junit") as out:
             out.write(junit_xml([], error=str(err)))
     except (OSError, SpeechClockError):

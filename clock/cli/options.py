@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,8 +28,9 @@ import click
 from ..core.analyser import AnalyserOptions
 from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
-from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from ..io.config import AgreementConfig, find_config, read_config
+from ..core.times import parse_time
+from ..errors import ConfigError, InvalidParameterError, SpeechClockError, SpeechClockWarning
+from ..io.config import AgreementConfig, Config, find_config, read_config
 from ..io.decode import probe
 from ..io.inputs import Inputs
 from ..io.output import remove_temporaries
@@ -99,11 +101,29 @@ class Group(click.Group):
                 _fail(_describe(err))
 
 
+#: Options that were renamed: what to use instead, where the command has it.
+_RENAMED = {
+    "--quiet": (
+        ("--quiet-time", "--quiet-time S (the quiet time)"),
+        ("--quiet-times", "--quiet-times LO:HI:STEP (the quiet times to sweep)"),
+        ("--no-progress", "--no-progress"),
+    ),
+    "-q": (("--no-progress", "--no-progress"),),
+    "--floor": (("--floors", "--floors LO:HI:STEP (the floors to sweep)"),),
+}
+
+
 def _usage_error(err: click.exceptions.ClickException) -> None:
     """A usage error as one line (click's own shows the usage first), exit 2."""
     where = getattr(err, "ctx", None)
     hint = f" (see '{where.command_path} --help')" if isinstance(err, click.UsageError) and where is not None else ""
-    _fail(f"{err.format_message()}{hint}")
+    message = err.format_message()
+    if isinstance(err, click.NoSuchOption) and where is not None and err.option_name in _RENAMED:
+        has = {o for p in where.command.params for o in p.opts}
+        instead = [text for option, text in _RENAMED[err.option_name] if option in has]
+        if instead:
+            message = f"no option {err.option_name}: use {' or '.join(instead)}"
+    _fail(f"{message}{hint}")
 
 
 def _describe(err: Exception) -> str:
@@ -201,16 +221,34 @@ def _fft_size(ctx: click.Context, param: click.Parameter, value: int | None) -> 
     return value
 
 
+class TimeType(click.ParamType):
+    """A time option: seconds (``2.5``) or ``[h:]mm:ss.mmm`` (``02:10.500``, as every check line prints)."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            return parse_time(value, "the time")
+        except InvalidParameterError as err:
+            self.fail(str(err).replace("the time must be", "must be"), param, ctx)
+
+
+#: Seconds or mm:ss.mmm.
+TIME = TimeType()
+
+
 def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """A click callback: a time on the recording's timeline, finite and within 1e7 s (``plot --start``)."""
+    """A click callback: a time on the recording's timeline, within 1e7 s (``plot --start``)."""
     if value is not None and not abs(value) <= 1e7:
-        raise click.BadParameter(f"must be a finite number of seconds (at most 1e7), got {value}")
+        raise click.BadParameter(f"must be a time of at most 1e7 s, got {value}")
     return value
 
 
 _floor = _checked(check_floor)
 _quiet = _checked(lambda v: check_wait_s(v, "the quiet time"))
 _onset_timeout = _checked(lambda v: check_wait_s(v, "the onset timeout"))
+#: The ``--onset-timeout`` check, for commands that take it alone (``sweep``).
+onset_timeout_callback = _onset_timeout
 
 # Frames between ticks: at most 60 s at the highest AudioContext rate (checked against the real rate later).
 _MAX_TICK_FRAMES = 60 * MAX_RATE_HZ
@@ -274,36 +312,68 @@ def level_options(f: F) -> F:
 
 
 def clock_options(f: F) -> F:
-    """The clock's thresholds."""
+    """The clock's thresholds: ``--floor``, ``--quiet-time``, ``--onset-timeout`` (over the committed ones)."""
+    return _apply(f, _threshold_options(candidate=False))
+
+
+def candidate_options(f: F) -> F:
+    """The clock's thresholds as a candidate, for ``derive`` (shown beside the recommendation) and ``check``."""
+    return _apply(f, _threshold_options(candidate=True))
+
+
+def _threshold_options(*, candidate: bool) -> list[Callable[[Any], Any]]:
     d = DEFAULT_THRESHOLDS
-    return _apply(
-        f,
-        [
-            click.option(
-                "--floor",
-                type=float,
-                callback=_floor,
-                metavar="F",
-                help=f"Speech is level > F (RMS, 0..1) [default: {d.floor}].",
-            ),
-            click.option(
-                "--quiet",
-                "quiet_s",
-                type=float,
-                callback=_quiet,
-                metavar="S",
-                help=f"Quiet time after the last word that ends a beat [default: {d.quiet_s}].",
-            ),
-            click.option(
-                "--onset-timeout",
-                "onset_timeout_s",
-                type=float,
-                callback=_onset_timeout,
-                metavar="S",
-                help=f"How long the clock waits for speech after a terminal response [default: {d.onset_timeout_s}].",
-            ),
-        ],
-    )
+    over = "; a candidate, over the committed one" if candidate else ""
+    return [
+        click.option(
+            "--floor",
+            type=float,
+            callback=_floor,
+            metavar="F",
+            help=f"Speech is level > F (RMS, 0..1){over} [default: the config's, else {d.floor}].",
+        ),
+        click.option(
+            "--quiet-time",
+            "quiet_s",
+            type=TIME,
+            callback=_quiet,
+            metavar="S",
+            help=f"Quiet after the last word that ends a beat, in seconds or mm:ss.mmm{over} "
+            f"[default: the config's, else {d.quiet_s}].",
+        ),
+        click.option(
+            "--onset-timeout",
+            "onset_timeout_s",
+            type=TIME,
+            callback=_onset_timeout,
+            metavar="S",
+            help=f"How long the clock waits for speech after a terminal response{over} "
+            f"[default: the config's, else {d.onset_timeout_s}].",
+        ),
+    ]
+
+
+def given_thresholds(opts: Mapping[str, Any]) -> dict[str, float]:
+    """The thresholds given on the command line (``floor``, ``quiet_s``, ``onset_timeout_s``), by name."""
+    return {k: opts[k] for k in ("floor", "quiet_s", "onset_timeout_s") if opts.get(k) is not None}
+
+
+def with_candidate(cfg: Config, opts: Mapping[str, Any]) -> tuple[Config, str]:
+    """The config with the candidate thresholds of :func:`candidate_options` over its own, and its label.
+
+    The label is ``candidate`` when any was given, ``committed`` when the
+    config is a file, and ``built-in defaults`` otherwise.
+    """
+    given = given_thresholds(opts)
+    if given:
+        return replace(cfg, thresholds=cfg.thresholds.with_(**given)), "candidate"
+    return cfg, "committed" if cfg.path is not None else "built-in defaults"
+
+
+def candidate_text(opts: Mapping[str, Any]) -> str:
+    """``--floor 0.002 --quiet-time 2.4``: the candidate thresholds as given, for the ``config:`` line."""
+    names = {"floor": "--floor", "quiet_s": "--quiet-time", "onset_timeout_s": "--onset-timeout"}
+    return " ".join(f"{names[k]} {v:g}" for k, v in given_thresholds(opts).items())
 
 
 def output_file(help: str, *, required: bool = False) -> Callable[[F], F]:
@@ -358,40 +428,31 @@ def make_thresholds(base: Thresholds, **changes: Any) -> Thresholds:
     return base.with_(**changes)
 
 
-def corpus_options(*, quiet_flag: bool = True) -> Callable[[F], F]:
-    """RECORDINGS..., --config, --jobs, --no-progress, --lenient: for every multi-file command.
-
-    ``--quiet`` is an alias of ``--no-progress`` where the command has no
-    ``--quiet`` of its own (sweep and report use it for the quiet-time range).
-    """
-    names = ("--no-progress", "--quiet", "-q") if quiet_flag else ("--no-progress",)
-
-    def decorate(f: F) -> F:
-        return _apply(
-            f,
-            [
-                click.argument("recordings", nargs=-1, required=True, type=SOURCE),
-                click.option(
-                    "--config",
-                    type=click.Path(dir_okay=False, path_type=Path),
-                    help="speechclock.toml [default: the one in the recordings' folder].",
-                ),
-                click.option(
-                    "--jobs",
-                    "-j",
-                    type=int,
-                    default=1,
-                    show_default=True,
-                    callback=_bounded_int(1, MAX_JOBS),
-                    help="Decode and analyse recordings in N processes (results identical to one).",
-                ),
-                click.option(*names, "quiet", is_flag=True, help="No progress bar (none is shown off a terminal)."),
-                click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
-                *scale_options(),
-            ],
-        )
-
-    return decorate
+def corpus_options(f: F) -> F:
+    """RECORDINGS..., --config, --jobs, --no-progress, --lenient, --scheduler, --cache: every corpus command."""
+    return _apply(
+        f,
+        [
+            click.argument("recordings", nargs=-1, required=True, type=SOURCE),
+            click.option(
+                "--config",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="speechclock.toml [default: the one in the recordings' folder].",
+            ),
+            click.option(
+                "--jobs",
+                "-j",
+                type=int,
+                default=1,
+                show_default=True,
+                callback=_bounded_int(1, MAX_JOBS),
+                help="Decode and analyse recordings in N processes (results identical to one).",
+            ),
+            click.option("--no-progress", is_flag=True, help="No progress bar (none is shown off a terminal)."),
+            click.option("--lenient", is_flag=True, help="Skip malformed event lines with a warning."),
+            *scale_options(),
+        ],
+    )
 
 
 def check_outputs(
@@ -429,29 +490,36 @@ def load_corpus(  # type: ignore[no-untyped-def]
     recordings: tuple[Path, ...],
     config: Path | None,
     jobs: int,
-    quiet: bool,
+    no_progress: bool,
     lenient: bool,
     *,
     outputs: Mapping[str, Path | None] | None = None,
     baseline: Path | None = None,
     writes_baseline: bool = False,
+    require_config: bool = False,
 ):
-    """The corpus, with a progress bar on a terminal (unless quiet).
+    """The corpus, with a progress bar on a terminal (unless ``--no-progress``).
 
     Outputs (and the baseline, when ``writes_baseline``) are checked against
-    the inputs before any decoding.
+    the inputs before any decoding, and so is the config with ``require_config``.
     """
     from ..io.corpus import collect, observe_corpus
 
     scheduler, cache = scale_settings()
     inputs = Inputs()
     cfg, files = collect(recordings, config=config, inputs=inputs, baseline=baseline)
+    if require_config and cfg.path is None:
+        first = recordings[0]
+        missing = (first if first.is_dir() else first.parent) / "speechclock.toml" if isinstance(first, Path) else first
+        raise ConfigError(
+            f"{missing}: no config: give --config FILE, or --allow-defaults to check against the built-in defaults"
+        )
     writes = dict(outputs or {})
     if writes_baseline:
         writes["--update-baseline"] = baseline if baseline is not None else cfg.baseline_path
     check_outputs(inputs, writes, allow={"--update-baseline": ("baseline",)})
     where: dict[str, Any] = {"jobs": jobs, "lenient": lenient, "scheduler": scheduler, "cache": cache}
-    if quiet or not sys.stderr.isatty():
+    if no_progress or not sys.stderr.isatty():
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(

@@ -23,6 +23,9 @@ from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
 from .derive import baseline_option, run_checks
 from .options import (
+    TIME,
+    candidate_options,
+    candidate_text,
     clock_options,
     config_option,
     corpus_options,
@@ -32,10 +35,12 @@ from .options import (
     level_opts,
     load,
     load_corpus,
+    onset_timeout_callback,
     output_file,
     output_option,
     recording_argument,
     recording_inputs,
+    with_candidate,
 )
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -125,8 +130,12 @@ def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o")
 @level_options
 @clock_options
 @config_option
-@click.option("--start", "start_s", type=float, callback=finite_seconds, help="Zoom: first second to show.")
-@click.option("--end", "end_s", type=float, callback=finite_seconds, help="Zoom: last second to show.")
+@click.option(
+    "--start", "start_s", type=TIME, callback=finite_seconds, metavar="T", help="Zoom: from T (seconds or mm:ss.mmm)."
+)
+@click.option(
+    "--end", "end_s", type=TIME, callback=finite_seconds, metavar="T", help="Zoom: to T (seconds or mm:ss.mmm)."
+)
 @click.option(
     "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 0): its terminal response to its bound."
 )
@@ -179,8 +188,8 @@ def plot(
     save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, inputs)
 
 
-sweep_floor = click.option(
-    "--floor",
+sweep_floors = click.option(
+    "--floors",
     "floors",
     default="0.001:0.006:0.0005",
     show_default=True,
@@ -188,21 +197,30 @@ sweep_floor = click.option(
     metavar="LO:HI:STEP",
     help="Floors to try (RMS).",
 )
-sweep_quiet = click.option(
-    "--quiet",
+sweep_quiet_times = click.option(
+    "--quiet-times",
     "quiets",
     default="1.5:3.0:0.1",
     show_default=True,
     callback=_range(lambda v: check_wait_s(v, "a quiet time")),
     metavar="LO:HI:STEP",
-    help="Quiet times to try (s).",
+    help="Quiet times to try (seconds).",
 )
 
 
 @click.command()
-@corpus_options(quiet_flag=False)
-@sweep_floor
-@sweep_quiet
+@corpus_options
+@sweep_floors
+@sweep_quiet_times
+@click.option(
+    "--onset-timeout",
+    "onset_timeout_s",
+    type=TIME,
+    callback=onset_timeout_callback,
+    metavar="S",
+    help="How long the clock waits for speech after a terminal response, in every setting "
+    "[default: the config's, else 10].",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--heatmap", type=click.Path(dir_okay=False, path_type=Path), help="Save the premature-end heatmap here.")
 @click.option(
@@ -215,10 +233,11 @@ def sweep(
     recordings: tuple[Path, ...],
     config: Path | None,
     jobs: int,
-    quiet: bool,
+    no_progress: bool,
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
+    onset_timeout_s: float | None,
     fmt: str,
     heatmap: Path | None,
     tradeoff: Path | None,
@@ -232,14 +251,19 @@ def sweep(
     _figure_format(heatmap, "--heatmap")
     _figure_format(tradeoff, "--tradeoff")
     corpus = load_corpus(
-        recordings, config, jobs, quiet, lenient, outputs={"-o": output, "--heatmap": heatmap, "--tradeoff": tradeoff}
+        recordings,
+        config,
+        jobs,
+        no_progress,
+        lenient,
+        outputs={"-o": output, "--heatmap": heatmap, "--tradeoff": tradeoff},
     )
     cfg = corpus.config
     result = run_sweep(
         corpus.observations,
         floors=floors,
         quiets_s=quiets,
-        onset_timeout_s=cfg.thresholds.onset_timeout_s,
+        onset_timeout_s=cfg.thresholds.onset_timeout_s if onset_timeout_s is None else onset_timeout_s,
         margins=cfg.margins,
     )
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
@@ -264,7 +288,7 @@ def sweep(
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
     if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
         raise click.UsageError(
-            f"--floor and --quiet give {len(floors)} x {len(quiets)} = {len(floors) * len(quiets)} settings "
+            f"--floors and --quiet-times give {len(floors)} x {len(quiets)} = {len(floors) * len(quiets)} settings "
             f"(at most {MAX_SWEEP_POINTS})"
         )
 
@@ -293,31 +317,38 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 
 
 @click.command()
-@corpus_options(quiet_flag=False)
-@sweep_floor
-@sweep_quiet
+@corpus_options
+@candidate_options
+@sweep_floors
+@sweep_quiet_times
 @baseline_option
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
     config: Path | None,
     jobs: int,
-    quiet: bool,
+    no_progress: bool,
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
     baseline: Path | None,
     output: Path,
+    **opts: Any,
 ) -> None:
-    """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording."""
+    """One self-contained HTML report of RECORDINGS: derive, check, sweep, and a plot per recording.
+
+    The committed setting (or a candidate given with --floor, --quiet-time,
+    --onset-timeout) is checked, plotted and replayed beside the recommendation.
+    """
     from ..report.html import RecordingSection, png_data_uri, render_report
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    corpus = load_corpus(recordings, config, jobs, quiet, lenient, outputs={"-o": output}, baseline=baseline)
-    cfg, obs = corpus.config, list(corpus.observations)
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output}, baseline=baseline)
+    obs = list(corpus.observations)
+    cfg, label = with_candidate(corpus.config, opts)
     th = cfg.thresholds
-    derivation = derive_thresholds(obs, margins=cfg.margins)
+    derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = []
     for rec in corpus.recordings:
@@ -341,17 +372,17 @@ def report(
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
-        committed=th,
         checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
         sweep=result,
         recordings=sections,
-        config_source=str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults",
+        config_source=(str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults")
+        + (f", with {candidate}" if (candidate := candidate_text(opts)) else ""),
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
         evidence_image=png_data_uri(plot_evidence(derivation)),
         sweep_images=[
             (
                 "premature ends and stalls by floor and quiet time",
-                png_data_uri(plot_sweep_heatmap(result, committed=(th.floor, th.quiet_s))),
+                png_data_uri(plot_sweep_heatmap(result, committed=(th.floor, th.quiet_s), committed_label=label)),
             ),
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],

@@ -54,6 +54,7 @@ import numpy as np
 from .beats import Beat, beats
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .thresholds import Thresholds
+from .times import clock_time
 
 __all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_corpus", "check_recording"]
 
@@ -73,14 +74,6 @@ CHECKS = (
 
 _EPS = 1e-9
 _LOG_RESOLUTION_S = 0.001
-
-
-def clock_time(t_s: float | None) -> str:
-    """``mm:ss.mmm`` (``--:--.---`` when there is no time)."""
-    if t_s is None:
-        return "--:--.---"
-    ms = int(round(max(t_s, 0.0) * 1000))
-    return f"{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
@@ -77,10 +77,11 @@ from .beats import FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import runs, segments
-from .thresholds import check_bounded
+from .thresholds import Thresholds, check_bounded
 
 __all__ = [
     "MARGIN_BOUNDS",
+    "Comparison",
     "Derivation",
     "FloorEvidence",
     "GapEvidence",
@@ -596,6 +597,26 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Comparison:
+    """Another setting (the committed one, or a candidate), replayed as the recommendation is.
+
+    Attributes
+    ----------
+    label : str
+        ``committed`` (the config's) or ``candidate`` (given on the command line).
+    floor, quiet_s, onset_timeout_s : float
+    outcome : Outcome or None
+        Its replay over every recording with beats (None when none has).
+    """
+
+    label: str
+    floor: float
+    quiet_s: float
+    onset_timeout_s: float
+    outcome: Outcome | None
+
+
+@dataclass(frozen=True, slots=True)
 class Stability:
     """Which recording drives a number, and the number without it (leave one recording out).
 
@@ -631,6 +652,8 @@ class Derivation:
         no recording has beats).
     stability : tuple of Stability
     warnings : tuple of str
+    compared : Comparison or None
+        The setting it was asked to compare with (``derive(compare=...)``).
     """
 
     group: str
@@ -641,6 +664,7 @@ class Derivation:
     outcome: Outcome | None
     stability: tuple[Stability, ...]
     warnings: tuple[str, ...]
+    compared: Comparison | None = None
 
     @property
     def setting(self) -> tuple[float | None, float | None, float | None]:
@@ -974,6 +998,8 @@ def derive(
     *,
     margins: Margins | None = None,
     group: str = "all",
+    compare: Thresholds | None = None,
+    compare_label: str = "committed",
 ) -> Derivation:
     """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
 
@@ -983,6 +1009,11 @@ def derive(
     margins : Margins, optional
     group : str
         A name for this group (``--by voice`` gives one per voice).
+    compare : Thresholds, optional
+        Another setting to replay the same way, beside the recommendation
+        (``Derivation.compared``): the committed one, or a candidate.
+    compare_label : str
+        What ``compare`` is (``committed`` or ``candidate``).
 
     Returns
     -------
@@ -1000,7 +1031,16 @@ def derive(
         [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
         margins,
     )
-    return _derive(corpus, list(range(len(obs))), group, stability=True)
+    members = list(range(len(obs)))
+    found = _derive(corpus, members, group, stability=True)
+    if compare is None:
+        return found
+    floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
+    outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+    return replace(
+        found,
+        compared=Comparison(compare_label, floor, quiet, timeout, outcome if outcome.n_recordings else None),
+    )
 
 
 def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool) -> Derivation:

@@ -17,12 +17,22 @@ from typing import Any
 from .. import __version__
 from ..core.agreement import Agreement
 from ..core.beats import Beat
-from ..core.check import CheckResult, clock_time
+from ..core.check import CheckResult
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
-from ..core.thresholds import Thresholds
+from ..core.times import clock_time
 from .plot import save_figure
-from .text import SWEEP_HEADER, outcome_line, plural, recommended_line, recording_rows, sweep_rows
+from .text import (
+    SWEEP_HEADER,
+    beat_rows,
+    compared_line,
+    outcome_line,
+    plural,
+    recommended_line,
+    recording_rows,
+    summary_rows,
+    sweep_rows,
+)
 
 __all__ = ["SECTIONS", "RecordingSection", "png_data_uri", "render_report"]
 
@@ -82,6 +92,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 
     return Markup(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
+#: The columns of the report's beats tables (the JSON fields they show).
 _BEAT_HEADER = [
     "index",
     "terminal_s",
@@ -96,26 +107,6 @@ _BEAT_HEADER = [
     "bound",
     "outcome",
 ]
-
-
-def _beat_rows(beats: Sequence[Beat]) -> list[list[Any]]:
-    return [
-        [
-            b.index,
-            b.terminal_s,
-            b.onset_s,
-            b.onset_latency_s,
-            b.ack_last_word_s,
-            b.last_word_s,
-            b.quiet_declared_s,
-            b.added_latency_s,
-            len(b.gaps_s),
-            max(b.quiet_gaps_s, default=None),
-            b.bound,
-            b.outcome,
-        ]
-        for b in beats
-    ]
 
 
 def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
@@ -146,7 +137,6 @@ def render_report(
     *,
     title: str,
     derivation: Derivation,
-    committed: Thresholds,
     checks: Sequence[CheckResult],
     sweep: SweepResult | None,
     recordings: Sequence[RecordingSection],
@@ -162,8 +152,8 @@ def render_report(
     ----------
     title : str
     derivation : Derivation
-        The recommendation and its evidence.
-    committed : Thresholds
+        The recommendation and its evidence, with the committed (or
+        candidate) setting it was compared with (``derive(compare=...)``).
     checks : sequence of CheckResult
     sweep : SweepResult or None
     recordings : sequence of RecordingSection
@@ -190,33 +180,15 @@ def render_report(
         if failed
         else f"PASS: {plural(len(cases), 'check')} on {plural(n_rec, 'recording')}, none failed"
     )
-    f, g, o = derivation.floor, derivation.gaps, derivation.onsets
+    f, g, o, c = derivation.floor, derivation.gaps, derivation.onsets, derivation.compared
 
     def fmt(x: float | None, unit: str = "") -> str:
         return "-" if x is None else f"{x:g}{unit}"
 
     setting_rows = [
-        ("floor", fmt(committed.floor), fmt(f.floor)),
-        ("quiet time", fmt(committed.quiet_s, " s"), fmt(g.quiet_s, " s")),
-        ("onset timeout", fmt(committed.onset_timeout_s, " s"), fmt(o.onset_timeout_s, " s")),
-    ]
-    meeting = len(f.recordings) - len(f.outside) - len(f.no_window)
-    derive_summary = [
-        (
-            "floor",
-            fmt(f.floor),
-            "no window"
-            if f.window is None
-            else f"window {f.window[0]:.4g} .. {f.window[1]:.4g} of {meeting} recordings",
-            fmt(committed.floor),
-        ),
-        (
-            "quiet_s",
-            fmt(g.quiet_s),
-            f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
-            fmt(committed.quiet_s),
-        ),
-        ("onset_timeout_s", fmt(o.onset_timeout_s), f"n={o.n_beats} beats", fmt(committed.onset_timeout_s)),
+        ("floor", fmt(c.floor if c else None), fmt(f.floor)),
+        ("quiet time", fmt(c.quiet_s if c else None, " s"), fmt(g.quiet_s, " s")),
+        ("onset timeout", fmt(c.onset_timeout_s if c else None, " s"), fmt(o.onset_timeout_s, " s")),
     ]
     rules = [f"floor: {f.rule}", f"quiet time: {g.rule or 'none'}"]
     if o.onset_timeout_s is not None:
@@ -246,12 +218,18 @@ def render_report(
         failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
         setting_rows=setting_rows,
         outcome=outcome_line(derivation),
-        derive_summary=derive_summary,
+        compared_label="committed" if c is None else c.label,
+        compared_outcome=compared_line(derivation),
+        derive_summary=summary_rows(derivation),
         rules=rules,
         windows_table=_table(header, rows),
         unsatisfied=[
             f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
             for u in (derivation.outcome.unsatisfied if derivation.outcome else ())
+        ],
+        compared_unsatisfied=[
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            for u in (c.outcome.unsatisfied if c is not None and c.outcome else ())
         ],
         stability_table=_table(["quantity", "value", "driven by", "without it"], stability, left=1),
         warnings=list(derivation.warnings),
@@ -268,7 +246,7 @@ def render_report(
                 "images": list(rec.images),
                 "beats_table": _table(
                     _BEAT_HEADER,
-                    _beat_rows(rec.beats),
+                    beat_rows(rec.beats, _BEAT_HEADER),
                     left=0,
                     fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
                 )

@@ -402,7 +402,9 @@ def _grid_position(values: Sequence[float], x: float) -> float:
     return float(np.interp(x, v, np.arange(v.size)))
 
 
-def plot_sweep_heatmap(result: SweepResult, *, committed: tuple[float, float] | None = None) -> Figure:
+def plot_sweep_heatmap(
+    result: SweepResult, *, committed: tuple[float, float] | None = None, committed_label: str = "committed"
+) -> Figure:
     """Premature ends and stalls (with missed onsets) per (floor, quiet), counts in the cells, settings marked.
 
     Parameters
@@ -410,6 +412,8 @@ def plot_sweep_heatmap(result: SweepResult, *, committed: tuple[float, float] | 
     result : SweepResult
     committed : (floor, quiet_s), optional
         The committed setting, marked with a diamond.
+    committed_label : str
+        Its name in the legend (``candidate`` for one given on the command line).
     """
     from matplotlib.colors import BoundaryNorm
 
@@ -447,7 +451,7 @@ def plot_sweep_heatmap(result: SweepResult, *, committed: tuple[float, float] | 
     if floor is not None and quiet is not None:
         marks.append(("recommended", floor, quiet, "*", "tab:cyan"))
     if committed is not None:
-        marks.append(("committed", committed[0], committed[1], "D", "tab:green"))
+        marks.append((committed_label, committed[0], committed[1], "D", "tab:green"))
     for ax in axes:
         for name, f, q, marker, colour in marks:
             ax.plot(

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from ..core.agreement import Agreement
-from ..core.check import clock_time
-from ..core.derive import Derivation, equivalents
+from ..core.beats import Beat
+from ..core.derive import Derivation, Outcome, equivalents
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
+from ..core.times import clock_time
 from ..io.serialize import params_dict
 
 __all__ = [
+    "BEAT_COLUMNS",
     "SWEEP_HEADER",
     "agreement_text",
+    "beat_flags",
+    "beat_rows",
     "derive_dict",
     "derive_markdown",
     "derive_text",
@@ -29,6 +33,50 @@ __all__ = [
     "sweep_table",
     "table",
 ]
+
+
+def beat_flags(b: Beat) -> str:
+    """The flags of a beat, as ``beats`` prints them (``ACK RISK PREMATURE``...)."""
+    return " ".join(
+        name
+        for name, on in (
+            ("ACK", b.ack_overlap),
+            ("RISK", b.premature_risk),
+            ("PREMATURE", b.premature),
+            ("STALLED", b.stalled),
+            ("MISSED-ONSET", b.missed_onset),
+            ("BARGE-IN", b.barge_in_s is not None),
+            ("CLEARED", b.cleared_s is not None),
+        )
+        if on
+    )
+
+
+#: Columns of the beats tables (``beats``, the report), named as the JSON fields, and how each is read.
+#: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
+BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
+    "index": lambda b: b.index,
+    "terminal_s": lambda b: b.terminal_s,
+    "onset_s": lambda b: b.onset_s,
+    "onset_latency_s": lambda b: b.onset_latency_s,
+    "ack_last_word_s": lambda b: b.ack_last_word_s,
+    "last_word_s": lambda b: b.last_word_s,
+    "quiet_declared_s": lambda b: b.quiet_declared_s,
+    "added_latency_s": lambda b: b.added_latency_s,
+    "n_gaps": lambda b: len(b.gaps_s),
+    "max_gap_s": lambda b: max(b.quiet_gaps_s, default=None),
+    "replay_vs_logged_s": lambda b: b.replay_vs_logged_s,
+    "provider_stopped_vs_last_word_s": lambda b: b.provider_stopped_vs_last_word_s,
+    "bound": lambda b: b.bound,
+    "outcome": lambda b: b.outcome,
+    "flags": beat_flags,
+}
+
+
+def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
+    """One row per beat, in the order of ``columns`` (keys of :data:`BEAT_COLUMNS`)."""
+    read = [BEAT_COLUMNS[c] for c in columns]
+    return [[f(b) for f in read] for b in beats]
 
 
 def table(header: list[str], rows: list[list[Any]]) -> str:
@@ -94,9 +142,9 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
 
 
-def _summary(d: Derivation, committed: Thresholds | None) -> list[tuple[str, str, str, str]]:
-    """(quantity, recommended, evidence, committed) rows."""
-    f, g, o = d.floor, d.gaps, d.onsets
+def summary_rows(d: Derivation) -> list[tuple[str, str, str, str]]:
+    """(quantity, recommended, evidence, compared) rows; the last column is the committed or candidate setting."""
+    f, g, o, c = d.floor, d.gaps, d.onsets, d.compared
     meeting = len(f.recordings) - len(f.outside) - len(f.no_window)
     windows = (
         f"window {_lvl(f.window[0])} .. {_lvl(f.window[1])} of {plural(meeting, 'recording')}"
@@ -104,25 +152,28 @@ def _summary(d: Derivation, committed: Thresholds | None) -> list[tuple[str, str
         else "no recording has a window"
     )
     return [
-        ("floor", _g(f.floor), windows, "-" if committed is None else f"{committed.floor:g}"),
+        ("floor", _g(f.floor), windows, "-" if c is None else f"{c.floor:g}"),
         (
             "quiet_s",
             _g(g.quiet_s),
             f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
-            "-" if committed is None else f"{committed.quiet_s:g}",
+            "-" if c is None else f"{c.quiet_s:g}",
         ),
         (
             "onset_timeout_s",
             _g(o.onset_timeout_s),
             f"n={o.n_beats} beats",
-            "-" if committed is None else f"{committed.onset_timeout_s:g}",
+            "-" if c is None else f"{c.onset_timeout_s:g}",
         ),
     ]
 
 
-def outcome_line(d: Derivation) -> str:
-    """The recommendation's replay in one sentence."""
-    r = d.outcome
+def _compared_heading(d: Derivation) -> str:
+    return "committed" if d.compared is None else d.compared.label
+
+
+def outcome_sentence(r: Outcome | None) -> str:
+    """A setting's replay in one sentence."""
     if r is None:
         return "not replayed: nothing was recommended, or no recording has beats"
     return (
@@ -132,10 +183,27 @@ def outcome_line(d: Derivation) -> str:
     )
 
 
+def outcome_line(d: Derivation) -> str:
+    """The recommendation's replay in one sentence."""
+    return outcome_sentence(d.outcome)
+
+
+def compared_line(d: Derivation) -> str | None:
+    """The committed (or candidate) setting's replay in one sentence, or None when there is none."""
+    c = d.compared
+    if c is None:
+        return None
+    return (
+        f"{c.label} (floor {c.floor:g}, quiet {c.quiet_s:g} s, onset timeout {c.onset_timeout_s:g} s) "
+        + outcome_sentence(c.outcome)
+    )
+
+
 def recording_rows(d: Derivation) -> tuple[list[str], list[list[Any]]]:
     """Per recording: noise, speech low, window and where the floor stands in it."""
     f = d.floor
-    header = ["recording", "noise_p50", "noise_p99", f"speech_p{f.speech_percentile:g}", "window", "status"]
+    # The columns are named as derive's JSON fields; status (where the floor stands) is the table's own.
+    header = ["name", "noise_median", "noise_high", "speech_low", "window", "status"]
     rows = []
     for r in f.recordings:
         window = "-" if r.window is None else f"{_lvl(r.window[0])} .. {_lvl(r.window[1])}"
@@ -158,7 +226,7 @@ def _db(x: float) -> float:
     return 20 * math.log10(x) if x > 0 else float("-inf")
 
 
-def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None = None) -> str:
+def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []
     for d in derivations:
@@ -168,13 +236,18 @@ def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None 
             f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
             f"{plural(g.n_gaps, 'narration gap')} =="
         )
-        rows = [("", "recommended", "evidence", "committed")] + _summary(d, committed)
+        rows = [("", "recommended", "evidence", _compared_heading(d))] + summary_rows(d)
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         out.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
         out.append("")
         out.append(outcome_line(d))
         for u in d.outcome.unsatisfied if d.outcome else ():
             out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+        if (line := compared_line(d)) is not None:
+            out.append(line)
+            assert d.compared is not None
+            for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
+                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
         out.append("")
         out.append(f"floor: {f.rule}")
         if f.floor is not None and f.window is not None:
@@ -246,16 +319,18 @@ def derive_text(derivations: Sequence[Derivation], committed: Thresholds | None 
     return "\n".join(out)
 
 
-def derive_markdown(derivations: Sequence[Derivation], committed: Thresholds | None = None) -> str:
+def derive_markdown(derivations: Sequence[Derivation]) -> str:
     """The recommendation as Markdown tables (for pull requests and docs)."""
     out: list[str] = []
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
         out.append(f"### {d.group}: {plural(len(d.recordings), 'recording')}, {plural(o.n_beats, 'beat')}\n")
-        out.append("| | recommended | evidence | committed |\n|---|---|---|---|")
-        out.extend(f"| {a} | {b} | {c} | {e} |" for a, b, c, e in _summary(d, committed))
+        out.append(f"| | recommended | evidence | {_compared_heading(d)} |\n|---|---|---|---|")
+        out.extend(f"| {a} | {b} | {c} | {e} |" for a, b, c, e in summary_rows(d))
         out.append("")
         out.append(outcome_line(d) + "\n")
+        if (line := compared_line(d)) is not None:
+            out.append(line + "\n")
         header, rows = recording_rows(d)
         out.append("| " + " | ".join(header) + " |")
         out.append("|---" * len(header) + "|")
