@@ -314,12 +314,13 @@ def write_opus_corpus(folder: Path, n: int, seconds: float, distinct: int = 10) 
 def bench_cache(tmp: Path, repeat: int, n: int, seconds: float) -> None:
     print(f"cache: {n} WebM/Opus recordings of {seconds:g} s, cold (empty cache) vs warm, whole processes")
     corpus = write_opus_corpus(tmp / "cache-corpus", n, seconds, distinct=n)
+    (corpus / "speechclock.toml").write_text("[thresholds]\nfloor = 0.003\nquiet_s = 2.5\n")  # check needs one
     run_process([PY, "-m", "clock", "--version"])  # bytecode compiled before the first cold run
     for command in ("check", "derive"):
         colds, warms = [], []
         for i in range(repeat):
             cache = tmp / f"cache-{command}-{i}"
-            cmd = [PY, "-m", "clock", command, str(corpus), "-q", "--cache", str(cache)]
+            cmd = [PY, "-m", "clock", command, str(corpus), "--no-progress", "--cache", str(cache)]
             colds.append(run_process(cmd)[0])
             warms.append(run_process(cmd)[0])
         cold, warm = statistics.median(colds), statistics.median(warms)

@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -222,8 +222,9 @@ class LevelTrace:
 
 # A metric maps (buffer, window starts, state, options) to (levels, state). The
 # window of a tick is ``buffer[start : start + fft_size]``; state is the
-# analyser's smoothed magnitudes for the frequency metrics, None otherwise.
-_State = NDArray[np.float32] | None
+# analyser's smoothed magnitudes for the frequency metrics, the reused work
+# arrays for rms, None for peak.
+_State = Any
 _Metric = Callable[
     [NDArray[np.float32], NDArray[np.int64], _State, AnalyserOptions], tuple[NDArray[np.float64], _State]
 ]
@@ -241,29 +242,52 @@ def _windows(buf: NDArray[np.float32], starts: NDArray[np.int64], n: int) -> NDA
     return np.lib.stride_tricks.sliding_window_view(buf, n)[starts]
 
 
+class _Scratch:
+    """Work arrays the RMS fast path reuses from block to block.
+
+    Fresh temporaries of a block's size on every block make the C allocator
+    map and unmap memory each time (hundreds of thousands of page faults an
+    hour); reused ones cost nothing after the first block.
+    """
+
+    def __init__(self) -> None:
+        self.f32 = np.empty(0, np.float32)
+        self.f32b = np.empty(0, np.float32)
+        self.f64 = np.empty(0, np.float64)
+
+    def take(self, size: int) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float64]]:
+        if self.f32.size < size:
+            self.f32, self.f32b, self.f64 = np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size)
+        return self.f32[:size], self.f32b[:size], self.f64[:size]
+
+
 def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
     n = options.fft_size
+    scratch = state if isinstance(state, _Scratch) else _Scratch()
     # Windows start and end on render-quantum boundaries, so on multiples of
     # g frames; every start has the same offset into the buffer.
     g = min(RENDER_QUANTUM_FRAMES, n)
     off = int(starts[0] % g) if starts.size else 0
     head = buf[:4096] * _GRID  # a cheap look first: Opus as WebRTC delivers it is off this grid
-    scaled = buf * _GRID if np.array_equal(head, np.rint(head)) else head  # exact: a power-of-two scale
     if (
-        scaled.size == buf.size
+        np.array_equal(head, np.rint(head))
         and np.all(starts % g == off)
-        and np.array_equal(scaled, np.rint(scaled))
         and max(buf.max(initial=0.0), -buf.min(initial=0.0)) <= _GRID_MAX_ABS
     ):
-        # Fast path, bit-identical to the sequential loop (see _GRID): window
-        # sums are differences of an exact prefix sum over g-frame granules.
-        usable = (buf.size - off) // g * g
-        granules = np.square(buf[off : off + usable], dtype=np.float64).reshape(-1, g).sum(axis=1)
-        prefix = np.concatenate([[0.0], np.cumsum(granules)])
-        if prefix[-1] < _EXACT_SUM_LIMIT:
-            first = (starts - off) // g
-            return np.sqrt((prefix[first + n // g] - prefix[first]) / n), None
-    return rms_of_windows(_windows(buf, starts, n)), None
+        scaled, fraction, squares = scratch.take(buf.size)
+        np.multiply(buf, _GRID, out=scaled)  # exact: a power-of-two scale
+        np.subtract(scaled, np.rint(scaled, out=fraction), out=fraction)
+        if not fraction.any():
+            # Fast path, bit-identical to the sequential loop (see _GRID): window
+            # sums are differences of an exact prefix sum over g-frame granules.
+            usable = (buf.size - off) // g * g
+            part = squares[:usable]
+            np.square(buf[off : off + usable], out=part, dtype=np.float64)
+            prefix = np.concatenate([[0.0], np.cumsum(part.reshape(-1, g).sum(axis=1))])
+            if prefix[-1] < _EXACT_SUM_LIMIT:
+                first = (starts - off) // g
+                return np.sqrt((prefix[first + n // g] - prefix[first]) / n), scratch
+    return rms_of_windows(_windows(buf, starts, n)), scratch
 
 
 def _peak(buf, starts, state, options):  # type: ignore[no-untyped-def]
