@@ -18,7 +18,7 @@ from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import agreement_text, beat_rows, table
+from ..report.text import BEAT_TIMELINE, agreement_text, beat_rows, table
 from .options import (
     agreement_config,
     clock_options,
@@ -33,22 +33,7 @@ from .options import (
 )
 
 #: The columns of the beats table (the JSON fields they show; docs/formats.md).
-_BEAT_TABLE = (
-    "index",
-    "terminal_s",
-    "onset_s",
-    "onset_latency_s",
-    "ack_last_word_s",
-    "last_word_s",
-    "quiet_declared_s",
-    "added_latency_s",
-    "n_gaps",
-    "max_gap_s",
-    "replay_vs_logged_s",
-    "provider_stopped_vs_last_word_s",
-    "outcome",
-    "flags",
-)
+_BEAT_TABLE = (*BEAT_TIMELINE, "replay_vs_logged_s", "provider_stopped_vs_last_word_s", "outcome", "flags")
 
 labels_option = click.option(
     "--labels",

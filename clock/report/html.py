@@ -23,6 +23,7 @@ from ..core.sweep import SweepResult
 from ..core.times import clock_time
 from .plot import save_figure
 from .text import (
+    BEAT_TIMELINE,
     SWEEP_HEADER,
     beat_rows,
     compared_line,
@@ -93,20 +94,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 
 
 
 #: The columns of the report's beats tables (the JSON fields they show).
-_BEAT_HEADER = [
-    "index",
-    "terminal_s",
-    "onset_s",
-    "onset_latency_s",
-    "ack_last_word_s",
-    "last_word_s",
-    "quiet_declared_s",
-    "added_latency_s",
-    "n_gaps",
-    "max_gap_s",
-    "bound",
-    "outcome",
-]
+_BEAT_HEADER = [*BEAT_TIMELINE, "bound", "outcome"]
 
 
 def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:

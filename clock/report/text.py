@@ -17,6 +17,7 @@ from ..io.serialize import params_dict
 
 __all__ = [
     "BEAT_COLUMNS",
+    "BEAT_TIMELINE",
     "SWEEP_HEADER",
     "agreement_text",
     "beat_flags",
@@ -71,6 +72,21 @@ BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
     "outcome": lambda b: b.outcome,
     "flags": beat_flags,
 }
+
+
+#: The columns every beats table starts with: when the beat began, spoke, ended and was declared over.
+BEAT_TIMELINE = (
+    "index",
+    "terminal_s",
+    "onset_s",
+    "onset_latency_s",
+    "ack_last_word_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "n_gaps",
+    "max_gap_s",
+)
 
 
 def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
