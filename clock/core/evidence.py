@@ -1,0 +1,600 @@
+"""The evidence behind a recommendation: what the engine found, and the replay of a setting over the corpus.
+
+Pure numpy. Part of the recommendation engine (see :mod:`clock.core.derive`):
+the result dataclasses, the per-corpus cache of analyses, the gaps, rooms and
+latencies at one floor, and the replay of a setting beat by beat.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .beats import FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
+from .segments import segments
+from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
+
+__all__ = [
+    "Comparison",
+    "Derivation",
+    "FloorEvidence",
+    "GapEvidence",
+    "OnsetEvidence",
+    "Outcome",
+    "Stability",
+    "Unsatisfied",
+]
+
+PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
+#: Fewer than these make the evidence thin.
+THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
+#: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
+DEFAULT_PROMPT_DELAY_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FloorEvidence:
+    """The recordings' floor windows and the recommended floor.
+
+    Attributes
+    ----------
+    recordings : tuple of RecordingLevels
+        Every recording, in order.
+    window : (float, float) or None
+        The intersection of the windows of the recordings that meet.
+    lower_by, upper_by : str or None
+        The recordings that set the intersection's edges.
+    outside : tuple of str
+        Recordings whose window does not meet the others'.
+    no_window : tuple of str
+        Recordings with no window at all.
+    floor : float or None
+    rule : str
+        How it was reached.
+    above_db, below_db : float or None
+        The floor's distance to the window's lower (noise) and upper
+        (speech) edge; inf above a noise of exact zero.
+    n_speech_ticks, n_silence_ticks : int
+        Over the recordings inside the window.
+    speech : dict
+        Their pooled speech-level percentiles (min ... max).
+    speech_percentile : float
+    floor_margin_db : float
+        The window's upper edge stands this far below the speech low.
+    methods : dict
+        How many recordings were classified by labels, and by the split.
+    exact_zero_share : float
+    thin : bool
+    """
+
+    recordings: tuple[RecordingLevels, ...]
+    window: tuple[float, float] | None
+    lower_by: str | None
+    upper_by: str | None
+    outside: tuple[str, ...]
+    no_window: tuple[str, ...]
+    floor: float | None
+    rule: str
+    above_db: float | None
+    below_db: float | None
+    n_speech_ticks: int
+    n_silence_ticks: int
+    speech: dict[str, float]
+    speech_percentile: float
+    floor_margin_db: float
+    methods: dict[str, int]
+    exact_zero_share: float
+    thin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GapEvidence:
+    """The gaps the clock must bridge inside beats, and the recommended quiet time.
+
+    Attributes
+    ----------
+    n_gaps : int
+        Narration gaps of at least ``min_gap_s`` (the distribution's n).
+    n_all_gaps : int
+        Every narration gap, short dips included.
+    floor : float or None
+        The floor they were measured at.
+    p50_s, p90_s, p99_s : float or None
+    max_gap_s : float or None
+        Over every gap the clock bridges (acknowledgment silences included).
+    longest : tuple of (str, float, float)
+        The five longest: recording, time of the last word, gap.
+    n_ack : int
+        Silences between an overlapping acknowledgment and its narration.
+    ack_max_s : float or None
+    room_s : float or None
+        The least quiet left after a beat's last word before its bound: a
+        quiet time above it stalls that beat.
+    room_at : (str, float) or None
+        Where: recording and last word.
+    unlogged : tuple of str
+        Recordings without an event log, all of whose gaps were counted.
+    quiet_margin_s : float
+    quiet_s : float or None
+        The recommendation.
+    rule : str
+    p_exceed_rule_of_three : float or None
+        95 % upper bound on the chance a future gap exceeds the longest seen
+        (3/n; None with fewer than 4 gaps, where it says nothing).
+    p_exceed_tail : float or None
+        Exponential-tail estimate of the chance a future gap exceeds ``quiet_s``.
+    gaps_s : tuple of float
+        The narration gaps of at least ``min_gap_s`` (for plots).
+    thin : bool
+    """
+
+    n_gaps: int
+    n_all_gaps: int
+    floor: float | None
+    min_gap_s: float
+    p50_s: float | None
+    p90_s: float | None
+    p99_s: float | None
+    max_gap_s: float | None
+    longest: tuple[tuple[str, float, float], ...]
+    n_ack: int
+    ack_max_s: float | None
+    room_s: float | None
+    room_at: tuple[str, float] | None
+    unlogged: tuple[str, ...]
+    quiet_margin_s: float
+    quiet_s: float | None
+    rule: str
+    p_exceed_rule_of_three: float | None
+    p_exceed_tail: float | None
+    gaps_s: tuple[float, ...]
+    thin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OnsetEvidence:
+    """Latency from terminal response to the narration's onset, and the onset timeout."""
+
+    n_beats: int
+    p50_s: float | None
+    p95_s: float | None
+    max_s: float | None
+    slowest: tuple[str, float, float] | None
+    onset_margin_s: float
+    onset_timeout_s: float | None
+    thin: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Unsatisfied:
+    """A beat the recommended setting does not end right, and why.
+
+    Attributes
+    ----------
+    recording : str
+    beat : int
+    t_s : float
+        Where to look.
+    outcome : str
+        ``premature``, ``stalled`` or ``missed-onset``.
+    reason : str
+    """
+
+    recording: str
+    beat: int
+    t_s: float
+    outcome: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The recommended setting, replayed over every recording with an event log.
+
+    Attributes
+    ----------
+    n_recordings, n_beats : int
+    n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
+    unsatisfied : tuple of Unsatisfied
+    """
+
+    n_recordings: int
+    n_beats: int
+    n_ok: int
+    n_premature: int
+    n_stalled: int
+    n_missed_onset: int
+    n_silent: int
+    unsatisfied: tuple[Unsatisfied, ...]
+
+    @property
+    def n_failed(self) -> int:
+        """Premature ends, stalls and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Another setting (the committed one, or a candidate), replayed as the recommendation is.
+
+    Attributes
+    ----------
+    label : str
+        ``committed`` (the config's) or ``candidate`` (given on the command line).
+    floor, quiet_s, onset_timeout_s : float
+    outcome : Outcome or None
+        Its replay over every recording with beats (None when none has).
+    """
+
+    label: str
+    floor: float
+    quiet_s: float
+    onset_timeout_s: float
+    outcome: Outcome | None
+
+
+@dataclass(frozen=True, slots=True)
+class Stability:
+    """Which recording drives a number, and the number without it (leave one recording out).
+
+    Attributes
+    ----------
+    quantity : {"floor", "quiet_s", "onset_timeout_s"}
+    value : float or None
+    driver : str or None
+        The recording that decides it.
+    without : float or None
+        The recommendation with that recording left out.
+    """
+
+    quantity: str
+    value: float | None
+    driver: str | None
+    without: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Derivation:
+    """Everything ``derive`` found, for one group of recordings.
+
+    Attributes
+    ----------
+    group : str
+    recordings : tuple of str
+    floor : FloorEvidence
+    gaps : GapEvidence
+    onsets : OnsetEvidence
+    outcome : Outcome or None
+        The recommendation replayed (None when nothing was recommended or
+        no recording has beats).
+    stability : tuple of Stability
+    warnings : tuple of str
+    compared : Comparison or None
+        The setting it was asked to compare with (``derive(compare=...)``).
+    """
+
+    group: str
+    recordings: tuple[str, ...]
+    floor: FloorEvidence
+    gaps: GapEvidence
+    onsets: OnsetEvidence
+    outcome: Outcome | None
+    stability: tuple[Stability, ...]
+    warnings: tuple[str, ...]
+    compared: Comparison | None = None
+
+    @property
+    def setting(self) -> tuple[float | None, float | None, float | None]:
+        """(floor, quiet_s, onset_timeout_s) as recommended."""
+        return self.floor.floor, self.gaps.quiet_s, self.onsets.onset_timeout_s
+
+
+def _round_up(x: float, step: str) -> float:
+    """``x`` rounded up to a multiple of ``step``, in decimal arithmetic (2.30000001 -> 2.35 for 0.05)."""
+    q = Decimal(step)
+    # Nine decimals absorb float noise: 2.3 + 0.2 is 2.4999999999999996.
+    d = Decimal(repr(x)).quantize(Decimal("1e-9"))
+    return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
+
+
+def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
+    """P(gap > q) from an exponential tail over the 75th percentile (None with < 5 exceedances)."""
+    u = float(np.percentile(gaps, 75))
+    excess = gaps[gaps > u] - u
+    if excess.size < 5 or excess.mean() <= 0:
+        return None
+    return float(excess.size / gaps.size * math.exp(-(q - u) / excess.mean()))
+
+
+def _percentiles(values: NDArray[np.float64]) -> dict[str, float]:
+    return {name: float(np.percentile(values, q)) for name, q in PERCENTILES} if values.size else {}
+
+
+@dataclass
+class _Corpus:
+    """What the engine computes once per recording, shared by the leave-one-out runs."""
+
+    obs: list[Observation]
+    levels: list[RecordingLevels]
+    speech: list[NDArray[np.float64]]
+    silence: list[NDArray[np.float64]]
+    margins: Margins
+    analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
+    own: dict[int, float | None] = field(default_factory=dict)
+    times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+
+    def own_floor(self, i: int) -> float | None:
+        if i not in self.own:
+            self.own[i] = _own_floor(self.levels[i])
+        return self.own[i]
+
+    def analysis(self, i: int, floor: float) -> FloorAnalysis:
+        """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""
+        key = (i, floor)
+        if key not in self.analyses:
+            o = self.obs[i]
+            assert o.events is not None
+            if i not in self.times:
+                self.times[i] = o.trace.t_s
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i])
+        return self.analyses[key]
+
+
+@dataclass(frozen=True)
+class _Setting:
+    floor: float
+    quiet_s: float | None
+    onset_timeout_s: float | None
+    failures: int
+    quiet_rule: str
+    extended: bool = False
+
+
+@dataclass
+class _AtFloor:
+    """At one floor: the gaps, the room after last words, the waits and latencies of every beat."""
+
+    gaps: list[tuple[str, float, float, bool]]  # recording, last word, gap, narration (logged beats)
+    unlogged_gaps: list[tuple[str, float, float]]  # recording, last word, gap (recordings without a log)
+    latencies: list[tuple[str, float, float]]  # recording, terminal, latency
+    rooms: list[tuple[str, float, float]]  # recording, last word, room (less the prompt delay where unlogged)
+    waits: list[float]
+    needs: list[float]
+    hidden: list[tuple[str, int, float]]  # recording, beat, narration end hidden by this floor (s)
+    analyses: list[FloorAnalysis]
+
+
+def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
+    """The median time from a prompt to its terminal response, over the logs that have both."""
+    delays = []
+    for i in members:
+        events = corpus.obs[i].events
+        if events is None:
+            continue
+        prompt = None
+        for e in events.of_kind("prompt", "terminal"):
+            if e.kind == "prompt":
+                prompt = e.t_s
+            elif prompt is not None:
+                delays.append(e.t_s - prompt)
+                prompt = None
+    return float(np.median(delays)) if delays else DEFAULT_PROMPT_DELAY_S
+
+
+def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_delay_s: float = 0.0) -> _AtFloor:
+    out = _AtFloor([], [], [], [], [], [], [], [])
+    for i in members:
+        o = corpus.obs[i]
+        if not o.has_beats:
+            if o.events is None:
+                seg = segments(o.trace, floor=floor)
+                out.unlogged_gaps.extend((o.name, s.last_word_s, g) for s, g in zip(seg.segments, seg.gaps_s))
+            continue
+        a = corpus.analysis(i, floor)
+        out.analyses.append(a)
+        out.gaps.extend((o.name, w, g, narration) for _, w, g, narration in a.gaps())
+        own = corpus.own_floor(i)
+        ref = corpus.analysis(i, own) if own is not None and own < floor else None
+        for b in a.beats:
+            if ref is not None and ref.beats[b.index].spoken:
+                r = ref.beats[b.index]
+                seen = float(ref.t_s[r.last_word_tick])  # type: ignore[index]
+                now = float(a.t_s[b.last_word_tick]) if b.spoken and b.last_word_tick is not None else float("-inf")
+                out.hidden.append((o.name, b.index, seen - now))
+            if not b.spoken:
+                continue
+            out.needs.append(b.need_s)
+            if b.onset_tick is not None:
+                out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
+            if b.last_word_tick is not None:
+                # Without the prompt in the log, the page prompted some time before the next response.
+                unknown = b.bound in ("terminal", "acknowledgment")
+                out.rooms.append(
+                    (o.name, float(a.t_s[b.last_word_tick]), b.room_s - (prompt_delay_s if unknown else 0))
+                )
+            if b.wait_s is not None:
+                out.waits.append(b.wait_s)
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 gap``, ``2 gaps`` (nouns given in the plural)."""
+    return f"{n} {noun if n != 1 else noun[:-1]}"
+
+
+def _floor_evidence(
+    corpus: _Corpus,
+    members: list[int],
+    meeting: list[int],
+    window: tuple[float, float] | None,
+    lower_by: str | None,
+    upper_by: str | None,
+    outside: tuple[str, ...],
+    no_window: tuple[str, ...],
+    floor: float | None,
+    rule: str,
+) -> FloorEvidence:
+    sp = np.concatenate([corpus.speech[i] for i in meeting]) if meeting else np.zeros(0)
+    si = np.concatenate([corpus.silence[i] for i in meeting]) if meeting else np.zeros(0)
+    methods: dict[str, int] = {}
+    for i in members:
+        methods[corpus.levels[i].method] = methods.get(corpus.levels[i].method, 0) + 1
+    above = below = None
+    if floor is not None and window is not None:
+        above = _db(floor) - _db(window[0]) if window[0] > 0 else float("inf")
+        below = _db(window[1]) - _db(floor)
+    return FloorEvidence(
+        recordings=tuple(corpus.levels[i] for i in members),
+        window=window,
+        lower_by=lower_by,
+        upper_by=upper_by,
+        outside=outside,
+        no_window=no_window,
+        floor=floor,
+        rule=rule,
+        above_db=above,
+        below_db=below,
+        n_speech_ticks=int(sp.size),
+        n_silence_ticks=int(si.size),
+        speech=_percentiles(sp),
+        speech_percentile=corpus.margins.speech_percentile,
+        floor_margin_db=corpus.margins.floor_margin_db,
+        methods=methods,
+        exact_zero_share=float(np.count_nonzero(si == 0) / si.size) if si.size else 0.0,
+        thin=sp.size < THIN["speech_ticks"] or si.size < THIN["silence_ticks"],
+    )
+
+
+def _gap_onset_outcome(
+    corpus: _Corpus, members: list[int], judged: list[int], chosen: _Setting | None, notes: list[str]
+) -> tuple[GapEvidence, OnsetEvidence, Outcome | None]:
+    margins = corpus.margins
+    obs = corpus.obs
+    for i in members:
+        o = obs[i]
+        if o.events is not None and not o.events.terminals:
+            has_prompts = bool(o.events.of_kind("prompt"))
+            notes.append(
+                f"{o.name}: its event log has {'prompts but ' if has_prompts else ''}no terminal response, "
+                "so it has no beats and contributes no narration gaps"
+            )
+    unlogged = tuple(obs[i].name for i in judged if obs[i].events is None)
+    if unlogged:
+        notes.append(
+            f"no event log for {_count(len(unlogged), 'recordings')} ({', '.join(unlogged[:3])}"
+            f"{', ...' if len(unlogged) > 3 else ''}): all their gaps were counted as narration gaps"
+        )
+    floor = None if chosen is None else chosen.floor
+    c = _at_floor(corpus, judged, floor) if floor is not None else _AtFloor([], [], [], [], [], [], [], [])
+    all_gaps = c.gaps + [(name, w, g, True) for name, w, g in c.unlogged_gaps]
+    narration = [(name, w, g) for name, w, g, is_narration in all_gaps if is_narration]
+    acks = [g for _, _, g, is_narration in all_gaps if not is_narration]
+    g_all = np.array([g for _, _, g in narration])
+    g = g_all[g_all >= margins.min_gap_s]
+    bridged = [g for _, _, g, _ in all_gaps]
+    room = min(c.rooms, key=lambda r: (r[2], r[0], r[1])) if c.rooms else None
+    quiet = None if chosen is None else chosen.quiet_s
+    gaps_ev = GapEvidence(
+        n_gaps=int(g.size),
+        n_all_gaps=int(g_all.size),
+        floor=floor,
+        min_gap_s=margins.min_gap_s,
+        p50_s=float(np.percentile(g, 50)) if g.size else None,
+        p90_s=float(np.percentile(g, 90)) if g.size else None,
+        p99_s=float(np.percentile(g, 99)) if g.size else None,
+        max_gap_s=max(bridged) if bridged else None,
+        longest=tuple(sorted(narration, key=lambda x: (-x[2], x[0], x[1]))[:5]),
+        n_ack=len(acks),
+        ack_max_s=max(acks) if acks else None,
+        room_s=None if room is None else room[2],
+        room_at=None if room is None else (room[0], room[1]),
+        unlogged=unlogged,
+        quiet_margin_s=margins.quiet_margin_s,
+        quiet_s=quiet,
+        rule="" if chosen is None else chosen.quiet_rule,
+        p_exceed_rule_of_three=3 / g.size if g.size > 3 else None,
+        p_exceed_tail=_tail_exceedance(g, quiet) if (g.size and quiet is not None) else None,
+        gaps_s=tuple(float(x) for x in g),
+        thin=g.size < THIN["gaps"],
+    )
+    latencies = c.latencies
+    lat = np.array([x for _, _, x in latencies])
+    timeout = None if chosen is None else chosen.onset_timeout_s
+    onsets_ev = OnsetEvidence(
+        n_beats=int(lat.size),
+        p50_s=float(np.percentile(lat, 50)) if lat.size else None,
+        p95_s=float(np.percentile(lat, 95)) if lat.size else None,
+        max_s=float(lat.max()) if lat.size else None,
+        slowest=max(latencies, key=lambda x: x[2]) if latencies else None,
+        onset_margin_s=margins.onset_margin_s,
+        onset_timeout_s=timeout,
+        thin=lat.size < THIN["beats"],
+    )
+    outcome = None
+    if floor is not None and quiet is not None and timeout is not None:
+        outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+        if outcome.n_failed:
+            notes.append(
+                f"the recommendation fails {_count(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
+                "no setting ends every beat right (see the failing beats)"
+            )
+    return gaps_ev, onsets_ev, outcome
+
+
+def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
+    """The recommendation replayed tick by tick over every recording with beats."""
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, "silent"), 0)
+    failing: list[Unsatisfied] = []
+    n_rec = n_beats = 0
+    for i in members:
+        o = corpus.obs[i]
+        if not o.has_beats:
+            continue
+        n_rec += 1
+        assert o.events is not None
+        # The replay warns (once per recording and cause) about events outside the recording.
+        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+        a = corpus.analysis(i, floor)
+        for b, ba in zip(found, a.beats):
+            if b.outcome == "unheard":
+                continue
+            n_beats += 1
+            counts[b.outcome if b.outcome in counts else "silent"] += 1
+            if b.outcome in FAILURES:
+                failing.append(_why(o.name, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
+    return Outcome(
+        n_rec,
+        n_beats,
+        counts[OK],
+        counts[PREMATURE],
+        counts[STALLED],
+        counts[MISSED_ONSET],
+        counts["silent"],
+        tuple(failing),
+    )
+
+
+def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]
+    t = a.t_s
+    noise = "" if rec.noise_high is None else f" (its noise p{NOISE_PERCENTILE:g} is {rec.noise_high:.4g})"
+    if b.outcome == PREMATURE:
+        longest = ba.need_s
+        reason = f"a quiet of {longest:.3f} s inside the beat reaches the quiet time {quiet:g} s"
+        return Unsatisfied(name, b.index, float(b.quiet_declared_s), PREMATURE, reason)
+    if b.outcome == MISSED_ONSET:
+        reason = f"the guide starts {ba.wait_s:.3f} s after the terminal response, past the timeout {timeout:g} s"
+        return Unsatisfied(name, b.index, b.terminal_s, MISSED_ONSET, reason)
+    last = None if ba.last_word_tick is None else float(t[ba.last_word_tick])
+    if ba.room_s == float("-inf"):
+        reason = f"the level stays above the floor {floor:g} until the {ba.bound}{noise}"
+    else:
+        reason = (
+            f"only {ba.room_s:.3f} s of quiet after the last word before the {ba.bound} at {ba.bound_s:.3f} s, "
+            f"less than the quiet time {quiet:g} s"
+        )
+    return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, STALLED, reason)
