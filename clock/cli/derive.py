@@ -10,24 +10,17 @@ from typing import Any
 import click
 
 from ..core.beats import beats as find_beats
-from ..core.check import CheckResult, baseline_entry, check_corpus
+from ..core.check import CheckResult, baseline_entry
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
 from ..errors import SpeechClockError, SpeechClockWarning
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
-from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..report.junit import case_counts, junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text, plural
 from .options import candidate_options, candidate_text, corpus_options, load_corpus, output_option, with_candidate
-
-#: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
-baseline_option = click.option(
-    "--baseline",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The baseline file [default: the config's [baseline] file, in the recordings' folder].",
-)
+from .shared import baseline_option, run_checks, save_figure_file
 
 
 @click.command()
@@ -77,7 +70,6 @@ def derive(
     committed = corpus.config.thresholds if corpus.config.path is not None else None
     if plot_path is not None:
         from ..report.plot import plot_evidence
-        from .tune import save_figure_file
 
         save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
     with atomic_output(output, inputs=corpus.inputs) as out:
@@ -250,21 +242,6 @@ def _gh(text: str, is_property: bool) -> str:
     """Escape text for a GitHub Actions workflow command (as the Actions toolkit does)."""
     out = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return out.replace(":", "%3A").replace(",", "%2C") if is_property else out
-
-
-def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str, Any]]) -> list[CheckResult]:
-    """``check`` over observations with the config's thresholds, margins and tolerances."""
-    return check_corpus(
-        obs,
-        thresholds=cfg.thresholds,
-        margins=cfg.margins,
-        baseline=baseline,
-        onset_tolerance_s=cfg.baseline.onset_tolerance_s,
-        max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
-        lossless_tolerance=cfg.agreement.lossless_tolerance,
-        recorder_tolerance=cfg.agreement.recorder_tolerance,
-        max_floor_disagreements=cfg.agreement.max_floor_disagreements,
-    )
 
 
 def _result_dict(r: CheckResult) -> dict[str, Any]:

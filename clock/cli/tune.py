@@ -17,11 +17,9 @@ from ..core.sweep import sweep as run_sweep
 from ..core.thresholds import Thresholds, check_floor, check_wait_s
 from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
-from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
-from .derive import baseline_option, run_checks
 from .options import (
     TIME,
     candidate_options,
@@ -42,8 +40,7 @@ from .options import (
     recording_inputs,
     with_candidate,
 )
-
-_FIGURE_FORMATS = ("png", "svg", "pdf")
+from .shared import baseline_option, figure_format, run_checks, save_figure_file
 
 
 def _range(check: Any) -> Any:
@@ -59,18 +56,6 @@ def _range(check: Any) -> Any:
         return values
 
     return callback
-
-
-def _figure_format(output: Path | None, option: str) -> str | None:
-    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
-    if output is None:
-        return None
-    fmt = output.suffix.lstrip(".").lower()
-    if fmt not in _FIGURE_FORMATS:
-        raise click.BadParameter(
-            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
-        )
-    return fmt
 
 
 def figure_for(
@@ -116,14 +101,6 @@ def figure_for(
     )
 
 
-def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o") -> None:
-    from ..report.plot import save_figure
-
-    fmt = _figure_format(output, option)
-    with atomic_output(output, binary=True, inputs=inputs, option=option) as out:
-        save_figure(fig, out, fmt=fmt)
-
-
 @click.command()
 @recording_argument
 @events_option
@@ -163,7 +140,7 @@ def plot(
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
     if beat is not None and (start_s is not None or end_s is not None):
         raise click.UsageError("give --beat or --start/--end, not both")
-    _figure_format(output, "-o")
+    figure_format(output, "-o")
     inputs = recording_inputs(rec, config=config, events=events, outputs={"-o": output})
     level = level_opts(opts)
     recording, th = load(
@@ -248,8 +225,8 @@ def sweep(
     Decoding and levels are computed once per recording and shared by all settings.
     """
     _check_grid(floors, quiets)
-    _figure_format(heatmap, "--heatmap")
-    _figure_format(tradeoff, "--tradeoff")
+    figure_format(heatmap, "--heatmap")
+    figure_format(tradeoff, "--tradeoff")
     corpus = load_corpus(
         recordings,
         config,
