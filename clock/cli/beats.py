@@ -140,7 +140,8 @@ def beats(
     silence before the narration reaches the quiet time; PREMATURE the clock
     declared quiet and the guide spoke again; STALLED the guide spoke and the
     clock did not declare quiet before the beat's bound (the next prompt,
-    terminal response, end or the recording's end); MISSED-ONSET the clock
+    terminal response, end or the recording's end); ABORTED the page's end
+    came while the guide was still speaking (not a failure); MISSED-ONSET the clock
     gave up waiting, yet the guide spoke within the beat; BARGE-IN the visitor
     spoke (input_audio_buffer.speech_started) before the beat ended; CLEARED
     the provider cleared its audio buffer. provider_stopped_vs_last_word_s is

@@ -165,7 +165,7 @@ def check(
             }
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
             click.echo(f"wrote {base_path} ({len(base)} recordings)", err=True)
-        results = run_checks(cfg, obs, base)
+        results = run_checks(cfg, obs, base, page=corpus.config)
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
         raise

@@ -26,8 +26,14 @@ baseline_option = click.option(
 )
 
 
-def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str, Any]]) -> list[CheckResult]:
-    """``check`` over observations with the config's thresholds, margins and tolerances."""
+def run_checks(
+    cfg: Config, obs: list[Observation], baseline: dict[str, dict[str, Any]], *, page: Config | None = None
+) -> list[CheckResult]:
+    """``check`` over observations with the config's thresholds, margins and tolerances.
+
+    ``page`` is the config as committed (the setting the page ran, before a
+    candidate replaced it): logged decisions are compared only at that setting.
+    """
     return check_corpus(
         obs,
         thresholds=cfg.thresholds,
@@ -38,6 +44,7 @@ def run_checks(cfg: Config, obs: list[Observation], baseline: dict[str, dict[str
         lossless_tolerance=cfg.agreement.lossless_tolerance,
         recorder_tolerance=cfg.agreement.recorder_tolerance,
         max_floor_disagreements=cfg.agreement.max_floor_disagreements,
+        page_thresholds=(page or cfg).thresholds,
     )
 
 

@@ -349,7 +349,9 @@ def report(
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
-        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
+        checks=run_checks(
+            cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path), page=corpus.config
+        ),
         sweep=result,
         recordings=sections,
         config_source=(str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults")

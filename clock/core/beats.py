@@ -47,6 +47,11 @@ allow 1 ns for float rounding.
     end): the tour would wait;
 ``missed-onset``
     the clock gave up waiting for speech, yet the guide spoke within the span;
+``aborted``
+    the page ended the beat (an ``end`` event bounds its span) while the
+    guide was still speaking: speech at the floor within the quiet time
+    before the ``end``, so the clock had not declared quiet. Not a failure:
+    the tour did not wait for the clock;
 ``ok``, ``silent`` (no speech in the span), ``unheard`` (the clock saw no
 tick of the beat).
 
@@ -71,6 +76,7 @@ from .levels import LevelTrace
 from .segments import _check_floor
 
 __all__ = [
+    "ABORTED",
     "DONE",
     "FAILURES",
     "IDLE",
@@ -175,6 +181,11 @@ class Beat:
         if self.provider_stopped_s is None or self.last_word_s is None:
             return None
         return self.provider_stopped_s - self.last_word_s
+
+    @property
+    def aborted(self) -> bool:
+        """The page ended the beat (``end``) while the guide was still speaking: not a failure."""
+        return self.outcome == ABORTED
 
     @property
     def cut(self) -> bool:
@@ -392,9 +403,9 @@ def replay(
 
 #: Beat outcomes. The first three are the clock's failures.
 PREMATURE, STALLED, MISSED_ONSET = "premature", "stalled", "missed-onset"
-OK, SILENT, UNHEARD = "ok", "silent", "unheard"
+OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
 FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
-OUTCOMES = (OK, PREMATURE, STALLED, MISSED_ONSET, SILENT, UNHEARD)
+OUTCOMES = (OK, PREMATURE, STALLED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
 
 _NO_TICK = np.zeros(0, np.int64)
 
@@ -520,6 +531,11 @@ class BeatAnalysis:
         return self.run_end < self.bound_tick
 
     @property
+    def ended_by_page(self) -> bool:
+        """An ``end`` event bounds the span: the page ended the beat (a clock not yet done there aborted it)."""
+        return self.bound == "end"
+
+    @property
     def need_s(self) -> float:
         """The longest quiet inside the span: a quiet time must exceed it (-inf if none)."""
         inner = self.run_reach_s[self.inner]
@@ -531,6 +547,8 @@ class BeatAnalysis:
             return True
         if self.wait_s is not None and self.wait_s >= onset_timeout_s - _EPS_S:
             return False
+        if self.ended_by_page:
+            return self.need_s < quiet_s - _EPS_S
         return self.need_s < quiet_s - _EPS_S <= self.room_s
 
 
@@ -738,7 +756,8 @@ class Decision:
         and quiet was not declared before the bound); ``missed-onset`` (the
         clock gave up waiting, yet the guide spoke within the span);
         ``silent`` (no speech in the span); ``unheard`` (the clock never saw
-        a tick of the beat).
+        a tick of the beat); ``aborted`` (the page's ``end`` came before the
+        clock declared quiet, the guide still speaking).
     declared_tick, last_word_tick : int or None
         Where the clock declared quiet, and the last word it had seen then.
     """
@@ -801,7 +820,8 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
         found = r < best.size
-        outcome[i] = _CODE[STALLED]
+        undone = _CODE[ABORTED] if b.ended_by_page else _CODE[STALLED]
+        outcome[i] = undone
         if not found.any():
             continue
         rf = r[found]
@@ -810,7 +830,7 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
             d = _first_reaching(t, w, target[found])
         else:
             d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
-        code = np.where(d >= b.bound_tick, _CODE[STALLED], np.where(e < b.bound_tick, _CODE[PREMATURE], _CODE[OK]))
+        code = np.where(d >= b.bound_tick, undone, np.where(e < b.bound_tick, _CODE[PREMATURE], _CODE[OK]))
         outcome[i, found] = code
         declared[i, found] = d
         word[i, found] = w
@@ -918,7 +938,9 @@ def beats(
         declared = rb.quiet_declared_s
         premature = declared is not None and bool(((t > declared) & (t < a.bound_s) & speech).any())
         spoke = a.spoken
-        stalled = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
+        undone = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
+        aborted = undone and a.ended_by_page
+        stalled = undone and not aborted
         missed = spoke and rb.no_onset
         outcome = (
             UNHEARD
@@ -929,6 +951,8 @@ def beats(
             if missed
             else STALLED
             if stalled
+            else ABORTED
+            if aborted
             else PREMATURE
             if premature
             else OK

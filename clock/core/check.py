@@ -22,10 +22,17 @@ Checks
     always declares quiet before the beat's bound (the next prompt, terminal
     response, ``end`` or the end of the recording), always hears an onset
     within the timeout, and no acknowledgment's silence reaches the quiet
-    time.
+    time. A beat the page ended (``end``) while the guide was still speaking
+    is ``aborted``: not a stall, and not a failure.
+``no-speech``
+    The guide spoke in every beat: a terminal response followed by no speech
+    before the beat's bound fails, at the terminal response's time.
 ``logged-quiet``
     The replay's decision is within one tick of the page's ``clock.quiet``
     (plus 1 ms, the resolution a page's ``performance.now()`` log keeps).
+    Compared only at the setting the page ran (``page_thresholds``, or the
+    ``floor``, ``quiet_s`` and ``onset_timeout_s`` of the log's ``session``
+    line); for another setting it is not applicable, and says why.
 ``level-agreement``
     The levels the page logged (``clock.level``) agree with the recording's
     (:mod:`clock.core.agreement`): the 99th percentile of
@@ -65,6 +72,7 @@ CHECKS = (
     "premature",
     "stalled",
     "missed-onset",
+    "no-speech",
     "premature-risk",
     "logged-quiet",
     "level-agreement",
@@ -124,6 +132,11 @@ class _Finding:
     unit: str = ""
 
 
+def _plural(n: int, noun: str) -> str:
+    """``1 beat``, ``2 beats``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _fmt_s(x: float) -> str:
     return f"{x:.3f} s"
 
@@ -140,8 +153,14 @@ def check_recording(
     lossless_tolerance: float = 0.0,
     recorder_tolerance: float = 0.03,
     max_floor_disagreements: int = 0,
+    page_thresholds: Thresholds | None = None,
 ) -> list[CheckResult]:
     """Run every check on one recording.
+
+    ``page_thresholds`` is the setting the page ran when it logged its
+    decisions (the committed one); ``logged-quiet`` compares the replay with
+    the log only at that setting (the log's ``session`` line, when it gives
+    the setting, decides over it).
 
     Returns
     -------
@@ -206,7 +225,8 @@ def check_recording(
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
     found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
-    _beat_checks(found, th, margins, trace.tick_s, expected_beats, result)
+    page = _page_setting(obs, page_thresholds)
+    _beat_checks(found, th, margins, trace.tick_s, expected_beats, result, page)
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
     else:
@@ -260,6 +280,7 @@ def check_corpus(
     lossless_tolerance: float = 0.0,
     recorder_tolerance: float = 0.03,
     max_floor_disagreements: int = 0,
+    page_thresholds: Thresholds | None = None,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``."""
     out: list[CheckResult] = []
@@ -276,13 +297,34 @@ def check_corpus(
                 lossless_tolerance=lossless_tolerance,
                 recorder_tolerance=recorder_tolerance,
                 max_floor_disagreements=max_floor_disagreements,
+                page_thresholds=page_thresholds,
             )
         )
     return out
 
 
+_SETTING = ("floor", "quiet_s", "onset_timeout_s")
+
+
+def _page_setting(obs: Observation, given: Thresholds | None) -> tuple[float, float, float] | None:
+    """(floor, quiet_s, onset_timeout_s) the page ran: its log's ``session`` line if it says, else ``given``."""
+    session = obs.events.session if obs.events is not None else {}
+    said = [session.get(k) for k in _SETTING]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
+        return (float(said[0]), float(said[1]), float(said[2]))  # type: ignore[arg-type]
+    if given is None:
+        return None
+    return given.floor, given.quiet_s, given.onset_timeout_s
+
+
 def _beat_checks(
-    found: Sequence[Beat], th: Thresholds, margins: Margins, tick_s: float, expected: int | None, result: Any
+    found: Sequence[Beat],
+    th: Thresholds,
+    margins: Margins,
+    tick_s: float,
+    expected: int | None,
+    result: Any,
+    page: tuple[float, float, float] | None = None,
 ) -> None:
     limit = th.quiet_s - margins.quiet_margin_s
     q = f"quiet {th.quiet_s:g} s"
@@ -316,7 +358,10 @@ def _beat_checks(
         ],
         _Finding(None, f"{n} beats", "no premature end", 0, 0, "beats"),
     )
-    rooms = [b for b in found if b.replay.last_word_s is not None]
+    rooms = [b for b in found if b.replay.last_word_s is not None and not b.aborted]
+    n_aborted = sum(b.aborted for b in found)
+    aborted = f" ({n_aborted} aborted by the page's end while the guide spoke)" if n_aborted else ""
+    spoken = [b for b in found if b.outcome not in ("silent", "unheard")]
     result(
         "stalled",
         [
@@ -333,8 +378,8 @@ def _beat_checks(
         ],
         _Finding(
             None,
-            f"{n} beats",
-            "quiet declared in every beat",
+            f"{n} beats{aborted}",
+            "quiet declared in every beat the page did not end" if n_aborted else "quiet declared in every beat",
             min((b.span_end_s - (b.last_word_s or b.span_end_s) for b in rooms), default=None),
             th.quiet_s,
             "s",
@@ -356,12 +401,28 @@ def _beat_checks(
         ],
         _Finding(
             None,
-            f"{n} beats",
-            "an onset in every beat",
+            f"{_plural(len(spoken), 'beat')} with speech",
+            "an onset within the timeout in each",
             max((b.onset_latency_s for b in found if b.onset_latency_s is not None), default=None),
             th.onset_timeout_s,
             "s",
         ),
+    )
+    silent = [b for b in found if b.outcome == "silent"]
+    result(
+        "no-speech",
+        [
+            _Finding(
+                b.terminal_s,
+                f"beat {b.index}: no speech after the terminal response before the {b.bound} at {b.span_end_s:.3f} s",
+                f"floor {th.floor:g}",
+                0,
+                1,
+                "beats",
+            )
+            for b in silent
+        ],
+        _Finding(None, f"{n} beats", "speech in every beat", 0, 0, "beats"),
     )
     acks = [b for b in found if b.ack_silence_s is not None]
     result(
@@ -389,6 +450,32 @@ def _beat_checks(
     )
     logged = [b for b in found if b.replay_vs_logged_s is not None]
     allowed = tick_s + _LOG_RESOLUTION_S
+    here = (th.floor, th.quiet_s, th.onset_timeout_s)
+    if logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
+        ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
+        result(
+            "logged-quiet",
+            [],
+            _Finding(
+                None,
+                f"{_plural(len(logged), 'logged decision')} made at the page's setting ({ran})",
+                "compared only at that setting, not at this one",
+            ),
+            False,
+        )
+    else:
+        _logged_quiet(logged, tick_s, allowed, result)
+    if expected is not None:
+        finding = _Finding(None, f"{n} beats", f"{expected} expected", n, expected, "beats")
+        result("beat-count", [finding] if n != expected else [], finding)
+    else:
+        result(
+            "beat-count", [], _Finding(None, f"{n} beats", "no expected count in the config", n, None, "beats"), False
+        )
+
+
+def _logged_quiet(logged: Sequence[Beat], tick_s: float, allowed: float, result: Any) -> None:
+    """The replay's decisions against the page's ``clock.quiet``, at the setting the page ran."""
     result(
         "logged-quiet",
         [
@@ -413,13 +500,6 @@ def _beat_checks(
         ),
         bool(logged),
     )
-    if expected is not None:
-        finding = _Finding(None, f"{n} beats", f"{expected} expected", n, expected, "beats")
-        result("beat-count", [finding] if n != expected else [], finding)
-    else:
-        result(
-            "beat-count", [], _Finding(None, f"{n} beats", "no expected count in the config", n, None, "beats"), False
-        )
 
 
 def baseline_entry(found: Sequence[Beat]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from decimal import ROUND_CEILING, Decimal
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
+from .beats import ABORTED, FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
 from .segments import segments
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
 
@@ -201,6 +201,9 @@ class Outcome:
     n_recordings, n_beats : int
     n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
     unsatisfied : tuple of Unsatisfied
+    n_aborted : int
+        Beats the page ended (``end``) while the guide was still speaking:
+        neither right nor a failure.
     """
 
     n_recordings: int
@@ -211,6 +214,7 @@ class Outcome:
     n_missed_onset: int
     n_silent: int
     unsatisfied: tuple[Unsatisfied, ...]
+    n_aborted: int = 0
 
     @property
     def n_failed(self) -> int:
@@ -411,7 +415,8 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             out.needs.append(b.need_s)
             if b.onset_tick is not None:
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None:
+            if b.last_word_tick is not None and not b.ended_by_page:
+                # A beat the page ended leaves no room to respect (a quiet time longer aborts it, not stalls it).
                 # Without the prompt in the log, the page prompted some time before the next response.
                 unknown = b.bound in ("terminal", "acknowledgment")
                 out.rooms.append(
@@ -548,7 +553,7 @@ def _gap_onset_outcome(
 
 def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
     """The recommendation replayed tick by tick over every recording with beats."""
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, "silent"), 0)
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, "silent"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
     for i in members:
@@ -576,6 +581,7 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         counts[MISSED_ONSET],
         counts["silent"],
         tuple(failing),
+        counts[ABORTED],
     )
 
 

@@ -16,6 +16,8 @@ event log:
   quiet before the next prompt, terminal response, ``end`` or the end of the
   recording (the tour would wait);
 * ``n_missed_onset``: beats whose onset the clock would give up waiting for;
+* ``n_aborted``: beats the page ended (``end``) while the guide was still
+  speaking (not a failure, and not a beat ended right);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
   exact sums of ticks, never as floats.
@@ -38,7 +40,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import DEFAULT_ONSET_TIMEOUT_S, MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
+from .beats import (
+    ABORTED,
+    DEFAULT_ONSET_TIMEOUT_S,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    PREMATURE,
+    STALLED,
+    analyse,
+    decide_quiets,
+)
 from .derive import Derivation, Margins, Observation, derive
 from .thresholds import check_floor, check_wait_s
 
@@ -62,6 +74,8 @@ class SweepPoint:
     n_beats : int
         Beats in which the guide spoke.
     n_ok, n_premature, n_stalled, n_missed_onset : int
+    n_aborted : int
+        Beats the page ended while the guide was still speaking (not failures).
     latency_mean_s, latency_p95_s, latency_max_s : float or None
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
@@ -79,6 +93,7 @@ class SweepPoint:
     latency_p95_s: float | None
     latency_max_s: float | None
     latency_ticks: int
+    n_aborted: int = 0
 
     @property
     def n_failed(self) -> int:
@@ -184,10 +199,10 @@ def _points(
 ) -> list[SweepPoint]:
     """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
     n_q = len(quiets_s)
-    counts = np.zeros((4, n_q), np.int64)
+    counts = np.zeros((5, n_q), np.int64)
     added: list[NDArray[np.float64]] = []
     ticks = np.zeros(n_q, np.int64)
-    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET)]
+    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED)]
     for o in observations:
         if not o.has_beats:
             continue
@@ -205,12 +220,12 @@ def _points(
     for j, q in enumerate(quiets_s):
         lat = lat_all[:, j]
         lat = lat[~np.isnan(lat)]
-        ok, premature, stalled, missed = (int(x) for x in counts[:, j])
+        ok, premature, stalled, missed, aborted = (int(x) for x in counts[:, j])
         out.append(
             SweepPoint(
                 floor,
                 q,
-                ok + premature + stalled + missed,
+                ok + premature + stalled + missed + aborted,
                 ok,
                 premature,
                 stalled,
@@ -219,6 +234,7 @@ def _points(
                 float(np.percentile(lat, 95)) if lat.size else None,
                 float(lat.max()) if lat.size else None,
                 int(ticks[j]),
+                aborted,
             )
         )
     return out

@@ -128,6 +128,7 @@ def beats_dict(
                 "outcome": b.outcome,
                 "premature": b.premature,
                 "stalled": b.stalled,
+                "aborted": b.aborted,
                 "missed_onset": b.missed_onset,
                 "premature_risk": b.premature_risk,
                 "no_onset": b.no_onset,

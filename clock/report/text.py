@@ -45,6 +45,7 @@ def beat_flags(b: Beat) -> str:
             ("RISK", b.premature_risk),
             ("PREMATURE", b.premature),
             ("STALLED", b.stalled),
+            ("ABORTED", b.aborted),
             ("MISSED-ONSET", b.missed_onset),
             ("BARGE-IN", b.barge_in_s is not None),
             ("CLEARED", b.cleared_s is not None),
