@@ -63,17 +63,51 @@ class Tour:
         return Observation(self.name, trace, log)
 
 
-def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str, log: str) -> Tour:
-    """A tour of 2 or 3 beats, its noise and log damage as asked."""
+def pink(rng: np.random.Generator, n: int, rms: float) -> np.ndarray:
+    """Pink noise (1/f power) of ``n`` samples at this RMS."""
+    spectrum = np.fft.rfft(rng.standard_normal(n))
+    f = np.arange(spectrum.size)
+    spectrum[1:] /= np.sqrt(f[1:])
+    spectrum[0] = 0
+    x = np.fft.irfft(spectrum, n)
+    return x * rms / max(float(np.sqrt(np.mean(x**2))), 1e-12)
+
+
+def random_tour(
+    rng: np.random.Generator,
+    name: str,
+    *,
+    level: float,
+    room: str,
+    log: str,
+    abort: bool = False,
+    silent: bool = False,
+    bed_dbfs: float | None = None,
+) -> Tour:
+    """A tour of 2 or 3 beats, its noise and log damage as asked.
+
+    ``abort``: the page ends one beat (``end``) in the middle of a sentence
+    (the audio stops there); ``silent``: one beat gets a terminal response
+    and no speech; ``bed_dbfs``: pink noise at this RMS under the whole
+    recording (a room).
+    """
     pieces: list[tuple[float, np.ndarray]] = []
     pauses: list[tuple[float, float]] = []
     events: list[dict] = []
     truths: list[BeatTruth] = []
     t = 0.5
-    for _ in range(int(rng.integers(2, 4))):
+    n_beats = int(rng.integers(2, 4))
+    aborted_beat = int(rng.integers(n_beats)) if abort else -1
+    silent_beat = int(rng.integers(n_beats)) if silent else -1
+    for k in range(n_beats):
         events.append({"kind": "prompt", "t": t})
         terminal = t + rng.uniform(0.4, 1.0)
         events.append({"kind": "terminal", "t": terminal})
+        if k == silent_beat:
+            wait = float(rng.uniform(3.0, 5.0))
+            truths.append(BeatTruth(terminal, terminal + wait, terminal + wait, terminal + wait, 0.0, silent=True))
+            t = terminal + wait
+            continue
         start = terminal + rng.uniform(0.3, 1.4)
         if rng.random() < 0.4:  # an acknowledgment over the terminal response
             ack = words(rng, rng.uniform(0.5, 1.0), level)
@@ -84,6 +118,9 @@ def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str,
         n_sentences = int(rng.integers(2, 5))
         for i in range(n_sentences):
             sentence = words(rng, rng.uniform(1.0, 3.0), level)
+            if k == aborted_beat and i == n_sentences - 1:
+                # The visitor ends the beat in the middle of its last sentence: the audio stops there.
+                sentence = sentence[: int(sentence.size * rng.uniform(0.3, 0.7))]
             pieces.append((cursor, sentence))
             cursor += sentence.size / RATE
             if i < n_sentences - 1:
@@ -91,11 +128,18 @@ def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str,
                 pauses.append((cursor, cursor + gap))
                 longest = max(longest, gap)
                 cursor += gap
+        if k == aborted_beat:
+            events.append({"kind": "end", "t": cursor})
+            truths.append(BeatTruth(terminal, start, cursor, cursor, longest, aborted=True))
+            t = cursor + float(rng.uniform(1.0, 3.0))
+            continue
         room_s = float(rng.uniform(3.2, 5.0))
         truths.append(BeatTruth(terminal, start, cursor, cursor + room_s, longest))
         t = cursor + room_s
     duration = t + 0.5
-    truths[-1].bound_s = min(truths[-1].bound_s, duration)
+    if not truths[-1].aborted and not truths[-1].silent:
+        # No prompt follows the last beat: the log bounds it by the recording's end.
+        truths[-1].bound_s = duration
     x = np.zeros(int(duration * RATE))
     for at, piece in pieces:
         i = int(round(at * RATE))
@@ -107,6 +151,8 @@ def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str,
         for a, b in pauses:
             i, j = int(a * RATE), int(b * RATE)
             x[i:j] += rng.standard_normal(j - i) * noise
+    if bed_dbfs is not None:
+        x += pink(rng, x.size, 10 ** (bed_dbfs / 20))
     if log == "no-prompt":
         events = [e for e in events if e["kind"] != "prompt"]
     elif log == "no-terminal":
@@ -114,13 +160,68 @@ def random_tour(rng: np.random.Generator, name: str, *, level: float, room: str,
     return Tour(name, x, events, truths, has_log=log != "none")
 
 
-def random_corpus(seed: int) -> list[Tour]:
-    """Three to five tours with different voices, rooms and logs."""
+#: The kinds of random corpora: plain, and each documented hardship.
+KINDS = ("plain", "aborted", "silent", "bed", "quiet", "opus")
+
+
+def random_corpus(seed: int, kind: str = "plain") -> list[Tour]:
+    """Three to five tours with different voices, rooms and logs.
+
+    ``kind``: ``plain``; ``aborted`` (tours whose page ends a beat mid-sentence,
+    at least one); ``silent`` (a beat with no speech, at least one);
+    ``bed`` (pink noise at -60 to -45 dBFS under each whole recording);
+    ``quiet`` (every voice 12 dB quieter); ``opus`` (each recording
+    re-encoded as Opus at 32 kb/s and decoded, as the page's recorder would).
+    """
     rng = np.random.default_rng(seed)
     tours = []
-    for i in range(int(rng.integers(3, 6))):
+    n = int(rng.integers(3, 6))
+    for i in range(n):
         level = float(10 ** rng.uniform(np.log10(0.015), np.log10(0.25)))
         room = str(rng.choice(["zero", "zero", "comfort", "pauses"]))
         log = str(rng.choice(["full", "full", "full", "no-prompt", "no-terminal", "none"]))
-        tours.append(random_tour(rng, f"tour{i}-{room}-{log}", level=level, room=room, log=log))
+        extra: dict = {}
+        if kind in ("aborted", "silent"):
+            extra[{"aborted": "abort", "silent": "silent"}[kind]] = i == 0 or bool(rng.random() < 0.4)
+            if i == 0:
+                log = "full"
+        elif kind == "bed":
+            extra["bed_dbfs"] = float(rng.uniform(-60, -45))
+        elif kind == "quiet":
+            level *= 10 ** (-12 / 20)
+        tour = random_tour(rng, f"tour{i}-{room}-{log}", level=level, room=room, log=log, **extra)
+        if kind == "opus":
+            tour.samples = opus_roundtrip(tour.samples)
+        tours.append(tour)
     return tours
+
+
+def opus_roundtrip(x: np.ndarray, bitrate: int = 32000) -> np.ndarray:
+    """``x`` encoded as Opus (libopus, through PyAV) at ``bitrate`` and decoded, aligned to the input."""
+    import io
+
+    import av
+
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="ogg") as out:
+        stream = out.add_stream("libopus", rate=RATE)
+        stream.bit_rate = bitrate
+        stream.layout = "mono"
+        frame = av.AudioFrame.from_ndarray(np.clip(x, -1, 1).astype(np.float32)[None, :], format="flt", layout="mono")
+        frame.sample_rate = RATE
+        for packet in stream.encode(frame):
+            out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    buf.seek(0)
+    chunks = []
+    resampler = av.AudioResampler(format="flt", layout="mono", rate=RATE)  # libopus decodes at 48 kHz
+    with av.open(buf) as inp:
+        for f in inp.decode(audio=0):
+            for g in resampler.resample(f):
+                chunks.append(g.to_ndarray().reshape(-1))
+        for g in resampler.resample(None):
+            chunks.append(g.to_ndarray().reshape(-1))
+    y = np.concatenate(chunks).astype(np.float64)
+    y = y[: x.size]
+    return np.pad(y, (0, x.size - y.size))

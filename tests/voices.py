@@ -79,6 +79,8 @@ class BeatTruth:
     narration_end_s: float
     bound_s: float  # the next prompt, terminal, end, or the end of the recording
     longest_pause_s: float
+    aborted: bool = False  # the page ended the beat (end) while the guide was speaking
+    silent: bool = False  # the voice said nothing after the terminal response
 
 
 @dataclass
@@ -211,6 +213,14 @@ def truth_failures(
         if rb is None:
             continue
         where = f"beat at {truth.terminal_s:.2f} s"
+        if truth.silent:
+            continue  # nothing to end: check's no-speech flags it
+        if truth.aborted:
+            if rb.quiet_declared_s is not None and rb.quiet_declared_s < truth.narration_end_s:
+                out.append(f"{where}: cut at {rb.quiet_declared_s:.2f} s before the page ended it")
+            elif rb.no_onset:
+                out.append(f"{where}: onset missed")
+            continue
         if rb.no_onset:
             out.append(f"{where}: onset missed")
         elif rb.quiet_declared_s is None or rb.quiet_declared_s >= truth.bound_s:

@@ -69,7 +69,7 @@ so), one whose log has no terminal response contributes none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
@@ -80,6 +80,8 @@ from .evidence import (
     Derivation,
     FloorEvidence,
     GapEvidence,
+    HeldOut,
+    HeldOutRecording,
     OnsetEvidence,
     Outcome,
     Stability,
@@ -119,6 +121,8 @@ __all__ = [
     "Derivation",
     "FloorEvidence",
     "GapEvidence",
+    "HeldOut",
+    "HeldOutRecording",
     "Margins",
     "Observation",
     "OnsetEvidence",
@@ -140,6 +144,12 @@ MAX_PRIMARY = 8
 MAX_FLOORS_TRIED = 40
 FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
 _EPS_S = 1e-9
+#: A quiet time stands clear of the longest gap plus the margin (``check`` fails a gap that reaches it).
+_CLEAR_S = 1e-6
+
+#: Chooses among the settings that end every beat right, given as (floor, quiet_s, onset_timeout_s) in the
+#: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend.
+Prefer = Callable[[Sequence[tuple[float, float, float]]], int]
 
 
 def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_s: float) -> int:
@@ -162,12 +172,12 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
         return None, "no gap inside a beat"
     room = min((r for _, _, r in c.rooms), default=None)
     need = max(c.needs, default=float("-inf"))
-    preferred = _round_up(longest + margin, "0.05")
+    preferred = _round_up(longest + margin + _CLEAR_S, "0.05")
     rule = f"longest gap {longest:.3f} s + margin {margin:g} s, rounded up to 0.05 s"
     if room is None or preferred <= room + _EPS_S:
         return preferred, rule
     if logged is not None and unlogged is not None and unlogged > logged:
-        honoured = _round_up(logged + margin, "0.05")
+        honoured = _round_up(logged + margin + _CLEAR_S, "0.05")
         if honoured <= room + _EPS_S:
             return honoured, (
                 f"longest gap inside a logged beat {logged:.3f} s + margin {margin:g} s, rounded up to 0.05 s "
@@ -216,27 +226,42 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
     timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
     hidden = _hidden_ends(c, quiet, margins.quiet_margin_s)
     if quiet is None or timeout is None:
-        return _Setting(floor, quiet, timeout, hidden, quiet_rule), c
+        # No setting at this floor: every beat the clock hears is left unresolved (a floor under the noise
+        # hears speech everywhere, so no gap and no onset).
+        heard = sum(b.life_end_tick > b.first_tick for a in c.analyses for b in a.beats)
+        return _Setting(floor, quiet, timeout, hidden + heard, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
 
 
 def _search(
-    corpus: _Corpus, members: list[int], primary: list[float], extended: list[float], *, strict: bool = False
+    corpus: _Corpus,
+    members: list[int],
+    primary: list[float],
+    extended: list[float],
+    *,
+    strict: bool = False,
+    limit: int = MAX_FLOORS_TRIED,
+    prefer: Prefer | None = None,
 ) -> _Setting | None:
     """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats.
 
-    With ``strict``, only a setting that ends every beat right is returned (else None).
+    With ``strict``, only a setting that ends every beat right is returned
+    (else None). With ``prefer``, every candidate floor is tried and
+    ``prefer`` picks among the settings that end every beat right (see
+    :func:`derive`).
     """
     delay = _prompt_delay(corpus, members)
     best: _Setting | None = None
+    right: list[_Setting] = []
     for n, (floor, is_extended) in enumerate([(f, False) for f in primary] + [(f, True) for f in extended]):
         setting, c = _evaluate(corpus, members, floor, delay)
-        setting = _Setting(
-            setting.floor, setting.quiet_s, setting.onset_timeout_s, setting.failures, setting.quiet_rule, is_extended
-        )
+        setting = replace(setting, extended=is_extended)
         if setting.failures == 0:
-            return setting
-        if not strict and setting.quiet_s is not None and setting.onset_timeout_s is not None:
+            if prefer is None:
+                return setting
+            right.append(setting)
+            continue
+        if not strict and not right and setting.quiet_s is not None and setting.onset_timeout_s is not None:
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
             options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
@@ -245,8 +270,11 @@ def _search(
                 f = hidden + _failing_beats(c.analyses, q, setting.onset_timeout_s)
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
-        if n >= MAX_FLOORS_TRIED and (best is not None or strict):
+        if n >= limit and (best is not None or strict) and not right:
             break
+    if right:
+        assert prefer is not None
+        return right[prefer([(r.floor, r.quiet_s, r.onset_timeout_s) for r in right])]  # type: ignore[misc]
     return best
 
 
@@ -257,6 +285,8 @@ def derive(
     group: str = "all",
     compare: Thresholds | None = None,
     compare_label: str = "committed",
+    prefer: Prefer | None = None,
+    held_out: bool = True,
 ) -> Derivation:
     """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
 
@@ -271,6 +301,14 @@ def derive(
         (``Derivation.compared``): the committed one, or a candidate.
     compare_label : str
         What ``compare`` is (``committed`` or ``candidate``).
+    prefer : callable, optional
+        Chooses among the candidate settings that end every beat right (see
+        :data:`Prefer`): it gets them as (floor, quiet_s, onset_timeout_s),
+        in the engine's order (the first is what it would recommend), and
+        returns the index of the one to recommend. Without it, the first.
+    held_out : bool
+        Also derive without each recording with an event log in turn and
+        replay the result on it (``Derivation.held_out``).
 
     Returns
     -------
@@ -289,7 +327,9 @@ def derive(
         margins,
     )
     members = list(range(len(obs)))
-    found = _derive(corpus, members, group, stability=True)
+    found = _derive(corpus, members, group, stability=True, prefer=prefer)
+    if held_out:
+        found = replace(found, held_out=_held_out(corpus, members, group, prefer))
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
@@ -300,7 +340,37 @@ def derive(
     )
 
 
-def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool) -> Derivation:
+def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> tuple[float, float, list[float]]:
+    """Floors about 1 dB apart from the lowest noise to the highest speech median of these recordings."""
+    noises = [x for i in members for x in (levels[i].noise_median, levels[i].noise_high) if x]
+    tops = [x for i in members if (x := levels[i].speech_median)]
+    if not tops:
+        return 0.0, 0.0, []
+    hi = max(tops)
+    lo = min(noises) if noises else hi * 1e-3
+    return lo, hi, _ladder(lo, hi)
+
+
+def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margins) -> str:
+    """Why a recording without a window of floors is still served by the floor, and which check will say so."""
+    noise_db, speech_db = _db(rec.noise_high or 0.0), _db(rec.speech_low or 0.0)
+    fails = []
+    if rec.noise_high is not None and rec.noise_high >= floor:
+        fails.append("noise level")
+    if rec.speech_low is not None and rec.speech_low < floor * 10 ** (margins.floor_margin_db / 20):
+        fails.append("speech level")
+    where = "stands above its noise and" if rec.noise_high is not None and rec.noise_high < floor else ""
+    return (
+        f"{name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
+        f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
+        f"yet the floor {floor:g} {where} still ends its beats right in the replay"
+        + (f" (check will fail its {' and '.join(fails)})" if fails else "")
+    ).replace("  ", " ")
+
+
+def _derive(
+    corpus: _Corpus, members: list[int], group: str, *, stability: bool, prefer: Prefer | None = None
+) -> Derivation:
     margins = corpus.margins
     obs, levels = corpus.obs, corpus.levels
     notes: list[str] = []
@@ -336,7 +406,7 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
         primary = primary[:MAX_PRIMARY]
     unlogged_meeting = [i for i in meeting if obs[i].events is None]
     judged = sorted(set(windowed) | set(unlogged_meeting))
-    chosen = _search(corpus, judged, primary, extended) if primary else None
+    chosen = _search(corpus, judged, primary, extended, prefer=prefer) if primary else None
     # Recordings whose noise reaches their speech's low percentile may still be served by a floor above their
     # noise (the percentile counts word edges): try them too, and keep them only if nothing then fails.
     rescued: list[int] = []
@@ -346,27 +416,45 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
         noise_all = max((levels[i].noise_high or 0.0) for i in everyone)
         top_all = min(levels[i].speech_median or 0.0 for i in everyone)
         wider = extended + _ladder(noise_all, top_all, exclude=primary + extended) if top_all > noise_all else extended
-        found = _search(corpus, everyone, primary, wider, strict=True)
+        found = _search(corpus, everyone, primary, wider, strict=True, prefer=prefer)
         if found is not None:
             chosen, judged, rescued = found, everyone, hopeless
+    # The windows are a heuristic, the replay is the truth: before giving up, replay a ladder of floors across
+    # the whole range, from the lowest noise to the highest speech median, over every recording with speech.
+    ladder_rule = None
+    if chosen is None or chosen.failures or (hopeless and not rescued):
+        everyone = [i for i in members if levels[i].speech_median is not None]
+        lo_l, hi_l, ladder = _full_ladder(levels, everyone)
+        if ladder:
+            found = _search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
+            span = (
+                f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
+                f"(below the highest speech median, {hi_l:.2g})"
+            )
+            if found is not None:
+                chosen, judged = found, everyone
+                rescued = [i for i in everyone if levels[i].window is None]
+                ladder_rule = f"the lowest of a replayed ladder of {span} that ends every beat right"
+            else:
+                if chosen is None or chosen.failures:
+                    fewest = _search(corpus, everyone, [], ladder, limit=len(ladder))
+                    if fewest is not None and (chosen is None or fewest.failures < chosen.failures):
+                        chosen, judged = fewest, everyone
+                notes.append(f"no floor ends every beat of every recording right: replayed {span}")
     for i in members:
         rec = levels[i]
         if rec.window is not None or not rec.verdict:
             continue
         if i in rescued and chosen is not None:
-            noise_db, speech_db = _db(rec.noise_high or 0.0), _db(rec.speech_low or 0.0)
-            notes.append(
-                f"{obs[i].name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
-                f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
-                f"yet the floor {chosen.floor:g} stands above its noise and still ends its beats right "
-                "(check will fail its speech level)"
-            )
+            notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
             floor_rule = FEWEST_FAILURES
+        elif ladder_rule is not None:
+            floor_rule = ladder_rule
         elif chosen.extended:
             floor_rule = (
                 "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
@@ -397,7 +485,7 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
     floor_ev = _floor_evidence(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
     )
-    gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes)
+    gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
     for what, n, need in (
         ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
         ("beats", onsets_ev.n_beats, THIN["beats"]),
@@ -407,10 +495,42 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
             notes.append(f"thin evidence: {_count(n, what)} (fewer than {need})")
     stab: tuple[Stability, ...] = ()
     if stability:
-        stab = _stability(corpus, members, group, floor_ev, gaps_ev, onsets_ev)
+        stab = _stability(corpus, members, group, floor_ev, gaps_ev, onsets_ev, prefer)
     return Derivation(
         group, tuple(obs[i].name for i in members), floor_ev, gaps_ev, onsets_ev, outcome, stab, tuple(notes)
     )
+
+
+def _without(corpus: _Corpus, members: list[int], left: int, group: str, prefer: Prefer | None) -> Derivation:
+    """The derivation without one recording (once per corpus: the stability and held-out runs share it)."""
+    rest = tuple(i for i in members if i != left)
+    if rest not in corpus.without:
+        corpus.without[rest] = _derive(corpus, list(rest), group, stability=False, prefer=prefer)
+    return corpus.without[rest]
+
+
+def _held_out(corpus: _Corpus, members: list[int], group: str, prefer: Prefer | None) -> HeldOut | None:
+    """Leave each recording with beats out in turn, derive from the rest, replay the result on it (decide)."""
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if len(members) < 2 or not logged:
+        return None
+    found = []
+    for i in logged:
+        floor, quiet, timeout = _without(corpus, members, i, group, prefer).setting
+        name = corpus.obs[i].name
+        if floor is None or quiet is None or timeout is None:
+            found.append(HeldOutRecording(name, floor, quiet, timeout, 0, False, ()))
+            continue
+        a = corpus.analysis(i, floor)
+        decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout)
+        heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
+        failing = tuple(
+            Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
+            for b, d in heard
+            if d.outcome in FAILURES
+        )
+        found.append(HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing))
+    return HeldOut(len(found), sum(r.right for r in found), tuple(found))
 
 
 def _stability(
@@ -420,6 +540,7 @@ def _stability(
     floor_ev: FloorEvidence,
     gaps_ev: GapEvidence,
     onsets_ev: OnsetEvidence,
+    prefer: Prefer | None = None,
 ) -> tuple[Stability, ...]:
     """Leave the driving recording of each number out and derive again."""
     names = {corpus.obs[i].name: i for i in members}
@@ -433,8 +554,7 @@ def _stability(
     without: dict[str, Derivation] = {}
     for driver in (floor_driver, quiet_driver, onset_driver):
         if driver is not None and driver not in without and len(members) > 1:
-            rest = [i for i in members if i != names[driver]]
-            without[driver] = _derive(corpus, rest, group, stability=False)
+            without[driver] = _without(corpus, members, names[driver], group, prefer)
 
     def entry(quantity: str, value: float | None, driver: str | None, pick: int) -> Stability:
         other = without.get(driver) if driver is not None else None

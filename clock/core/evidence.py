@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from .beats import ABORTED, FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
 from .segments import segments
+from .times import clock_time
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "Derivation",
     "FloorEvidence",
     "GapEvidence",
+    "HeldOut",
+    "HeldOutRecording",
     "OnsetEvidence",
     "Outcome",
     "Stability",
@@ -33,6 +36,8 @@ __all__ = [
 PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
 #: Fewer than these make the evidence thin.
 THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
+#: The quiet time must clear the longest gap plus the margin by this much (``check`` fails a gap that reaches it).
+_MARGIN_EPS_S = 1e-9
 #: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
 DEFAULT_PROMPT_DELAY_S = 1.0
 
@@ -131,6 +136,13 @@ class GapEvidence:
     gaps_s : tuple of float
         The narration gaps of at least ``min_gap_s`` (for plots).
     thin : bool
+    margin_left_s : float or None
+        The quiet time less the longest gap the clock bridges inside a
+        logged beat: the margin the recommendation really keeps.
+    margin_kept : bool
+        Whether that is more than ``quiet_margin_s`` (so ``check``'s gap
+        check holds); False when the room after a beat's last word cannot
+        hold the longest gap plus the margin (a warning names the beat).
     """
 
     n_gaps: int
@@ -154,6 +166,8 @@ class GapEvidence:
     p_exceed_tail: float | None
     gaps_s: tuple[float, ...]
     thin: bool
+    margin_left_s: float | None = None
+    margin_kept: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +277,50 @@ class Stability:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldOutRecording:
+    """One recording left out: the setting derived without it, replayed on it.
+
+    Attributes
+    ----------
+    recording : str
+    floor, quiet_s, onset_timeout_s : float or None
+        Derived from the other recordings (None: they recommend nothing).
+    n_beats : int
+        Its beats the replay judged (the clock heard them).
+    right : bool
+        No premature end, stall or missed onset (and a setting to replay).
+    failing : tuple of Unsatisfied
+        Its beats that setting does not end right (reason: the outcome).
+    """
+
+    recording: str
+    floor: float | None
+    quiet_s: float | None
+    onset_timeout_s: float | None
+    n_beats: int
+    right: bool
+    failing: tuple[Unsatisfied, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    """Out-of-sample evidence: derived without each recording with an event log in turn, replayed on it.
+
+    Attributes
+    ----------
+    n_recordings : int
+        Recordings with beats, each left out once.
+    n_right : int
+        Those the setting derived without them ends every beat of right.
+    recordings : tuple of HeldOutRecording
+    """
+
+    n_recordings: int
+    n_right: int
+    recordings: tuple[HeldOutRecording, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Derivation:
     """Everything ``derive`` found, for one group of recordings.
 
@@ -280,6 +338,10 @@ class Derivation:
     warnings : tuple of str
     compared : Comparison or None
         The setting it was asked to compare with (``derive(compare=...)``).
+    held_out : HeldOut or None
+        Derived without each recording with an event log in turn, and
+        replayed on it: how the recommendation may hold on recordings it
+        did not see (None when not asked, or fewer than 2 recordings).
     """
 
     group: str
@@ -291,6 +353,7 @@ class Derivation:
     stability: tuple[Stability, ...]
     warnings: tuple[str, ...]
     compared: Comparison | None = None
+    held_out: HeldOut | None = None
 
     @property
     def setting(self) -> tuple[float | None, float | None, float | None]:
@@ -331,6 +394,8 @@ class _Corpus:
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
     own: dict[int, float | None] = field(default_factory=dict)
     times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
+    without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
 
     def own_floor(self, i: int) -> float | None:
         if i not in self.own:
@@ -419,6 +484,8 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
                 # A beat the page ended leaves no room to respect (a quiet time longer aborts it, not stalls it).
                 # Without the prompt in the log, the page prompted some time before the next response.
                 unknown = b.bound in ("terminal", "acknowledgment")
+                if b.room_s == float("-inf"):
+                    continue  # speech runs into the bound: no quiet time ends it (the replay names it)
                 out.rooms.append(
                     (o.name, float(a.t_s[b.last_word_tick]), b.room_s - (prompt_delay_s if unknown else 0))
                 )
@@ -476,7 +543,13 @@ def _floor_evidence(
 
 
 def _gap_onset_outcome(
-    corpus: _Corpus, members: list[int], judged: list[int], chosen: _Setting | None, notes: list[str]
+    corpus: _Corpus,
+    members: list[int],
+    judged: list[int],
+    chosen: _Setting | None,
+    notes: list[str],
+    *,
+    replay: bool = True,
 ) -> tuple[GapEvidence, OnsetEvidence, Outcome | None]:
     margins = corpus.margins
     obs = corpus.obs
@@ -504,6 +577,18 @@ def _gap_onset_outcome(
     bridged = [g for _, _, g, _ in all_gaps]
     room = min(c.rooms, key=lambda r: (r[2], r[0], r[1])) if c.rooms else None
     quiet = None if chosen is None else chosen.quiet_s
+    # The gaps the replay and check hold the quiet time to: those inside logged beats.
+    longest_bridged = max((g for _, _, g, _ in c.gaps), default=None)
+    left = None if quiet is None or longest_bridged is None else quiet - longest_bridged
+    kept = left is None or left > margins.quiet_margin_s + _MARGIN_EPS_S
+    if not kept and left is not None:
+        where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
+        where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
+        notes.append(
+            f"the margin is not kept: the quiet time {quiet:g} s leaves {left:.3f} s over the longest gap inside a "
+            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; "
+            "check's gap check fails that gap"
+        )
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),
         n_all_gaps=int(g_all.size),
@@ -526,6 +611,8 @@ def _gap_onset_outcome(
         p_exceed_tail=_tail_exceedance(g, quiet) if (g.size and quiet is not None) else None,
         gaps_s=tuple(float(x) for x in g),
         thin=g.size < THIN["gaps"],
+        margin_left_s=left,
+        margin_kept=kept,
     )
     latencies = c.latencies
     lat = np.array([x for _, _, x in latencies])
@@ -541,7 +628,7 @@ def _gap_onset_outcome(
         thin=lat.size < THIN["beats"],
     )
     outcome = None
-    if floor is not None and quiet is not None and timeout is not None:
+    if replay and floor is not None and quiet is not None and timeout is not None:
         outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
         if outcome.n_failed:
             notes.append(

@@ -414,7 +414,9 @@ def _own_floor(rec: RecordingLevels) -> float | None:
         own = nice[0] if nice else target
     clear = 2 * (rec.noise_high or 0.0)
     ref = max(own or 0.0, clear)
-    return min(ref, rec.speech_median / 2) if ref > 0 else None
+    own = min(ref, rec.speech_median / 2) if ref > 0 else None
+    # Under its own noise, a "last word" may be noise: no end to hold other floors to.
+    return own if own is not None and own > (rec.noise_high or 0.0) else None
 
 
 def equivalents(floor: float) -> dict[str, float]:

@@ -25,6 +25,7 @@ __all__ = [
     "derive_dict",
     "derive_markdown",
     "derive_text",
+    "held_out_lines",
     "outcome_line",
     "percent",
     "plural",
@@ -173,7 +174,8 @@ def summary_rows(d: Derivation) -> list[tuple[str, str, str, str]]:
         (
             "quiet_s",
             _g(g.quiet_s),
-            f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)",
+            f"n={g.n_gaps} narration gaps >= {g.min_gap_s:g} s ({g.n_all_gaps} in all)"
+            + ("" if g.margin_kept else f"; MARGIN NOT KEPT ({_n(g.margin_left_s)} s of {g.quiet_margin_s:g} s)"),
             "-" if c is None else f"{c.quiet_s:g}",
         ),
         (
@@ -196,8 +198,30 @@ def outcome_sentence(r: Outcome | None) -> str:
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
-        f"{plural(r.n_missed_onset, 'missed onset')}" + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
+        f"{plural(r.n_missed_onset, 'missed onset')}"
+        + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
+        + (f", {r.n_aborted} aborted by the page (end) while the guide spoke" if r.n_aborted else "")
     )
+
+
+def held_out_lines(d: Derivation) -> list[str]:
+    """The out-of-sample evidence: its sentence, then one line per recording the held-out setting fails."""
+    h = d.held_out
+    if h is None:
+        return []
+    out = [f"derived without each recording in turn: {h.n_right} of {plural(h.n_recordings, 'recording')} replay right"]
+    for r in h.recordings:
+        if r.right:
+            continue
+        if r.floor is None or r.quiet_s is None or r.onset_timeout_s is None:
+            out.append(f"  {r.recording}: without it nothing is recommended")
+            continue
+        beats = ", ".join(f"beat {u.beat} {u.outcome} ({clock_time(u.t_s)})" for u in r.failing)
+        out.append(
+            f"  {r.recording}: derived without it (floor {r.floor:g}, quiet {r.quiet_s:g} s, onset timeout "
+            f"{r.onset_timeout_s:g} s): {beats}"
+        )
+    return out
 
 
 def outcome_line(d: Derivation) -> str:
@@ -265,6 +289,7 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
             assert d.compared is not None
             for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
                 out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+        out.extend(held_out_lines(d))
         out.append("")
         out.append(f"floor: {f.rule}")
         if f.floor is not None and f.window is not None:
@@ -348,6 +373,8 @@ def derive_markdown(derivations: Sequence[Derivation]) -> str:
         out.append(outcome_line(d) + "\n")
         if (line := compared_line(d)) is not None:
             out.append(line + "\n")
+        if lines := held_out_lines(d):
+            out.append("\n".join(lines) + "\n")
         header, rows = recording_rows(d)
         out.append("| " + " | ".join(header) + " |")
         out.append("|---" * len(header) + "|")
