@@ -48,6 +48,7 @@ def _beat_row(b: Beat) -> dict[str, Any]:
         replay_vs_logged_s=b.replay_vs_logged_s,
         provider_stopped_vs_last_word_s=b.provider_stopped_vs_last_word_s,
         cut=b.cut,
+        aborted=b.aborted,
         n_gaps=len(b.gaps_s),
         max_gap_s=max(b.quiet_gaps_s, default=None),
     )

@@ -98,7 +98,9 @@ def test_quiet_time_is_the_longest_gap_plus_the_margin():
     # A 0.05 RMS square wave reads above the floor once m of its samples are in the window.
     m = 2048 * (d.floor.floor / 0.05) ** 2
     assert abs(d.gaps.max_gap_s - (1.7 - WINDOW_S + 2 * m / RATE)) < 2 / 60
-    assert d.gaps.quiet_s == pytest.approx(math.ceil((d.gaps.max_gap_s + 0.2) / 0.05 - 1e-9) * 0.05)
+    # The first multiple of 0.05 s strictly above longest gap + margin (check fails a gap that reaches it).
+    assert d.gaps.quiet_s == pytest.approx((math.floor((d.gaps.max_gap_s + 0.2) / 0.05 + 1e-6) + 1) * 0.05)
+    assert d.gaps.margin_kept and d.gaps.margin_left_s > 0.2
     assert any("thin evidence: 3 gaps" in w for w in d.warnings)
     d2 = derive([synthetic([0.3, 0.9, 1.7])], margins=Margins(quiet_margin_s=0.5))
     assert d2.gaps.quiet_s == pytest.approx(d.gaps.quiet_s + 0.3, abs=0.051)

@@ -55,6 +55,18 @@ class Tour:
     truths: list[BeatTruth]
     has_log: bool = True
 
+    def write(self, folder) -> None:
+        """``NAME.wav`` and, with a log, ``NAME.events.jsonl`` (as the page's capture helper writes them)."""
+        import json
+
+        import soundfile as sf
+
+        sf.write(str(folder / f"{self.name}.wav"), np.clip(self.samples, -1, 1).astype(np.float32), RATE, "FLOAT")
+        if self.has_log:
+            kinds = {"terminal": "terminal_response"}
+            lines = [{"type": kinds.get(e["kind"], e["kind"]), "t": e["t"]} for e in self.events]
+            (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
     def observation(self) -> Observation:
         trace = levels(self.samples.astype(np.float32), RATE)
         if not self.has_log:

@@ -226,10 +226,12 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
     timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
     hidden = _hidden_ends(c, quiet, margins.quiet_margin_s)
     if quiet is None or timeout is None:
-        # No setting at this floor: every beat the clock hears is left unresolved (a floor under the noise
-        # hears speech everywhere, so no gap and no onset).
-        heard = sum(b.life_end_tick > b.first_tick for a in c.analyses for b in a.beats)
-        return _Setting(floor, quiet, timeout, hidden + heard, quiet_rule), c
+        # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
+        # (a floor under the noise hears speech everywhere, so no gap and no onset).
+        endless = sum(
+            b.spoken and b.room_s == float("-inf") and not b.ended_by_page for a in c.analyses for b in a.beats
+        )
+        return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
 
 
