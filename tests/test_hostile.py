@@ -544,3 +544,23 @@ def test_many_channels_are_read_in_bounded_blocks(tmp_path):
     info = probe(path)
     blocks = list(decode._soundfile_blocks(info, decode.DEFAULT_BLOCK_FRAMES))
     assert max(b.size for b in blocks) <= 1 << 20 and sum(b.shape[0] for b in blocks) == 5000
+
+
+def test_an_overlong_line_of_a_type_the_clock_does_not_read_is_skipped_with_a_warning(tmp_path):
+    from clock.io.events import read_events
+
+    log = tmp_path / "s.events.jsonl"
+    bulky = json.dumps({"type": "conversation.item.created", "t": 0.5, "audio": "A" * (2 << 20)})
+    lines = [{"type": "prompt", "t": 0.1}, None, {"type": "terminal_response", "t": 1.0}, {"type": "end", "t": 3.0}]
+    log.write_text("".join((bulky if x is None else json.dumps(x)) + "\n" for x in lines))
+    with pytest.warns(SpeechClockWarning) as caught:
+        found = read_events(log)
+    assert [e.kind for e in found.events] == ["prompt", "terminal", "end"]
+    assert [str(w.message) for w in caught] == [
+        f"{log}:2: line longer than 1024 KiB (conversation.item.created), an event type speech-clock does not "
+        "read: skipped"
+    ]
+    # One the clock reads is still an error naming file and line.
+    log.write_text(json.dumps({"type": "terminal_response", "t": 1, "pad": "x" * (2 << 20)}) + "\n")
+    with pytest.raises(ValueError, match=f"{log}:1: line longer than 1024 KiB"):
+        read_events(log)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -36,6 +37,29 @@ from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, M
 from .sources import Source, is_file, is_url, name_of, sibling
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_TIME_S", "events_path_for", "read_events", "read_labels", "warn_outside"]
+
+#: The event types the reader and the replay use: an overlong line of another type is skipped with a warning.
+_READ_TYPES = frozenset(
+    {
+        "terminal_response",
+        "response.done",
+        "prompt",
+        "arrival",
+        "pause",
+        "resume",
+        "end",
+        "clock.quiet",
+        "clock.level",
+        "recording.started",
+        "session",
+        "output_audio_buffer.started",
+        "output_audio_buffer.stopped",
+        "output_audio_buffer.cleared",
+        "input_audio_buffer.speech_started",
+    }
+)
+#: The first ``type`` in a line's first 4 KiB (every helper writes it first).
+_TYPE_IN_HEAD = re.compile(r'"type"\s*:\s*"([^"\\]{1,200})"')
 
 #: The deepest nesting of arrays and objects in an event line.
 MAX_JSON_DEPTH = 64
@@ -187,10 +211,17 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     lines = iter_lines(
         p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES, max_lines=MAX_EVENT_LOG_LINES
     )
+    overlong: list[tuple[str, str]] = []
     for number, line, problem in lines:
         if problem is None and not line.strip():
             continue
         where = f"{p}:{number}"
+        if problem is not None and problem.startswith("line longer than"):
+            type_ = _TYPE_IN_HEAD.search(line)
+            if type_ is None or type_.group(1) not in _READ_TYPES:
+                # An event the clock does not read (a provider's bulky message): skip it, say so, keep the log.
+                overlong.append((where, problem if type_ is None else f"{problem} ({type_.group(1)})"))
+                continue
         try:
             parsed.append(_line(_parse_line(line, where, problem), number, where))
         except EventLogError as err:
@@ -250,6 +281,13 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             )
         previous = (x.number, t)
         events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id))
+    if overlong:
+        more = f"; {len(overlong) - 1} more skipped" if len(overlong) > 1 else ""
+        warnings.warn(
+            f"{overlong[0][0]}: {overlong[0][1]}, an event type speech-clock does not read: skipped{more}",
+            SpeechClockWarning,
+            stacklevel=2,
+        )
     if skipped:
         first_skip = min(skipped)[1]
         more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""

@@ -33,6 +33,8 @@ __all__ = [
 
 #: The longest line of an event log or label track (an OpenAI ``response.done`` with its transcript fits).
 MAX_LINE_BYTES = 1 << 20
+#: What is kept of an overlong line: enough to tell its type.
+_HEAD_BYTES = 4096
 #: The largest event log, and the most lines in one (a session logs an event every few seconds;
 #: each line costs a few hundred bytes of memory once read).
 MAX_EVENT_LOG_BYTES = 64 << 20
@@ -117,9 +119,10 @@ def iter_lines(
     """``(line number, text, problem)`` of each line of a regular file (or a URL), read line by line.
 
     Lines are split at ``\\n`` only (a trailing ``\\r`` is dropped). A line
-    longer than ``max_line_bytes``, or not UTF-8, comes with an empty text
-    and the problem (its bytes are skipped), so that the caller can report
-    or skip it; otherwise the problem is None.
+    longer than ``max_line_bytes`` comes with the problem and, as its text,
+    its first 4 KiB (undecodable bytes replaced; the rest is skipped), so
+    that the caller can tell what it was; one not UTF-8 with an empty text
+    and the problem; otherwise the problem is None.
 
     Raises
     ------
@@ -153,6 +156,7 @@ def iter_lines(
                 raise error(f"{p}: {what} of more than {max_lines} lines (the limit for one file)")
             total += len(raw)
             overlong = len(raw) > max_line_bytes and not raw.endswith(b"\n")
+            head = raw[:_HEAD_BYTES]
             while overlong and not raw.endswith(b"\n"):
                 raw = f.readline(1 << 16)
                 if not raw:
@@ -163,7 +167,7 @@ def iter_lines(
             if total > max_bytes:
                 raise _too_big(p, what, max_bytes, error)
             if overlong:
-                yield number, "", f"line longer than {max_line_bytes >> 10} KiB"
+                yield number, head.decode("utf-8", errors="replace"), f"line longer than {max_line_bytes >> 10} KiB"
                 continue
             try:
                 text = raw.rstrip(b"\n").rstrip(b"\r").decode("utf-8")
