@@ -62,7 +62,7 @@ def derive(
     committed setting (or a candidate given with --floor, --quiet-time,
     --onset-timeout) is replayed beside the recommendation.
     """
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output})
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
     compare = cfg.thresholds if label != "built-in defaults" else None

@@ -32,7 +32,7 @@ from ..core.times import parse_time
 from ..errors import ConfigError, InvalidParameterError, SpeechClockError, SpeechClockWarning
 from ..io.config import AgreementConfig, Config, find_config, read_config
 from ..io.decode import probe
-from ..io.inputs import Inputs
+from ..io.inputs import Inputs, set_force
 from ..io.output import remove_temporaries
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 from ..io.sources import name_of
@@ -78,6 +78,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
+            set_force(False)  # until the command's --force says otherwise
             try:
                 return super().invoke(ctx)
             except click.exceptions.ClickException as err:
