@@ -95,3 +95,113 @@ def test_schedulers_are_bounded_and_their_scheme_checked_at_once():
     with pytest.raises(InvalidParameterError) as err:
         parse_scheduler("udp://user:secret@127.0.0.1:1")
     assert "secret" not in str(err.value)
+
+
+# --- nothing the user owns is replaced ------------------------------------------
+
+
+def _session(folder: Path, name: str = "session") -> Path:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from sessions import Session
+
+    s = Session(6.0).say(0.5, 1.5).event("terminal_response", 0.3).say(2.0, 3.0).event("clock.quiet", 5.6)
+    return s.write(folder, name)
+
+
+@pytest.mark.parametrize("command", ["levels", "segments", "beats"])
+def test_outputs_never_replace_a_sibling_recording_log_labels_or_baseline(cli, tmp_path, command):
+    rec = _session(tmp_path, "a")
+    other = _session(tmp_path, "b")
+    labels = tmp_path / "b.labels.txt"
+    labels.write_text("0.5\t1.5\tspeech\n")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{\n  "schema": 1,\n  "recordings": {}\n}\n')
+    disguised = tmp_path / "take2.bin"  # a recording by its content, whatever its name
+    disguised.write_bytes(other.read_bytes())
+    targets = [other, tmp_path / "b.events.jsonl", labels, baseline, disguised]
+    before = {t: t.read_bytes() for t in targets}
+    for target in [*targets, tmp_path / "new.webm"]:
+        result = cli(command, rec, "-o", target)
+        assert result.exit_code == 2, (target, result.stderr)
+        assert "refusing to write -o there (--force to replace it)" in result.stderr
+    assert {t: t.read_bytes() for t in targets} == before
+    assert not (tmp_path / "new.webm").exists()
+    assert cli(command, rec, "-o", disguised, "--force").exit_code == 0  # --force: the user says so
+    assert disguised.read_bytes() != before[disguised]
+    assert cli(command, rec, "-o", rec, "--force").exit_code == 2  # the run's own input: never
+
+
+def test_two_outputs_of_one_run_never_share_a_file(cli, tmp_path):
+    rec = _session(tmp_path)
+    result = cli("derive", rec, "-o", tmp_path / "x.png", "--plot", tmp_path / "x.png")
+    assert result.exit_code == 2 and "name the same file" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# --- an interrupted run leaves no previous verdict ------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_junit_run_leaves_an_error_not_the_old_verdict(tmp_path, sig):
+    import numpy as np
+    import soundfile as sf
+
+    rec = tmp_path / "long.wav"
+    rng = np.random.default_rng(1)
+    sf.write(str(rec), (rng.standard_normal(8000 * 600) * 0.01).astype(np.float32), 8000)  # 10 minutes
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<?xml version="1.0"?>\n<testsuites tests="1" failures="0"><testsuite/></testsuites>\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until it reads the recording
+            try:
+                fds = os.listdir(f"/proc/{proc.pid}/fd")
+                if any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == str(rec) for fd in fds):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    text = junit.read_text()
+    assert "<error" in text and "interrupted" in text and 'failures="0"><testsuite/>' not in text
+
+
+# --- control characters from input never reach the terminal raw ------------------
+
+
+def test_control_characters_in_names_are_escaped_for_the_terminal_and_kept_in_json(cli, tmp_path):
+    import json
+
+    name = "evil\x1b]0;title\x07\r"
+    rec = _session(tmp_path, name)
+    for args in (
+        ("info", rec),
+        ("beats", rec),
+        ("segments", rec),
+        ("derive", rec),
+        ("check", rec, "--allow-defaults"),
+        ("check", rec, "--allow-defaults", "--format", "github"),
+        ("check", rec, "--allow-defaults", "--floor", "0.9"),  # a failing check names the recording
+    ):
+        result = cli(*args)
+        assert result.exit_code in (0, 1), (args, result.stderr)
+        shown = result.stdout + result.stderr
+        assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown, args
+        assert "\\x1b]0;title\\x07" in shown, (args, shown)
+    result = cli("derive", rec, "--format", "json")
+    assert json.loads(result.stdout)["groups"][0]["recordings"] == [f"{name}.wav"]  # JSON keeps it intact

@@ -36,6 +36,7 @@ from ..io.inputs import Inputs, set_force
 from ..io.output import remove_temporaries
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 from ..io.sources import name_of
+from ..io.terminal import printable
 from .scale import SOURCE, scale_options, scale_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +53,7 @@ def _one_line(text: object) -> str:
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
-    click.echo(f"speechclock: error: {_one_line(message)}", err=True)
+    click.echo(f"speechclock: error: {printable(_one_line(message), newlines=False)}", err=True)
     sys.exit(code)
 
 
@@ -179,7 +180,7 @@ def _warnings_to_stderr() -> Iterator[None]:
         text = _one_line(message)
         if text not in seen:  # once per cause, however many times it comes (a sweep replays 176 settings)
             seen.add(text)
-            click.echo(f"speechclock: warning: {text}", err=True)
+            click.echo(f"speechclock: warning: {printable(text, newlines=False)}", err=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", SpeechClockWarning)
@@ -524,7 +525,7 @@ def load_corpus(  # type: ignore[no-untyped-def]
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(
-        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: name_of(p) if p else ""
+        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: printable(name_of(p), newlines=False) if p else ""
     ) as bar:
         return observe_corpus(cfg, files, inputs, progress=lambda p: bar.update(1, p), **where)
 

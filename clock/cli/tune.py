@@ -19,6 +19,7 @@ from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
+from ..io.terminal import printable
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
 from .derive import baseline_option, run_checks
@@ -282,7 +283,7 @@ def sweep(
             writer.writerow(fields)
             writer.writerows([["" if getattr(p, f) is None else getattr(p, f) for f in fields] for p in result.points])
         else:
-            out.write(sweep_table(result))
+            out.write(printable(sweep_table(result)))
 
 
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:

@@ -35,7 +35,6 @@ __all__ = [
     "name_of",
     "open_binary",
     "read_text",
-    "redact",
     "sibling",
     "url_info",
 ]
@@ -50,19 +49,6 @@ Source = str | os.PathLike[str]
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 
 EXTRA_HINT = "pip install 'speech-clock[cluster]'"
-
-
-# The credentials of a URL: scheme://user:password@ (up to the first "@" before the path).
-_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+://)[^/@\s]*@")
-
-
-def redact(text: str) -> str:
-    """``text`` with the credentials of every URL in it hidden (``https://***@host/a.wav``).
-
-    >>> redact("https://user:secret@example.com/a.wav: cannot read")
-    'https://***@example.com/a.wav: cannot read'
-    """
-    return _CREDENTIALS.sub(r"\g<scheme>***@", text)
 
 
 def is_url(source: object) -> bool:

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from .sources import EXTRA_HINT, redact
+from .sources import EXTRA_HINT
+from .terminal import redact
 
 __all__ = ["Workers", "parse_scheduler", "run_ordered"]
 
