@@ -205,3 +205,141 @@ def test_control_characters_in_names_are_escaped_for_the_terminal_and_kept_in_js
         assert "\\x1b]0;title\\x07" in shown, (args, shown)
     result = cli("derive", rec, "--format", "json")
     assert json.loads(result.stdout)["groups"][0]["recordings"] == [f"{name}.wav"]  # JSON keeps it intact
+
+
+# --- work grows at most as n log n in every dimension a user can grow ----------------
+#
+# Each test times the same work at two sizes (best of three, so a busy machine only makes it slower, not
+# faster) and fails when the growth is worse than n log n with a factor of two to spare: a quadratic step
+# grows 16x for 4x the input, n log n about 4.6x.
+
+
+def _best_s(work, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _assert_n_log_n(make, small: int, big: int) -> None:
+    import math
+
+    work_small, work_big = make(small), make(big)
+    work_small()  # warm up imports and caches
+    ratio = _best_s(work_big) / _best_s(work_small)
+    bound = 2.0 * (big * math.log(big)) / (small * math.log(small))
+    assert ratio < bound, f"{small} -> {big}: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"
+
+
+def _trace(seconds: float, bursts: int = 0):
+    """A level trace at 60 ticks/s: silence with ``bursts`` evenly spaced words."""
+    import numpy as np
+
+    from clock.core.analyser import AnalyserOptions
+    from clock.core.levels import LevelTrace, Ticks
+
+    n = int(seconds * 60)
+    level = np.zeros(n)
+    for i in range(bursts):
+        a = int(n * i / bursts)
+        level[a : a + max(1, n // (2 * bursts))] = 0.05
+    frames = (np.arange(n, dtype=np.int64) * 800) + 128
+    return LevelTrace(frames, level, 48000, Ticks("1/60"), "rms", AnalyserOptions())
+
+
+def test_beats_grow_linearly_in_terminal_responses():
+    from clock import EventLog, beats
+    from clock.core.events import Event
+
+    def make(n: int):
+        trace = _trace(6.0, bursts=3)
+        log = EventLog(tuple(Event("terminal", "terminal_response", 6.0 * i / n, i + 1) for i in range(n)))
+        return lambda: beats(trace, log, floor=0.01, quiet_s=0.7, onset_timeout_s=2.5)
+
+    _assert_n_log_n(make, 1500, 6000)
+
+
+@pytest.mark.slow
+def test_a_100k_terminal_log_reads_and_replays(tmp_path):
+    """The issue's case: 100,000 terminal responses on a 6 s recording (was 5 minutes and more: quadratic)."""
+    import json
+
+    from clock import beats
+    from clock.io.events import read_events
+
+    path = tmp_path / "s.events.jsonl"
+    with open(path, "w") as f:
+        for i in range(100_000):
+            f.write(json.dumps({"type": "terminal_response", "t": 6.0 * i / 100_000}) + "\n")
+    found = beats(_trace(6.0, bursts=3), read_events(path), floor=0.01, quiet_s=0.7, onset_timeout_s=2.5)
+    assert len(found) == 100_000 and [b.index for b in found[:3]] == [0, 1, 2]
+
+
+def test_event_logs_read_in_linear_time(tmp_path):
+    import json
+
+    from clock.io.events import read_events
+
+    def make(n: int):
+        path = tmp_path / f"{n}.events.jsonl"
+        kinds = ["terminal_response", "prompt", "clock.quiet", "output_audio_buffer.stopped", "pause", "resume"]
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write(json.dumps({"type": kinds[i % len(kinds)], "t": i * 0.01, "response_id": f"r{i // 6}"}) + "\n")
+        return lambda: read_events(path)
+
+    _assert_n_log_n(make, 5000, 20000)
+
+
+def test_levels_grow_linearly_in_audio_length():
+    import numpy as np
+
+    from clock import levels
+
+    def make(seconds: int):
+        x = (np.random.default_rng(0).standard_normal(16000 * seconds) * 0.05).astype(np.float32)
+        return lambda: levels(x, 16000)
+
+    _assert_n_log_n(make, 15, 60)
+
+
+def test_segments_and_labels_grow_linearly_in_label_lines():
+    from clock import Label, label_errors, segments
+
+    def make(n: int):
+        trace = _trace(n / 2, bursts=n)  # a word every half second
+        labels = [Label(i / 2, i / 2 + 0.2, "w") for i in range(n)]
+        return lambda: label_errors(segments(trace, floor=0.01), labels)
+
+    _assert_n_log_n(make, 1000, 4000)
+
+
+def test_a_sweep_grows_linearly_in_grid_size():
+    from clock import EventLog, Observation, sweep
+    from clock.core.events import Event
+
+    trace = _trace(120.0, bursts=40)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(40)))
+    obs = [Observation(f"r{i}.wav", trace, log) for i in range(3)]
+
+    def make(n: int):
+        floors = [0.001 + 0.0005 * i for i in range(n)]
+        return lambda: sweep(obs, floors=floors, quiets_s=[0.5, 0.7, 1.0, 1.5])
+
+    _assert_n_log_n(make, 4, 16)
+
+
+def test_derive_grows_linearly_in_recordings_per_corpus():
+    from clock import EventLog, Observation, derive
+    from clock.core.events import Event
+
+    trace = _trace(60.0, bursts=20)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(20)))
+
+    def make(n: int):
+        obs = [Observation(f"r{i}.wav", trace, log) for i in range(n)]
+        return lambda: derive(obs)
+
+    _assert_n_log_n(make, 4, 16)
