@@ -86,7 +86,7 @@ def figure_for(
     view: str = "session",
 ) -> Any:
     """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats."""
-    from ..report.plot import plot_beat_timeline, plot_recording
+    from ..report.plot import MAX_PLOT_BINS, plot_beat_timeline, plot_recording
 
     found, replay = [], None
     if rec.events is not None and rec.events.terminals:
@@ -103,7 +103,8 @@ def figure_for(
         rec.trace,
         floor=th.floor,
         segmentation=find_segments(rec.trace, floor=th.floor),
-        envelope=envelope(rec.info.path),
+        # 10 ms bins, coarser on long recordings (at most 20 bins per plotted point, whatever the length).
+        envelope=envelope(rec.info.path, bin_s=max(0.01, rec.trace.n_ticks * rec.trace.tick_s / (20 * MAX_PLOT_BINS))),
         events=rec.events,
         beats=found,
         replay=replay,
