@@ -343,3 +343,77 @@ def test_derive_grows_linearly_in_recordings_per_corpus():
         return lambda: derive(obs)
 
     _assert_n_log_n(make, 4, 16)
+
+
+# --- servers that never answer, URLs, schedulers -------------------------------------
+
+
+@pytest.fixture
+def silent_server():
+    """A socket on 127.0.0.1 that accepts connections and never answers."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_silent_server_times_out_with_one_line_naming_the_url(silent_server, tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    url = f"http://user:secret@127.0.0.1:{silent_server}/a.wav"
+    t0 = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "derive", url, "--no-cache"],
+        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="1"),
+    )
+    assert time.monotonic() - t0 < 60
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no answer within 1 s" in lines[0], result.stderr
+    assert f"http://***@127.0.0.1:{silent_server}/a.wav" in lines[0] and "secret" not in result.stderr
+
+
+def test_an_unreachable_host_is_not_no_such_file(tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "derive", f"http://127.0.0.1:{port}/a.wav", "--no-cache"],
+        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="5"),
+    )
+    assert result.returncode == 2 and "no such file" not in result.stderr, result.stderr
+    assert f"http://127.0.0.1:{port}/a.wav: cannot read" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["levels", "segments", "beats", "plot", "info"])
+def test_single_file_commands_say_they_take_local_files_only(cli, command):
+    args = [command, "http://example.com/a.wav"] + (["-o", "x.png"] if command == "plot" else [])
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "http://example.com/a.wav: a local file is needed" in result.stderr, result.stderr

@@ -256,9 +256,27 @@ onset_timeout_callback = _onset_timeout
 _MAX_TICK_FRAMES = 60 * MAX_RATE_HZ
 
 
+class LocalPathType(click.ParamType):
+    """A local file (REC of a one-recording command): a URL is refused as it was written."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        from ..io.sources import is_url
+
+        if is_url(value):
+            self.fail(
+                f"{printable(value, newlines=False)}: a local file is needed (URLs are read by the corpus commands: "
+                "derive, check, sweep, report)",
+                param,
+                ctx,
+            )
+        return Path(value)
+
+
 def recording_argument(f: F) -> F:
-    """The REC argument (problems with the file are reported by the decoder)."""
-    return click.argument("rec", type=click.Path(path_type=Path))(f)
+    """The REC argument, a local file (problems with the file are reported by the decoder)."""
+    return click.argument("rec", type=LocalPathType())(f)
 
 
 def _apply(f: F, decorators: list[Callable[[F], F]]) -> F:

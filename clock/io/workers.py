@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from .sources import EXTRA_HINT
+from .sources import EXTRA_HINT, network_timeout_s
 from .terminal import redact
 
 __all__ = ["Workers", "parse_scheduler", "run_ordered"]
@@ -57,8 +57,6 @@ R = TypeVar("R")
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
 _ADDRESS = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://\S+$")
 
-# How long to wait for a remote scheduler to answer.
-CONNECT_TIMEOUT_S = 30
 
 #: The most worker processes ``--scheduler local:N`` starts (as ``--jobs``).
 MAX_LOCAL_WORKERS = 256
@@ -287,7 +285,7 @@ def dask_client(scheduler: str) -> Iterator[Any]:
             cluster.close()
         return
     try:
-        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        client = distributed.Client(scheduler, timeout=network_timeout_s(), set_as_default=False)
     except (OSError, TimeoutError) as err:
         raise InvalidParameterError(f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})") from None
     with client:
