@@ -324,3 +324,136 @@ def test_corpus_commands_take_the_scale_options(cli):
     for command in ("derive", "check", "sweep", "report"):
         text = cli(command, "--help").stdout
         assert "--scheduler" in text and "--cache DIR" in text and "--no-cache" in text and "--jobs" in text
+
+
+# --- forged, swapped and bombed entries (bounded, never a wrong answer) -----------
+
+
+def _forge(entry: Path, *, header_change=None, body: bytes | None = None) -> None:
+    """Rewrite an entry with a changed header or body and a recomputed checksum (what a forger can do)."""
+    import hashlib
+    import json
+    import zlib
+
+    data = entry.read_bytes()
+    start = len(cache_module._MAGIC) + 8
+    n_head = int.from_bytes(data[len(cache_module._MAGIC) : start], "little")
+    header = json.loads(data[start : start + n_head])
+    if header_change is not None:
+        header_change(header)
+    head = json.dumps(header, sort_keys=True).encode()
+    packed = data[start + n_head : -32] if body is None else zlib.compress(body, 9)
+    out = cache_module._MAGIC + len(head).to_bytes(8, "little") + head + packed
+    entry.write_bytes(out + hashlib.sha256(out).digest())
+
+
+def _bomb(n_bytes: int) -> bytes:
+    import zlib
+
+    z = zlib.compressobj(9)
+    block = bytes(1 << 20)
+    return b"".join(z.compress(block) for _ in range(n_bytes >> 20)) + z.flush()
+
+
+@pytest.mark.parametrize(
+    "forgery",
+    ["period 1/0", "period 0", "more ticks than the recording has", "frames out of order", "a swapped entry"],
+)
+def test_a_forged_entry_is_a_miss_with_one_warning_never_an_answer(wav, store, decodes, forgery, tmp_path):
+    good = read_recording(wav, cache=store)
+    (entry,) = entries(store)
+    if forgery == "period 1/0":
+        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="1/0"))
+    elif forgery == "period 0":
+        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="0"))
+    elif forgery == "more ticks than the recording has":
+        _forge(entry, header_change=lambda h: h["traces"][0].update(n=10**9))
+    elif forgery == "frames out of order":
+        t = good.trace
+        body = t.frames[::-1].astype("<i8").tobytes() + t.level.astype("<f8").tobytes()
+        _forge(entry, body=body)
+    else:  # another recording's valid entry, its key rewritten to this one's
+        other = tmp_path / "other.wav"
+        sf.write(str(other), np.zeros(48000, np.int16), 48000, subtype="PCM_16")
+        read_recording(other, cache=store)
+        (foreign,) = [e for e in entries(store) if e != entry]
+        shutil.copy(foreign, entry)
+    n = len(decodes)
+    with pytest.warns(SpeechClockWarning, match=r"damaged cache entry for .*a\.wav .*recomputed") as caught:
+        again = read_recording(wav, cache=store)
+    assert len(caught) == 1 and str(entry) in str(caught[0].message)
+    assert len(decodes) == n + 1 and same(again, good)
+
+
+def test_a_zlib_bomb_is_refused_within_bounded_memory(wav, store, decodes):
+    import tracemalloc
+
+    good = read_recording(wav, cache=store)
+    (entry,) = entries(store)
+    _forge(entry, body=_bomb(256 << 20))  # 256 MiB of zeros behind a header that declares 60 ticks
+    tracemalloc.start()
+    try:
+        with pytest.warns(SpeechClockWarning, match="damaged cache entry"):
+            again = read_recording(wav, cache=store)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert same(again, good) and peak < 64 << 20
+
+
+def test_a_damaged_or_deep_index_file_only_means_hashing_again(wav, store):
+    good = read_recording(wav, cache=store)
+    (index,) = sorted((store.folder / "files").rglob("*.json"))
+    for junk in ("[" * 200_000, "{" + " " * (1 << 20) + "}", '{"content": 1}'):
+        index.write_text(junk)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert same(read_recording(wav, cache=store), good)
+
+
+def test_a_fifo_named_as_a_recording_is_never_hashed(store, tmp_path):
+    from clock.errors import RecordingError
+
+    fifo = tmp_path / "a.wav"
+    os.mkfifo(fifo)
+    with pytest.raises((OSError, RecordingError)):
+        store._local_content(str(fifo))
+
+
+def test_a_fifo_named_as_a_recording_is_refused_at_once_by_corpus_commands(tmp_path):
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "a.wav"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "SPEECHCLOCK_CACHE": str(tmp_path / "cache")}
+    for command in (["derive", fifo], ["check", fifo, "--allow-defaults"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "clock", *map(str, command)], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert result.returncode == 2 and "FIFO" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("etag", ['W/"abc"', '"5f3c2a1b-1a2b"', '"2d-432a5e4a73a80"'])
+def test_a_url_with_a_weak_or_mtime_etag_is_keyed_by_its_content(store, monkeypatch, etag):
+    meta = {"size": 10, "type": "file", "ETag": etag}
+    body = [b"first body"]
+    monkeypatch.setattr(cache_module, "url_info", lambda url: dict(meta))
+
+    class Reader:
+        def __init__(self):
+            self.data = [body[0]]
+
+        def read(self, n):
+            return self.data.pop() if self.data else b""
+
+    from contextlib import contextmanager
+
+    @contextmanager
+    def opened(url):
+        yield Reader()
+
+    monkeypatch.setattr(cache_module, "open_binary", opened)
+    first = store._content("https://example.com/a.webm")
+    body[0] = b"other body"  # rewritten in place: same size, same ETag
+    assert store._content("https://example.com/a.webm") != first

@@ -103,7 +103,6 @@ def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(cli, rec
     assert stat.S_IMODE((tmp_path / "new.csv").stat().st_mode) == 0o640
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
 def test_a_read_only_output_is_refused_and_left_alone(cli, rec, tmp_path):
     ro = tmp_path / "ro.csv"
     ro.write_text("keep\n")

@@ -272,10 +272,8 @@ def test_check_of_a_url_without_a_config_names_the_url(cli, web, tmp_path):
 
 
 def test_an_unreachable_scheduler_is_one_line(cli, monkeypatch, generated):
-    import clock.io.workers as workers
-
     pytest.importorskip("distributed")
-    monkeypatch.setattr(workers, "CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setenv("SPEECHCLOCK_TIMEOUT", "1")
     result = cli("derive", generated / "s000.wav", "--scheduler", "tcp://127.0.0.1:9")
     lines = result.stderr.strip().splitlines()
     assert result.exit_code in (1, 2) and len(lines) == 1

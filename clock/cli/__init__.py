@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from ..io.inputs import set_force
 from .beats import beats, segments
 from .derive import check, derive
 from .levels import info, levels
@@ -27,7 +28,24 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
+
+def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    set_force(value)
+    return value
+
+
 for command in (levels, info, segments, beats, derive, check, sweep, plot, report):
+    if command is not info:  # every command that writes files
+        command.params.append(
+            click.Option(
+                ["--force"],
+                is_flag=True,
+                expose_value=False,
+                callback=_force,
+                help="Let outputs replace files that look like recordings, event logs, label tracks, configs or "
+                "baselines (never this run's own inputs).",
+            )
+        )
     main.add_command(command)
 
 

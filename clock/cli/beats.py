@@ -17,6 +17,7 @@ from ..errors import EventLogError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
+from ..io.terminal import printable
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
 from ..report.text import BEAT_TIMELINE, agreement_text, beat_rows, table
 from .options import (
@@ -86,11 +87,11 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
         else:
             rows = segments_rows(seg)
             out.write(
-                f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n"
+                printable(f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n")
             )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:
-                out.write(_labels_table(matches))
+                out.write(printable(_labels_table(matches)))
 
 
 def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
@@ -187,9 +188,9 @@ def beats(
         if fmt == "json":
             out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
-        out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n")
-        out.write(table(list(_BEAT_TABLE), beat_rows(found, _BEAT_TABLE)))
+        out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n"))
+        out.write(printable(table(list(_BEAT_TABLE), beat_rows(found, _BEAT_TABLE))))
         if agreement is not None:
-            out.write(agreement_text(agreement) + "\n")
+            out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:
-            out.write(_labels_table(matches))
+            out.write(printable(_labels_table(matches)))

@@ -17,6 +17,7 @@ from ..errors import SpeechClockError, SpeechClockWarning
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.output import atomic_output, json_text
+from ..io.terminal import printable
 from ..report.junit import case_counts, junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text, plural
 from .options import candidate_options, candidate_text, corpus_options, load_corpus, output_option, with_candidate
@@ -55,7 +56,7 @@ def derive(
     committed setting (or a candidate given with --floor, --quiet-time,
     --onset-timeout) is replayed beside the recommendation.
     """
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output})
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
     compare = cfg.thresholds if label != "built-in defaults" else None
@@ -76,9 +77,9 @@ def derive(
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
-            out.write(derive_markdown(found))
+            out.write(printable(derive_markdown(found)))
         else:
-            out.write(derive_text(found))
+            out.write(printable(derive_text(found)))
 
 
 @click.command()
@@ -164,10 +165,14 @@ def check(
                 if o.events is not None and o.events.terminals
             }
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
-            click.echo(f"wrote {base_path} ({len(base)} recordings)", err=True)
+            click.echo(printable(f"wrote {base_path} ({len(base)} recordings)"), err=True)
         results = run_checks(cfg, obs, base, page=corpus.config)
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
+        raise
+    except (KeyboardInterrupt, SystemExit) as err:  # Ctrl-C, SIGTERM: no previous verdict may stay behind
+        why = "SIGTERM" if isinstance(err, SystemExit) else "SIGINT (Ctrl-C)"
+        _junit_error(junit, recordings, RuntimeError(f"the run was interrupted by {why}; no verdict"))
         raise
     if junit is not None:
         with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
@@ -202,9 +207,9 @@ def check(
             )
         click.echo(f"::notice title=speechclock check::{_gh(f'config {source}; {summary}', False)}")
     else:
-        click.echo(f"config: {source}")
+        click.echo(printable(f"config: {source}"))
         for r in failed:
-            click.echo(r.line())
+            click.echo(printable(r.line(), newlines=False))
         click.echo(summary)
     ctx.exit(1 if failed else 0)
 
@@ -241,7 +246,7 @@ def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exceptio
 def _gh(text: str, is_property: bool) -> str:
     """Escape text for a GitHub Actions workflow command (as the Actions toolkit does)."""
     out = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return out.replace(":", "%3A").replace(",", "%2C") if is_property else out
+    return printable(out.replace(":", "%3A").replace(",", "%2C") if is_property else out)
 
 
 def _result_dict(r: CheckResult) -> dict[str, Any]:

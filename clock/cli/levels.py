@@ -15,6 +15,7 @@ import numpy as np
 from ..core.levels import METRICS, LevelChunk, Ticks, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
+from ..io.terminal import printable
 from .options import (
     cadence,
     config_option,
@@ -179,4 +180,4 @@ def info(rec: Path, fmt: str) -> None:
         return
     width = max(len(k) for k in rows)
     for key, value in rows.items():
-        click.echo(f"{key:<{width}}  {value}")
+        click.echo(printable(f"{key:<{width}}  {value}", newlines=False))

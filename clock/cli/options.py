@@ -32,10 +32,11 @@ from ..core.times import parse_time
 from ..errors import ConfigError, InvalidParameterError, SpeechClockError, SpeechClockWarning
 from ..io.config import AgreementConfig, Config, find_config, read_config
 from ..io.decode import probe
-from ..io.inputs import Inputs
+from ..io.inputs import Inputs, set_force
 from ..io.output import remove_temporaries
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 from ..io.sources import name_of
+from ..io.terminal import printable
 from .scale import SOURCE, scale_options, scale_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +53,7 @@ def _one_line(text: object) -> str:
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
-    click.echo(f"speechclock: error: {_one_line(message)}", err=True)
+    click.echo(f"speechclock: error: {printable(_one_line(message), newlines=False)}", err=True)
     sys.exit(code)
 
 
@@ -78,6 +79,7 @@ class Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
+            set_force(False)  # until the command's --force says otherwise
             try:
                 return super().invoke(ctx)
             except click.exceptions.ClickException as err:
@@ -178,7 +180,7 @@ def _warnings_to_stderr() -> Iterator[None]:
         text = _one_line(message)
         if text not in seen:  # once per cause, however many times it comes (a sweep replays 176 settings)
             seen.add(text)
-            click.echo(f"speechclock: warning: {text}", err=True)
+            click.echo(f"speechclock: warning: {printable(text, newlines=False)}", err=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always", SpeechClockWarning)
@@ -254,9 +256,27 @@ onset_timeout_callback = _onset_timeout
 _MAX_TICK_FRAMES = 60 * MAX_RATE_HZ
 
 
+class LocalPathType(click.ParamType):
+    """A local file (REC of a one-recording command): a URL is refused as it was written."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        from ..io.sources import is_url
+
+        if is_url(value):
+            self.fail(
+                f"{printable(value, newlines=False)}: a local file is needed (URLs are read by the corpus commands: "
+                "derive, check, sweep, report)",
+                param,
+                ctx,
+            )
+        return Path(value)
+
+
 def recording_argument(f: F) -> F:
-    """The REC argument (problems with the file are reported by the decoder)."""
-    return click.argument("rec", type=click.Path(path_type=Path))(f)
+    """The REC argument, a local file (problems with the file are reported by the decoder)."""
+    return click.argument("rec", type=LocalPathType())(f)
 
 
 def _apply(f: F, decorators: list[Callable[[F], F]]) -> F:
@@ -523,7 +543,7 @@ def load_corpus(  # type: ignore[no-untyped-def]
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(
-        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: name_of(p) if p else ""
+        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: printable(name_of(p), newlines=False) if p else ""
     ) as bar:
         return observe_corpus(cfg, files, inputs, progress=lambda p: bar.update(1, p), **where)
 

@@ -18,6 +18,7 @@ from ..core.thresholds import Thresholds, check_floor, check_wait_s
 from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
+from ..io.terminal import printable
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
 from .options import (
@@ -70,7 +71,7 @@ def figure_for(
     view: str = "session",
 ) -> Any:
     """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats."""
-    from ..report.plot import plot_beat_timeline, plot_recording
+    from ..report.plot import MAX_PLOT_BINS, plot_beat_timeline, plot_recording
 
     found, replay = [], None
     if rec.events is not None and rec.events.terminals:
@@ -87,7 +88,8 @@ def figure_for(
         rec.trace,
         floor=th.floor,
         segmentation=find_segments(rec.trace, floor=th.floor),
-        envelope=envelope(rec.info.path),
+        # 10 ms bins, coarser on long recordings (at most 20 bins per plotted point, whatever the length).
+        envelope=envelope(rec.info.path, bin_s=max(0.01, rec.trace.n_ticks * rec.trace.tick_s / (20 * MAX_PLOT_BINS))),
         events=rec.events,
         beats=found,
         replay=replay,
@@ -259,7 +261,7 @@ def sweep(
             writer.writerow(fields)
             writer.writerows([["" if getattr(p, f) is None else getattr(p, f) for f in fields] for p in result.points])
         else:
-            out.write(sweep_table(result))
+            out.write(printable(sweep_table(result)))
 
 
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:

@@ -38,7 +38,10 @@ from .analyser import RENDER_QUANTUM_FRAMES
 from .events import CaptureStart, Reading
 from .levels import LevelTrace, Ticks
 
-__all__ = ["Agreement", "PageTrace", "agreement", "page_trace"]
+__all__ = ["MAX_SEARCH_S", "Agreement", "PageTrace", "agreement", "page_trace"]
+
+#: The widest offset search (``[agreement] search_s``), in seconds: its work grows with the span.
+MAX_SEARCH_S = 10.0
 
 # Levels below this count as this in the offset search (-80 dBFS).
 _DB_FLOOR = 1e-4
@@ -171,7 +174,8 @@ def agreement(
     Raises
     ------
     InvalidParameterError
-        ``quantum`` is not a trace at every render quantum, or ``search_s < 0``.
+        ``quantum`` is not a trace at every render quantum, or ``search_s`` is outside
+        [0, :data:`MAX_SEARCH_S`] (the search's work grows with it).
     """
     if not readings:
         return None
@@ -180,8 +184,8 @@ def agreement(
         quantum.frames, np.arange(quantum.n_ticks, dtype=np.int64) * RENDER_QUANTUM_FRAMES
     ):
         raise InvalidParameterError("agreement needs the level at every render quantum (128 frames)")
-    if not (search_s >= 0):
-        raise InvalidParameterError(f"search_s must be >= 0, got {search_s!r}")
+    if not (0 <= search_s <= MAX_SEARCH_S):
+        raise InvalidParameterError(f"search_s must be in [0, {MAX_SEARCH_S:g}] s, got {search_s!r}")
     exact_start = start is not None and start.exact
     estimate = (not exact_start) if estimate_offset is None else estimate_offset
     tool = quantum.level

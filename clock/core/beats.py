@@ -63,6 +63,7 @@ same decisions as :func:`replay_ticks`.
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -439,8 +440,10 @@ def span_bounds(
         rising = speech & ~np.concatenate([[False], speech[:-1]])
         run_first = np.maximum.accumulate(np.where(rising, idx, 0))
     out = []
+    bound_times = [e.t_s for e in bounds]
     for term in events.terminals:
-        nxt = next((e for e in bounds if e.t_s > term.t_s), None)
+        at = bisect_right(bound_times, term.t_s)  # the first bound after the terminal (events are in time order)
+        nxt = bounds[at] if at < len(bounds) else None
         if nxt is None:
             out.append((end_s, "recording end"))
             continue
@@ -658,7 +661,8 @@ def analyse(
         k0 = int(applied[i])
         if k0 >= n:
             after_end += 1
-        nxt = next((j for j in stops if j > i), None)
+        at = bisect_right(stops, i)
+        nxt = stops[at] if at < len(stops) else None
         ka = n if nxt is None else int(applied[nxt])
         found.append(_analyse_beat(index, e.t_s, bound_s, bound_kind, k0, max(k0, ka), t, speech, is_speech_idx, spans))
         index += 1
@@ -922,6 +926,9 @@ def beats(
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
     _warn_outside(events, end_s)
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
+    signals = _ProviderIndex(events)
+    # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
+    spoken_before = np.concatenate([[0], np.cumsum(speech, dtype=np.int64)])
     gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
     for index, w_s, quiet_gap, narration in analysis.gaps():
@@ -936,7 +943,10 @@ def beats(
                 narration_gaps.append((float(t[w]), float(t[e])))
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         declared = rb.quiet_declared_s
-        premature = declared is not None and bool(((t > declared) & (t < a.bound_s) & speech).any())
+        premature = False
+        if declared is not None:
+            lo, hi = int(np.searchsorted(t, declared, "right")), int(np.searchsorted(t, a.bound_s, "left"))
+            premature = hi > lo and bool(spoken_before[hi] > spoken_before[lo])
         spoke = a.spoken
         undone = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
         aborted = undone and a.ended_by_page
@@ -974,13 +984,13 @@ def beats(
                 premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
                 replay=rb,
                 premature=premature,
-                logged_quiet_s=next((q for q in logged if term.t_s <= q < a.bound_s), None),
+                logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
                 linger_s=term.linger_s,
                 bound=a.bound,
                 stalled=stalled,
                 missed_onset=missed,
                 outcome=outcome,
-                **_provider_signals(events, term, a.bound_s, rb),
+                **signals.of(term, a.bound_s, rb),
             )
         )
     return result
@@ -1002,31 +1012,62 @@ def _warn_outside(events: EventLog, end_s: float) -> None:
         warnings.warn(f"{where}: {e.type} at {e.t_s:.3f} s is {what}{more}", SpeechClockWarning, stacklevel=3)
 
 
-def _provider_signals(events: EventLog, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
-    """The provider's own signals in a beat (OpenAI Realtime), as :class:`Beat` fields.
+def _first_in(times: Sequence[float], lo: float, hi: float) -> float | None:
+    """The first of ``times`` (ascending) in ``[lo, hi)``, or None."""
+    at = bisect_left(times, lo)
+    return times[at] if at < len(times) and times[at] < hi else None
 
-    * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's
-      response (same ``response_id``), or else the first one in the beat's span;
-    * ``barge_in_s``: the first ``input_audio_buffer.speech_started`` in the
-      span before the beat ended (the replay's declaration, or the span's end);
-    * ``cleared_s``: the first ``output_audio_buffer.cleared`` in the span (or of
-      the beat's response).
-    """
 
-    def first(kind: str, until: float) -> Event | None:
-        found = [e for e in events.of_kind(kind) if term.t_s <= e.t_s < until]
+class _ProviderIndex:
+    """The provider's own signals of a log (OpenAI Realtime), found per beat in logarithmic time."""
+
+    _KINDS = ("output_audio_buffer.stopped", "output_audio_buffer.cleared", "input_audio_buffer.speech_started")
+
+    def __init__(self, events: EventLog) -> None:
+        self._all: dict[str, tuple[list[float], list[Event]]] = {}
+        self._anonymous: dict[str, tuple[list[float], list[Event]]] = {}
+        self._mine: dict[str, dict[str, Event]] = {}
+        for kind in self._KINDS:
+            found = events.of_kind(kind)
+            self._all[kind] = ([e.t_s for e in found], list(found))
+            anon = [e for e in found if e.response_id is None]
+            self._anonymous[kind] = ([e.t_s for e in anon], anon)
+            mine: dict[str, Event] = {}
+            for e in found:
+                if e.response_id is not None:
+                    mine.setdefault(e.response_id, e)
+            self._mine[kind] = mine
+
+    @staticmethod
+    def _first(table: tuple[list[float], list[Event]], lo: float, hi: float) -> Event | None:
+        times, found = table
+        at = bisect_left(times, lo)
+        return found[at] if at < len(times) and times[at] < hi else None
+
+    def _signal(self, kind: str, term: Event, until: float) -> Event | None:
         if term.response_id is not None:
-            mine = [e for e in events.of_kind(kind) if e.response_id == term.response_id]
-            found = mine or [e for e in found if e.response_id is None or e.response_id == term.response_id]
-        return found[0] if found else None
+            # The beat's own response's event, wherever it is; else the first unattributed one in the span.
+            mine = self._mine[kind].get(term.response_id)
+            return mine if mine is not None else self._first(self._anonymous[kind], term.t_s, until)
+        return self._first(self._all[kind], term.t_s, until)
 
-    stopped = first("output_audio_buffer.stopped", span_end)
-    cleared = first("output_audio_buffer.cleared", span_end)
-    ended = rb.quiet_declared_s if rb.quiet_declared_s is not None else span_end
-    barge = next((e for e in events.of_kind("input_audio_buffer.speech_started") if term.t_s <= e.t_s < ended), None)
-    return {
-        "response_id": term.response_id,
-        "provider_stopped_s": None if stopped is None else stopped.t_s,
-        "barge_in_s": None if barge is None else barge.t_s,
-        "cleared_s": None if cleared is None else cleared.t_s,
-    }
+    def of(self, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
+        """The provider's own signals in a beat, as :class:`Beat` fields.
+
+        * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's
+          response (same ``response_id``), or else the first one in the beat's span;
+        * ``barge_in_s``: the first ``input_audio_buffer.speech_started`` in the
+          span before the beat ended (the replay's declaration, or the span's end);
+        * ``cleared_s``: the first ``output_audio_buffer.cleared`` in the span (or of
+          the beat's response).
+        """
+        stopped = self._signal("output_audio_buffer.stopped", term, span_end)
+        cleared = self._signal("output_audio_buffer.cleared", term, span_end)
+        ended = rb.quiet_declared_s if rb.quiet_declared_s is not None else span_end
+        barge = self._first(self._all["input_audio_buffer.speech_started"], term.t_s, ended)
+        return {
+            "response_id": term.response_id,
+            "provider_stopped_s": None if stopped is None else stopped.t_s,
+            "barge_in_s": None if barge is None else barge.t_s,
+            "cleared_s": None if cleared is None else cleared.t_s,
+        }

@@ -24,6 +24,7 @@ takes 64 MB). Either way the segmentation takes time linear in the length.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -284,12 +285,16 @@ def label_errors(segmentation: Segmentation, labels: Sequence[Label]) -> list[La
     """
     out = []
     tick = segmentation.tick_s
+    segs = segmentation.segments
+    ends = [seg.last_word_s + tick for seg in segs]  # ascending: segments are in time order and disjoint
     for label in labels:
-        inside = [
-            seg
-            for seg in segmentation.segments
-            if min(seg.last_word_s + tick, label.end_s) - max(seg.onset_s, label.start_s) > 0
-        ]
+        inside = []
+        j = bisect_right(ends, label.start_s)  # the first segment that ends after the label starts
+        while j < len(segs) and segs[j].onset_s < label.end_s:
+            seg = segs[j]
+            if min(ends[j], label.end_s) - max(seg.onset_s, label.start_s) > 0:
+                inside.append(seg)
+            j += 1
         out.append(
             LabelMatch(
                 label.start_s,

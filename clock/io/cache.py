@@ -25,7 +25,15 @@ hit) under a key made of all of these:
 Entries are written to a temporary file and renamed into place, so a reader
 never sees half an entry, and they end with a SHA-256 of their bytes: an
 entry that is truncated, damaged or filed under the wrong key is recomputed,
-with a warning naming it, and never trusted.
+with a warning naming it, and never trusted. Every entry carries the key it
+was made for, checked on every read; its header is read first (at most
+4 MiB) and the rest only as far as the traces it declares, which must fit the
+recording it describes (its length, else :data:`MAX_CACHED_S`) at the key's
+cadence; decompression stops there too. Implausible values (a tick period of
+zero, frames out of order, NaN levels) make the entry a miss. An index file
+is read up to 64 KiB; a damaged one only means the file is hashed again. A
+FIFO or device is never hashed. A URL whose ETag is weak (``W/``) or made of
+the file's mtime and size, as web servers make them, is keyed by its content.
 
 Where: ``$SPEECHCLOCK_CACHE``, else ``$XDG_CACHE_HOME/speechclock``, else
 ``~/.cache/speechclock`` (``~/Library/Caches/speechclock`` on macOS,
@@ -43,6 +51,8 @@ import functools
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
 import tempfile
 import time
@@ -65,6 +75,7 @@ from .sources import Source, is_url, local_path, open_binary, url_info
 __all__ = [
     "CACHE_ENV",
     "DEFAULT_MAX_MB",
+    "MAX_CACHED_S",
     "RACY_S",
     "SIZE_ENV",
     "TraceCache",
@@ -83,6 +94,11 @@ DEFAULT_MAX_MB = 2048
 RACY_S = 2.0
 
 _FORMAT = 1
+#: The longest recording an entry may describe when its header gives no length (seconds).
+MAX_CACHED_S = 24 * 3600
+# An index file, and an entry's header, are never read beyond these.
+_MAX_INDEX_BYTES = 64 << 10
+_MAX_HEADER_BYTES = 4 << 20
 _MAGIC = b"speechclock trace cache\n"
 _DIGEST = 32  # bytes of SHA-256 at the end of an entry
 _READ = 1 << 20
@@ -167,6 +183,16 @@ def _sha256_of(f: Any) -> str:
         h.update(block)
 
 
+# A web server's ETag made of the file's mtime and size ("5f3c2a1b-1a2b", Apache's "2d-432a5e4a73a80"),
+# or a weak one (W/"..."): the same size rewritten in the same second keeps it, so the content is hashed instead.
+_WEAK_ETAG = re.compile(r'^(?:W/.*|"?[0-9a-fA-F]{1,16}(?:-[0-9a-fA-F]{1,16}){1,2}"?)$', re.DOTALL)
+
+
+def _weak_tag(name: str, value: str) -> bool:
+    """Whether a URL's content tag may stay the same when the content changes."""
+    return name.lower() == "etag" and _WEAK_ETAG.match(value.strip()) is not None
+
+
 def _identity(st: os.stat_result, real: str) -> dict[str, Any]:
     return {
         "path": real,
@@ -199,14 +225,23 @@ class TraceCache:
     # -- keys -------------------------------------------------------------
 
     def _local_content(self, path: str) -> tuple[str, dict[str, Any] | None]:
-        """The content hash of a local file, and its identity (None when it must not be indexed)."""
+        """The content hash of a local file, and its identity (None when it must not be indexed).
+
+        The index file is read only up to :data:`_MAX_INDEX_BYTES`; a damaged,
+        oversized or too deeply nested one is ignored (the file is hashed again).
+        A path that is not a regular file raises OSError before anything opens it.
+        """
         real = os.path.realpath(path)
         st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: never hashed (the decoder refuses it)
+            raise OSError(f"{path}: not a regular file")
         ident = _identity(st, real)
         name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
         index = self.folder / "files" / name[:2] / f"{name}.json"
         try:
-            known = json.loads(index.read_text(encoding="utf-8"))
+            with open(index, "rb") as f:
+                raw = f.read(_MAX_INDEX_BYTES + 1)
+            known = json.loads(raw) if len(raw) <= _MAX_INDEX_BYTES else None
             if (
                 isinstance(known, dict)
                 and {k: known.get(k) for k in ident} == ident
@@ -215,11 +250,13 @@ class TraceCache:
                 and max(st.st_mtime_ns, st.st_ctime_ns) < known.get("hashed_at_ns", 0) - RACY_S * 1e9
             ):
                 return known["content"], ident
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError, RecursionError, TypeError):
+            pass  # no index, or a damaged one: hash the file again
         hashed_at = time.time_ns()
-        with open(real, "rb") as f:
-            content = _sha256_of(f)
+        with open(real, "rb", buffering=0) as raw_file:
+            if not stat.S_ISREG(os.fstat(raw_file.fileno()).st_mode):
+                raise OSError(f"{path}: not a regular file")
+            content = _sha256_of(raw_file)
         if _identity(os.stat(real), real) != ident:
             return content, None  # changed while it was read: keep nothing
         self._write(index, json.dumps({**ident, "format": _FORMAT, "content": content, "hashed_at_ns": hashed_at}))
@@ -227,7 +264,7 @@ class TraceCache:
 
     def _url_content(self, url: str) -> str:
         meta = url_info(url)
-        tags = {k: str(meta[k]) for k in _CONTENT_TAGS if meta.get(k)}
+        tags = {k: str(meta[k]) for k in _CONTENT_TAGS if meta.get(k) and not _weak_tag(k, str(meta[k]))}
         if tags:
             text = json.dumps({"url": url, "size": meta.get("size"), "tags": tags}, sort_keys=True)
             return hashlib.sha256(text.encode()).hexdigest()
@@ -262,12 +299,15 @@ class TraceCache:
         key = {"format": _FORMAT, "tool": tool_fingerprint(), "content": content, "params": dict(params)}
         entry = self._entry_path(key)
         try:
-            data = entry.read_bytes()
+            f = open(entry, "rb")  # noqa: SIM115 - closed below
         except OSError:
-            data = None
-        if data is not None:
+            f = None
+        if f is not None:
             try:
-                info, traces, messages = _decode_entry(data, key, display)
+                with f:
+                    info, traces, messages = _decode_entry(_read_entry(f, key), key, display)
+            except OSError:
+                pass  # vanished or unreadable: a miss
             except _Damaged as err:
                 warnings.warn(
                     f"{entry}: damaged cache entry for {display} ({err}); recomputed", SpeechClockWarning, stacklevel=2
@@ -425,6 +465,64 @@ def _encode_entry(
     return data + hashlib.sha256(data).digest()
 
 
+def _read_header(data: bytes) -> dict[str, Any]:
+    """The header of an entry's first bytes (bounded in size; nesting bounded by the JSON reader)."""
+    header = json.loads(data)
+    if not isinstance(header, dict) or not isinstance(header.get("traces"), list):
+        raise _Damaged("a header that is not an entry's")
+    return header
+
+
+def _planned_ticks(header: Mapping[str, Any], key: Mapping[str, Any]) -> int:
+    """The ticks the header declares, checked against what the recording it describes allows."""
+    info = header["info"]
+    rate = int(info["sample_rate_hz"])
+    n_frames = info.get("n_frames")
+    if not 1 <= rate <= 10**6 or not (n_frames is None or 0 <= int(n_frames) <= rate * MAX_CACHED_S):
+        raise _Damaged("an implausible recording header")
+    duration_s = MAX_CACHED_S if n_frames is None else int(n_frames) / rate + 1.0
+    metas = header["traces"]
+    params = key["params"]
+    quantum = bool(params.get("quantum"))
+    if "ticks" in params and len(metas) != 1 + quantum:
+        raise _Damaged(f"{len(metas)} traces where {1 + quantum} belong")
+    total = 0
+    for i, meta in enumerate(metas):
+        period = Fraction(meta["period_s"])
+        expected = Fraction(params["ticks"][0]) if i == 0 and "ticks" in params else None
+        if period <= 0 or (expected is not None and period != expected) or (i == 1 and meta["align"] != "ceil"):
+            raise _Damaged(f"an implausible tick period ({meta['period_s']})")
+        n = int(meta["n"])
+        if not 0 <= n <= duration_s / float(period) + 2:
+            raise _Damaged(f"{n} ticks, more than a recording of {duration_s:.0f} s has")
+        total += n
+    return total
+
+
+def _read_entry(f: Any, key: Mapping[str, Any]) -> bytes:
+    """An entry's bytes, read no further than its (checked) header allows."""
+    start = len(_MAGIC) + 8
+    head = f.read(start)
+    if len(head) < start or not head.startswith(_MAGIC):
+        raise _Damaged("truncated or not a cache entry")
+    n_head = int.from_bytes(head[len(_MAGIC) :], "little")
+    if n_head > _MAX_HEADER_BYTES:
+        raise _Damaged(f"a header of {n_head} bytes")
+    raw_header = f.read(n_head)
+    try:
+        ticks = _planned_ticks(_read_header(raw_header), key)
+    except _Damaged:
+        raise
+    except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError, AttributeError) as err:
+        raise _Damaged(f"unreadable header: {type(err).__name__}") from None
+    # zlib never grows data by more than 0.1% + 64 bytes: a longer body is not what the header says.
+    room = 16 * ticks + (16 * ticks) // 1000 + 64 + _DIGEST
+    rest = f.read(room + 1)
+    if len(rest) > room:
+        raise _Damaged("longer than its header allows")
+    return head + raw_header + rest
+
+
 def _decode_entry(data: bytes, key: Mapping[str, Any], display: str) -> tuple[AudioInfo, list[LevelTrace], list[str]]:
     start = len(_MAGIC) + 8
     if len(data) < start + _DIGEST or not data.startswith(_MAGIC):
@@ -433,20 +531,26 @@ def _decode_entry(data: bytes, key: Mapping[str, Any], display: str) -> tuple[Au
         raise _Damaged("checksum mismatch")
     n_head = int.from_bytes(data[len(_MAGIC) : start], "little")
     try:
-        header = json.loads(data[start : start + n_head])
+        if n_head > _MAX_HEADER_BYTES:
+            raise _Damaged(f"a header of {n_head} bytes")
+        header = _read_header(data[start : start + n_head])
         if header["key"] != json.loads(json.dumps(dict(key), sort_keys=True)):
             raise _Damaged("filed under another key")
-        body = zlib.decompress(data[start + n_head : -_DIGEST])
+        expected = 16 * _planned_ticks(header, key)
+        inflate = zlib.decompressobj()
+        body = inflate.decompress(data[start + n_head : -_DIGEST], expected + 1)  # never more than declared
+        if len(body) != expected or inflate.unconsumed_tail or not inflate.eof:
+            raise _Damaged("arrays of another length than the header says")
         info = AudioInfo(display, **header["info"])
         traces = []
         at = 0
         for meta in header["traces"]:
             n = int(meta["n"])
-            if at + 16 * n > len(body):
-                raise _Damaged("arrays shorter than the header says")
             frames = np.frombuffer(body, "<i8", n, at).astype(np.int64)
             level = np.frombuffer(body, "<f8", n, at + 8 * n).astype(np.float64)
             at += 16 * n
+            if n and (frames[0] < 0 or np.any(np.diff(frames) < 0) or np.isnan(level).any()):
+                raise _Damaged("implausible values (frames out of order, or NaN levels)")
             ticks = Ticks(Fraction(meta["period_s"]), meta["align"])
             traces.append(
                 LevelTrace(
@@ -463,6 +567,6 @@ def _decode_entry(data: bytes, key: Mapping[str, Any], display: str) -> tuple[Au
         messages = [f"{display}:{m}" if named else m for named, m in header["warnings"]]
     except _Damaged:
         raise
-    except (ValueError, KeyError, TypeError, zlib.error) as err:
+    except (ValueError, KeyError, TypeError, ArithmeticError, RecursionError, AttributeError, zlib.error) as err:
         raise _Damaged(f"unreadable: {type(err).__name__}") from None
     return info, traces, messages

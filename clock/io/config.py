@@ -27,7 +27,7 @@ Example::
     recorder_tolerance = 0.03  # check, MediaRecorder file: the same, at most this
     max_floor_disagreements = 0  # check, lossless capture: readings on the other side of the floor
     align_log = false        # shift the log by the estimated offset when the start is uncertain
-    search_s = 1.0           # the offset search spans +-search_s seconds
+    search_s = 1.0           # the offset search spans +-search_s seconds (at most 10)
 
     [recordings."tour.webm"]
     voice = "alloy"
@@ -55,6 +55,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from ..core.agreement import MAX_SEARCH_S
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
 from ..core.levels import parse_period
@@ -251,6 +252,9 @@ def read_config(path: str | os.PathLike[str]) -> Config:
     for key in ("lossless_tolerance", "recorder_tolerance", "max_floor_disagreements", "search_s"):
         if key in agree and agree[key] < 0:
             raise ConfigError(f"{p}: key 'agreement.{key}': must be >= 0, got {agree[key]!r}")
+    if "search_s" in agree:
+        with _key(p, "agreement.search_s"):
+            check_bounded(agree["search_s"], "search_s", 0.0, MAX_SEARCH_S, " s")
     defaults = AgreementConfig()
     agreement = AgreementConfig(
         float(agree.get("lossless_tolerance", defaults.lossless_tolerance)),

@@ -13,12 +13,15 @@ they do not exist yet.
 from __future__ import annotations
 
 import os
+import re
+import stat
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import InvalidParameterError
 from .config import CONFIG_NAME
 
-__all__ = ["AUDIO_SUFFIXES", "Inputs", "sidecar"]
+__all__ = ["AUDIO_SUFFIXES", "Inputs", "owned_kind", "set_force", "sidecar"]
 
 #: Files in a folder that are taken as recordings.
 AUDIO_SUFFIXES = (".webm", ".mkv", ".ogg", ".opus", ".oga", ".wav", ".flac", ".mp3", ".mp4", ".m4a")
@@ -30,6 +33,67 @@ def sidecar(recording: str | os.PathLike[str], what: str) -> Path:
     """The file beside a recording that holds its ``"event log"`` or ``"label track"``."""
     p = Path(recording)
     return p.with_name(p.stem + _SIDECARS[what])
+
+
+# ``--force``: outputs may replace files that look like the user's recordings, logs, labels, configs, baselines.
+_FORCE: ContextVar[bool] = ContextVar("speechclock_force", default=False)
+
+# The first bytes of audio containers: RIFF/WAVE, Ogg, FLAC, Matroska/WebM (EBML), MP3 (ID3 or a frame sync), AIFF.
+_AUDIO_MAGIC = re.compile(rb"^(?:RIFF....(?:WAVE|AVI )|RF64|OggS|fLaC|\x1a\x45\xdf\xa3|ID3|\xff[\xe0-\xff]|FORM....AIF|caff)", re.DOTALL)
+# A baseline as :func:`clock.io.baseline.write_baseline` writes it, and an event log's first line.
+_BASELINE_MAGIC = re.compile(rb'^\s*\{\s*"schema"\s*:\s*1\s*,\s*"recordings"\s*:')
+_EVENT_MAGIC = re.compile(rb'^\s*\{[^\n]*"(?:type|event)"\s*:')
+_SNIFF_BYTES = 512
+
+
+def set_force(force: bool) -> None:
+    """Set ``--force`` for the rest of this command (the command line's option callback)."""
+    _FORCE.set(force)
+
+
+def owned_kind(path: str | os.PathLike[str]) -> str | None:
+    """What file of the user's ``path`` looks like ("a recording", "an event log", ...), or None.
+
+    Judged by name (a recording's suffix, ``.events.jsonl``, ``.jsonl``,
+    ``.labels.txt``, ``.toml``, ``baseline.json``) and, for an existing
+    regular file, by its first bytes (audio containers, a baseline, an event
+    log). A new file named as a recording counts too: no command writes audio.
+    Never opens anything but a regular file (a FIFO would block).
+    """
+    name = os.path.basename(os.fspath(path)).lower()
+    if name.endswith(AUDIO_SUFFIXES):
+        return "a recording (by its name)"
+    if name.endswith((".events.jsonl", ".jsonl")):
+        return "an event log (by its name)"
+    if name.endswith(".labels.txt"):
+        return "a label track (by its name)"
+    if name.endswith(".toml"):
+        return "a config (by its name)"
+    if name.endswith("baseline.json"):
+        return "a baseline (by its name)"
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        head = os.read(fd, _SNIFF_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        head = b""
+    finally:
+        os.close(fd)
+    if _AUDIO_MAGIC.match(head) or head[4:8] == b"ftyp":
+        return "a recording (by its content)"
+    if _BASELINE_MAGIC.match(head):
+        return "a baseline (by its content)"
+    if _EVENT_MAGIC.match(head):
+        return "an event log (by its content)"
+    return None
 
 
 def _resolved(path: str | os.PathLike[str]) -> str:
@@ -121,7 +185,14 @@ class Inputs:
         if path is None or os.fspath(path) == "-":
             return
         found = self.find(path)
-        if found is None or found[0] in allow:
+        if found is None:
+            owned = None if _FORCE.get() else owned_kind(path)
+            if owned is not None and not any(owned.startswith(f"a {k}") for k in allow):
+                raise InvalidParameterError(
+                    f"{os.fspath(path)}: looks like {owned}; refusing to write {option} there (--force to replace it)"
+                )
+            return
+        if found[0] in allow:
             return
         phrase = found[1]
         named, plain = self._plain.get(_resolved(path), (None, ""))

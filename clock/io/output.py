@@ -12,7 +12,12 @@ An output path is handled the way careful command-line tools do:
   renamed over the target only once complete, so a failed or interrupted
   run never leaves a half-written file or destroys the previous one. The
   replacement keeps the target's permission bits (and owner, where allowed);
-  a new file gets ``0666`` less the umask. A read-only target is refused.
+  a new file gets ``0666`` less the umask. A read-only target (no write
+  bit) is refused, even for root;
+* a file that looks like one of the user's recordings (by name or by its
+  first bytes), event logs, label tracks, configs or baselines is refused
+  unless ``--force`` (:func:`clock.io.inputs.owned_kind`), whoever's input
+  it is; the inputs of the run are refused even then.
 
 Temporary files are named ``.speechclock-NAME.PID-XXXXXXXX.tmp`` (NAME
 shortened so that the name fits in 255 bytes). They are removed when the run
@@ -25,6 +30,7 @@ No output may land on an input of the run (see :class:`clock.io.inputs.Inputs`).
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
@@ -47,6 +53,7 @@ from .files import file_kind
 from .inputs import Inputs
 
 __all__ = [
+    "FIFO_WAIT_S",
     "STALE_TEMP_S",
     "TEMP_PATTERN",
     "atomic_output",
@@ -58,6 +65,9 @@ __all__ = [
 
 #: A temporary file of ours older than this (seconds), whose process is gone, is a left-over.
 STALE_TEMP_S = 3600.0
+
+#: How long an output FIFO may go without a reader before the run is refused (seconds).
+FIFO_WAIT_S = 10.0
 
 #: The names of temporary files (group ``pid``: the process that made it).
 TEMP_PATTERN = re.compile(r"^\.speechclock-.*\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$", re.DOTALL)
@@ -239,16 +249,29 @@ def atomic_output(
         raise InvalidParameterError(f"{name}: is a directory")
     if st is not None and not stat.S_ISREG(st.st_mode):
         # /dev/null, a FIFO, a terminal: write to it, never replace it.
-        try:
-            fd = os.open(name, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as err:
-            kind = file_kind(st.st_mode)
-            raise InvalidParameterError(f"{name}: cannot write to {kind} ({err.strerror or err})") from None
+        fd = _open_write_through(name, st)
         with _write_through(fd, binary, name) as out:
             yield out
         return
     with _replace(name, st, binary) as out:
         yield out
+
+
+def _open_write_through(name: str, st: os.stat_result) -> int:
+    """A descriptor writing to a device or FIFO; a FIFO that nothing reads within :data:`FIFO_WAIT_S` is refused."""
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            # O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of blocking the run forever.
+            fd = os.open(name, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            os.set_blocking(fd, True)
+            return fd
+        except OSError as err:
+            if err.errno == errno.ENXIO and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            why = f"nothing reads it within {FIFO_WAIT_S:g} s" if err.errno == errno.ENXIO else (err.strerror or err)
+            raise InvalidParameterError(f"{name}: cannot write to {file_kind(st.st_mode)} ({why})") from None
 
 
 def _check_stdout(guard: Inputs, option: str) -> None:
@@ -267,7 +290,7 @@ def _replace(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO[
     if not os.path.isdir(folder):
         shown = os.path.dirname(name) or "."
         raise InvalidParameterError(f"{name}: output folder {shown} does not exist")
-    if st is not None and not os.access(target, os.W_OK):
+    if st is not None and (not os.access(target, os.W_OK) or not st.st_mode & 0o222):  # read-only even for root
         raise InvalidParameterError(f"{name}: not writable (permission denied); it is left as it is")
     _remove_stale(folder)
     tmp = os.path.join(folder, _temp_name(os.path.basename(target)))

@@ -9,6 +9,10 @@ part of the optional ``cluster`` extra (``pip install 'speech-clock[cluster]'``)
 and is imported only when a URL is met; ``s3://`` needs ``s3fs`` and ``gs://``
 needs ``gcsfs`` besides.
 
+A URL read waits at most :func:`network_timeout_s` (30 s, ``$SPEECHCLOCK_TIMEOUT``)
+for a connection or for data, then stops with one line naming the URL; an
+unreachable host is said to be unreachable, never "no such file".
+
 A URL keeps its spelling everywhere the tool names it (messages, outputs), so
 a run over URLs prints what a run over the same files as paths would, with
 the URL in place of the path.
@@ -33,6 +37,7 @@ __all__ = [
     "list_folder",
     "local_path",
     "name_of",
+    "network_timeout_s",
     "open_binary",
     "read_text",
     "sibling",
@@ -50,6 +55,32 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 
 EXTRA_HINT = "pip install 'speech-clock[cluster]'"
 
+#: Environment variable: seconds a URL read or a scheduler connection may wait for an answer.
+TIMEOUT_ENV = "SPEECHCLOCK_TIMEOUT"
+#: Its default, and its largest value (seconds).
+DEFAULT_TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 3600.0
+
+
+def network_timeout_s() -> float:
+    """How long a URL read or a scheduler connection waits for an answer: ``$SPEECHCLOCK_TIMEOUT``, else 30 s.
+
+    Raises
+    ------
+    InvalidParameterError
+        The variable is not a number of seconds in (0, 3600].
+    """
+    text = os.environ.get(TIMEOUT_ENV)
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise InvalidParameterError(f"${TIMEOUT_ENV} must be seconds in (0, {MAX_TIMEOUT_S:g}], got {text!r}")
+    return value
+
 
 def is_url(source: object) -> bool:
     """Whether ``source`` is a URL (``scheme://...``) rather than a local path."""
@@ -62,8 +93,14 @@ def _fs(url: str) -> tuple[Any, str]:
         import fsspec
     except ImportError:
         raise InvalidParameterError(f"{url}: reading URLs needs fsspec: {EXTRA_HINT}") from None
+    options: dict[str, Any] = {}
+    if url.split("://", 1)[0].lower() in ("http", "https"):
+        import aiohttp
+
+        wait = network_timeout_s()
+        options["client_kwargs"] = {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=wait, sock_read=wait)}
     try:
-        fs, path = fsspec.core.url_to_fs(url)
+        fs, path = fsspec.core.url_to_fs(url, **options)
     except (ImportError, ValueError) as err:
         # fsspec names the package a protocol needs ("Install s3fs to access S3").
         raise InvalidParameterError(f"{url}: {str(err).splitlines()[0]}") from None
@@ -71,8 +108,21 @@ def _fs(url: str) -> tuple[Any, str]:
 
 
 def _unreachable(url: str, err: BaseException) -> RecordingError:
+    """One error naming the URL: no answer in time, or why it cannot be read (never "no such file")."""
+    if isinstance(err, FileNotFoundError) and err.__cause__ is not None:
+        err = err.__cause__  # fsspec's HTTP filesystem calls every failure "not found"
+    if isinstance(err, TimeoutError):
+        return RecordingError(f"{url}: no answer within {network_timeout_s():g} s (${TIMEOUT_ENV} to wait longer)")
     reason = getattr(err, "strerror", None) or str(err).splitlines()[0] if str(err) else type(err).__name__
     return RecordingError(f"{url}: cannot read ({reason})")
+
+
+def _missing(url: str, err: FileNotFoundError) -> RecordingError:
+    """A FileNotFoundError: a real 404 is "no such file"; a failure fsspec calls one is said as it is."""
+    cause = err.__cause__
+    if cause is not None and not isinstance(cause, FileNotFoundError) and getattr(cause, "status", None) not in (404, 410):
+        return _unreachable(url, cause)
+    return RecordingError(f"{url}: no such file")
 
 
 def url_info(url: str) -> dict[str, Any]:
@@ -86,8 +136,8 @@ def url_info(url: str) -> dict[str, Any]:
     fs, path = _fs(url)
     try:
         return dict(fs.info(path))
-    except FileNotFoundError:
-        raise RecordingError(f"{url}: no such file") from None
+    except FileNotFoundError as err:
+        raise _missing(url, err) from None
     except Exception as err:  # noqa: BLE001 - network filesystems raise anything
         raise _unreachable(url, err) from None
 
@@ -152,8 +202,8 @@ def open_binary(source: Source) -> Iterator[IO[bytes]]:
     fs, path = _fs(str(source))
     try:
         f = fs.open(path, "rb", block_size=BLOCK_BYTES)
-    except FileNotFoundError:
-        raise RecordingError(f"{source}: no such file") from None
+    except FileNotFoundError as err:
+        raise _missing(str(source), err) from None
     except Exception as err:  # noqa: BLE001
         raise _unreachable(str(source), err) from None
     with f:

@@ -32,9 +32,12 @@ take turns.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
+import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -43,7 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from .sources import EXTRA_HINT
+from .sources import EXTRA_HINT, network_timeout_s
+from .terminal import redact
 
 __all__ = ["Workers", "parse_scheduler", "run_ordered"]
 
@@ -53,8 +57,17 @@ R = TypeVar("R")
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
 _ADDRESS = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://\S+$")
 
-# How long to wait for a remote scheduler to answer.
-CONNECT_TIMEOUT_S = 30
+
+#: The most worker processes ``--scheduler local:N`` starts (as ``--jobs``).
+MAX_LOCAL_WORKERS = 256
+
+#: The address schemes of a Dask scheduler.
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+
+#: How often a worker process checks that its parent is alive (seconds).
+WATCHDOG_S = 0.5
+
+_PR_SET_PDEATHSIG = 1
 
 
 def parse_scheduler(text: str) -> str:
@@ -67,13 +80,20 @@ def parse_scheduler(text: str) -> str:
     """
     m = _LOCAL.match(text)
     if m is not None:
-        if m.group(1) is not None and int(m.group(1)) < 1:
-            raise InvalidParameterError(f"--scheduler local:N needs N >= 1 workers, got {text!r}")
+        if m.group(1) is not None and not 1 <= int(m.group(1)) <= MAX_LOCAL_WORKERS:
+            raise InvalidParameterError(
+                f"--scheduler local:N needs N in [1, {MAX_LOCAL_WORKERS}] workers, got {redact(text)!r}"
+            )
         return text
     if _ADDRESS.match(text):
+        scheme = text.split("://", 1)[0].lower()
+        if scheme not in SCHEMES:
+            raise InvalidParameterError(
+                f"--scheduler {redact(text)}: unknown address scheme {scheme!r} (use one of {', '.join(SCHEMES)})"
+            )
         return text
     raise InvalidParameterError(
-        f"--scheduler must be a Dask scheduler address like tcp://host:8786, or local:N, got {text!r}"
+        f"--scheduler must be a Dask scheduler address like tcp://host:8786, or local:N, got {redact(text)!r}"
     )
 
 
@@ -179,7 +199,7 @@ def run_ordered(
         return _on_dask(func, items, workers.scheduler, progress)
     if workers.jobs == 1 or n < 2:
         return _in_order(n, ((i, _quietly(func, item)) for i, item in enumerate(items)), progress)
-    pool = ProcessPoolExecutor(max_workers=min(workers.jobs, n), initializer=_worker_signals)
+    pool = ProcessPoolExecutor(max_workers=min(workers.jobs, n), initializer=_worker_signals, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
         out = _in_order(n, _as_finished(futures), progress)
@@ -196,10 +216,33 @@ def run_ordered(
     return out
 
 
-def _worker_signals() -> None:
-    """Workers leave Ctrl-C to the main process, and die at once when it stops them."""
+def _worker_signals(parent: int) -> None:
+    """Workers leave Ctrl-C to the main process, die at once when it stops them, and never outlive it.
+
+    On Linux the kernel kills the worker when its parent dies, however it
+    dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``); elsewhere (and should that
+    fail) a watchdog thread exits once the worker's parent is no longer
+    ``parent`` (checked every :data:`WATCHDOG_S`).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the death signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="speechclock-parent-watchdog", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_S)
+    os._exit(1)
 
 
 def _as_finished(futures: dict[Future[_Done[R]], int]) -> Iterator[tuple[int, _Done[R]]]:
@@ -242,9 +285,9 @@ def dask_client(scheduler: str) -> Iterator[Any]:
             cluster.close()
         return
     try:
-        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        client = distributed.Client(scheduler, timeout=network_timeout_s(), set_as_default=False)
     except (OSError, TimeoutError) as err:
-        raise InvalidParameterError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({err})") from None
+        raise InvalidParameterError(f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})") from None
     with client:
         yield client
 

@@ -62,6 +62,35 @@ _EVENT_COLOURS = {
 }
 _DB_FLOOR = -100.0
 
+#: A long recording is drawn from at most this many min/max bins per series (far more than a figure has pixels).
+MAX_PLOT_BINS = 10_000
+
+
+def _bins(
+    t: NDArray[np.float64], lows: NDArray[Any], highs: NDArray[Any], start: float, end: float
+) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[Any]]:
+    """``(t, lows, highs)`` within ``[start, end]``, as at most :data:`MAX_PLOT_BINS` min/max bins.
+
+    A series short enough is returned as it is (the same figure as ever);
+    a longer one is the min of ``lows`` and the max of ``highs`` in equal
+    bins, each at its first time, so memory and drawing time stay bounded
+    whatever the recording's length.
+    """
+    i0 = max(0, int(np.searchsorted(t, start, "left")) - 1)
+    i1 = min(t.size, int(np.searchsorted(t, end, "right")) + 1)
+    if i1 - i0 <= 2 * MAX_PLOT_BINS:
+        return t, lows, highs
+    edges = np.linspace(i0, i1, MAX_PLOT_BINS + 1).astype(np.int64)[:-1]
+    return t[edges], np.minimum.reduceat(lows[i0:i1], edges - i0), np.maximum.reduceat(highs[i0:i1], edges - i0)
+
+
+def _zigzag(t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: float) -> tuple[NDArray[Any], NDArray[Any]]:
+    """A line through ``y`` over ``t`` drawn from bounded min/max bins (min then max in each bin)."""
+    bt, lo, hi = _bins(t, y, y, start, end)
+    if bt is t:
+        return t, y
+    return np.repeat(bt, 2), np.column_stack([lo, hi]).ravel()
+
 
 def _figure(**kwargs: Any) -> Figure:
     from matplotlib.figure import Figure
@@ -234,13 +263,13 @@ def plot_recording(
 
     # Waveform.
     if envelope is not None:
-        et, emin, emax = envelope
+        et, emin, emax = _bins(*envelope, lo, hi)
         keep("waveform", ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0))
     ax_wave.set_ylabel("sample")
     ax_wave.set_ylim(-1, 1)
 
     # Level, floors, speech and narrations.
-    keep("level (dBFS)", ax_level.plot(t, _db(trace.level), color="tab:blue", linewidth=0.7)[0])
+    keep("level (dBFS)", ax_level.plot(*_zigzag(t, _db(trace.level), lo, hi), color="tab:blue", linewidth=0.7)[0])
     keep(f"floor {floor:g}", ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
     if derived_floor is not None and derived_floor > 0 and derived_floor != floor:
         keep(
@@ -284,9 +313,10 @@ def plot_recording(
         ax_state, ax_count = axes[3], axes[4]
         state = replay.state
         for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
+            st, _, inside = _bins(t, state == code, state == code, lo, hi)
             keep(
                 name,
-                ax_state.fill_between(t, 0, 1, where=state == code, step="mid", color=colour, alpha=0.5, linewidth=0),
+                ax_state.fill_between(st, 0, 1, where=inside, step="mid", color=colour, alpha=0.5, linewidth=0),
             )
         done = t[state == DONE]
         keep("beat done", ax_state.vlines(done, 0, 1, color="black", linewidth=2))
@@ -303,7 +333,10 @@ def plot_recording(
         ax_state.set_yticks([])
         ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
         ax_state.set_ylim(0, 1)
-        keep("quiet count (s)", ax_count.plot(t, replay.quiet_count_s, color="tab:purple", linewidth=1)[0])
+        keep(
+            "quiet count (s)",
+            ax_count.plot(*_zigzag(t, replay.quiet_count_s, lo, hi), color="tab:purple", linewidth=1)[0],
+        )
         top = float(replay.quiet_count_s.max(initial=0.0))
         if quiet_s is not None:
             keep(f"quiet time {quiet_s:g} s", ax_count.axhline(quiet_s, color="black", linewidth=1))

@@ -1,0 +1,419 @@
+"""Bounded everywhere: outputs never replace the user's files, workers die with their run, the cache never
+answers wrongly, no input, option or server makes a command hang, and work grows at most as n log n."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+# --- no worker outlives its run -------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_pool_workers_die_when_their_parent_is_killed():
+    script = (
+        "import sys, time\n"
+        "from clock.io.workers import Workers, run_ordered\n"
+        "print('ready', flush=True)\n"
+        "run_ordered(time.sleep, [60.0, 60.0, 60.0], workers=Workers(jobs=2))\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], env=_env(), stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None and parent.stdout.readline() == b"ready\n"
+        deadline = time.monotonic() + 30
+        workers: set[int] = set()
+        while time.monotonic() < deadline:  # the pool's two workers (and its resource tracker, if any)
+            workers = _children(parent.pid)
+            if len(workers) >= 2:
+                break
+            time.sleep(0.05)
+        assert len(workers) >= 2, "the pool did not start its workers"
+        time.sleep(0.3)  # let the workers run their initializer
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.05)
+        left = [p for p in workers if _alive(p)]
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        assert not left, f"workers {left} outlived their parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        parent.stdout.close()
+
+
+def test_schedulers_are_bounded_and_their_scheme_checked_at_once():
+    from clock.errors import InvalidParameterError
+    from clock.io.workers import MAX_LOCAL_WORKERS, parse_scheduler
+
+    assert parse_scheduler(f"local:{MAX_LOCAL_WORKERS}") == f"local:{MAX_LOCAL_WORKERS}"
+    with pytest.raises(InvalidParameterError, match=rf"local:N needs N in \[1, {MAX_LOCAL_WORKERS}\]"):
+        parse_scheduler("local:100000")
+    with pytest.raises(InvalidParameterError, match="unknown address scheme 'udp'"):
+        parse_scheduler("udp://127.0.0.1:1")
+    with pytest.raises(InvalidParameterError) as err:
+        parse_scheduler("udp://user:secret@127.0.0.1:1")
+    assert "secret" not in str(err.value)
+
+
+# --- nothing the user owns is replaced ------------------------------------------
+
+
+def _session(folder: Path, name: str = "session") -> Path:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from sessions import Session
+
+    s = Session(6.0).say(0.5, 1.5).event("terminal_response", 0.3).say(2.0, 3.0).event("clock.quiet", 5.6)
+    return s.write(folder, name)
+
+
+@pytest.mark.parametrize("command", ["levels", "segments", "beats"])
+def test_outputs_never_replace_a_sibling_recording_log_labels_or_baseline(cli, tmp_path, command):
+    rec = _session(tmp_path, "a")
+    other = _session(tmp_path, "b")
+    labels = tmp_path / "b.labels.txt"
+    labels.write_text("0.5\t1.5\tspeech\n")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text('{\n  "schema": 1,\n  "recordings": {}\n}\n')
+    disguised = tmp_path / "take2.bin"  # a recording by its content, whatever its name
+    disguised.write_bytes(other.read_bytes())
+    targets = [other, tmp_path / "b.events.jsonl", labels, baseline, disguised]
+    before = {t: t.read_bytes() for t in targets}
+    for target in [*targets, tmp_path / "new.webm"]:
+        result = cli(command, rec, "-o", target)
+        assert result.exit_code == 2, (target, result.stderr)
+        assert "refusing to write -o there (--force to replace it)" in result.stderr
+    assert {t: t.read_bytes() for t in targets} == before
+    assert not (tmp_path / "new.webm").exists()
+    assert cli(command, rec, "-o", disguised, "--force").exit_code == 0  # --force: the user says so
+    assert disguised.read_bytes() != before[disguised]
+    assert cli(command, rec, "-o", rec, "--force").exit_code == 2  # the run's own input: never
+
+
+def test_two_outputs_of_one_run_never_share_a_file(cli, tmp_path):
+    rec = _session(tmp_path)
+    result = cli("derive", rec, "-o", tmp_path / "x.png", "--plot", tmp_path / "x.png")
+    assert result.exit_code == 2 and "name the same file" in result.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+# --- an interrupted run leaves no previous verdict ------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_junit_run_leaves_an_error_not_the_old_verdict(tmp_path, sig):
+    import numpy as np
+    import soundfile as sf
+
+    rec = tmp_path / "long.wav"
+    rng = np.random.default_rng(1)
+    sf.write(str(rec), (rng.standard_normal(8000 * 600) * 0.01).astype(np.float32), 8000)  # 10 minutes
+    junit = tmp_path / "junit.xml"
+    junit.write_text('<?xml version="1.0"?>\n<testsuites tests="1" failures="0"><testsuite/></testsuites>\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until it reads the recording
+            try:
+                fds = os.listdir(f"/proc/{proc.pid}/fd")
+                if any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == str(rec) for fd in fds):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    text = junit.read_text()
+    assert "<error" in text and "interrupted" in text and 'failures="0"><testsuite/>' not in text
+
+
+# --- control characters from input never reach the terminal raw ------------------
+
+
+def test_control_characters_in_names_are_escaped_for_the_terminal_and_kept_in_json(cli, tmp_path):
+    import json
+
+    name = "evil\x1b]0;title\x07\r"
+    rec = _session(tmp_path, name)
+    for args in (
+        ("info", rec),
+        ("beats", rec),
+        ("segments", rec),
+        ("derive", rec),
+        ("check", rec, "--allow-defaults"),
+        ("check", rec, "--allow-defaults", "--format", "github"),
+        ("check", rec, "--allow-defaults", "--floor", "0.9"),  # a failing check names the recording
+    ):
+        result = cli(*args)
+        assert result.exit_code in (0, 1), (args, result.stderr)
+        shown = result.stdout + result.stderr
+        assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown, args
+        assert "\\x1b]0;title\\x07" in shown, (args, shown)
+    result = cli("derive", rec, "--format", "json")
+    assert json.loads(result.stdout)["groups"][0]["recordings"] == [f"{name}.wav"]  # JSON keeps it intact
+
+
+# --- work grows at most as n log n in every dimension a user can grow ----------------
+#
+# Each test times the same work at two sizes (best of three, so a busy machine only makes it slower, not
+# faster) and fails when the growth is worse than n log n with a factor of two to spare: a quadratic step
+# grows 16x for 4x the input, n log n about 4.6x.
+
+
+def _best_s(work, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _assert_n_log_n(make, small: int, big: int) -> None:
+    import math
+
+    work_small, work_big = make(small), make(big)
+    work_small()  # warm up imports and caches
+    ratio = _best_s(work_big) / _best_s(work_small)
+    bound = 2.0 * (big * math.log(big)) / (small * math.log(small))
+    assert ratio < bound, f"{small} -> {big}: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"
+
+
+def _trace(seconds: float, bursts: int = 0):
+    """A level trace at 60 ticks/s: silence with ``bursts`` evenly spaced words."""
+    import numpy as np
+
+    from clock.core.analyser import AnalyserOptions
+    from clock.core.levels import LevelTrace, Ticks
+
+    n = int(seconds * 60)
+    level = np.zeros(n)
+    for i in range(bursts):
+        a = int(n * i / bursts)
+        level[a : a + max(1, n // (2 * bursts))] = 0.05
+    frames = (np.arange(n, dtype=np.int64) * 800) + 128
+    return LevelTrace(frames, level, 48000, Ticks("1/60"), "rms", AnalyserOptions())
+
+
+def test_beats_grow_linearly_in_terminal_responses():
+    from clock import EventLog, beats
+    from clock.core.events import Event
+
+    def make(n: int):
+        trace = _trace(6.0, bursts=3)
+        log = EventLog(tuple(Event("terminal", "terminal_response", 6.0 * i / n, i + 1) for i in range(n)))
+        return lambda: beats(trace, log, floor=0.01, quiet_s=0.7, onset_timeout_s=2.5)
+
+    _assert_n_log_n(make, 1500, 6000)
+
+
+@pytest.mark.slow
+def test_a_100k_terminal_log_reads_and_replays(tmp_path):
+    """The issue's case: 100,000 terminal responses on a 6 s recording (was 5 minutes and more: quadratic)."""
+    import json
+
+    from clock import beats
+    from clock.io.events import read_events
+
+    path = tmp_path / "s.events.jsonl"
+    with open(path, "w") as f:
+        for i in range(100_000):
+            f.write(json.dumps({"type": "terminal_response", "t": 6.0 * i / 100_000}) + "\n")
+    found = beats(_trace(6.0, bursts=3), read_events(path), floor=0.01, quiet_s=0.7, onset_timeout_s=2.5)
+    assert len(found) == 100_000 and [b.index for b in found[:3]] == [0, 1, 2]
+
+
+def test_event_logs_read_in_linear_time(tmp_path):
+    import json
+
+    from clock.io.events import read_events
+
+    def make(n: int):
+        path = tmp_path / f"{n}.events.jsonl"
+        kinds = ["terminal_response", "prompt", "clock.quiet", "output_audio_buffer.stopped", "pause", "resume"]
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write(json.dumps({"type": kinds[i % len(kinds)], "t": i * 0.01, "response_id": f"r{i // 6}"}) + "\n")
+        return lambda: read_events(path)
+
+    _assert_n_log_n(make, 5000, 20000)
+
+
+def test_levels_grow_linearly_in_audio_length():
+    import numpy as np
+
+    from clock import levels
+
+    def make(seconds: int):
+        x = (np.random.default_rng(0).standard_normal(16000 * seconds) * 0.05).astype(np.float32)
+        return lambda: levels(x, 16000)
+
+    _assert_n_log_n(make, 15, 60)
+
+
+def test_segments_and_labels_grow_linearly_in_label_lines():
+    from clock import Label, label_errors, segments
+
+    def make(n: int):
+        trace = _trace(n / 2, bursts=n)  # a word every half second
+        labels = [Label(i / 2, i / 2 + 0.2, "w") for i in range(n)]
+        return lambda: label_errors(segments(trace, floor=0.01), labels)
+
+    _assert_n_log_n(make, 1000, 4000)
+
+
+def test_a_sweep_grows_linearly_in_grid_size():
+    from clock import EventLog, Observation, sweep
+    from clock.core.events import Event
+
+    trace = _trace(120.0, bursts=40)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(40)))
+    obs = [Observation(f"r{i}.wav", trace, log) for i in range(3)]
+
+    def make(n: int):
+        floors = [0.001 + 0.0005 * i for i in range(n)]
+        return lambda: sweep(obs, floors=floors, quiets_s=[0.5, 0.7, 1.0, 1.5])
+
+    _assert_n_log_n(make, 4, 16)
+
+
+def test_derive_grows_linearly_in_recordings_per_corpus():
+    from clock import EventLog, Observation, derive
+    from clock.core.events import Event
+
+    trace = _trace(60.0, bursts=20)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(20)))
+
+    def make(n: int):
+        obs = [Observation(f"r{i}.wav", trace, log) for i in range(n)]
+        return lambda: derive(obs)
+
+    _assert_n_log_n(make, 4, 16)
+
+
+# --- servers that never answer, URLs, schedulers -------------------------------------
+
+
+@pytest.fixture
+def silent_server():
+    """A socket on 127.0.0.1 that accepts connections and never answers."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_silent_server_times_out_with_one_line_naming_the_url(silent_server, tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    url = f"http://user:secret@127.0.0.1:{silent_server}/a.wav"
+    t0 = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "derive", url, "--no-cache"],
+        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="1"),
+    )
+    assert time.monotonic() - t0 < 60
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no answer within 1 s" in lines[0], result.stderr
+    assert f"http://***@127.0.0.1:{silent_server}/a.wav" in lines[0] and "secret" not in result.stderr
+
+
+def test_an_unreachable_host_is_not_no_such_file(tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "derive", f"http://127.0.0.1:{port}/a.wav", "--no-cache"],
+        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="5"),
+    )
+    assert result.returncode == 2 and "no such file" not in result.stderr, result.stderr
+    assert f"http://127.0.0.1:{port}/a.wav: cannot read" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["levels", "segments", "beats", "plot", "info"])
+def test_single_file_commands_say_they_take_local_files_only(cli, command):
+    args = [command, "http://example.com/a.wav"] + (["-o", "x.png"] if command == "plot" else [])
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert "http://example.com/a.wav: a local file is needed" in result.stderr, result.stderr
