@@ -20,12 +20,13 @@ from ..io.baseline import read_baseline
 from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
-from ..report.text import sweep_table
-from .derive import baseline_option, run_checks
+from ..core.check import check_counts
+from ..report.text import check_summary, sweep_table
+from ..api import check_config
+from .derive import allow_defaults_option, baseline_option, config_source
 from .options import (
     TIME,
     candidate_options,
-    candidate_text,
     clock_options,
     config_option,
     corpus_options,
@@ -321,6 +322,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @candidate_options
 @sweep_floors
 @sweep_quiet_times
+@allow_defaults_option
 @baseline_option
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
@@ -331,6 +333,7 @@ def report(
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
+    allow_defaults: bool,
     baseline: Path | None,
     output: Path,
     **opts: Any,
@@ -344,9 +347,19 @@ def report(
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output}, baseline=baseline)
+    corpus = load_corpus(
+        recordings,
+        config,
+        jobs,
+        no_progress,
+        lenient,
+        outputs={"-o": output},
+        baseline=baseline,
+        require_config=not allow_defaults,
+    )
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
+    source = config_source(cfg, opts)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
@@ -369,14 +382,14 @@ def report(
             beats_view = figure_for(rec, th, quiet_margin_s=cfg.margins.quiet_margin_s, view="beats")
             images.append((f"{rec.name}: beats", png_data_uri(beats_view)))
         sections.append(RecordingSection(rec.name, found, images))
+    checks = check_config(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path))
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
-        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
+        checks=checks,
         sweep=result,
         recordings=sections,
-        config_source=(str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults")
-        + (f", with {candidate}" if (candidate := candidate_text(opts)) else ""),
+        config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
         evidence_image=png_data_uri(plot_evidence(derivation)),
         sweep_images=[
@@ -390,6 +403,8 @@ def report(
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
+    click.echo(f"config: {source}")
+    click.echo(check_summary(check_counts(checks)))
 
 
 __all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]

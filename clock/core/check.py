@@ -56,7 +56,17 @@ from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .thresholds import Thresholds
 from .times import clock_time
 
-__all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_corpus", "check_recording"]
+__all__ = [
+    "CHECKS",
+    "CheckCase",
+    "CheckCounts",
+    "CheckResult",
+    "baseline_entry",
+    "check_cases",
+    "check_corpus",
+    "check_counts",
+    "check_recording",
+]
 
 CHECKS = (
     "noise-level",
@@ -71,6 +81,9 @@ CHECKS = (
     "beat-count",
     "baseline",
 )
+
+#: The checks that read the recording alone; the others need an event log with terminal responses.
+_AUDIO_CHECKS = ("noise-level", "speech-level", "level-agreement")
 
 _EPS = 1e-9
 _LOG_RESOLUTION_S = 0.001
@@ -110,6 +123,82 @@ class CheckResult:
     def line(self) -> str:
         """``recording:mm:ss.mmm: check: detail vs expected``."""
         return f"{self.recording}:{clock_time(self.t_s)}: {self.check}: {self.detail} vs {self.expected}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCase:
+    """One check of one recording, and every result it gave.
+
+    A check that fails gives one result per failure (one line each); one
+    that holds or does not apply gives one result. Every view (text, JSON,
+    JUnit, GitHub annotations, the report) counts cases, so its counts agree.
+
+    Attributes
+    ----------
+    recording, check : str
+    results : tuple of CheckResult
+    """
+
+    recording: str
+    check: str
+    results: tuple[CheckResult, ...]
+
+    @property
+    def status(self) -> str:
+        """``"failed"``, ``"not applicable"`` or ``"passed"``."""
+        if any(not r.passed for r in self.results):
+            return "failed"
+        return "not applicable" if all(not r.applicable for r in self.results) else "passed"
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        """The failing results (one line each)."""
+        return tuple(r for r in self.results if not r.passed)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCounts:
+    """What a list of results counts: checks (one per recording and check) by status, and failure lines.
+
+    Attributes
+    ----------
+    recordings : int
+    checks : int
+        ``passed + failed + not_applicable``.
+    passed, failed, not_applicable : int
+        Checks by status.
+    failures : int
+        Failing results: the lines ``check`` prints, at least ``failed``.
+    """
+
+    recordings: int
+    checks: int
+    passed: int
+    failed: int
+    not_applicable: int
+    failures: int
+
+
+def check_cases(results: Sequence[CheckResult]) -> list[CheckCase]:
+    """The results grouped by (recording, check), in the order they first come."""
+    cases: dict[tuple[str, str], list[CheckResult]] = {}
+    for r in results:
+        cases.setdefault((r.recording, r.check), []).append(r)
+    return [CheckCase(rec, check, tuple(rs)) for (rec, check), rs in cases.items()]
+
+
+def check_counts(results: Sequence[CheckResult]) -> CheckCounts:
+    """The counts every view of ``results`` gives."""
+    cases = check_cases(results)
+    status = [c.status for c in cases]
+    return CheckCounts(
+        recordings=len({r.recording for r in results}),
+        checks=len(cases),
+        passed=status.count("passed"),
+        failed=status.count("failed"),
+        not_applicable=status.count("not applicable"),
+        failures=sum(not r.passed for r in results),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +291,7 @@ def check_recording(
 
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if obs.events is None or not obs.events.terminals:
-        for check in CHECKS[2:]:
+        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
     found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)

@@ -17,7 +17,7 @@ from typing import Any
 from .. import __version__
 from ..core.agreement import Agreement
 from ..core.beats import Beat
-from ..core.check import CheckResult
+from ..core.check import CheckResult, check_counts
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.times import clock_time
@@ -26,9 +26,10 @@ from .text import (
     BEAT_TIMELINE,
     SWEEP_HEADER,
     beat_rows,
+    check_summary,
     compared_line,
     outcome_line,
-    plural,
+    not_applicable_lines,
     recommended_line,
     recording_rows,
     summary_rows,
@@ -160,14 +161,8 @@ def render_report(
 
     anchors = {rec.name: f"rec-{i}" for i, rec in enumerate(recordings)}
     failed = [r for r in checks if not r.passed]
-    cases = {(r.recording, r.check) for r in checks if r.applicable}
-    failed_cases = {(r.recording, r.check) for r in failed}
-    n_rec = len({r.recording for r in checks})
-    verdict = (
-        f"FAIL: {len(failed_cases)} of {plural(len(cases), 'check')} failed on {plural(n_rec, 'recording')}"
-        if failed
-        else f"PASS: {plural(len(cases), 'check')} on {plural(n_rec, 'recording')}, none failed"
-    )
+    counts = check_counts(checks)
+    verdict = ("FAIL: " if counts.failed else "PASS: ") + check_summary(counts)
     f, g, o, c = derivation.floor, derivation.gaps, derivation.onsets, derivation.compared
 
     def fmt(x: float | None, unit: str = "") -> str:
@@ -224,6 +219,7 @@ def render_report(
         evidence_image=evidence_image,
         failed_table=_table(check_header, [check_row(r) for r in failed], left=6, fail=[True] * len(failed)),
         n_results=len(checks),
+        not_applicable=not_applicable_lines(checks),
         check_table=_table(
             check_header, [check_row(r) for r in check_rows], left=6, fail=[not r.passed for r in check_rows]
         ),

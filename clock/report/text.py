@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.agreement import Agreement
 from ..core.beats import Beat
+from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, Outcome, equivalents
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
@@ -22,9 +23,12 @@ __all__ = [
     "agreement_text",
     "beat_flags",
     "beat_rows",
+    "check_summary",
+    "check_text",
     "derive_dict",
     "derive_markdown",
     "derive_text",
+    "not_applicable_lines",
     "outcome_line",
     "percent",
     "plural",
@@ -423,3 +427,26 @@ def sweep_table(result: SweepResult) -> str:
     marks = ["*" if (p.floor, p.quiet_s) == (floor, quiet) else "" for p in result.points]
     text = table(SWEEP_HEADER + ["rec"], [row + [m] for row, m in zip(sweep_rows(result), marks)])
     return text + recommended_line(result)
+
+
+def check_summary(counts: CheckCounts) -> str:
+    """``44 checks on 4 recordings: 1 failed (3 failures), 4 not applicable, 39 passed``: every view's counts."""
+    lines = f" ({plural(counts.failures, 'failure')})" if counts.failures != counts.failed else ""
+    return (
+        f"{plural(counts.checks, 'check')} on {plural(counts.recordings, 'recording')}: {counts.failed} failed{lines}, "
+        f"{counts.not_applicable} not applicable, {counts.passed} passed"
+    )
+
+
+def not_applicable_lines(results: Sequence[CheckResult]) -> list[str]:
+    """``REC: not applicable: gap, premature (no event log)``: each check that does not apply, once, with why."""
+    why: dict[tuple[str, str], list[str]] = {}
+    for case in check_cases(results):
+        if case.status == "not applicable":
+            why.setdefault((case.recording, case.results[0].detail), []).append(case.check)
+    return [f"{rec}: not applicable: {', '.join(checks)} ({reason})" for (rec, reason), checks in why.items()]
+
+
+def check_text(results: Sequence[CheckResult], counts: CheckCounts) -> list[str]:
+    """``check``'s lines: one per failure, the checks that do not apply and why, and the counts."""
+    return [r.line() for r in results if not r.passed] + not_applicable_lines(results) + [check_summary(counts)]
