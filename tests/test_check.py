@@ -153,7 +153,7 @@ def test_baseline_drift_fails(cli, corpus):
     path.write_text(json.dumps(base))
     result = cli("check", corpus)
     assert result.exit_code == 1
-    assert re.search(rf"^{WAV}\.wav:00:11\.\d+: baseline: beat 1 onset", result.stdout, re.M)
+    assert re.search(rf"^{WAV}\.wav:00:11\.\d+: baseline: beat 2 onset", result.stdout, re.M)
 
 
 def test_expected_beat_count_comes_from_the_config(cli, corpus):

@@ -15,7 +15,7 @@ from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep
 from ..core.thresholds import Thresholds, check_floor, check_wait_s
-from ..errors import InvalidParameterError
+from ..errors import EventLogError, InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
@@ -84,8 +84,12 @@ def figure_for(
     quiet_margin_s: float = 0.2,
     derived_floor: float | None = None,
     view: str = "session",
+    beat: int | None = None,
 ) -> Any:
-    """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats."""
+    """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats.
+
+    ``beat`` (from 1) names the beat a zoom shows in the title.
+    """
     from ..report.plot import plot_beat_timeline, plot_recording
 
     found, replay = [], None
@@ -96,7 +100,8 @@ def figure_for(
         replay = replay_ticks(
             rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
-    title = f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
+    name = rec.name if beat is None else f"{rec.name}, beat {beat}"
+    title = f"{name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
         return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
     return plot_recording(
@@ -138,7 +143,7 @@ def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o")
     "--end", "end_s", type=TIME, callback=finite_seconds, metavar="T", help="Zoom: to T (seconds or mm:ss.mmm)."
 )
 @click.option(
-    "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 0): its terminal response to its bound."
+    "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 1, as the tables): its terminal response to its bound."
 )
 @click.option(
     "--view",
@@ -147,7 +152,7 @@ def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o")
     show_default=True,
     help="session: the recording on one time axis; beats: one row per beat, on time since its terminal response.",
 )
-@output_file("FILE.png, .svg or .pdf (written atomically).", required=True)
+@output_file("FILE.png, .svg or .pdf (written atomically).", required="FILE.png (or .svg, .pdf)")
 def plot(
     rec: Path,
     events: Path | None,
@@ -176,17 +181,28 @@ def plot(
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],
     )
+    if (beat is not None or view == "beats") and (recording.events is None or not recording.events.terminals):
+        where = "--beat" if beat is not None else "--view beats"
+        raise EventLogError(f"{rec}: no beats for {where}: {_no_beats(rec, events, recording.events)}")
     if beat is not None:
-        terminals = recording.events.terminals if recording.events is not None else ()
-        if recording.events is None or not 0 <= beat < len(terminals):
-            raise click.BadParameter(
-                f"{rec.name} has {len(terminals)} beats (0 .. {len(terminals) - 1}), got {beat}", param_hint="'--beat'"
-            )
+        assert recording.events is not None
+        n = len(recording.events.terminals)
+        if not 1 <= beat <= n:
+            raise click.BadParameter(f"{rec.name} has {n} beats (1 .. {n}), got {beat}", param_hint="'--beat'")
         found = find_beats(
             recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
-        start_s, end_s = max(0.0, found[beat].terminal_s - 1.0), found[beat].span_end_s + 0.5
-    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, inputs)
+        b = found[beat - 1]
+        start_s, end_s = max(0.0, b.terminal_s - 1.0), b.span_end_s + 0.5
+    figure = figure_for(recording, th, start_s=start_s, end_s=end_s, view=view, beat=beat)
+    save_figure_file(figure, output, inputs)
+
+
+def _no_beats(rec: Path, events: Path | None, log: Any) -> str:
+    """Why a recording has no beats: no event log (and the name it should have), or no terminal response in it."""
+    if log is None:
+        return f"no event log (name it {rec.stem}.events.jsonl beside the recording, or give --events FILE)"
+    return f"its event log {log.source or events} has no terminal response (terminal_response events start beats)"
 
 
 sweep_floors = click.option(
@@ -324,7 +340,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @sweep_quiet_times
 @allow_defaults_option
 @baseline_option
-@output_file("report.html (one self-contained file, written atomically).", required=True)
+@output_file("report.html (one self-contained file, written atomically).", required="report.html")
 def report(
     recordings: tuple[Path, ...],
     config: Path | None,

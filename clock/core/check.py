@@ -399,7 +399,7 @@ def _beat_checks(
     result(
         "premature",
         [
-            _Finding(b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed", q, 1, 0, "beats")
+            _Finding(b.quiet_declared_s, f"beat {b.index + 1} declared quiet, then speech resumed", q, 1, 0, "beats")
             for b in found
             if b.premature
         ],
@@ -411,7 +411,7 @@ def _beat_checks(
         [
             _Finding(
                 b.last_word_s,
-                f"beat {b.index}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
+                f"beat {b.index + 1}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
                 q,
                 None if b.last_word_s is None else b.span_end_s - b.last_word_s,
                 th.quiet_s,
@@ -434,7 +434,7 @@ def _beat_checks(
         [
             _Finding(
                 b.terminal_s,
-                f"beat {b.index}: the guide spoke after the timeout",
+                f"beat {b.index + 1}: the guide spoke after the timeout",
                 f"onset timeout {th.onset_timeout_s:g} s",
                 b.onset_latency_s,
                 th.onset_timeout_s,
@@ -458,7 +458,7 @@ def _beat_checks(
         [
             _Finding(
                 b.ack_last_word_s,
-                f"beat {b.index}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
+                f"beat {b.index + 1}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
                 q,
                 b.ack_silence_s,
                 th.quiet_s,
@@ -483,7 +483,7 @@ def _beat_checks(
         [
             _Finding(
                 b.logged_quiet_s,
-                f"beat {b.index}: replay {b.replay_vs_logged_s:+.3f} s from logged",
+                f"beat {b.index + 1}: replay {b.replay_vs_logged_s:+.3f} s from logged",
                 f"one tick ({tick_s:.4f} s)",
                 abs(b.replay_vs_logged_s or 0.0),
                 allowed,
@@ -532,7 +532,7 @@ def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: f
         )
     for i, (a, b) in enumerate(zip(now["onsets_s"], base.get("onsets_s", []))):
         if (a is None) != (b is None) or (a is not None and abs(a - b) > onset_tol + _EPS):
-            fails.append(_Finding(a, f"beat {i} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
+            fails.append(_Finding(a, f"beat {i + 1} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
     a, b = now["max_gap_s"], base.get("max_gap_s")
     if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
         fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))

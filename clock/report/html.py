@@ -207,11 +207,11 @@ def render_report(
         rules=rules,
         windows_table=_table(header, rows),
         unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
             for u in (derivation.outcome.unsatisfied if derivation.outcome else ())
         ],
         compared_unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
             for u in (c.outcome.unsatisfied if c is not None and c.outcome else ())
         ],
         stability_table=_table(["quantity", "value", "driven by", "without it"], stability, left=1),

@@ -58,9 +58,10 @@ def beat_flags(b: Beat) -> str:
 
 
 #: Columns of the beats tables (``beats``, the report), named as the JSON fields, and how each is read.
+#: ``beat`` numbers beats from 1, as every line people read does (the JSON ``index`` counts from 0);
 #: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
 BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
-    "index": lambda b: b.index,
+    "beat": lambda b: b.index + 1,
     "terminal_s": lambda b: b.terminal_s,
     "onset_s": lambda b: b.onset_s,
     "onset_latency_s": lambda b: b.onset_latency_s,
@@ -80,7 +81,7 @@ BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
 
 #: The columns every beats table starts with: when the beat began, spoke, ended and was declared over.
 BEAT_TIMELINE = (
-    "index",
+    "beat",
     "terminal_s",
     "onset_s",
     "onset_latency_s",
@@ -262,12 +263,12 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
         out.append("")
         out.append(outcome_line(d))
         for u in d.outcome.unsatisfied if d.outcome else ():
-            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
         if (line := compared_line(d)) is not None:
             out.append(line)
             assert d.compared is not None
             for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
-                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
         out.append("")
         out.append(f"floor: {f.rule}")
         if f.floor is not None and f.window is not None:
