@@ -1,0 +1,78 @@
+"""Dead ends a newcomer met: each is now one line that says what to do, or a number people read as they count."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+WAV = RECORDINGS / "short-en-029-44k.wav"
+
+
+def test_plot_without_o_says_to_add_it(cli):
+    result = cli("plot", WAV)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("speechclock: error: plot writes a file: add -o FILE.png (or .svg, .pdf)")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_binary_levels_are_refused_on_a_terminal_and_written_to_a_pipe():
+    env = {**os.environ, "PYTHONPATH": str(RECORDINGS.parent)}
+    command = [sys.executable, "-m", "clock", "levels", str(WAV), "--format", "npz"]
+    main, replica = pty.openpty()
+    try:
+        done = subprocess.run(command, stdout=replica, stderr=subprocess.PIPE, env=env, timeout=60)
+    finally:
+        os.close(replica)
+        os.close(main)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith("speechclock: error: npz is binary, not for a terminal: add -o FILE.npz")
+    piped = subprocess.run(command, capture_output=True, env=env, timeout=60, check=True)
+    assert piped.stdout.startswith(b"PK")  # an npz (a zip) where the reader is not a terminal
+
+
+@pytest.mark.parametrize("args", [("--view", "beats"), ("--beat", "1")])
+def test_plot_of_beats_without_a_log_names_the_log_it_wants(cli, tmp_path, args):
+    wav = tmp_path / WAV.name
+    wav.write_bytes(WAV.read_bytes())
+    out = tmp_path / "beats.png"
+    result = cli("plot", wav, *args, "-o", out)
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == (
+        f"speechclock: error: {wav}: no beats for {args[0]}{' beats' if args[0] == '--view' else ''}: no event log "
+        f"(name it {wav.stem}.events.jsonl beside the recording, or give --events FILE)\n"
+    )
+
+
+def test_beats_count_from_1_in_the_table_in_lines_and_in_beat(cli, tmp_path):
+    table = cli("beats", WAV).stdout.splitlines()
+    assert table[1].split()[0] == "beat" and [row.split()[0] for row in table[2:4]] == ["1", "2"]
+    import json
+
+    data = json.loads(cli("beats", WAV, "--format", "json").stdout)
+    assert [b["index"] for b in data["beats"]] == [0, 1]  # the JSON index counts from 0 (docs/formats.md)
+    assert cli("plot", WAV, "--beat", "2", "-o", tmp_path / "b.png").exit_code == 0
+    wrong = cli("plot", WAV, "--beat", "0", "-o", tmp_path / "b.png")
+    assert wrong.exit_code == 2 and "has 2 beats (1 .. 2), got 0" in wrong.stderr
+    # A line that names a beat names it as the table does: the second beat stalls at a short bound.
+    lines = cli("check", RECORDINGS, "--quiet-time", "0.5").stdout
+    assert re.search(r"short-en-029-44k\.wav:\S+: premature: beat [12] declared quiet", lines)
+    assert not re.search(r"beat 0\b", lines)
+
+
+def test_the_zoomed_figure_names_its_beat():
+    from clock.cli.tune import figure_for
+    from clock.io.recording import read_recording
+
+    rec = read_recording(WAV)
+    from clock.core.thresholds import DEFAULT_THRESHOLDS
+
+    fig = figure_for(rec, DEFAULT_THRESHOLDS, start_s=9.0, end_s=20.0, beat=2)
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert any(t.startswith(f"{WAV.name}, beat 2:") for t in titles), titles
