@@ -76,3 +76,30 @@ def test_the_zoomed_figure_names_its_beat():
     fig = figure_for(rec, DEFAULT_THRESHOLDS, start_s=9.0, end_s=20.0, beat=2)
     titles = [ax.get_title(loc="left") for ax in fig.axes]
     assert any(t.startswith(f"{WAV.name}, beat 2:") for t in titles), titles
+
+
+def test_derive_says_in_words_how_speech_was_found_and_which_recording_sets_a_narrow_window():
+    from test_derive import synthetic
+
+    import clock
+    from clock.report.text import derive_text
+
+    # Speech at 0.05 RMS (-26 dBFS) over a room hiss at -34 dBFS: the window is narrow, and one recording sets it.
+    d = clock.derive([synthetic([0.6, 0.9], room_dbfs=-34.0, name="room.wav")])
+    text = derive_text([d])
+    assert text.startswith("== all: 1 recording (1 with label tracks), ")
+    narrow = [w for w in d.warnings if "span only" in w]
+    assert narrow and "set by room.wav alone" in narrow[0], d.warnings
+
+
+def test_not_replayed_says_why():
+    from dataclasses import replace
+
+    from test_derive import synthetic
+
+    import clock
+    from clock.report.text import outcome_line
+
+    unlogged = replace(synthetic([0.6, 0.9, 1.1]), events=None)
+    line = outcome_line(clock.derive([unlogged]))
+    assert line.startswith("not replayed: no recording has beats") and "NAME.events.jsonl" in line

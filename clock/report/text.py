@@ -193,10 +193,17 @@ def _compared_heading(d: Derivation) -> str:
     return "committed" if d.compared is None else d.compared.label
 
 
-def outcome_sentence(r: Outcome | None) -> str:
-    """A setting's replay in one sentence."""
+#: Why a setting was not replayed when no recording has beats.
+NO_BEATS = (
+    "not replayed: no recording has beats (they come from an event log beside each recording, "
+    "NAME.events.jsonl, with terminal_response events)"
+)
+
+
+def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
+    """A setting's replay in one sentence (``why_not`` when it was not replayed)."""
     if r is None:
-        return "not replayed: nothing was recommended, or no recording has beats"
+        return why_not
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
@@ -205,7 +212,10 @@ def outcome_sentence(r: Outcome | None) -> str:
 
 
 def outcome_line(d: Derivation) -> str:
-    """The recommendation's replay in one sentence."""
+    """The recommendation's replay in one sentence, or why it was not replayed (no beats, or what was missing)."""
+    if d.outcome is None and d.onsets.n_beats:
+        missing = [name for name, v in zip(("floor", "quiet time", "onset timeout"), d.setting) if v is None]
+        return f"not replayed: no {' and no '.join(missing)} was recommended (see below why)"
     return outcome_sentence(d.outcome)
 
 
@@ -247,12 +257,16 @@ def _db(x: float) -> float:
     return 20 * math.log10(x) if x > 0 else float("-inf")
 
 
+#: How speech was told from noise in a recording (derive's header), by method.
+_METHODS = {"labels": "{n} with label tracks", "split": "{n} without labels, speech told from noise by level"}
+
+
 def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
-        methods = ", ".join(f"{k} {v}" for k, v in sorted(f.methods.items()))
+        methods = ", ".join(_METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items()))
         out.append(
             f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
             f"{plural(g.n_gaps, 'narration gap')} =="
