@@ -103,3 +103,42 @@ def test_not_replayed_says_why():
     unlogged = replace(synthetic([0.6, 0.9, 1.1]), events=None)
     line = outcome_line(clock.derive([unlogged]))
     assert line.startswith("not replayed: no recording has beats") and "NAME.events.jsonl" in line
+
+
+def test_segments_merge_short_gaps_then_drop_short_speech_as_filling_the_mask_would(rng):
+    from fractions import Fraction
+
+    import numpy as np
+
+    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.segments import runs, segments
+
+    tick = 0.05
+    for _ in range(200):
+        mask = rng.random(int(rng.integers(1, 80))) < rng.uniform(0.2, 0.8)
+        min_gap, min_speech = float(rng.choice([0, 0.1, 0.15, 0.3])), float(rng.choice([0, 0.05, 0.1, 0.2]))
+        trace = LevelTrace(np.arange(mask.size) * 2400, np.where(mask, 0.1, 0.0), 48000, Ticks(Fraction(1, 20)))
+        # The oracle: fill each quiet run between speech whose gap (quiet ticks + 1, in ticks) is short.
+        filled = mask.copy()
+        for a, b in runs(~mask).tolist():
+            if a > 0 and b < mask.size - 1 and (b - a + 2) * tick < min_gap - 1e-9:
+                filled[a : b + 1] = True
+        want = [(a * tick, b * tick) for a, b in runs(filled).tolist() if (b - a) * tick >= min_speech - 1e-9]
+        seg = segments(trace, floor=0.003, min_gap_s=min_gap, min_speech_s=min_speech)
+        got = [(s.onset_s, s.last_word_s) for s in seg.segments]
+        assert np.allclose(got, want) if want else not got
+        assert np.allclose(seg.gaps_s, [b[0] - a[1] for a, b in zip(want, want[1:])])
+
+
+def test_segments_defaults_give_the_phrases_of_the_bundled_recordings(cli):
+    rec = RECORDINGS / "tour-en-us-48k.webm"
+    phrases = len((RECORDINGS / "tour-en-us-48k.labels.txt").read_text().splitlines())
+    head = cli("segments", rec).stdout.splitlines()[0]
+    assert head.startswith(f"{rec}: {phrases} segments, {phrases - 1} gaps;")
+    assert head.endswith("gaps under 0.15 s merged, segments under 0.1 s dropped")
+    every = cli("segments", rec, "--min-gap", "0", "--min-speech", "0").stdout.splitlines()[0]
+    assert int(every.split(": ")[1].split()[0]) > phrases and every.endswith("; every run above the floor")
+    import json
+
+    params = json.loads(cli("segments", rec, "--format", "json", "--min-gap", "0.3").stdout)["params"]
+    assert params["min_gap_s"] == 0.3 and params["min_speech_s"] == 0.1
