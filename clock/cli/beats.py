@@ -36,6 +36,7 @@ from .options import (
 #: The columns of the beats table (the JSON fields they show; docs/formats.md).
 _BEAT_TABLE = (*BEAT_TIMELINE, "replay_vs_logged_s", "provider_stopped_vs_last_word_s", "outcome", "flags")
 
+
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
     """A length in seconds: finite and >= 0, at most an hour."""
     if not 0 <= value <= 3600:

@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
+from ..api import check_config
 from ..core.beats import beats as find_beats
 from ..core.beats import replay_ticks
+from ..core.check import check_counts
 from ..core.derive import derive as derive_thresholds
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
@@ -20,9 +22,7 @@ from ..io.baseline import read_baseline
 from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
-from ..core.check import check_counts
 from ..report.text import check_summary, sweep_table
-from ..api import check_config
 from .derive import allow_defaults_option, baseline_option, config_source
 from .options import (
     TIME,
@@ -143,7 +143,11 @@ def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o")
     "--end", "end_s", type=TIME, callback=finite_seconds, metavar="T", help="Zoom: to T (seconds or mm:ss.mmm)."
 )
 @click.option(
-    "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 1, as the tables): its terminal response to its bound."
+    "--beat",
+    "beat",
+    type=int,
+    metavar="N",
+    help="Zoom on beat N (from 1, as the tables): its terminal response to its bound.",
 )
 @click.option(
     "--view",

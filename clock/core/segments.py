@@ -260,7 +260,9 @@ def _merged(found: list[Segment], min_gap_s: float) -> list[Segment]:
     for s in found:
         if out and s.onset_s - out[-1].last_word_s < min_gap_s - _EPS_S:
             a = out[-1]
-            out[-1] = Segment(a.onset_tick, s.last_word_tick, a.onset_s, s.last_word_s, a.onset_quantum_s, s.offset_quantum_s)
+            out[-1] = Segment(
+                a.onset_tick, s.last_word_tick, a.onset_s, s.last_word_s, a.onset_quantum_s, s.offset_quantum_s
+            )
         else:
             out.append(s)
     return out

@@ -266,7 +266,9 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
     out: list[str] = []
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
-        methods = ", ".join(_METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items()))
+        methods = ", ".join(
+            _METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items())
+        )
         out.append(
             f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
             f"{plural(g.n_gaps, 'narration gap')} =="
