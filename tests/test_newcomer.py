@@ -142,3 +142,42 @@ def test_segments_defaults_give_the_phrases_of_the_bundled_recordings(cli):
 
     params = json.loads(cli("segments", rec, "--format", "json", "--min-gap", "0.3").stdout)["params"]
     assert params["min_gap_s"] == 0.3 and params["min_speech_s"] == 0.1
+
+
+def test_sweep_after_speech_is_each_settings_replay_against_one_last_word():
+    import numpy as np
+
+    import clock
+
+    corpus = clock.load_corpus([RECORDINGS])
+    obs = corpus.observations
+    floors, quiets = (0.001, 0.003, 0.006), (2.0, 2.5)
+    result = clock.sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=10.0)
+    for p in result.points:
+        waits = []
+        for o in obs:
+            speech = clock.classify_ticks(o.trace, labels=o.labels, events=o.events).speech
+            for b in clock.beats(o.trace, o.events, floor=p.floor, quiet_s=p.quiet_s, onset_timeout_s=10.0):
+                if b.outcome == "ok":
+                    inside = speech & (o.trace.t_s >= b.terminal_s) & (o.trace.t_s < b.span_end_s)
+                    waits.append(b.quiet_declared_s - o.trace.t_s[np.flatnonzero(inside)[-1]])
+        assert p.after_speech_mean_s == pytest.approx(np.mean(waits), abs=1e-9)
+        assert p.after_speech_max_s == pytest.approx(np.max(waits), abs=1e-9)
+    # It differs by floor at one quiet time, where the old latency column did not.
+    by_floor = {p.floor: p.after_speech_mean_s for p in result.points if p.quiet_s == 2.5}
+    assert len(set(by_floor.values())) == 3 and {p.latency_max_s for p in result.points if p.quiet_s == 2.5} != set()
+
+
+def test_sweep_table_marks_the_recommendation_or_the_grid_point_nearest_it():
+    import clock
+    from clock.report.text import sweep_marks, sweep_table
+
+    corpus = clock.load_corpus([RECORDINGS])
+    d = clock.derive(corpus.observations)
+    floor, quiet, _ = d.setting
+    off = clock.sweep(corpus.observations, floors=(0.001, 0.003, 0.006), quiets_s=(1.0, 2.3, 4.0), derivation=d)
+    marks = dict(zip(((p.floor, p.quiet_s) for p in off.points), sweep_marks(off)))
+    assert [k for k, m in marks.items() if m] == [(0.003, 2.3)] and marks[(0.003, 2.3)] == "~"
+    assert "the nearest, floor 0.003 quiet 2.3 s, is marked ~" in sweep_table(off)
+    on = clock.sweep(corpus.observations, floors=(0.001, floor), quiets_s=(quiet,), derivation=d)
+    assert sweep_marks(on) == ["", "*"] and "(on the grid, marked *)" in sweep_table(on)

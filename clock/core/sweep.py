@@ -18,7 +18,12 @@ event log:
 * ``n_missed_onset``: beats whose onset the clock would give up waiting for;
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
-  exact sums of ticks, never as floats.
+  exact sums of ticks, never as floats. Measured from the last word the
+  clock hears at that floor, it is the quiet time give or take a tick;
+* so also the time from the beat's last word as ``derive`` hears speech (the
+  label track, or the recording's level split: the same for every setting)
+  to the declared quiet, mean and max: what a visitor waits, which a floor
+  that hears trailing noise as speech lengthens.
 
 The **recommended** setting is the one recommendation engine's
 (:func:`clock.core.derive.derive`), the same as ``derive`` prints, whether or
@@ -38,8 +43,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import DEFAULT_ONSET_TIMEOUT_S, MISSED_ONSET, OK, OUTCOMES, PREMATURE, STALLED, analyse, decide_quiets
-from .derive import Derivation, Margins, Observation, derive
+from .beats import (
+    DEFAULT_ONSET_TIMEOUT_S,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    PREMATURE,
+    STALLED,
+    FloorAnalysis,
+    analyse,
+    decide_quiets,
+)
+from .derive import Derivation, Margins, Observation, classify_ticks, derive
 from .thresholds import check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -66,6 +81,10 @@ class SweepPoint:
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
         The sum of those latencies in ticks (exact; the mean's numerator).
+    after_speech_mean_s, after_speech_max_s : float or None
+        Declared quiet minus the beat's last speech tick as ``derive`` tells
+        speech (labels or level split, the same at every setting), over the
+        beats ended right.
     """
 
     floor: float
@@ -79,6 +98,8 @@ class SweepPoint:
     latency_p95_s: float | None
     latency_max_s: float | None
     latency_ticks: int
+    after_speech_mean_s: float | None = None
+    after_speech_max_s: float | None = None
 
     @property
     def n_failed(self) -> int:
@@ -179,17 +200,32 @@ def grid(spec: str) -> tuple[float, ...]:
         return tuple(float(lo + i * step) for i in range(n))
 
 
+def _last_speech_s(o: Observation, speech: NDArray[np.bool_], a: FloorAnalysis) -> NDArray[np.float64]:
+    """Per beat, the time of its last speech tick (as derive tells speech) within its span; NaN when none."""
+    out = np.full(len(a.beats), np.nan)
+    for i, b in enumerate(a.beats):
+        ticks = np.flatnonzero(speech[b.first_tick : b.bound_tick])
+        if ticks.size:
+            out[i] = o.trace.t_s[b.first_tick + ticks[-1]]
+    return out
+
+
 def _points(
-    observations: Sequence[Observation], floor: float, quiets_s: Sequence[float], onset_timeout_s: float
+    observations: Sequence[Observation],
+    speech: Sequence[NDArray[np.bool_] | None],
+    floor: float,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
 ) -> list[SweepPoint]:
     """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
     n_q = len(quiets_s)
     counts = np.zeros((4, n_q), np.int64)
     added: list[NDArray[np.float64]] = []
+    after: list[NDArray[np.float64]] = []
     ticks = np.zeros(n_q, np.int64)
     codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET)]
-    for o in observations:
-        if not o.has_beats:
+    for o, said in zip(observations, speech):
+        if not o.has_beats or said is None:
             continue
         assert o.events is not None
         a = analyse(o.trace, o.events, floor=floor)
@@ -197,14 +233,18 @@ def _points(
         for row, code in enumerate(codes):
             counts[row] += (found.outcome == code).sum(axis=0)
         ok = found.outcome == codes[0]
-        lat = np.where(ok, a.t_s[found.declared_tick] - a.t_s[found.last_word_tick], np.nan)
-        added.append(lat)
+        declared = a.t_s[found.declared_tick]
+        added.append(np.where(ok, declared - a.t_s[found.last_word_tick], np.nan))
+        after.append(np.where(ok, declared - _last_speech_s(o, said, a)[:, None], np.nan))
         ticks += np.where(ok, found.declared_tick - found.last_word_tick, 0).sum(axis=0)
     lat_all = np.concatenate(added) if added else np.full((0, n_q), np.nan)
+    after_all = np.concatenate(after) if after else np.full((0, n_q), np.nan)
     out = []
     for j, q in enumerate(quiets_s):
         lat = lat_all[:, j]
         lat = lat[~np.isnan(lat)]
+        waits = after_all[:, j]
+        waits = waits[~np.isnan(waits)]
         ok, premature, stalled, missed = (int(x) for x in counts[:, j])
         out.append(
             SweepPoint(
@@ -219,6 +259,8 @@ def _points(
                 float(np.percentile(lat, 95)) if lat.size else None,
                 float(lat.max()) if lat.size else None,
                 int(ticks[j]),
+                float(waits.mean()) if waits.size else None,
+                float(waits.max()) if waits.size else None,
             )
         )
     return out
@@ -280,9 +322,16 @@ def sweep(
         raise InvalidParameterError(f"a sweep of more than {MAX_SWEEP_POINTS} settings is too many")
     floors_f = tuple(check_floor(f, "sweep floor") for f in floors)
     quiets_f = tuple(check_wait_s(q, "sweep quiet time") for q in quiets_s)
+    margins = margins if margins is not None else Margins()
+    speech = [
+        classify_ticks(o.trace, labels=o.labels, events=o.events, speech_range_db=margins.speech_range_db).speech
+        if o.has_beats
+        else None
+        for o in observations
+    ]
     points: list[SweepPoint] = []
     for f in floors_f:
-        points.extend(_points(observations, f, quiets_f, onset_timeout_s))
+        points.extend(_points(observations, speech, f, quiets_f, onset_timeout_s))
     derivation = derivation if derivation is not None else derive(observations, margins=margins)
     return SweepResult(
         floors_f,

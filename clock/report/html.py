@@ -33,6 +33,7 @@ from .text import (
     recommended_line,
     recording_rows,
     summary_rows,
+    sweep_marks,
     sweep_rows,
 )
 
@@ -242,7 +243,9 @@ def render_report(
         sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
         sweep_images=list(sweep_images),
         sweep_count=0 if sweep is None else len(sweep.points),
-        sweep_table=Markup("") if sweep is None else _table(SWEEP_HEADER, sweep_rows(sweep), left=0),
+        sweep_table=Markup("") if sweep is None else _table(
+            [*SWEEP_HEADER, "rec"], [r + [m] for r, m in zip(sweep_rows(sweep), sweep_marks(sweep))], left=0
+        ),
         config_source=config_source,
         config_text=config_text,
         version=__version__,

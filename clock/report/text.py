@@ -34,6 +34,7 @@ __all__ = [
     "plural",
     "recommended_line",
     "recording_rows",
+    "sweep_marks",
     "sweep_rows",
     "sweep_table",
     "table",
@@ -404,7 +405,8 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
     }
 
 
-#: Columns of the sweep table (the names of the JSON fields they show).
+#: Columns of the sweep table (the names of the JSON fields they show): what each setting does to the beats,
+#: and how long after the last word (as derive hears it, the same at every setting) it declares quiet.
 SWEEP_HEADER = [
     "floor",
     "quiet_s",
@@ -413,9 +415,8 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
-    "latency_mean_s",
-    "latency_p95_s",
-    "latency_max_s",
+    "after_speech_mean_s",
+    "after_speech_max_s",
 ]
 
 
@@ -424,26 +425,50 @@ def sweep_rows(result: SweepResult) -> list[list[Any]]:
     return [[_g(p.floor), _g(p.quiet_s), *(getattr(p, f) for f in SWEEP_HEADER[2:])] for p in result.points]
 
 
+def nearest_point(result: SweepResult) -> tuple[float, float] | None:
+    """The grid's (floor, quiet) nearest the recommendation: floors by level ratio, quiet times by seconds."""
+    floor, quiet, _ = result.recommended
+    if floor is None or quiet is None:
+        return None
+
+    def ratio(f: float) -> float:
+        return abs(math.log(f / floor)) if f > 0 and floor > 0 else (0.0 if f == floor else math.inf)
+
+    return min(result.floors, key=ratio), min(result.quiets_s, key=lambda q: abs(q - quiet))
+
+
 def recommended_line(result: SweepResult) -> str:
-    """The one recommendation (as derive makes it) and its replay."""
+    """The one recommendation (as derive makes it) and its replay, and where it lies on the grid."""
     d = result.derivation
     floor, quiet, timeout = d.setting
     if floor is None or quiet is None:
         return "recommended: none (see speechclock derive for why)\n"
-    on_grid = result.point(floor, quiet)
-    where = "on the grid" if on_grid is not None else "between grid points"
+    near = nearest_point(result)
+    if result.point(floor, quiet) is not None:
+        where = "on the grid, marked *"
+    elif near is not None:
+        where = f"between grid points; the nearest, floor {near[0]:g} quiet {near[1]:g} s, is marked ~"
+    else:
+        where = "off the grid"
     return (
         f"recommended (as derive): floor {floor:g}, quiet {quiet:g} s, onset timeout {_g(timeout)} s ({where}); "
         f"{outcome_line(d)}\n"
     )
 
 
-def sweep_table(result: SweepResult) -> str:
-    """The sweep as plain text, the recommended setting starred and spelled out."""
+def sweep_marks(result: SweepResult) -> list[str]:
+    """Per point: ``*`` the recommendation, ``~`` the grid point nearest it when it lies between points."""
     floor, quiet, _ = result.recommended
-    marks = ["*" if (p.floor, p.quiet_s) == (floor, quiet) else "" for p in result.points]
-    text = table(SWEEP_HEADER + ["rec"], [row + [m] for row, m in zip(sweep_rows(result), marks)])
-    return text + recommended_line(result)
+    near = nearest_point(result)
+    on_grid = floor is not None and quiet is not None and result.point(floor, quiet) is not None
+    mark, at = ("*", (floor, quiet)) if on_grid else ("~", near)
+    return [mark if (p.floor, p.quiet_s) == at else "" for p in result.points]
+
+
+def sweep_table(result: SweepResult) -> str:
+    """The sweep as plain text, the recommended setting (or the grid point nearest it) marked and spelled out."""
+    rows = [row + [m] for row, m in zip(sweep_rows(result), sweep_marks(result))]
+    return table(SWEEP_HEADER + ["rec"], rows) + recommended_line(result)
 
 
 def check_summary(counts: CheckCounts) -> str:
