@@ -125,6 +125,13 @@ def test_every_view_gives_the_same_counts(cli, tmp_path, kind, options):
     verdict = re.search(r'<p class="verdict \w+">(?:PASS|FAIL): ([^<]+)</p>', page.read_text()).group(1)
     assert _counts_from_summary(html.unescape(verdict)) == truth
     assert report.stdout.splitlines() == [lines[0], lines[-1]]
+    if kind == "bundled":  # and its beats tables are the command's
+        section = page.read_text().split('<section id="beats">')[1].split("</section>")[0]
+        rec = "tour-en-us-48k.webm"
+        rows = re.findall(r"<tr[^>]*>(.*?)</tr>", section[section.index(rec) :])[:4]
+        cells = [" ".join(re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)).split() for r in rows]
+        beats = cli("beats", folder / rec, *options).stdout.splitlines()[1:5]
+        assert cells == [line.split() for line in beats]
 
     # The API, with the same thresholds.
     given = dict(zip(options[::2], options[1::2]))

@@ -181,3 +181,37 @@ def test_sweep_table_marks_the_recommendation_or_the_grid_point_nearest_it():
     assert "the nearest, floor 0.003 quiet 2.3 s, is marked ~" in sweep_table(off)
     on = clock.sweep(corpus.observations, floors=(0.001, floor), quiets_s=(quiet,), derivation=d)
     assert sweep_marks(on) == ["", "*"] and "(on the grid, marked *)" in sweep_table(on)
+
+
+def test_the_beats_table_fits_100_columns_and_wide_shows_every_column(cli):
+    from dataclasses import replace
+
+    import clock
+    from clock.report.text import BEAT_COLUMNS, BEAT_TABLE, beat_header, beat_rows, table
+
+    for rec in sorted(RECORDINGS.glob("*.*[gvm]")):
+        for extra in ((), ("--quiet-time", "0.5"), ("--floor", "0.05")):
+            lines = cli("beats", rec, *extra).stdout.splitlines()
+            assert max(len(line) for line in lines[1:]) <= 100, (rec, extra)
+    wide = cli("beats", WAV, "--wide").stdout.splitlines()[1].split()
+    assert wide == [heading for heading, _ in BEAT_COLUMNS.values()]
+    # The widest a beat can be: every flag, the longest outcome, times near an hour.
+    corpus = clock.load_corpus([WAV])
+    rec = corpus.recordings[0]
+    b = clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)[0]
+    worst = replace(
+        b,
+        index=998,
+        terminal_s=3599.0,
+        last_word_s=3599.5,
+        ack_overlap=True,
+        premature_risk=True,
+        outcome="missed-onset",
+        missed_onset=True,
+        barge_in_s=3599.1,
+        cleared_s=3599.2,
+    )
+    text = table(beat_header(BEAT_TABLE), beat_rows([worst], BEAT_TABLE))
+    assert max(len(line) for line in text.splitlines()) <= 100, text
+    assert "ACK RISK BARGE-IN CLEARED" in text and "MISSED-ONSET" not in text  # the outcome column says it
+

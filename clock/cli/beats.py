@@ -18,7 +18,7 @@ from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import BEAT_TIMELINE, agreement_text, beat_rows, table
+from ..report.text import BEAT_TABLE, BEAT_WIDE, agreement_text, beat_header, beat_rows, table
 from .options import (
     TIME,
     agreement_config,
@@ -32,9 +32,6 @@ from .options import (
     recording_argument,
     recording_inputs,
 )
-
-#: The columns of the beats table (the JSON fields they show; docs/formats.md).
-_BEAT_TABLE = (*BEAT_TIMELINE, "replay_vs_logged_s", "provider_stopped_vs_last_word_s", "outcome", "flags")
 
 
 def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
@@ -156,6 +153,12 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
 @clock_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
+    "--wide",
+    is_flag=True,
+    help="Every column of the table (it fits 100 characters without): onsets, the acknowledgment, gaps, the "
+    "logged decision, the provider's stop, the bound.",
+)
+@click.option(
     "--align-log",
     is_flag=True,
     help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
@@ -175,6 +178,7 @@ def beats(
     events: Path | None,
     lenient: bool,
     fmt: str,
+    wide: bool,
     align_log: bool,
     page_ticks: bool,
     labels: Path | None,
@@ -235,7 +239,8 @@ def beats(
             out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
         out.write(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n")
-        out.write(table(list(_BEAT_TABLE), beat_rows(found, _BEAT_TABLE)))
+        columns = BEAT_WIDE if wide else BEAT_TABLE
+        out.write(table(beat_header(columns), beat_rows(found, columns)))
         if agreement is not None:
             out.write(agreement_text(agreement) + "\n")
         if matches is not None:

@@ -23,8 +23,9 @@ from ..core.sweep import SweepResult
 from ..core.times import clock_time
 from .plot import save_figure
 from .text import (
-    BEAT_TIMELINE,
+    BEAT_TABLE,
     SWEEP_HEADER,
+    beat_header,
     beat_rows,
     check_summary,
     compared_line,
@@ -93,10 +94,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 
         for i, r in enumerate(rows)
     )
     return Markup(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-#: The columns of the report's beats tables (the JSON fields they show).
-_BEAT_HEADER = [*BEAT_TIMELINE, "bound", "outcome"]
 
 
 def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
@@ -230,8 +227,8 @@ def render_report(
                 "anchor": anchors[rec.name],
                 "images": list(rec.images),
                 "beats_table": _table(
-                    _BEAT_HEADER,
-                    beat_rows(rec.beats, _BEAT_HEADER),
+                    beat_header(BEAT_TABLE),
+                    beat_rows(rec.beats, BEAT_TABLE),
                     left=0,
                     fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
                 )

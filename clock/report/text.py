@@ -18,10 +18,12 @@ from ..io.serialize import params_dict
 
 __all__ = [
     "BEAT_COLUMNS",
-    "BEAT_TIMELINE",
+    "BEAT_TABLE",
+    "BEAT_WIDE",
     "SWEEP_HEADER",
     "agreement_text",
     "beat_flags",
+    "beat_header",
     "beat_rows",
     "check_summary",
     "check_text",
@@ -41,63 +43,86 @@ __all__ = [
 ]
 
 
-def beat_flags(b: Beat) -> str:
-    """The flags of a beat, as ``beats`` prints them (``ACK RISK PREMATURE``...)."""
-    return " ".join(
-        name
-        for name, on in (
-            ("ACK", b.ack_overlap),
-            ("RISK", b.premature_risk),
-            ("PREMATURE", b.premature),
-            ("STALLED", b.stalled),
-            ("MISSED-ONSET", b.missed_onset),
-            ("BARGE-IN", b.barge_in_s is not None),
-            ("CLEARED", b.cleared_s is not None),
-        )
-        if on
-    )
-
-
-#: Columns of the beats tables (``beats``, the report), named as the JSON fields, and how each is read.
-#: ``beat`` numbers beats from 1, as every line people read does (the JSON ``index`` counts from 0);
-#: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
-BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
-    "beat": lambda b: b.index + 1,
-    "terminal_s": lambda b: b.terminal_s,
-    "onset_s": lambda b: b.onset_s,
-    "onset_latency_s": lambda b: b.onset_latency_s,
-    "ack_last_word_s": lambda b: b.ack_last_word_s,
-    "last_word_s": lambda b: b.last_word_s,
-    "quiet_declared_s": lambda b: b.quiet_declared_s,
-    "added_latency_s": lambda b: b.added_latency_s,
-    "n_gaps": lambda b: len(b.gaps_s),
-    "max_gap_s": lambda b: max(b.quiet_gaps_s, default=None),
-    "replay_vs_logged_s": lambda b: b.replay_vs_logged_s,
-    "provider_stopped_vs_last_word_s": lambda b: b.provider_stopped_vs_last_word_s,
-    "bound": lambda b: b.bound,
-    "outcome": lambda b: b.outcome,
-    "flags": beat_flags,
-}
-
-
-#: The columns every beats table starts with: when the beat began, spoke, ended and was declared over.
-BEAT_TIMELINE = (
-    "beat",
-    "terminal_s",
-    "onset_s",
-    "onset_latency_s",
-    "ack_last_word_s",
-    "last_word_s",
-    "quiet_declared_s",
-    "added_latency_s",
-    "n_gaps",
-    "max_gap_s",
+#: The flags of a beat, and whether each is also its outcome (so the narrow table leaves it to that column).
+_FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
+    ("ACK", lambda b: b.ack_overlap, False),
+    ("RISK", lambda b: b.premature_risk, False),
+    ("PREMATURE", lambda b: b.premature, True),
+    ("STALLED", lambda b: b.stalled, True),
+    ("MISSED-ONSET", lambda b: b.missed_onset, True),
+    ("BARGE-IN", lambda b: b.barge_in_s is not None, False),
+    ("CLEARED", lambda b: b.cleared_s is not None, False),
 )
 
 
+def beat_flags(b: Beat, *, besides_outcome: bool = False) -> str:
+    """The flags of a beat, as ``beats`` prints them (``ACK RISK PREMATURE``...).
+
+    With ``besides_outcome``, only those the outcome column does not already say.
+    """
+    return " ".join(name for name, on, is_outcome in _FLAGS if on(b) and not (besides_outcome and is_outcome))
+
+
+def _time(x: float | None) -> str | None:
+    return None if x is None else clock_time(x)
+
+
+def _secs(x: float | None) -> str | None:
+    return None if x is None else f"{x:.3f}"
+
+
+#: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
+#: Times on the recording's timeline print as mm:ss.mmm (headed without ``_s``), lengths as seconds (``_s``);
+#: ``beat`` numbers beats from 1, as every line people read does (the JSON ``index`` counts from 0);
+#: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
+BEAT_COLUMNS: dict[str, tuple[str, Callable[[Beat], Any]]] = {
+    "index": ("beat", lambda b: b.index + 1),
+    "terminal_s": ("terminal", lambda b: _time(b.terminal_s)),
+    "onset_s": ("onset", lambda b: _time(b.onset_s)),
+    "onset_latency_s": ("latency_s", lambda b: _secs(b.onset_latency_s)),
+    "ack_last_word_s": ("ack_end", lambda b: _time(b.ack_last_word_s)),
+    "last_word_s": ("last_word", lambda b: _time(b.last_word_s)),
+    "quiet_declared_s": ("declared", lambda b: _time(b.quiet_declared_s)),
+    "added_latency_s": ("added_s", lambda b: _secs(b.added_latency_s)),
+    "n_gaps": ("n_gaps", lambda b: len(b.gaps_s)),
+    "max_gap_s": ("max_gap_s", lambda b: _secs(max(b.quiet_gaps_s, default=None))),
+    "replay_vs_logged_s": ("vs_logged_s", lambda b: _secs(b.replay_vs_logged_s)),
+    "provider_stopped_vs_last_word_s": ("stopped_vs_word_s", lambda b: _secs(b.provider_stopped_vs_last_word_s)),
+    "bound": ("bound", lambda b: b.bound),
+    "outcome": ("outcome", lambda b: b.outcome),
+    "flags": ("flags", beat_flags),
+}
+
+#: The beats table by default (``beats``, and the report's): when each beat began, ended and was declared over,
+#: its outcome and the flags the outcome does not say. At most 100 characters wide (recordings under an hour).
+BEAT_TABLE = (
+    "index",
+    "terminal_s",
+    "onset_latency_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "outcome",
+    "flags",
+)
+
+#: ``beats --wide``: every column.
+BEAT_WIDE = tuple(BEAT_COLUMNS)
+
+
+def beat_header(columns: Sequence[str]) -> list[str]:
+    """The headings of ``columns`` (keys of :data:`BEAT_COLUMNS`)."""
+    return [BEAT_COLUMNS[c][0] for c in columns]
+
+
 def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
-    """One row per beat, in the order of ``columns`` (keys of :data:`BEAT_COLUMNS`)."""
-    read = [BEAT_COLUMNS[c] for c in columns]
+    """One row per beat, in the order of ``columns``: times as mm:ss.mmm, lengths in seconds, None as ``-``.
+
+    Without every column (the narrow table), ``flags`` leaves out what ``outcome`` says.
+    """
+    read = [BEAT_COLUMNS[c][1] for c in columns]
+    if tuple(columns) != BEAT_WIDE and "flags" in columns:
+        read[list(columns).index("flags")] = lambda b: beat_flags(b, besides_outcome=True)
     return [[f(b) for f in read] for b in beats]
 
 
