@@ -22,6 +22,8 @@ Examples
 >>> import clock
 >>> corpus = clock.load_corpus(["recordings"])                     # doctest: +SKIP
 >>> d = clock.derive(corpus.observations)                          # doctest: +SKIP
+>>> results = clock.check("recordings")                            # doctest: +SKIP
+>>> clock.check_counts(results)                                    # doctest: +SKIP
 >>> rec = corpus.recordings[0]                                     # doctest: +SKIP
 >>> clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)   # doctest: +SKIP
 """
@@ -45,7 +47,7 @@ from .core.beats import (
     replay,
     replay_ticks,
 )
-from .core.check import CheckResult, check_recording
+from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
 from .core.derive import (
     Derivation,
     Margins,
@@ -97,6 +99,7 @@ _LAZY = {
     "plot_evidence": "clock.report.plot",
     "plot_beat_timeline": "clock.report.plot",
     "to_frame": "clock.frames",
+    "check": "clock.api",
 }
 
 __all__ = [
@@ -105,6 +108,8 @@ __all__ = [
     "AnalyserOptions",
     "Beat",
     "BeatAnalysis",
+    "CheckCase",
+    "CheckCounts",
     "CheckResult",
     "ConfigError",
     "Decision",
@@ -137,6 +142,8 @@ __all__ = [
     "__version__",
     "analyse",
     "beats",
+    "check_cases",
+    "check_counts",
     "check_recording",
     "classify_ticks",
     "decide",

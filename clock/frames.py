@@ -39,6 +39,28 @@ def _pandas() -> Any:
     return pandas
 
 
+#: Columns that are numbers even when every row has none (they come out as all-NaN floats).
+_NUMBER_COLUMNS = ("measured", "threshold", "window_low", "window_high")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool | np.bool_)
+
+
+def _frame(pd: Any, rows: list[dict[str, Any]]) -> Any:
+    """A DataFrame whose optional numbers (None where absent) are float columns with NaN, not objects."""
+    df = pd.DataFrame(rows)
+    for c in df.columns:
+        if df[c].dtype != object:
+            continue
+        present = [v for v in df[c] if v is not None]
+        if (present and all(_is_number(v) for v in present)) or (
+            not present and (str(c).endswith("_s") or c in _NUMBER_COLUMNS)
+        ):
+            df[c] = pd.to_numeric(df[c].astype(float))
+    return df
+
+
 def _beat_row(b: Beat) -> dict[str, Any]:
     row = {f.name: getattr(b, f.name) for f in fields(b) if f.name != "replay"}
     row.update(
@@ -71,6 +93,8 @@ def to_frame(result: Any) -> Any:
     Returns
     -------
     pandas.DataFrame
+        Optional numbers (an onset a beat does not have, a check without a
+        measurement) are float columns with NaN where absent.
 
     Raises
     ------
@@ -88,7 +112,7 @@ def to_frame(result: Any) -> Any:
             }
         )
     if isinstance(result, SweepResult):
-        return pd.DataFrame([asdict(p) for p in result.points])
+        return _frame(pd, [asdict(p) for p in result.points])
     if isinstance(result, Derivation):
         f = result.floor
         rows = []
@@ -97,9 +121,9 @@ def to_frame(result: Any) -> Any:
             row["window_low"], row["window_high"] = r.window if r.window is not None else (None, None)
             row["status"] = "no window" if r.window is None else "outside" if r.name in f.outside else "inside"
             rows.append(row)
-        return pd.DataFrame(rows)
+        return _frame(pd, rows)
     if isinstance(result, Sequence) and all(isinstance(x, Beat) for x in result) and result:
-        return pd.DataFrame([_beat_row(b) for b in result])
+        return _frame(pd, [_beat_row(b) for b in result])
     if isinstance(result, Sequence) and all(isinstance(x, CheckResult) for x in result) and result:
-        return pd.DataFrame([asdict(r) | {"line": r.line()} for r in result])
+        return _frame(pd, [asdict(r) | {"line": r.line()} for r in result])
     raise InvalidParameterError(f"no DataFrame for a {type(result).__name__}")

@@ -96,3 +96,32 @@ def test_results_become_dataframes_named_as_their_json():
     result = clock.sweep(corpus.observations, floors=[0.003], quiets_s=[2.5], derivation=d)
     points = clock.to_frame(result)
     assert json.loads(points.to_json(orient="records"))[0]["n_ok"] == result.points[0].n_ok
+
+
+def test_check_is_the_command_lines_check_and_optional_numbers_are_nan_floats(tmp_path):
+    import math
+    import shutil
+
+    import pytest
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    params = inspect.signature(clock.check).parameters
+    assert [p for p in params if params[p].kind is params[p].KEYWORD_ONLY][:2] == ["thresholds", "config"]
+    corpus = clock.load_corpus([recordings])
+    results = clock.check(corpus, thresholds={"quiet_s": 1.0})
+    assert clock.check_counts(results).failed >= 1  # a quiet time shorter than the narration's gaps
+    assert clock.check(corpus) == clock.check(recordings)
+    frame = clock.to_frame(results)
+    for column in ("t_s", "measured", "threshold"):
+        assert frame[column].dtype == float, column
+    assert frame["t_s"].isna().any() and frame["t_s"].notna().any()
+    assert [None if math.isnan(t) else t for t in frame["t_s"]] == [r.t_s for r in results]
+    rec = corpus.recordings[1]
+    beats = clock.to_frame(clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5))
+    optional = ("onset_s", "ack_last_word_s", "provider_stopped_s", "barge_in_s", "provider_stopped_vs_last_word_s")
+    assert all(beats[c].dtype == float for c in optional) and beats["barge_in_s"].isna().all()
+    bare = tmp_path / "bare"
+    shutil.copytree(recordings, bare, ignore=shutil.ignore_patterns("*.py", "*.toml", "*.json", "__pycache__"))
+    with pytest.raises(clock.ConfigError, match="no speechclock.toml"):
+        clock.check(bare)
+    assert clock.check(bare, thresholds=clock.DEFAULT_THRESHOLDS)

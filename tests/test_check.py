@@ -153,7 +153,7 @@ def test_baseline_drift_fails(cli, corpus):
     path.write_text(json.dumps(base))
     result = cli("check", corpus)
     assert result.exit_code == 1
-    assert re.search(rf"^{WAV}\.wav:00:11\.\d+: baseline: beat 1 onset", result.stdout, re.M)
+    assert re.search(rf"^{WAV}\.wav:00:11\.\d+: baseline: beat 2 onset", result.stdout, re.M)
 
 
 def test_expected_beat_count_comes_from_the_config(cli, corpus):
@@ -221,7 +221,7 @@ def test_check_says_which_config_and_its_counts_are_the_junit_counts(cli, corpus
     result = cli("check", corpus, "--junit", out)
     lines = result.stdout.splitlines()
     assert lines[0] == f"config: {corpus / 'speechclock.toml'}"
-    m = re.fullmatch(r"(\d+) checks on 4 recordings: (\d+) failed, (\d+) not applicable", lines[-1])
+    m = re.fullmatch(r"(\d+) checks on 4 recordings: (\d+) failed.*, (\d+) not applicable, \d+ passed", lines[-1])
     suite = ET.parse(out).getroot().find("testsuite")
     assert (int(suite.get("tests")), int(suite.get("failures")), int(suite.get("skipped"))) == tuple(
         int(x) for x in m.groups()
@@ -278,3 +278,38 @@ def test_github_annotations_escape_what_the_workflow_commands_need(cli, corpus):
     # The message's own colons stay (only properties escape them); newlines never reach the log.
     assert all(f"::{WAV}.wav:" in line for line in errors)
     assert result.stdout.splitlines()[-1].startswith("::notice title=speechclock check::config ")
+
+
+def test_github_annotation_paths_are_relative_to_the_workspace_or_working_folder(cli, corpus, monkeypatch):
+    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
+
+    def files() -> set[str]:
+        out = cli("check", corpus.resolve(), "--format", "github").stdout.splitlines()
+        return {re.match(r"::error file=([^,]+),", line).group(1) for line in out if line.startswith("::error ")}
+
+    monkeypatch.chdir(corpus.parent)
+    assert files() == {f"recordings/{WAV}.wav"}
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(corpus))
+    monkeypatch.chdir("/")
+    assert files() == {f"{WAV}.wav"}
+
+
+def test_report_follows_checks_config_rule(cli, corpus, monkeypatch, tmp_path):
+    import clock.io.corpus
+
+    (corpus / "speechclock.toml").unlink()
+    observe = clock.io.corpus.observe_corpus
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded before finding there is no config")
+
+    monkeypatch.setattr(clock.io.corpus, "observe_corpus", no_decoding)
+    out = tmp_path / "report.html"
+    result = cli("report", corpus, "-o", out, "--no-cache")
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith(f"speechclock: error: {corpus / 'speechclock.toml'}: no config: ")
+    monkeypatch.setattr(clock.io.corpus, "observe_corpus", observe)
+    allowed = cli("report", corpus, "-o", out, "--allow-defaults", "--floors", "0.003", "--quiet-times", "2.5")
+    assert allowed.exit_code == 0 and "built-in defaults" in allowed.stderr
+    assert allowed.stdout.splitlines()[0] == "config: built-in defaults"
+    assert "no speechclock.toml: built-in defaults" in out.read_text()

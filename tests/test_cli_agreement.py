@@ -98,7 +98,8 @@ def test_check_fails_a_lossless_log_that_disagrees_and_passes_one_that_agrees(cl
 def test_report_has_the_agreement_and_derive_groups_by_the_session_line(cli, tmp_path):
     wav = write_session(tmp_path)
     out = tmp_path / "report.html"
-    assert cli("report", wav, "-o", out, "--floors", "0.003:0.003:0.001", "--quiet-times", "1.0:1.0:0.1").exit_code == 0
+    args = ("--floors", "0.003:0.003:0.001", "--quiet-times", "1.0:1.0:0.1", "--allow-defaults")
+    assert cli("report", wav, "-o", out, *args).exit_code == 0
     page = out.read_text()
     section = page[page.index('<section id="agreement">') :]
     assert "page.wav" in section[: section.index("</section>")]

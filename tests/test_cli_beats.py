@@ -94,7 +94,8 @@ def test_beats_json_schema_and_values_match_the_library(cli, session):
 
 def test_beats_table_flags(cli, session):
     out = cli("beats", session, "--quiet-time", "0.5").stdout
-    assert "2 beats" in out and "ACK" in out and "PREMATURE" in out
+    assert "2 beats" in out and "ACK" in out and " premature " in out and "PREMATURE" not in out
+    assert "ACK RISK PREMATURE" in cli("beats", session, "--quiet-time", "0.5", "--wide").stdout
 
 
 def test_beats_labels_add_errors(cli, session, tmp_path):

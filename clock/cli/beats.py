@@ -17,10 +17,11 @@ from ..errors import EventLogError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
-from ..io.terminal import printable
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
-from ..report.text import BEAT_TIMELINE, agreement_text, beat_rows, table
+from ..io.terminal import printable
+from ..report.text import BEAT_TABLE, BEAT_WIDE, agreement_text, beat_header, beat_rows, table
 from .options import (
+    TIME,
     agreement_config,
     clock_options,
     config_option,
@@ -33,8 +34,13 @@ from .options import (
     recording_inputs,
 )
 
-#: The columns of the beats table (the JSON fields they show; docs/formats.md).
-_BEAT_TABLE = (*BEAT_TIMELINE, "replay_vs_logged_s", "provider_stopped_vs_last_word_s", "outcome", "flags")
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A length in seconds: finite and >= 0, at most an hour."""
+    if not 0 <= value <= 3600:
+        raise click.BadParameter(f"must be seconds in [0, 3600], got {value:g}")
+    return value
+
 
 labels_option = click.option(
     "--labels",
@@ -55,19 +61,54 @@ labels_option = click.option(
     show_default=True,
     help="audacity: a label track (start<TAB>end<TAB>label) to import.",
 )
+@click.option(
+    "--min-gap",
+    "min_gap_s",
+    type=TIME,
+    default=0.15,
+    show_default=True,
+    callback=_seconds,
+    metavar="S",
+    help="Merge segments whose gap is shorter (dips between words); 0 for every run above the floor, "
+    "as the clock counts quiet.",
+)
+@click.option(
+    "--min-speech",
+    "min_speech_s",
+    type=TIME,
+    default=0.1,
+    show_default=True,
+    callback=_seconds,
+    metavar="S",
+    help="Then drop segments shorter than S (clicks, breaths); 0 keeps them.",
+)
 @labels_option
 @config_option
 @output_option
-def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, output: Path | None, **opts: Any) -> None:
-    """Speech segments of REC (level > floor) and every gap between them.
+def segments(
+    rec: Path,
+    fmt: str,
+    labels: Path | None,
+    config: Path | None,
+    output: Path | None,
+    min_gap_s: float,
+    min_speech_s: float,
+    **opts: Any,
+) -> None:
+    """Speech segments of REC (level > floor) and the gaps between them.
 
     Each segment's onset and last word are given at the clock's cadence and
-    at render-quantum resolution (128 frames).
+    at render-quantum resolution (128 frames). Gaps shorter than --min-gap
+    are merged and segments shorter than --min-speech dropped, so the
+    defaults give phrases; --min-gap 0 --min-speech 0 gives every run above
+    the floor, as the clock sees them.
     """
     inputs = recording_inputs(rec, config=config, labels=labels, outputs={"-o": output})
     truth = read_labels(labels) if labels else None
     recording, th = load(rec, quantum=True, config=config, **level_opts(opts), floor=opts["floor"])
-    seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
+    seg = find_segments(
+        recording.trace, floor=th.floor, quantum=recording.quantum, min_gap_s=min_gap_s, min_speech_s=min_speech_s
+    )
     matches = None
     if truth is not None:
         warn_outside(truth, recording.duration_s, str(labels))
@@ -86,8 +127,14 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
             out.write(segments_audacity(seg))
         else:
             rows = segments_rows(seg)
+            kept = [f"gaps under {min_gap_s:g} s merged"] * (min_gap_s > 0) + [
+                f"segments under {min_speech_s:g} s dropped"
+            ] * (min_speech_s > 0)
             out.write(
-                printable(f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n")
+                printable(
+                    f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s; "
+                    f"{', '.join(kept) or 'every run above the floor'}\n"
+                )
             )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:
@@ -109,6 +156,12 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
 @clock_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
+    "--wide",
+    is_flag=True,
+    help="Every column of the table (it fits 100 characters without): onsets, the acknowledgment, gaps, the "
+    "logged decision, the provider's stop, the bound.",
+)
+@click.option(
     "--align-log",
     is_flag=True,
     help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
@@ -128,6 +181,7 @@ def beats(
     events: Path | None,
     lenient: bool,
     fmt: str,
+    wide: bool,
     align_log: bool,
     page_ticks: bool,
     labels: Path | None,
@@ -189,7 +243,8 @@ def beats(
             out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
             return
         out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n"))
-        out.write(printable(table(list(_BEAT_TABLE), beat_rows(found, _BEAT_TABLE))))
+        columns = BEAT_WIDE if wide else BEAT_TABLE
+        out.write(printable(table(beat_header(columns), beat_rows(found, columns))))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import warnings
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..api import check_config
 from ..core.beats import beats as find_beats
-from ..core.check import CheckResult, baseline_entry
+from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import Observation
 from ..core.derive import derive as derive_thresholds
-from ..errors import SpeechClockError, SpeechClockWarning
+from ..errors import SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
-from ..report.junit import case_counts, junit_xml
-from ..report.text import derive_dict, derive_markdown, derive_text, plural
-from .options import candidate_options, candidate_text, corpus_options, load_corpus, output_option, with_candidate
-from .shared import baseline_option, run_checks, save_figure_file
+from ..report.junit import junit_xml
+from ..report.text import check_summary, check_text, derive_dict, derive_markdown, derive_text, not_applicable_lines
+from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 
 
 @click.command()
@@ -96,11 +97,7 @@ def derive(
     show_default=True,
     help="github: GitHub Actions annotations, one per failure.",
 )
-@click.option(
-    "--allow-defaults",
-    is_flag=True,
-    help="Without a speechclock.toml, check against the built-in defaults (with a warning) instead of failing.",
-)
+@allow_defaults_option
 @baseline_option
 @click.option(
     "--update-baseline",
@@ -143,14 +140,7 @@ def check(
         )
         obs = list(corpus.observations)
         cfg, _ = with_candidate(corpus.config, opts)
-        if cfg.path is None:
-            th = cfg.thresholds
-            warnings.warn(
-                f"no speechclock.toml: checking against the built-in defaults (floor {th.floor:g}, quiet "
-                f"{th.quiet_s:g} s, onset timeout {th.onset_timeout_s:g} s)",
-                SpeechClockWarning,
-                stacklevel=1,
-            )
+        source = config_source(cfg, opts)
         base_path = baseline if baseline is not None else cfg.baseline_path
         base = read_baseline(base_path)
         if update_baseline:
@@ -166,7 +156,7 @@ def check(
             }
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
             click.echo(printable(f"wrote {base_path} ({len(base)} recordings)"), err=True)
-        results = run_checks(cfg, obs, base, page=corpus.config)
+        results = check_config(cfg, obs, base, page=corpus.config)
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
         raise
@@ -177,22 +167,22 @@ def check(
     if junit is not None:
         with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
             f.write(junit_xml(results))
-    failed = [r for r in results if not r.passed]
-    source = str(cfg.path) if cfg.path is not None else "built-in defaults"
-    if candidate := candidate_text(opts):
-        source += f", with {candidate}"
-    n_cases, n_failed, n_skipped = case_counts(results)
-    summary = (
-        f"{plural(n_cases, 'check')} on {plural(len(obs), 'recording')}: {n_failed} failed, {n_skipped} not applicable"
-    )
+    counts = check_counts(results)
     if fmt == "json":
         click.echo(
             json_text(
                 {
                     "schema": 1,
                     "config": source,
-                    "passed": not failed,
-                    "counts": {"checks": n_cases, "failed": n_failed, "not_applicable": n_skipped},
+                    "passed": counts.failed == 0,
+                    "counts": {
+                        "recordings": counts.recordings,
+                        "checks": counts.checks,
+                        "passed": counts.passed,
+                        "failed": counts.failed,
+                        "not_applicable": counts.not_applicable,
+                        "failures": counts.failures,
+                    },
                     "results": [_result_dict(r) for r in results],
                 }
             ),
@@ -200,18 +190,19 @@ def check(
         )
     elif fmt == "github":
         paths = {Path(rec.info.path).name: rec.info.path for rec in corpus.recordings}
-        for r in failed:
-            click.echo(
-                f"::error file={_gh(paths.get(r.recording, r.recording), True)},"
-                f"title={_gh('speechclock ' + r.check, True)}::{_gh(r.line(), False)}"
-            )
-        click.echo(f"::notice title=speechclock check::{_gh(f'config {source}; {summary}', False)}")
+        for r in results:
+            if not r.passed:
+                click.echo(
+                    f"::error file={_gh(annotation_path(paths.get(r.recording, r.recording)), True)},"
+                    f"title={_gh('speechclock ' + r.check, True)}::{_gh(r.line(), False)}"
+                )
+        notice = "\n".join([f"config {source}; {check_summary(counts)}", *not_applicable_lines(results)])
+        click.echo(f"::notice title=speechclock check::{_gh(notice, False)}")
     else:
         click.echo(printable(f"config: {source}"))
-        for r in failed:
-            click.echo(printable(r.line(), newlines=False))
-        click.echo(summary)
-    ctx.exit(1 if failed else 0)
+        for line in check_text(results, counts):
+            click.echo(printable(line, newlines=False))
+    ctx.exit(1 if counts.failed else 0)
 
 
 def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exception) -> None:
@@ -241,6 +232,22 @@ def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exceptio
             out.write(junit_xml([], error=str(err)))
     except (OSError, SpeechClockError):
         pass  # it cannot be written: the message on stderr says why the run stopped
+
+
+def annotation_path(path: str | Path) -> str:
+    """A recording's path as GitHub attaches annotations to it: relative to ``$GITHUB_WORKSPACE`` or the
+    working directory when it lies inside, else as given (a URL stays a URL)."""
+    text = str(path)
+    if "://" in text:
+        return text
+    p = Path(text).absolute()
+    for root in (os.environ.get("GITHUB_WORKSPACE"), os.getcwd()):
+        if root:
+            try:
+                return p.relative_to(Path(root).absolute()).as_posix()
+            except ValueError:
+                continue
+    return text
 
 
 def _gh(text: str, is_property: bool) -> str:

@@ -23,6 +23,7 @@ from .options import (
     output_option,
     recording_argument,
     recording_inputs,
+    refuse_binary_to_terminal,
 )
 
 
@@ -114,6 +115,8 @@ def levels(
     ends; -inf where max-db reads silence). JSON (null for -inf) and npz hold
     the same columns and the parameters.
     """
+    if fmt == "npz":
+        refuse_binary_to_terminal(output, "npz", "FILE.npz")
     inputs = recording_inputs(rec, config=config, outputs={"-o": output})
     _, options, rate, ticks = cadence(
         rec,

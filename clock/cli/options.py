@@ -396,11 +396,28 @@ def candidate_text(opts: Mapping[str, Any]) -> str:
     return " ".join(f"{names[k]} {v:g}" for k, v in given_thresholds(opts).items())
 
 
-def output_file(help: str, *, required: bool = False) -> Callable[[F], F]:
-    """``-o FILE``, written atomically."""
+def output_file(help: str, *, required: str | None = None) -> Callable[[F], F]:
+    """``-o FILE``, written atomically; ``required`` names what to give (``FILE.png``) when it must be given."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        if value is None and required is not None:
+            raise click.UsageError(f"{ctx.info_name} writes a file: add -o {required}")
+        return value
+
     return click.option(
-        "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, required=required, help=help
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        callback=callback,
+        help=help + (" [required]" if required else ""),
     )
+
+
+def refuse_binary_to_terminal(output: Path | None, what: str, example: str) -> None:
+    """Refuse, before any work, to write binary ``what`` to a terminal (usage error naming ``-o``)."""
+    if (output is None or str(output) == "-") and sys.stdout.isatty():
+        raise click.UsageError(f"{what} is binary, not for a terminal: add -o {example} (or redirect to a file)")
 
 
 #: ``-o FILE`` for commands that print to standard output by default.

@@ -1,22 +1,22 @@
-"""What several commands share: the baseline option, the checks with a config's settings, figure files.
+"""What several commands share: the baseline and allow-defaults options, the config line, figure files.
 
 Below :mod:`clock.cli.derive` and :mod:`clock.cli.tune`, so neither imports the other.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core.check import CheckResult, check_corpus
-from ..core.derive import Observation
-from ..io.config import Config
+from ..errors import SpeechClockWarning
 from ..io.inputs import Inputs
 from ..io.output import atomic_output
+from .options import candidate_text
 
-__all__ = ["baseline_option", "figure_format", "run_checks", "save_figure_file"]
+__all__ = ["allow_defaults_option", "baseline_option", "config_source", "figure_format", "save_figure_file"]
 
 #: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
 baseline_option = click.option(
@@ -26,26 +26,29 @@ baseline_option = click.option(
 )
 
 
-def run_checks(
-    cfg: Config, obs: list[Observation], baseline: dict[str, dict[str, Any]], *, page: Config | None = None
-) -> list[CheckResult]:
-    """``check`` over observations with the config's thresholds, margins and tolerances.
+#: ``--allow-defaults``: ``check`` and ``report`` without a speechclock.toml.
+allow_defaults_option = click.option(
+    "--allow-defaults",
+    is_flag=True,
+    help="Without a speechclock.toml, check against the built-in defaults (with a warning) instead of failing.",
+)
 
-    ``page`` is the config as committed (the setting the page ran, before a
-    candidate replaced it): logged decisions are compared only at that setting.
-    """
-    return check_corpus(
-        obs,
-        thresholds=cfg.thresholds,
-        margins=cfg.margins,
-        baseline=baseline,
-        onset_tolerance_s=cfg.baseline.onset_tolerance_s,
-        max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
-        lossless_tolerance=cfg.agreement.lossless_tolerance,
-        recorder_tolerance=cfg.agreement.recorder_tolerance,
-        max_floor_disagreements=cfg.agreement.max_floor_disagreements,
-        page_thresholds=(page or cfg).thresholds,
-    )
+
+def config_source(cfg: Any, opts: Any) -> str:
+    """What the ``config:`` line names: the config file (or the built-in defaults) and any candidate, and warns
+    when there is no config file."""
+    if cfg.path is None:
+        th = cfg.thresholds
+        warnings.warn(
+            f"no speechclock.toml: checking against the built-in defaults (floor {th.floor:g}, quiet "
+            f"{th.quiet_s:g} s, onset timeout {th.onset_timeout_s:g} s)",
+            SpeechClockWarning,
+            stacklevel=1,
+        )
+    source = str(cfg.path) if cfg.path is not None else "built-in defaults"
+    if candidate := candidate_text(opts):
+        source += f", with {candidate}"
+    return source
 
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")

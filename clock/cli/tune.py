@@ -8,23 +8,24 @@ from typing import Any
 
 import click
 
+from ..api import check_config
 from ..core.beats import beats as find_beats
 from ..core.beats import replay_ticks
+from ..core.check import check_counts
 from ..core.derive import derive as derive_thresholds
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep
 from ..core.thresholds import Thresholds, check_floor, check_wait_s
-from ..errors import InvalidParameterError
+from ..errors import EventLogError, InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
-from ..io.terminal import printable
 from ..io.recording import Recording, envelope
-from ..report.text import sweep_table
+from ..io.terminal import printable
+from ..report.text import check_summary, sweep_table
 from .options import (
     TIME,
     candidate_options,
-    candidate_text,
     clock_options,
     config_option,
     corpus_options,
@@ -41,7 +42,7 @@ from .options import (
     recording_inputs,
     with_candidate,
 )
-from .shared import baseline_option, figure_format, run_checks, save_figure_file
+from .shared import allow_defaults_option, baseline_option, config_source, figure_format, save_figure_file
 
 
 def _range(check: Any) -> Any:
@@ -69,8 +70,12 @@ def figure_for(
     quiet_margin_s: float = 0.2,
     derived_floor: float | None = None,
     view: str = "session",
+    beat: int | None = None,
 ) -> Any:
-    """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats."""
+    """The plot of one recording: the session (waveform, level, speech, events, replayed clock) or its beats.
+
+    ``beat`` (from 1) names the beat a zoom shows in the title.
+    """
     from ..report.plot import MAX_PLOT_BINS, plot_beat_timeline, plot_recording
 
     found, replay = [], None
@@ -81,7 +86,8 @@ def figure_for(
         replay = replay_ticks(
             rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
-    title = f"{rec.name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
+    name = rec.name if beat is None else f"{rec.name}, beat {beat}"
+    title = f"{name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
         return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
     return plot_recording(
@@ -116,7 +122,11 @@ def figure_for(
     "--end", "end_s", type=TIME, callback=finite_seconds, metavar="T", help="Zoom: to T (seconds or mm:ss.mmm)."
 )
 @click.option(
-    "--beat", "beat", type=int, metavar="N", help="Zoom on beat N (from 0): its terminal response to its bound."
+    "--beat",
+    "beat",
+    type=int,
+    metavar="N",
+    help="Zoom on beat N (from 1, as the tables): its terminal response to its bound.",
 )
 @click.option(
     "--view",
@@ -125,7 +135,7 @@ def figure_for(
     show_default=True,
     help="session: the recording on one time axis; beats: one row per beat, on time since its terminal response.",
 )
-@output_file("FILE.png, .svg or .pdf (written atomically).", required=True)
+@output_file("FILE.png, .svg or .pdf (written atomically).", required="FILE.png (or .svg, .pdf)")
 def plot(
     rec: Path,
     events: Path | None,
@@ -154,17 +164,28 @@ def plot(
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],
     )
+    if (beat is not None or view == "beats") and (recording.events is None or not recording.events.terminals):
+        where = "--beat" if beat is not None else "--view beats"
+        raise EventLogError(f"{rec}: no beats for {where}: {_no_beats(rec, events, recording.events)}")
     if beat is not None:
-        terminals = recording.events.terminals if recording.events is not None else ()
-        if recording.events is None or not 0 <= beat < len(terminals):
-            raise click.BadParameter(
-                f"{rec.name} has {len(terminals)} beats (0 .. {len(terminals) - 1}), got {beat}", param_hint="'--beat'"
-            )
+        assert recording.events is not None
+        n = len(recording.events.terminals)
+        if not 1 <= beat <= n:
+            raise click.BadParameter(f"{rec.name} has {n} beats (1 .. {n}), got {beat}", param_hint="'--beat'")
         found = find_beats(
             recording.trace, recording.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
         )
-        start_s, end_s = max(0.0, found[beat].terminal_s - 1.0), found[beat].span_end_s + 0.5
-    save_figure_file(figure_for(recording, th, start_s=start_s, end_s=end_s, view=view), output, inputs)
+        b = found[beat - 1]
+        start_s, end_s = max(0.0, b.terminal_s - 1.0), b.span_end_s + 0.5
+    figure = figure_for(recording, th, start_s=start_s, end_s=end_s, view=view, beat=beat)
+    save_figure_file(figure, output, inputs)
+
+
+def _no_beats(rec: Path, events: Path | None, log: Any) -> str:
+    """Why a recording has no beats: no event log (and the name it should have), or no terminal response in it."""
+    if log is None:
+        return f"no event log (name it {rec.stem}.events.jsonl beside the recording, or give --events FILE)"
+    return f"its event log {log.source or events} has no terminal response (terminal_response events start beats)"
 
 
 sweep_floors = click.option(
@@ -300,8 +321,9 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @candidate_options
 @sweep_floors
 @sweep_quiet_times
+@allow_defaults_option
 @baseline_option
-@output_file("report.html (one self-contained file, written atomically).", required=True)
+@output_file("report.html (one self-contained file, written atomically).", required="report.html")
 def report(
     recordings: tuple[Path, ...],
     config: Path | None,
@@ -310,6 +332,7 @@ def report(
     lenient: bool,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
+    allow_defaults: bool,
     baseline: Path | None,
     output: Path,
     **opts: Any,
@@ -323,9 +346,19 @@ def report(
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output}, baseline=baseline)
+    corpus = load_corpus(
+        recordings,
+        config,
+        jobs,
+        no_progress,
+        lenient,
+        outputs={"-o": output},
+        baseline=baseline,
+        require_config=not allow_defaults,
+    )
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
+    source = config_source(cfg, opts)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
@@ -348,16 +381,16 @@ def report(
             beats_view = figure_for(rec, th, quiet_margin_s=cfg.margins.quiet_margin_s, view="beats")
             images.append((f"{rec.name}: beats", png_data_uri(beats_view)))
         sections.append(RecordingSection(rec.name, found, images))
+    checks = check_config(
+        cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path), page=corpus.config
+    )
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
-        checks=run_checks(
-            cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path), page=corpus.config
-        ),
+        checks=checks,
         sweep=result,
         recordings=sections,
-        config_source=(str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults")
-        + (f", with {candidate}" if (candidate := candidate_text(opts)) else ""),
+        config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
         evidence_image=png_data_uri(plot_evidence(derivation)),
         sweep_images=[
@@ -371,6 +404,8 @@ def report(
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
+    click.echo(f"config: {source}")
+    click.echo(check_summary(check_counts(checks)))
 
 
 __all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]

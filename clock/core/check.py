@@ -63,7 +63,17 @@ from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .thresholds import Thresholds
 from .times import clock_time
 
-__all__ = ["CHECKS", "CheckResult", "baseline_entry", "check_corpus", "check_recording"]
+__all__ = [
+    "CHECKS",
+    "CheckCase",
+    "CheckCounts",
+    "CheckResult",
+    "baseline_entry",
+    "check_cases",
+    "check_corpus",
+    "check_counts",
+    "check_recording",
+]
 
 CHECKS = (
     "noise-level",
@@ -79,6 +89,9 @@ CHECKS = (
     "beat-count",
     "baseline",
 )
+
+#: The checks that read the recording alone; the others need an event log with terminal responses.
+_AUDIO_CHECKS = ("noise-level", "speech-level", "level-agreement")
 
 _EPS = 1e-9
 _LOG_RESOLUTION_S = 0.001
@@ -118,6 +131,82 @@ class CheckResult:
     def line(self) -> str:
         """``recording:mm:ss.mmm: check: detail vs expected``."""
         return f"{self.recording}:{clock_time(self.t_s)}: {self.check}: {self.detail} vs {self.expected}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCase:
+    """One check of one recording, and every result it gave.
+
+    A check that fails gives one result per failure (one line each); one
+    that holds or does not apply gives one result. Every view (text, JSON,
+    JUnit, GitHub annotations, the report) counts cases, so its counts agree.
+
+    Attributes
+    ----------
+    recording, check : str
+    results : tuple of CheckResult
+    """
+
+    recording: str
+    check: str
+    results: tuple[CheckResult, ...]
+
+    @property
+    def status(self) -> str:
+        """``"failed"``, ``"not applicable"`` or ``"passed"``."""
+        if any(not r.passed for r in self.results):
+            return "failed"
+        return "not applicable" if all(not r.applicable for r in self.results) else "passed"
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        """The failing results (one line each)."""
+        return tuple(r for r in self.results if not r.passed)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCounts:
+    """What a list of results counts: checks (one per recording and check) by status, and failure lines.
+
+    Attributes
+    ----------
+    recordings : int
+    checks : int
+        ``passed + failed + not_applicable``.
+    passed, failed, not_applicable : int
+        Checks by status.
+    failures : int
+        Failing results: the lines ``check`` prints, at least ``failed``.
+    """
+
+    recordings: int
+    checks: int
+    passed: int
+    failed: int
+    not_applicable: int
+    failures: int
+
+
+def check_cases(results: Sequence[CheckResult]) -> list[CheckCase]:
+    """The results grouped by (recording, check), in the order they first come."""
+    cases: dict[tuple[str, str], list[CheckResult]] = {}
+    for r in results:
+        cases.setdefault((r.recording, r.check), []).append(r)
+    return [CheckCase(rec, check, tuple(rs)) for (rec, check), rs in cases.items()]
+
+
+def check_counts(results: Sequence[CheckResult]) -> CheckCounts:
+    """The counts every view of ``results`` gives."""
+    cases = check_cases(results)
+    status = [c.status for c in cases]
+    return CheckCounts(
+        recordings=len({r.recording for r in results}),
+        checks=len(cases),
+        passed=status.count("passed"),
+        failed=status.count("failed"),
+        not_applicable=status.count("not applicable"),
+        failures=sum(not r.passed for r in results),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +310,7 @@ def check_recording(
 
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if obs.events is None or not obs.events.terminals:
-        for check in CHECKS[2:]:
+        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
     found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
@@ -352,7 +441,7 @@ def _beat_checks(
     result(
         "premature",
         [
-            _Finding(b.quiet_declared_s, f"beat {b.index} declared quiet, then speech resumed", q, 1, 0, "beats")
+            _Finding(b.quiet_declared_s, f"beat {b.index + 1} declared quiet, then speech resumed", q, 1, 0, "beats")
             for b in found
             if b.premature
         ],
@@ -367,7 +456,7 @@ def _beat_checks(
         [
             _Finding(
                 b.last_word_s,
-                f"beat {b.index}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
+                f"beat {b.index + 1}: quiet not declared before the {b.bound} at {b.span_end_s:.3f} s",
                 q,
                 None if b.last_word_s is None else b.span_end_s - b.last_word_s,
                 th.quiet_s,
@@ -390,7 +479,7 @@ def _beat_checks(
         [
             _Finding(
                 b.terminal_s,
-                f"beat {b.index}: the guide spoke after the timeout",
+                f"beat {b.index + 1}: the guide spoke after the timeout",
                 f"onset timeout {th.onset_timeout_s:g} s",
                 b.onset_latency_s,
                 th.onset_timeout_s,
@@ -430,7 +519,7 @@ def _beat_checks(
         [
             _Finding(
                 b.ack_last_word_s,
-                f"beat {b.index}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
+                f"beat {b.index + 1}: acknowledgment silence {_fmt_s(b.ack_silence_s or 0)}",
                 q,
                 b.ack_silence_s,
                 th.quiet_s,
@@ -481,7 +570,7 @@ def _logged_quiet(logged: Sequence[Beat], tick_s: float, allowed: float, result:
         [
             _Finding(
                 b.logged_quiet_s,
-                f"beat {b.index}: replay {b.replay_vs_logged_s:+.3f} s from logged",
+                f"beat {b.index + 1}: replay {b.replay_vs_logged_s:+.3f} s from logged",
                 f"one tick ({tick_s:.4f} s)",
                 abs(b.replay_vs_logged_s or 0.0),
                 allowed,
@@ -523,7 +612,7 @@ def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: f
         )
     for i, (a, b) in enumerate(zip(now["onsets_s"], base.get("onsets_s", []))):
         if (a is None) != (b is None) or (a is not None and abs(a - b) > onset_tol + _EPS):
-            fails.append(_Finding(a, f"beat {i} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
+            fails.append(_Finding(a, f"beat {i + 1} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
     a, b = now["max_gap_s"], base.get("max_gap_s")
     if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
         fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))

@@ -397,7 +397,8 @@ def _derive(
         if width < NARROW_DB:
             notes.append(
                 f"the floors that work for every recording span only {width:.1f} dB ({lo:.4g} .. {hi:.4g}, set by "
-                f"{obs[lo_i].name} and {obs[hi_i].name}): a small change in a voice's or a room's level breaks it"
+                + (f"{obs[lo_i].name} alone" if lo_i == hi_i else f"{obs[lo_i].name} and {obs[hi_i].name}")
+                + "): a small change in a voice's or a room's level breaks it"
             )
         # Above every recording's noise and below every voice's median, in steps of about 1 dB: floors the
         # replay may still accept when the windows do not all meet, or when none inside them works.

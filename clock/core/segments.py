@@ -78,12 +78,17 @@ class Segmentation:
     segments : tuple of Segment
     gaps_s : tuple of float
         ``segments[i + 1].onset_s - segments[i].last_word_s`` for each i.
+    min_gap_s, min_speech_s : float
+        Gaps shorter than ``min_gap_s`` were merged, then segments shorter
+        than ``min_speech_s`` dropped (0 and 0: every run, as the clock sees it).
     """
 
     floor: float
     tick_s: float
     segments: tuple[Segment, ...]
     gaps_s: tuple[float, ...]
+    min_gap_s: float = 0.0
+    min_speech_s: float = 0.0
 
     @property
     def n_segments(self) -> int:
@@ -174,7 +179,14 @@ def _check_floor(floor: float) -> float:
     return floor
 
 
-def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSpeech | None = None) -> Segmentation:
+def segments(
+    trace: LevelTrace,
+    *,
+    floor: float,
+    quantum: LevelTrace | QuantumSpeech | None = None,
+    min_gap_s: float = 0.0,
+    min_speech_s: float = 0.0,
+) -> Segmentation:
     """Find the speech segments of a level trace.
 
     Parameters
@@ -187,6 +199,11 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSp
         The same recording read every render quantum (128 frames), for the
         boundaries at quantum resolution (as a trace, or its speech bits at
         this floor).
+    min_gap_s : float
+        Merge segments whose gap is shorter (a dip between words, not a
+        pause); 0 keeps every run, as the clock counts quiet.
+    min_speech_s : float
+        Then drop segments shorter than this (a click, a breath).
 
     Returns
     -------
@@ -195,8 +212,9 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSp
     Raises
     ------
     InvalidParameterError
-        A negative or non-finite floor, a quantum trace of another rate, or
-        quantum speech bits found at another floor.
+        A negative or non-finite floor, a quantum trace of another rate,
+        quantum speech bits found at another floor, or a negative or
+        non-finite ``min_gap_s`` or ``min_speech_s``.
 
     Examples
     --------
@@ -208,6 +226,9 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSp
     ([(0.1, 0.2), (0.5, 0.5)], (0.30000000000000004,))
     """
     floor = _check_floor(floor)
+    for name, value in (("min_gap_s", min_gap_s), ("min_speech_s", min_speech_s)):
+        if not (np.isfinite(value) and value >= 0):
+            raise InvalidParameterError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
     if quantum is not None and quantum.sample_rate_hz != trace.sample_rate_hz:
         raise InvalidParameterError(
             f"quantum trace rate {quantum.sample_rate_hz} Hz differs from the trace's {trace.sample_rate_hz} Hz"
@@ -225,8 +246,27 @@ def segments(trace: LevelTrace, *, floor: float, quantum: LevelTrace | QuantumSp
         if edge is not None:
             onset_q, offset_q = edge[0] / rate, edge[1] / rate
         found.append(Segment(start, end, float(t[start]), float(t[end]), onset_q, offset_q))
+    found = [s for s in _merged(found, min_gap_s) if s.duration_s >= min_speech_s - _EPS_S]
     gaps = tuple(b.onset_s - a.last_word_s for a, b in zip(found, found[1:]))
-    return Segmentation(floor, trace.tick_s, tuple(found), gaps)
+    return Segmentation(floor, trace.tick_s, tuple(found), gaps, float(min_gap_s), float(min_speech_s))
+
+
+#: Times are sums of tick periods: a gap of exactly ``min_gap_s`` may come out a hair short.
+_EPS_S = 1e-9
+
+
+def _merged(found: list[Segment], min_gap_s: float) -> list[Segment]:
+    """Segments with every gap shorter than ``min_gap_s`` closed (onset of the first, last word of the last)."""
+    out: list[Segment] = []
+    for s in found:
+        if out and s.onset_s - out[-1].last_word_s < min_gap_s - _EPS_S:
+            a = out[-1]
+            out[-1] = Segment(
+                a.onset_tick, s.last_word_tick, a.onset_s, s.last_word_s, a.onset_quantum_s, s.offset_quantum_s
+            )
+        else:
+            out.append(s)
+    return out
 
 
 def _quantum_bounds(

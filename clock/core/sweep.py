@@ -20,7 +20,12 @@ event log:
   speaking (not a failure, and not a beat ended right);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
-  exact sums of ticks, never as floats.
+  exact sums of ticks, never as floats. Measured from the last word the
+  clock hears at that floor, it is the quiet time give or take a tick;
+* so also the time from the beat's last word as ``derive`` hears speech (the
+  label track, or the recording's level split: the same for every setting)
+  to the declared quiet, mean and max: what a visitor waits, which a floor
+  that hears trailing noise as speech lengthens.
 
 The **recommended** setting is the one recommendation engine's
 (:func:`clock.core.derive.derive`), the same as ``derive`` prints, whether or
@@ -48,10 +53,11 @@ from .beats import (
     OUTCOMES,
     PREMATURE,
     STALLED,
+    FloorAnalysis,
     analyse,
     decide_quiets,
 )
-from .derive import Derivation, Margins, Observation, derive
+from .derive import Derivation, Margins, Observation, classify_ticks, derive
 from .thresholds import check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -80,6 +86,10 @@ class SweepPoint:
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
         The sum of those latencies in ticks (exact; the mean's numerator).
+    after_speech_mean_s, after_speech_max_s : float or None
+        Declared quiet minus the beat's last speech tick as ``derive`` tells
+        speech (labels or level split, the same at every setting), over the
+        beats ended right.
     """
 
     floor: float
@@ -94,6 +104,8 @@ class SweepPoint:
     latency_max_s: float | None
     latency_ticks: int
     n_aborted: int = 0
+    after_speech_mean_s: float | None = None
+    after_speech_max_s: float | None = None
 
     @property
     def n_failed(self) -> int:
@@ -194,17 +206,32 @@ def grid(spec: str) -> tuple[float, ...]:
         return tuple(float(lo + i * step) for i in range(n))
 
 
+def _last_speech_s(o: Observation, speech: NDArray[np.bool_], a: FloorAnalysis) -> NDArray[np.float64]:
+    """Per beat, the time of its last speech tick (as derive tells speech) within its span; NaN when none."""
+    out = np.full(len(a.beats), np.nan)
+    for i, b in enumerate(a.beats):
+        ticks = np.flatnonzero(speech[b.first_tick : b.bound_tick])
+        if ticks.size:
+            out[i] = o.trace.t_s[b.first_tick + ticks[-1]]
+    return out
+
+
 def _points(
-    observations: Sequence[Observation], floor: float, quiets_s: Sequence[float], onset_timeout_s: float
+    observations: Sequence[Observation],
+    speech: Sequence[NDArray[np.bool_] | None],
+    floor: float,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
 ) -> list[SweepPoint]:
     """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
     n_q = len(quiets_s)
     counts = np.zeros((5, n_q), np.int64)
     added: list[NDArray[np.float64]] = []
+    after: list[NDArray[np.float64]] = []
     ticks = np.zeros(n_q, np.int64)
     codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED)]
-    for o in observations:
-        if not o.has_beats:
+    for o, said in zip(observations, speech):
+        if not o.has_beats or said is None:
             continue
         assert o.events is not None
         a = analyse(o.trace, o.events, floor=floor)
@@ -212,14 +239,18 @@ def _points(
         for row, code in enumerate(codes):
             counts[row] += (found.outcome == code).sum(axis=0)
         ok = found.outcome == codes[0]
-        lat = np.where(ok, a.t_s[found.declared_tick] - a.t_s[found.last_word_tick], np.nan)
-        added.append(lat)
+        declared = a.t_s[found.declared_tick]
+        added.append(np.where(ok, declared - a.t_s[found.last_word_tick], np.nan))
+        after.append(np.where(ok, declared - _last_speech_s(o, said, a)[:, None], np.nan))
         ticks += np.where(ok, found.declared_tick - found.last_word_tick, 0).sum(axis=0)
     lat_all = np.concatenate(added) if added else np.full((0, n_q), np.nan)
+    after_all = np.concatenate(after) if after else np.full((0, n_q), np.nan)
     out = []
     for j, q in enumerate(quiets_s):
         lat = lat_all[:, j]
         lat = lat[~np.isnan(lat)]
+        waits = after_all[:, j]
+        waits = waits[~np.isnan(waits)]
         ok, premature, stalled, missed, aborted = (int(x) for x in counts[:, j])
         out.append(
             SweepPoint(
@@ -235,6 +266,8 @@ def _points(
                 float(lat.max()) if lat.size else None,
                 int(ticks[j]),
                 aborted,
+                float(waits.mean()) if waits.size else None,
+                float(waits.max()) if waits.size else None,
             )
         )
     return out
@@ -296,9 +329,16 @@ def sweep(
         raise InvalidParameterError(f"a sweep of more than {MAX_SWEEP_POINTS} settings is too many")
     floors_f = tuple(check_floor(f, "sweep floor") for f in floors)
     quiets_f = tuple(check_wait_s(q, "sweep quiet time") for q in quiets_s)
+    margins = margins if margins is not None else Margins()
+    speech = [
+        classify_ticks(o.trace, labels=o.labels, events=o.events, speech_range_db=margins.speech_range_db).speech
+        if o.has_beats
+        else None
+        for o in observations
+    ]
     points: list[SweepPoint] = []
     for f in floors_f:
-        points.extend(_points(observations, f, quiets_f, onset_timeout_s))
+        points.extend(_points(observations, speech, f, quiets_f, onset_timeout_s))
     derivation = derivation if derivation is not None else derive(observations, margins=margins)
     return SweepResult(
         floors_f,

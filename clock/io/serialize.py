@@ -42,7 +42,7 @@ def segments_dict(
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "recording": recording,
-        "params": params_dict(thresholds),
+        "params": params_dict(thresholds) | {"min_gap_s": seg.min_gap_s, "min_speech_s": seg.min_speech_s},
         "segments": [
             {
                 "onset_s": s.onset_s,

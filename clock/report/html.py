@@ -17,22 +17,25 @@ from typing import Any
 from .. import __version__
 from ..core.agreement import Agreement
 from ..core.beats import Beat
-from ..core.check import CheckResult
+from ..core.check import CheckResult, check_counts
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.times import clock_time
 from .plot import save_figure
 from .text import (
-    BEAT_TIMELINE,
+    BEAT_TABLE,
     SWEEP_HEADER,
+    beat_header,
     beat_rows,
+    check_summary,
     compared_line,
     held_out_lines,
+    not_applicable_lines,
     outcome_line,
-    plural,
     recommended_line,
     recording_rows,
     summary_rows,
+    sweep_marks,
     sweep_rows,
 )
 
@@ -92,10 +95,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 
         for i, r in enumerate(rows)
     )
     return Markup(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-#: The columns of the report's beats tables (the JSON fields they show).
-_BEAT_HEADER = [*BEAT_TIMELINE, "bound", "outcome"]
 
 
 def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
@@ -161,14 +160,8 @@ def render_report(
 
     anchors = {rec.name: f"rec-{i}" for i, rec in enumerate(recordings)}
     failed = [r for r in checks if not r.passed]
-    cases = {(r.recording, r.check) for r in checks if r.applicable}
-    failed_cases = {(r.recording, r.check) for r in failed}
-    n_rec = len({r.recording for r in checks})
-    verdict = (
-        f"FAIL: {len(failed_cases)} of {plural(len(cases), 'check')} failed on {plural(n_rec, 'recording')}"
-        if failed
-        else f"PASS: {plural(len(cases), 'check')} on {plural(n_rec, 'recording')}, none failed"
-    )
+    counts = check_counts(checks)
+    verdict = ("FAIL: " if counts.failed else "PASS: ") + check_summary(counts)
     f, g, o, c = derivation.floor, derivation.gaps, derivation.onsets, derivation.compared
 
     def fmt(x: float | None, unit: str = "") -> str:
@@ -214,11 +207,11 @@ def render_report(
         rules=rules,
         windows_table=_table(header, rows),
         unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
             for u in (derivation.outcome.unsatisfied if derivation.outcome else ())
         ],
         compared_unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}"
+            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
             for u in (c.outcome.unsatisfied if c is not None and c.outcome else ())
         ],
         stability_table=_table(["quantity", "value", "driven by", "without it"], stability, left=1),
@@ -226,6 +219,7 @@ def render_report(
         evidence_image=evidence_image,
         failed_table=_table(check_header, [check_row(r) for r in failed], left=6, fail=[True] * len(failed)),
         n_results=len(checks),
+        not_applicable=not_applicable_lines(checks),
         check_table=_table(
             check_header, [check_row(r) for r in check_rows], left=6, fail=[not r.passed for r in check_rows]
         ),
@@ -235,8 +229,8 @@ def render_report(
                 "anchor": anchors[rec.name],
                 "images": list(rec.images),
                 "beats_table": _table(
-                    _BEAT_HEADER,
-                    beat_rows(rec.beats, _BEAT_HEADER),
+                    beat_header(BEAT_TABLE),
+                    beat_rows(rec.beats, BEAT_TABLE),
                     left=0,
                     fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
                 )
@@ -248,7 +242,9 @@ def render_report(
         sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
         sweep_images=list(sweep_images),
         sweep_count=0 if sweep is None else len(sweep.points),
-        sweep_table=Markup("") if sweep is None else _table(SWEEP_HEADER, sweep_rows(sweep), left=0),
+        sweep_table=Markup("") if sweep is None else _table(
+            [*SWEEP_HEADER, "rec"], [r + [m] for r, m in zip(sweep_rows(sweep), sweep_marks(sweep))], left=0
+        ),
         config_source=config_source,
         config_text=config_text,
         version=__version__,

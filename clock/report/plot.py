@@ -416,7 +416,7 @@ def plot_beat_timeline(
             )
     for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
         keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))
-    ax.set_yticks(range(len(beats)), [f"beat {b.index} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
+    ax.set_yticks(range(len(beats)), [f"beat {b.index + 1} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
     ax.set_ylim(len(beats) - 0.5, -0.5)
     ax.set_xlim(0, max(right, 1.0) * 1.05)
     ax.set_xlabel("seconds since the terminal response")

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.agreement import Agreement
 from ..core.beats import Beat
+from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, Outcome, equivalents
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
@@ -17,83 +18,113 @@ from ..io.serialize import params_dict
 
 __all__ = [
     "BEAT_COLUMNS",
-    "BEAT_TIMELINE",
+    "BEAT_TABLE",
+    "BEAT_WIDE",
     "SWEEP_HEADER",
     "agreement_text",
     "beat_flags",
+    "beat_header",
     "beat_rows",
+    "check_summary",
+    "check_text",
     "derive_dict",
     "derive_markdown",
     "derive_text",
     "held_out_lines",
+    "not_applicable_lines",
     "outcome_line",
     "percent",
     "plural",
     "recommended_line",
     "recording_rows",
+    "sweep_marks",
     "sweep_rows",
     "sweep_table",
     "table",
 ]
 
 
-def beat_flags(b: Beat) -> str:
-    """The flags of a beat, as ``beats`` prints them (``ACK RISK PREMATURE``...)."""
-    return " ".join(
-        name
-        for name, on in (
-            ("ACK", b.ack_overlap),
-            ("RISK", b.premature_risk),
-            ("PREMATURE", b.premature),
-            ("STALLED", b.stalled),
-            ("ABORTED", b.aborted),
-            ("MISSED-ONSET", b.missed_onset),
-            ("BARGE-IN", b.barge_in_s is not None),
-            ("CLEARED", b.cleared_s is not None),
-        )
-        if on
-    )
-
-
-#: Columns of the beats tables (``beats``, the report), named as the JSON fields, and how each is read.
-#: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
-BEAT_COLUMNS: dict[str, Callable[[Beat], Any]] = {
-    "index": lambda b: b.index,
-    "terminal_s": lambda b: b.terminal_s,
-    "onset_s": lambda b: b.onset_s,
-    "onset_latency_s": lambda b: b.onset_latency_s,
-    "ack_last_word_s": lambda b: b.ack_last_word_s,
-    "last_word_s": lambda b: b.last_word_s,
-    "quiet_declared_s": lambda b: b.quiet_declared_s,
-    "added_latency_s": lambda b: b.added_latency_s,
-    "n_gaps": lambda b: len(b.gaps_s),
-    "max_gap_s": lambda b: max(b.quiet_gaps_s, default=None),
-    "replay_vs_logged_s": lambda b: b.replay_vs_logged_s,
-    "provider_stopped_vs_last_word_s": lambda b: b.provider_stopped_vs_last_word_s,
-    "bound": lambda b: b.bound,
-    "outcome": lambda b: b.outcome,
-    "flags": beat_flags,
-}
-
-
-#: The columns every beats table starts with: when the beat began, spoke, ended and was declared over.
-BEAT_TIMELINE = (
-    "index",
-    "terminal_s",
-    "onset_s",
-    "onset_latency_s",
-    "ack_last_word_s",
-    "last_word_s",
-    "quiet_declared_s",
-    "added_latency_s",
-    "n_gaps",
-    "max_gap_s",
+#: The flags of a beat, and whether each is also its outcome (so the narrow table leaves it to that column).
+_FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
+    ("ACK", lambda b: b.ack_overlap, False),
+    ("RISK", lambda b: b.premature_risk, False),
+    ("PREMATURE", lambda b: b.premature, True),
+    ("STALLED", lambda b: b.stalled, True),
+    ("ABORTED", lambda b: b.aborted, True),
+    ("MISSED-ONSET", lambda b: b.missed_onset, True),
+    ("BARGE-IN", lambda b: b.barge_in_s is not None, False),
+    ("CLEARED", lambda b: b.cleared_s is not None, False),
 )
 
 
+def beat_flags(b: Beat, *, besides_outcome: bool = False) -> str:
+    """The flags of a beat, as ``beats`` prints them (``ACK RISK PREMATURE``...).
+
+    With ``besides_outcome``, only those the outcome column does not already say.
+    """
+    return " ".join(name for name, on, is_outcome in _FLAGS if on(b) and not (besides_outcome and is_outcome))
+
+
+def _time(x: float | None) -> str | None:
+    return None if x is None else clock_time(x)
+
+
+def _secs(x: float | None) -> str | None:
+    return None if x is None else f"{x:.3f}"
+
+
+#: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
+#: Times on the recording's timeline print as mm:ss.mmm (headed without ``_s``), lengths as seconds (``_s``);
+#: ``beat`` numbers beats from 1, as every line people read does (the JSON ``index`` counts from 0);
+#: ``n_gaps`` and ``max_gap_s`` (unpaused, as the clock counts it and the baseline keeps it) summarise ``gaps_s``.
+BEAT_COLUMNS: dict[str, tuple[str, Callable[[Beat], Any]]] = {
+    "index": ("beat", lambda b: b.index + 1),
+    "terminal_s": ("terminal", lambda b: _time(b.terminal_s)),
+    "onset_s": ("onset", lambda b: _time(b.onset_s)),
+    "onset_latency_s": ("latency_s", lambda b: _secs(b.onset_latency_s)),
+    "ack_last_word_s": ("ack_end", lambda b: _time(b.ack_last_word_s)),
+    "last_word_s": ("last_word", lambda b: _time(b.last_word_s)),
+    "quiet_declared_s": ("declared", lambda b: _time(b.quiet_declared_s)),
+    "added_latency_s": ("added_s", lambda b: _secs(b.added_latency_s)),
+    "n_gaps": ("n_gaps", lambda b: len(b.gaps_s)),
+    "max_gap_s": ("max_gap_s", lambda b: _secs(max(b.quiet_gaps_s, default=None))),
+    "replay_vs_logged_s": ("vs_logged_s", lambda b: _secs(b.replay_vs_logged_s)),
+    "provider_stopped_vs_last_word_s": ("stopped_vs_word_s", lambda b: _secs(b.provider_stopped_vs_last_word_s)),
+    "bound": ("bound", lambda b: b.bound),
+    "outcome": ("outcome", lambda b: b.outcome),
+    "flags": ("flags", beat_flags),
+}
+
+#: The beats table by default (``beats``, and the report's): when each beat began, ended and was declared over,
+#: its outcome and the flags the outcome does not say. At most 100 characters wide (recordings under an hour).
+BEAT_TABLE = (
+    "index",
+    "terminal_s",
+    "onset_latency_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "added_latency_s",
+    "outcome",
+    "flags",
+)
+
+#: ``beats --wide``: every column.
+BEAT_WIDE = tuple(BEAT_COLUMNS)
+
+
+def beat_header(columns: Sequence[str]) -> list[str]:
+    """The headings of ``columns`` (keys of :data:`BEAT_COLUMNS`)."""
+    return [BEAT_COLUMNS[c][0] for c in columns]
+
+
 def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
-    """One row per beat, in the order of ``columns`` (keys of :data:`BEAT_COLUMNS`)."""
-    read = [BEAT_COLUMNS[c] for c in columns]
+    """One row per beat, in the order of ``columns``: times as mm:ss.mmm, lengths in seconds, None as ``-``.
+
+    Without every column (the narrow table), ``flags`` leaves out what ``outcome`` says.
+    """
+    read = [BEAT_COLUMNS[c][1] for c in columns]
+    if tuple(columns) != BEAT_WIDE and "flags" in columns:
+        read[list(columns).index("flags")] = lambda b: beat_flags(b, besides_outcome=True)
     return [[f(b) for f in read] for b in beats]
 
 
@@ -191,10 +222,17 @@ def _compared_heading(d: Derivation) -> str:
     return "committed" if d.compared is None else d.compared.label
 
 
-def outcome_sentence(r: Outcome | None) -> str:
-    """A setting's replay in one sentence."""
+#: Why a setting was not replayed when no recording has beats.
+NO_BEATS = (
+    "not replayed: no recording has beats (they come from an event log beside each recording, "
+    "NAME.events.jsonl, with terminal_response events)"
+)
+
+
+def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
+    """A setting's replay in one sentence (``why_not`` when it was not replayed)."""
     if r is None:
-        return "not replayed: nothing was recommended, or no recording has beats"
+        return why_not
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
@@ -225,7 +263,10 @@ def held_out_lines(d: Derivation) -> list[str]:
 
 
 def outcome_line(d: Derivation) -> str:
-    """The recommendation's replay in one sentence."""
+    """The recommendation's replay in one sentence, or why it was not replayed (no beats, or what was missing)."""
+    if d.outcome is None and d.onsets.n_beats:
+        missing = [name for name, v in zip(("floor", "quiet time", "onset timeout"), d.setting) if v is None]
+        return f"not replayed: no {' and no '.join(missing)} was recommended (see below why)"
     return outcome_sentence(d.outcome)
 
 
@@ -267,12 +308,18 @@ def _db(x: float) -> float:
     return 20 * math.log10(x) if x > 0 else float("-inf")
 
 
+#: How speech was told from noise in a recording (derive's header), by method.
+_METHODS = {"labels": "{n} with label tracks", "split": "{n} without labels, speech told from noise by level"}
+
+
 def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []
     for d in derivations:
         f, g, o = d.floor, d.gaps, d.onsets
-        methods = ", ".join(f"{k} {v}" for k, v in sorted(f.methods.items()))
+        methods = ", ".join(
+            _METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items())
+        )
         out.append(
             f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
             f"{plural(g.n_gaps, 'narration gap')} =="
@@ -283,12 +330,12 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
         out.append("")
         out.append(outcome_line(d))
         for u in d.outcome.unsatisfied if d.outcome else ():
-            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
         if (line := compared_line(d)) is not None:
             out.append(line)
             assert d.compared is not None
             for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
-                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat} {u.outcome}: {u.reason}")
+                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
         out.extend(held_out_lines(d))
         out.append("")
         out.append(f"floor: {f.rule}")
@@ -411,7 +458,8 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
     }
 
 
-#: Columns of the sweep table (the names of the JSON fields they show).
+#: Columns of the sweep table (the names of the JSON fields they show): what each setting does to the beats,
+#: and how long after the last word (as derive hears it, the same at every setting) it declares quiet.
 SWEEP_HEADER = [
     "floor",
     "quiet_s",
@@ -420,9 +468,8 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
-    "latency_mean_s",
-    "latency_p95_s",
-    "latency_max_s",
+    "after_speech_mean_s",
+    "after_speech_max_s",
 ]
 
 
@@ -431,23 +478,70 @@ def sweep_rows(result: SweepResult) -> list[list[Any]]:
     return [[_g(p.floor), _g(p.quiet_s), *(getattr(p, f) for f in SWEEP_HEADER[2:])] for p in result.points]
 
 
+def nearest_point(result: SweepResult) -> tuple[float, float] | None:
+    """The grid's (floor, quiet) nearest the recommendation: floors by level ratio, quiet times by seconds."""
+    floor, quiet, _ = result.recommended
+    if floor is None or quiet is None:
+        return None
+
+    def ratio(f: float) -> float:
+        return abs(math.log(f / floor)) if f > 0 and floor > 0 else (0.0 if f == floor else math.inf)
+
+    return min(result.floors, key=ratio), min(result.quiets_s, key=lambda q: abs(q - quiet))
+
+
 def recommended_line(result: SweepResult) -> str:
-    """The one recommendation (as derive makes it) and its replay."""
+    """The one recommendation (as derive makes it) and its replay, and where it lies on the grid."""
     d = result.derivation
     floor, quiet, timeout = d.setting
     if floor is None or quiet is None:
         return "recommended: none (see speechclock derive for why)\n"
-    on_grid = result.point(floor, quiet)
-    where = "on the grid" if on_grid is not None else "between grid points"
+    near = nearest_point(result)
+    if result.point(floor, quiet) is not None:
+        where = "on the grid, marked *"
+    elif near is not None:
+        where = f"between grid points; the nearest, floor {near[0]:g} quiet {near[1]:g} s, is marked ~"
+    else:
+        where = "off the grid"
     return (
         f"recommended (as derive): floor {floor:g}, quiet {quiet:g} s, onset timeout {_g(timeout)} s ({where}); "
         f"{outcome_line(d)}\n"
     )
 
 
-def sweep_table(result: SweepResult) -> str:
-    """The sweep as plain text, the recommended setting starred and spelled out."""
+def sweep_marks(result: SweepResult) -> list[str]:
+    """Per point: ``*`` the recommendation, ``~`` the grid point nearest it when it lies between points."""
     floor, quiet, _ = result.recommended
-    marks = ["*" if (p.floor, p.quiet_s) == (floor, quiet) else "" for p in result.points]
-    text = table(SWEEP_HEADER + ["rec"], [row + [m] for row, m in zip(sweep_rows(result), marks)])
-    return text + recommended_line(result)
+    near = nearest_point(result)
+    on_grid = floor is not None and quiet is not None and result.point(floor, quiet) is not None
+    mark, at = ("*", (floor, quiet)) if on_grid else ("~", near)
+    return [mark if (p.floor, p.quiet_s) == at else "" for p in result.points]
+
+
+def sweep_table(result: SweepResult) -> str:
+    """The sweep as plain text, the recommended setting (or the grid point nearest it) marked and spelled out."""
+    rows = [row + [m] for row, m in zip(sweep_rows(result), sweep_marks(result))]
+    return table(SWEEP_HEADER + ["rec"], rows) + recommended_line(result)
+
+
+def check_summary(counts: CheckCounts) -> str:
+    """``44 checks on 4 recordings: 1 failed (3 failures), 4 not applicable, 39 passed``: every view's counts."""
+    lines = f" ({plural(counts.failures, 'failure')})" if counts.failures != counts.failed else ""
+    return (
+        f"{plural(counts.checks, 'check')} on {plural(counts.recordings, 'recording')}: {counts.failed} failed{lines}, "
+        f"{counts.not_applicable} not applicable, {counts.passed} passed"
+    )
+
+
+def not_applicable_lines(results: Sequence[CheckResult]) -> list[str]:
+    """``REC: not applicable: gap, premature (no event log)``: each check that does not apply, once, with why."""
+    why: dict[tuple[str, str], list[str]] = {}
+    for case in check_cases(results):
+        if case.status == "not applicable":
+            why.setdefault((case.recording, case.results[0].detail), []).append(case.check)
+    return [f"{rec}: not applicable: {', '.join(checks)} ({reason})" for (rec, reason), checks in why.items()]
+
+
+def check_text(results: Sequence[CheckResult], counts: CheckCounts) -> list[str]:
+    """``check``'s lines: one per failure, the checks that do not apply and why, and the counts."""
+    return [r.line() for r in results if not r.passed] + not_applicable_lines(results) + [check_summary(counts)]
