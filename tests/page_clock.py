@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from tours import RATE, random_corpus, words
 
-from clock.core.beats import replay_ticks
+from clock.core.beats import Replay, replay_ticks
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks, levels
 from clock.core.thresholds import Thresholds
@@ -189,33 +189,42 @@ async function run(i, plan) {{
     return html, files
 
 
+#: The fields of a beat compared (replay_ticks' ReplayBeat, speechclock.js's beats).
 BEAT_FIELDS = ("terminal_s", "start_s", "last_word_s", "quiet_declared_s", "no_onset", "aborted", "prompt_allowed_s")
 
 
 def first_parting(case: Case, result: dict) -> str | None:
-    """Where the page's clock and :func:`replay_ticks` part (None: they never do)."""
+    """Where the page's clock and :func:`replay_ticks` part over one offline case (None: they never do)."""
     trace = case.trace()
     th = case.thresholds
     played = replay_ticks(trace, case.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    ours = [{f: getattr(b, f) for f in BEAT_FIELDS} for b in played.beats]
+    theirs = [{f: b[f] for f in BEAT_FIELDS} for b in result["beats"]]
+    return parting(case.name, trace, played, result["levels"], result["states"], ours, theirs)
+
+
+def parting(
+    name: str, trace: LevelTrace, played: Replay, levels: list, states: list[str], ours: list, theirs: list
+) -> str | None:
+    """The first tick where the page's levels or states part from the replay's, or else the first
+    beat (as dicts of :data:`BEAT_FIELDS`: the replay's ``ours``, the page's ``theirs``)."""
     t = trace.t_s
-    page_levels = np.array(result["levels"], np.float64)
-    page_states = np.array([STATE_CODES[s] for s in result["states"]], np.int8)
+    page_levels = np.array(levels, np.float64)
+    page_states = np.array([STATE_CODES[s] for s in states], np.int8)
     if page_levels.size != trace.n_ticks:
-        return f"{case.name}: the page ran {page_levels.size} ticks, the trace has {trace.n_ticks}"
+        return f"{name}: the page ran {page_levels.size} ticks, the trace has {trace.n_ticks}"
     for k in range(trace.n_ticks):
         if page_levels[k] != trace.level[k] or page_states[k] != played.state[k]:
             return (
-                f"{case.name}: first parting at tick {k} ({t[k]:.6f} s): page level {float(page_levels[k])!r} "
-                f"state {result['states'][k]}, replay level {float(trace.level[k])!r} state {int(played.state[k])} "
+                f"{name}: first parting at tick {k} ({t[k]:.6f} s): page level {float(page_levels[k])!r} "
+                f"state {states[k]}, replay level {float(trace.level[k])!r} state {int(played.state[k])} "
                 f"(0 idle, 1 waiting, 2 speaking, 3 quiet)"
             )
-    ours = [{f: getattr(b, f) for f in BEAT_FIELDS} for b in played.beats]
-    theirs = [{f: b[f] for f in BEAT_FIELDS} for b in result["beats"]]
     for i, (a, b) in enumerate(zip(ours, theirs)):
         if a != b:
             declared = a["quiet_declared_s"]
             tick = None if declared is None else int(np.searchsorted(t, declared))
-            return f"{case.name}: beat {i + 1} (declared tick {tick}): replay {a}, page {b}"
+            return f"{name}: beat {i + 1} (declared tick {tick}): replay {a}, page {b}"
     if len(ours) != len(theirs):
-        return f"{case.name}: replay has {len(ours)} beats, the page {len(theirs)}"
+        return f"{name}: replay has {len(ours)} beats, the page {len(theirs)}"
     return None
