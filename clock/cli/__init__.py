@@ -13,6 +13,7 @@ import click
 
 from .. import __version__
 from .beats import beats, segments
+from .compare import compare
 from .derive import check, derive
 from .levels import info, levels
 from .options import Group
@@ -27,7 +28,7 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-for command in (levels, info, segments, beats, derive, check, sweep, plot, report):
+for command in (levels, info, segments, beats, derive, check, sweep, plot, report, compare):
     main.add_command(command)
 
 
