@@ -119,3 +119,14 @@ def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
         assert [int(x) for x in row[2:7]] == [
             e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset")
         ]
+
+
+def test_every_field_compare_writes_is_documented(cli):
+    from pathlib import Path
+
+    from test_formats_doc import documented, field_names, sections
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    data = json.loads(cli("compare", recordings, "--no-progress", "--format", "json").stdout)
+    missing = sorted(field_names(data) - documented(sections()["`compare`"]))
+    assert not missing, missing

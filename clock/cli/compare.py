@@ -89,7 +89,7 @@ def compare(
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
     obs = list(corpus.observations)
     found = derive_thresholds(obs, margins=corpus.config.margins)
-    floor, _, timeout = found.setting
+    floor, _quiet, timeout = found.setting
     th = corpus.config.thresholds
     floor = th.floor if floor is None else floor
     timeout = th.onset_timeout_s if timeout is None else timeout
@@ -131,7 +131,7 @@ def compare_dict(
         "level_floor": floor,
         "onset_timeout_s": onset_timeout_s,
         "endpointers": rows,
-        "skipped": skipped,
+        "skipped": [{"name": name, "reason": why} for name, why in skipped.items()],
     }
 
 

@@ -285,7 +285,7 @@ class EndpointerResult:
 
 
 def summarise(
-    name: str, quiet_s: float, judged: list[list[Judged]], *, cpu_s: float, audio_s: float
+    name: str, quiet_s: float, judged: list[list[Judged]], *, cpu_s: float | None, audio_s: float
 ) -> EndpointerResult:
     """The counts and latencies of one endpointer's judged beats."""
     flat = [j for rec in judged for j in rec]
