@@ -161,9 +161,10 @@ class SpeechClock extends EventTarget {
     }
     if (this.pausedSince === null && this.unpaused(b.last_word_s, now) >= this.quietS - SPEECHCLOCK_EPS_S) {
       const beat = this.close({ declared: now });
-      if (beat.prompt_allowed_s !== null) this.readyAtS = beat.prompt_allowed_s;
       this.emit("quiet", { t_s: now, ...beat });
       this.log("clock.quiet", now);
+      if (now >= beat.prompt_allowed_s) this.emit("ready", { t_s: now, prompt_allowed_s: beat.prompt_allowed_s });
+      else this.readyAtS = beat.prompt_allowed_s;
       return "quiet";
     }
     return "speaking";

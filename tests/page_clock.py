@@ -158,7 +158,10 @@ async function run(i, plan) {{
   const analyser = new AnalyserNode(ctx, {{fftSize: fft}});
   source.connect(analyser).connect(ctx.destination);
   const clock = new SpeechClock(analyser, plan.config);
-  const levels = [], states = [];
+  const levels = [], states = [], heard = [];
+  for (const type of ['speaking', 'quiet', 'onset-timeout', 'ready']) {{
+    clock.addEventListener(type, (e) => heard.push([type, e.detail.t_s]));
+  }}
   let next = 0;
   const hand = (upTo) => {{
     for (; next < plan.events.length && plan.events[next].t_s <= upTo; next++) {{
@@ -177,7 +180,7 @@ async function run(i, plan) {{
   source.start(0);
   await ctx.startRendering();
   hand(Infinity);
-  return {{levels, states, beats: clock.finish()}};
+  return {{levels, states, heard, beats: clock.finish()}};
 }}
 (async () => {{
   const plans = {json.dumps(plans)};
@@ -200,7 +203,41 @@ def first_parting(case: Case, result: dict) -> str | None:
     played = replay_ticks(trace, case.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
     ours = [{f: getattr(b, f) for f in BEAT_FIELDS} for b in played.beats]
     theirs = [{f: b[f] for f in BEAT_FIELDS} for b in result["beats"]]
-    return parting(case.name, trace, played, result["levels"], result["states"], ours, theirs)
+    found = parting(case.name, trace, played, result["levels"], result["states"], ours, theirs)
+    if found is not None:
+        return found
+    heard = [(kind, t) for kind, t in result["heard"]]
+    expected = sorted(events_of(played, trace.t_s), key=lambda e: e[1])
+    if heard != expected:
+        return f"{case.name}: the page's events {heard[:12]}... differ from the replay's {expected[:12]}..."
+    return None
+
+
+def events_of(played: Replay, t_s: np.ndarray) -> list[tuple[str, float]]:
+    """The events speechclock.js should emit for a replay: speaking at each start, quiet at each
+    declaration, onset-timeout at each tick the clock gave up, ready at the first tick at or after
+    prompt_allowed_s before the next terminal response."""
+    out: list[tuple[str, float]] = []
+    waiting = {int(k) for k in np.flatnonzero(played.state == 1)}
+    terminals = [b.terminal_s for b in played.beats]
+    for i, b in enumerate(played.beats):
+        if b.start_s is not None:
+            out.append(("speaking", b.start_s))
+        if b.quiet_declared_s is not None:
+            out.append(("quiet", b.quiet_declared_s))
+        if b.prompt_allowed_s is not None:
+            k = int(np.searchsorted(t_s, b.prompt_allowed_s, side="left"))
+            later = terminals[i + 1] if i + 1 < len(terminals) else float("inf")
+            # The ready tick must come before the next terminal response is applied.
+            if k < t_s.size and t_s[k] < later:
+                out.append(("ready", float(t_s[k])))
+        if b.no_onset and b.terminal_s <= t_s[-1]:
+            # The tick it gave up: its last waiting tick.
+            k = max(
+                k for k in waiting if t_s[k] >= b.terminal_s and (i + 1 >= len(terminals) or t_s[k] < terminals[i + 1])
+            )
+            out.append(("onset-timeout", float(t_s[k])))
+    return out
 
 
 def parting(
