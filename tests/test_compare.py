@@ -130,3 +130,16 @@ def test_every_field_compare_writes_is_documented(cli):
     data = json.loads(cli("compare", recordings, "--no-progress", "--format", "json").stdout)
     missing = sorted(field_names(data) - documented(sections()["`compare`"]))
     assert not missing, missing
+
+
+def test_compare_in_two_processes_gives_the_serial_result(cli):
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+
+    def run(jobs: str) -> list[dict]:
+        args = ("compare", recordings, "--no-progress", "--endpointers", "energy,webrtcvad-3", "--format", "json")
+        out = json.loads(cli(*args, "-j", jobs).stdout)["endpointers"]
+        return [{k: v for k, v in e.items() if k != "cpu_s_per_hour"} for e in out]
+
+    assert run("2") == run("1")

@@ -13,6 +13,7 @@ from ..core.derive import derive as derive_thresholds
 from ..io.output import atomic_output, json_text
 from ..report.text import table
 from .options import corpus_options, load_corpus, output_option
+from .scale import scale_settings
 
 #: The table's columns (the names of the JSON fields they show).
 COMPARE_HEADER = [
@@ -65,7 +66,8 @@ def compare(
     of quiet times; all are judged against the labels (else the level
     clock's speech). Needs the extra: pip install 'speech-clock[compare]'.
     """
-    from ..io.endpointers import ENDPOINTERS, detect, missing_extra, unavailable
+    from ..io.endpointers import ENDPOINTERS, detect_all, missing_extra, unavailable
+    from ..io.workers import Workers
 
     need = missing_extra()
     if need is not None:
@@ -93,14 +95,17 @@ def compare(
     th = corpus.config.thresholds
     floor = th.floor if floor is None else floor
     timeout = th.onset_timeout_s if timeout is None else timeout
-    decisions = []
-    show = not no_progress and sys.stderr.isatty()
-    for n, rec in enumerate(corpus.recordings, 1):
-        if show:
-            click.echo(f"\rendpointers: {n}/{len(corpus.recordings)} {Path(rec.info.path).name}", err=True, nl=False)
-        decisions.append(detect(rec.info.path, names) if obs[n - 1].has_beats else [])
-    if show:
-        click.echo(err=True)
+    logged = [i for i, o in enumerate(obs) if o.has_beats]
+    paths = [corpus.recordings[i].info.path for i in logged]
+    workers = Workers(jobs=jobs, scheduler=scale_settings()[0])
+    if no_progress or not sys.stderr.isatty():
+        found_decisions = detect_all(paths, names, workers=workers)
+    else:
+        with click.progressbar(length=len(paths), label="endpointers", file=sys.stderr) as bar:
+            found_decisions = detect_all(paths, names, workers=workers, progress=lambda _: bar.update(1))
+    decisions: list[list[Any]] = [[] for _ in obs]
+    for i, d in zip(logged, found_decisions):
+        decisions[i] = d
     results = compare_endpointers(
         obs, decisions, floor=floor, onset_timeout_s=timeout, margin_s=corpus.config.margins.quiet_margin_s
     )

@@ -18,15 +18,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..core.compare import FrameDecisions, energy_frames, hangover
 from .decode import iter_blocks, probe
+from .workers import Workers, run_ordered
 
-__all__ = ["ENDPOINTERS", "RATE_HZ", "detect", "missing_extra", "unavailable"]
+__all__ = ["ENDPOINTERS", "RATE_HZ", "detect", "detect_all", "missing_extra", "unavailable"]
 
 #: Every detector runs at 16 kHz (webrtcvad, Silero and TEN VAD all take it).
 RATE_HZ = 16000
@@ -147,3 +148,20 @@ def detect(
         for framed, _ in made:
             framed.feed(block)
     return [framed.result(post) for framed, post in made]
+
+
+def _detect_task(item: tuple[str, tuple[str, ...]]) -> list[FrameDecisions]:
+    path, names = item
+    return detect(path, names)
+
+
+def detect_all(
+    paths: Sequence[str],
+    names: Sequence[str],
+    *,
+    workers: Workers | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[list[FrameDecisions]]:
+    """:func:`detect` over every recording, where ``workers`` says (results in input order)."""
+    items = [(p, tuple(names)) for p in paths]
+    return run_ordered(_detect_task, items, workers=workers, progress=progress)
