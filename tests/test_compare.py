@@ -143,3 +143,22 @@ def test_compare_in_two_processes_gives_the_serial_result(cli):
         return [{k: v for k, v in e.items() if k != "cpu_s_per_hour"} for e in out]
 
     assert run("2") == run("1")
+
+
+@pytest.mark.slow
+def test_report_compare_adds_a_section_after_the_sweep(cli, tmp_path):
+    # Without --compare the report has exactly its usual sections (tests/test_report.py).
+    import re
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    out = tmp_path / "report.html"
+    args = ("report", recordings, "-o", out, "--no-progress", "--floors", "0.003", "--quiet-times", "2.5")
+    assert cli(*args, "--compare", "energy").exit_code == 0
+    page = out.read_text()
+    ids = re.findall(r'<section id="([a-z]+)"', page)
+    assert ids[ids.index("sweep") + 1] == "compare"
+    assert '<a href="#compare">Other endpointers</a>' in page
+    section = page.split('<section id="compare">')[1].split("</section>")[0]
+    assert re.findall(r'<td class="l">([a-z0-9-]+)</td>', section) == ["level", "energy"]
+    assert 'alt="endpointers"' in section

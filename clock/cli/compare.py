@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core.compare import LEVEL_CLOCK, EndpointerResult, compare_endpointers
+from ..core.compare import EndpointerResult, FrameDecisions, compare_endpointers
 from ..core.derive import derive as derive_thresholds
+from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
-from ..report.text import table
+from ..report.compare import compare_dict, compare_text
 from .options import corpus_options, load_corpus, output_option
 from .scale import scale_settings
-
-#: The table's columns (the names of the JSON fields they show).
-COMPARE_HEADER = [
-    "name",
-    "quiet_s",
-    "n_beats",
-    "n_ok",
-    "n_premature",
-    "n_stalled",
-    "n_missed_onset",
-    "added_latency_median_s",
-    "added_latency_p95_s",
-    "cpu_s_per_hour",
-]
 
 
 @click.command()
@@ -66,32 +55,65 @@ def compare(
     of quiet times; all are judged against the labels (else the level
     clock's speech). Needs the extra: pip install 'speech-clock[compare]'.
     """
-    from ..io.endpointers import ENDPOINTERS, detect_all, missing_extra, unavailable
-    from ..io.workers import Workers
+    names, skipped = endpointer_names(endpointers)
+    outputs = {"-o": output, "--plot": plot_path}
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
+    found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
+    if plot_path is not None:
+        from ..report.plot import plot_compare
+        from .tune import save_figure_file
+
+        save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
+    r, floor, timeout = found.results, found.floor, found.onset_timeout_s
+    with atomic_output(output, inputs=corpus.inputs) as out:
+        if fmt == "json":
+            out.write(json_text(compare_dict(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
+        else:
+            out.write(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped))
+
+
+def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
+    """The endpointers ``--endpointers`` names, and those ``all`` leaves out here (with why).
+
+    Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
+    """
+    from ..io.endpointers import ENDPOINTERS, missing_extra, unavailable
 
     need = missing_extra()
     if need is not None:
         raise click.UsageError(need)
     skipped = unavailable()
-    if endpointers == "all":
-        names = [n for n in ENDPOINTERS if n not in skipped]
-    else:
-        names = [n.strip() for n in endpointers.split(",") if n.strip()]
-        unknown = [n for n in names if n not in ENDPOINTERS]
-        if unknown or not names:
-            raise click.BadParameter(
-                f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS)}",
-                param_hint="'--endpointers'",
-            )
-        cannot = [n for n in names if n in skipped]
-        if cannot:
-            raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
-        skipped = {}
-    outputs = {"-o": output, "--plot": plot_path}
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
+    if spec == "all":
+        return [n for n in ENDPOINTERS if n not in skipped], skipped
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENDPOINTERS]
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS)}",
+            param_hint="'--endpointers'",
+        )
+    cannot = [n for n in names if n in skipped]
+    if cannot:
+        raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+    return names, {}
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """The level clock and the endpointers over one corpus, with the settings they share."""
+
+    results: tuple[EndpointerResult, ...]
+    floor: float
+    onset_timeout_s: float
+
+
+def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress: bool) -> Compared:
+    """Derive the level clock's floor and onset timeout, run the endpointers where --jobs says, compare."""
+    from ..io.endpointers import detect_all
+    from ..io.workers import Workers
+
     obs = list(corpus.observations)
-    found = derive_thresholds(obs, margins=corpus.config.margins)
-    floor, _quiet, timeout = found.setting
+    floor, _quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins).setting
     th = corpus.config.thresholds
     floor = th.floor if floor is None else floor
     timeout = th.onset_timeout_s if timeout is None else timeout
@@ -99,63 +121,13 @@ def compare(
     paths = [corpus.recordings[i].info.path for i in logged]
     workers = Workers(jobs=jobs, scheduler=scale_settings()[0])
     if no_progress or not sys.stderr.isatty():
-        found_decisions = detect_all(paths, names, workers=workers)
+        found = detect_all(paths, names, workers=workers)
     else:
         with click.progressbar(length=len(paths), label="endpointers", file=sys.stderr) as bar:
-            found_decisions = detect_all(paths, names, workers=workers, progress=lambda _: bar.update(1))
-    decisions: list[list[Any]] = [[] for _ in obs]
-    for i, d in zip(logged, found_decisions):
+            found = detect_all(paths, names, workers=workers, progress=lambda _: bar.update(1))
+    decisions: list[list[FrameDecisions]] = [[] for _ in obs]
+    for i, d in zip(logged, found):
         decisions[i] = d
-    results = compare_endpointers(
-        obs, decisions, floor=floor, onset_timeout_s=timeout, margin_s=corpus.config.margins.quiet_margin_s
-    )
-    if plot_path is not None:
-        from ..report.plot import plot_compare
-        from .tune import save_figure_file
-
-        save_figure_file(plot_compare(results), plot_path, corpus.inputs, "--plot")
-    with atomic_output(output, inputs=corpus.inputs) as out:
-        if fmt == "json":
-            out.write(json_text(compare_dict(results, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
-        else:
-            out.write(compare_text(results, floor=floor, onset_timeout_s=timeout, skipped=skipped))
-
-
-def compare_dict(
-    results: tuple[EndpointerResult, ...], *, floor: float, onset_timeout_s: float, skipped: dict[str, str]
-) -> dict[str, Any]:
-    """``compare --format json`` (schema 1; docs/formats.md)."""
-    rows = []
-    for r in results:
-        row = {k: getattr(r, k) for k in COMPARE_HEADER}
-        row["n_silent"] = r.n_silent
-        row["n_failed"] = r.n_failed
-        rows.append(row)
-    return {
-        "schema": 1,
-        "level_floor": floor,
-        "onset_timeout_s": onset_timeout_s,
-        "endpointers": rows,
-        "skipped": [{"name": name, "reason": why} for name, why in skipped.items()],
-    }
-
-
-def _cell(value: Any) -> Any:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return value
-
-
-def compare_text(
-    results: tuple[EndpointerResult, ...], *, floor: float, onset_timeout_s: float, skipped: dict[str, str]
-) -> str:
-    """The comparison as a table, with the settings every endpointer shares."""
-    head = (
-        f"{LEVEL_CLOCK}: the level clock at floor {floor:g}; every endpointer waits {onset_timeout_s:g} s "
-        "for onset, its quiet time tuned on these recordings\n"
-    )
-    body = table(COMPARE_HEADER, [[_cell(getattr(r, k)) for k in COMPARE_HEADER] for r in results])
-    notes = "".join(f"not run: {name}: {why}\n" for name, why in skipped.items())
-    return head + body + notes
+    margin_s = corpus.config.margins.quiet_margin_s
+    results = compare_endpointers(obs, decisions, floor=floor, onset_timeout_s=timeout, margin_s=margin_s)
+    return Compared(results, floor, timeout)

@@ -21,6 +21,7 @@ from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..report.text import sweep_table
+from .compare import endpointer_names, run_compare
 from .derive import baseline_option, run_checks
 from .options import (
     TIME,
@@ -322,6 +323,12 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @sweep_floors
 @sweep_quiet_times
 @baseline_option
+@click.option(
+    "--compare",
+    "endpointers",
+    metavar="NAMES",
+    help="Also compare other endpointers (as speechclock compare --endpointers NAMES; all: every one).",
+)
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
@@ -332,6 +339,7 @@ def report(
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
     baseline: Path | None,
+    endpointers: str | None,
     output: Path,
     **opts: Any,
 ) -> None:
@@ -344,6 +352,7 @@ def report(
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
+    names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output}, baseline=baseline)
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
@@ -387,9 +396,24 @@ def report(
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
         agreements=[(o.name, o.agreement) for o in obs],
+        endpointers=None if endpointers is None else _endpointers_part(corpus, names, skipped, jobs, no_progress),
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
+
+
+def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jobs: int, no_progress: bool) -> Any:
+    from ..report.compare import compare_heading, compare_rows
+    from ..report.html import EndpointersPart, png_data_uri
+    from ..report.plot import plot_compare
+
+    found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
+    return EndpointersPart(
+        compare_heading(floor=found.floor, onset_timeout_s=found.onset_timeout_s),
+        compare_rows(found.results),
+        png_data_uri(plot_compare(found.results)),
+        [f"{name}: {why}" for name, why in skipped.items()],
+    )
 
 
 __all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]
