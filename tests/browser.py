@@ -94,3 +94,20 @@ const post = (path, body) => fetch(path, {method: 'POST', body});
 window.onerror = (msg, src, line) => { post('/error', `${msg} at ${line}`); };
 window.onunhandledrejection = (e) => { post('/error', String(e.reason && e.reason.stack || e.reason)); };
 """
+
+# Two RTCPeerConnections of one page over the loopback interface (needs WEBRTC_FLAGS): send a
+# MediaStream's audio through one, and get the other's remote stream (Opus, WebRTC's default).
+LOOPBACK_JS = """
+async function loopback(stream) {
+  const pc1 = new RTCPeerConnection(), pc2 = new RTCPeerConnection();
+  pc1.onicecandidate = (e) => e.candidate && pc2.addIceCandidate(e.candidate);
+  pc2.onicecandidate = (e) => e.candidate && pc1.addIceCandidate(e.candidate);
+  pc1.addTrack(stream.getAudioTracks()[0], stream);
+  const arrived = new Promise((resolve) => { pc2.ontrack = (e) => resolve(e.streams[0]); });
+  await pc1.setLocalDescription(await pc1.createOffer());
+  await pc2.setRemoteDescription(pc1.localDescription);
+  await pc2.setLocalDescription(await pc2.createAnswer());
+  await pc1.setRemoteDescription(pc2.localDescription);
+  return arrived;
+}
+"""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import POST_JS, WEBRTC_FLAGS, run_page
+from browser import LOOPBACK_JS, POST_JS, WEBRTC_FLAGS, run_page
 from page_clock import BEAT_FIELDS, bundled_cases, constructed_tour, first_parting, offline_page, parting, random_tours
 
 from clock.core.agreement import page_trace
@@ -84,6 +84,7 @@ def live_page() -> str:
     pcm = base64.b64encode(x.astype("<f4").tobytes()).decode("ascii")
     return f"""<!DOCTYPE html><html><body><script>
 {POST_JS}
+{LOOPBACK_JS}
 {(ROOT / "docs" / "capture.js").read_text()}
 {(ROOT / "docs" / "speechclock.js").read_text()}
 (async () => {{
@@ -94,18 +95,7 @@ def live_page() -> str:
   const buffer = send.createBuffer(1, samples.length, RATE);
   buffer.copyToChannel(samples, 0);
   const out = send.createMediaStreamDestination();
-  const pc1 = new RTCPeerConnection(), pc2 = new RTCPeerConnection();
-  pc1.onicecandidate = (e) => e.candidate && pc2.addIceCandidate(e.candidate);
-  pc2.onicecandidate = (e) => e.candidate && pc1.addIceCandidate(e.candidate);
-  pc1.addTrack(out.stream.getAudioTracks()[0], out.stream);
-  const arrived = new Promise((resolve) => {{ pc2.ontrack = (e) => resolve(e.streams[0]); }});
-  const offer = await pc1.createOffer();
-  await pc1.setLocalDescription(offer);
-  await pc2.setRemoteDescription(offer);
-  const answer = await pc2.createAnswer();
-  await pc2.setLocalDescription(answer);
-  await pc1.setRemoteDescription(answer);
-  const remoteStream = await arrived;
+  const remoteStream = await loopback(out.stream);
   const player = new Audio();
   player.muted = true;
   player.srcObject = remoteStream;
