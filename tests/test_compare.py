@@ -162,3 +162,10 @@ def test_report_compare_adds_a_section_after_the_sweep(cli, tmp_path):
     section = page.split('<section id="compare">')[1].split("</section>")[0]
     assert re.findall(r'<td class="l">([a-z0-9-]+)</td>', section) == ["level", "energy"]
     assert 'alt="endpointers"' in section
+
+
+def test_an_unknown_endpointer_is_one_line_and_exit_2(cli, tmp_path):
+    done = cli("compare", tmp_path, "--endpointers", "silero,vosk")
+    assert done.exit_code == 2
+    (line,) = done.output.strip().splitlines()
+    assert "vosk" in line and "--endpointers" in line
