@@ -169,3 +169,29 @@ def test_an_unknown_endpointer_is_one_line_and_exit_2(cli, tmp_path):
     assert done.exit_code == 2
     (line,) = done.output.strip().splitlines()
     assert "vosk" in line and "--endpointers" in line
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(seed):
+    # Decisions every render quantum, as the level clock's own speech (level > floor at each
+    # quantum's end): at each tick it reads the quantum ending at the tick's frame, so its
+    # replay is the level clock's. No labels: both are judged against the level reference.
+    from tours import RATE, random_corpus
+
+    from clock.core.compare import FrameDecisions
+    from clock.core.levels import Ticks
+
+    obs, decisions = [], []
+    for tour in random_corpus(seed):
+        o = tour.observation()
+        x = tour.samples.astype(np.float32)
+        quanta = levels(x, RATE, ticks=Ticks.every_frames(128, RATE))
+        speech = np.zeros(x.size // 128 + 1, bool)
+        speech[quanta.frames // 128 - 1] = quanta.level > FLOOR
+        obs.append(o)
+        decisions.append([FrameDecisions("echo", speech, 128, RATE, 0.0)])
+    level, echo = compare_endpointers(obs, decisions, floor=FLOOR, onset_timeout_s=10.0, margin_s=0.2)
+    assert level.n_beats > 0
+    fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_silent")
+    assert [getattr(echo, f) for f in fields] == [getattr(level, f) for f in fields]
+    assert echo.added_latency_median_s == level.added_latency_median_s
