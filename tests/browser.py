@@ -27,8 +27,13 @@ FLAGS = [
 WEBRTC_FLAGS = ["--allow-loopback-in-peer-connection", "--disable-features=WebRtcHideLocalIpsWithMdns"]
 
 
-def run_page(html: str, *, timeout_s: float = 60.0, flags: tuple[str, ...] = ()) -> dict[str, bytes]:
+def run_page(
+    html: str, *, timeout_s: float = 60.0, flags: tuple[str, ...] = (), files: dict[str, bytes] | None = None
+) -> dict[str, bytes]:
     """Serve ``html`` at ``/`` on localhost, open it, and return the bodies it POSTs, by path.
+
+    ``files`` are served too, by path (e.g. ``{"/audio/0": samples}``), for
+    data too big to inline in the page.
 
     The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
     with its body as the message.
@@ -38,9 +43,11 @@ def run_page(html: str, *, timeout_s: float = 60.0, flags: tuple[str, ...] = ())
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
-            body = html.encode("utf-8")
+            extra = (files or {}).get(self.path)
+            body = html.encode("utf-8") if extra is None else extra
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            kind = "text/html; charset=utf-8" if extra is None else "application/octet-stream"
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -86,4 +93,21 @@ POST_JS = """
 const post = (path, body) => fetch(path, {method: 'POST', body});
 window.onerror = (msg, src, line) => { post('/error', `${msg} at ${line}`); };
 window.onunhandledrejection = (e) => { post('/error', String(e.reason && e.reason.stack || e.reason)); };
+"""
+
+# Two RTCPeerConnections of one page over the loopback interface (needs WEBRTC_FLAGS): send a
+# MediaStream's audio through one, and get the other's remote stream (Opus, WebRTC's default).
+LOOPBACK_JS = """
+async function loopback(stream) {
+  const pc1 = new RTCPeerConnection(), pc2 = new RTCPeerConnection();
+  pc1.onicecandidate = (e) => e.candidate && pc2.addIceCandidate(e.candidate);
+  pc2.onicecandidate = (e) => e.candidate && pc1.addIceCandidate(e.candidate);
+  pc1.addTrack(stream.getAudioTracks()[0], stream);
+  const arrived = new Promise((resolve) => { pc2.ontrack = (e) => resolve(e.streams[0]); });
+  await pc1.setLocalDescription(await pc1.createOffer());
+  await pc2.setRemoteDescription(pc1.localDescription);
+  await pc2.setLocalDescription(await pc2.createAnswer());
+  await pc1.setRemoteDescription(pc2.localDescription);
+  return arrived;
+}
 """

@@ -14,6 +14,7 @@ import click
 from .. import __version__
 from ..io.inputs import set_force
 from .beats import beats, segments
+from .compare import compare
 from .derive import check, derive
 from .levels import info, levels
 from .options import Group
@@ -34,7 +35,7 @@ def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value
 
 
-for command in (levels, info, segments, beats, derive, check, sweep, plot, report):
+for command in (levels, info, segments, beats, derive, check, sweep, plot, report, compare):
     if command is not info:  # every command that writes files
         command.params.append(
             click.Option(

@@ -12,8 +12,9 @@ import click
 from ..api import check_config
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
-from ..core.derive import Observation
+from ..core.derive import Derivation, Observation
 from ..core.derive import derive as derive_thresholds
+from ..core.thresholds import Thresholds
 from ..errors import SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
@@ -29,7 +30,14 @@ from .shared import allow_defaults_option, baseline_option, config_source, save_
 @corpus_options
 @candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown", "js"]),
+    default="table",
+    show_default=True,
+    help="js: the recommendation as speechclock.js's configuration (docs/clock.md).",
+)
 @click.option(
     "--plot",
     "plot_path",
@@ -74,6 +82,9 @@ def derive(
         from ..report.plot import plot_evidence
 
         save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
+    if fmt == "js":
+        _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
+        return
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
@@ -81,6 +92,22 @@ def derive(
             out.write(printable(derive_markdown(found)))
         else:
             out.write(printable(derive_text(found)))
+
+
+def _write_page_config(
+    found: Derivation, thresholds: Thresholds, recordings: tuple[Path, ...], output: Path | None, inputs: Any
+) -> None:
+    """``derive --format js``: the recommendation (the rest of the config as committed) for speechclock.js."""
+    from ..web import page_config_js
+
+    floor, quiet_s, timeout_s = found.setting
+    if floor is None or quiet_s is None:
+        click.echo("speechclock derive: no recommendation to write as JavaScript (the table says why)", err=True)
+        raise SystemExit(1)
+    th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+    source = "derive " + " ".join(str(r) for r in recordings)
+    with atomic_output(output, inputs=inputs) as out:
+        out.write(page_config_js(th, source=source))
 
 
 @click.command()

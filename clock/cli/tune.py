@@ -23,6 +23,7 @@ from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..io.terminal import printable
 from ..report.text import check_summary, sweep_table
+from .compare import endpointer_names, run_compare
 from .options import (
     TIME,
     candidate_options,
@@ -323,6 +324,12 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @sweep_quiet_times
 @allow_defaults_option
 @baseline_option
+@click.option(
+    "--compare",
+    "endpointers",
+    metavar="NAMES",
+    help="Also compare other endpointers (as speechclock compare --endpointers NAMES; all: every one).",
+)
 @output_file("report.html (one self-contained file, written atomically).", required="report.html")
 def report(
     recordings: tuple[Path, ...],
@@ -334,6 +341,7 @@ def report(
     quiets: tuple[float, ...],
     allow_defaults: bool,
     baseline: Path | None,
+    endpointers: str | None,
     output: Path,
     **opts: Any,
 ) -> None:
@@ -346,6 +354,7 @@ def report(
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
+    names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
     corpus = load_corpus(
         recordings,
         config,
@@ -401,11 +410,26 @@ def report(
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
         agreements=[(o.name, o.agreement) for o in obs],
+        endpointers=None if endpointers is None else _endpointers_part(corpus, names, skipped, jobs, no_progress),
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)
     click.echo(f"config: {source}")
     click.echo(check_summary(check_counts(checks)))
+
+
+def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jobs: int, no_progress: bool) -> Any:
+    from ..report.compare import compare_heading, compare_rows
+    from ..report.html import EndpointersPart, png_data_uri
+    from ..report.plot import plot_compare
+
+    found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
+    return EndpointersPart(
+        compare_heading(floor=found.floor, onset_timeout_s=found.onset_timeout_s),
+        compare_rows(found.results),
+        png_data_uri(plot_compare(found.results)),
+        [f"{name}: {why}" for name, why in skipped.items()],
+    )
 
 
 __all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]

@@ -21,6 +21,7 @@ from ..core.check import CheckResult, check_counts
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
 from ..core.times import clock_time
+from .compare import COMPARE_HEADER
 from .plot import save_figure
 from .text import (
     BEAT_TABLE,
@@ -39,7 +40,7 @@ from .text import (
     sweep_rows,
 )
 
-__all__ = ["SECTIONS", "RecordingSection", "png_data_uri", "render_report"]
+__all__ = ["SECTIONS", "EndpointersPart", "RecordingSection", "png_data_uri", "render_report"]
 
 #: The report's sections, by element id, in order, with their headings.
 SECTIONS = (
@@ -52,6 +53,18 @@ SECTIONS = (
     ("recordings", "Recordings"),
     ("config", "Configuration"),
 )
+#: The section ``report --compare`` adds after the sweep.
+COMPARE_SECTION = ("compare", "Other endpointers")
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointersPart:
+    """``report --compare``: the comparison's heading, table rows (``compare_rows``), figure and skipped ones."""
+
+    heading: str
+    rows: Sequence[Sequence[Any]]
+    image: str | None
+    skipped: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +146,7 @@ def render_report(
     evidence_image: str | None = None,
     sweep_images: Sequence[tuple[str, str]] = (),
     agreements: Sequence[tuple[str, Agreement | None]] = (),
+    endpointers: EndpointersPart | None = None,
 ) -> str:
     """The report as one HTML string.
 
@@ -154,6 +168,9 @@ def render_report(
     sweep_images : sequence of (caption, data URI)
     agreements : sequence of (recording, Agreement or None)
         The page-logged levels of each recording against its own.
+    endpointers : EndpointersPart, optional
+        ``report --compare``: other endpointers beside the level clock (a
+        section of its own, after the sweep).
     """
     import jinja2
     from markupsafe import Markup
@@ -192,9 +209,20 @@ def render_report(
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+    shown = list(SECTIONS)
+    if endpointers is not None:
+        shown.insert([i for i, _ in shown].index("sweep") + 1, COMPARE_SECTION)
     page = env.get_template("report.html.j2").render(
         title=title,
-        sections=SECTIONS,
+        sections=shown,
+        endpointers=None
+        if endpointers is None
+        else {
+            "heading": endpointers.heading,
+            "table": _table(COMPARE_HEADER, endpointers.rows),
+            "image": endpointers.image,
+            "skipped": list(endpointers.skipped),
+        },
         agreement_table=_agreement_table(agreements),
         verdict=verdict,
         failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],

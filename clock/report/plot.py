@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.beats import DONE, SPEAKING, WAITING, Beat, Replay
+from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
@@ -641,4 +642,38 @@ def plot_evidence(derivation: Derivation) -> Figure:
     ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
     ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, frameon=False)
     fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
+    return fig
+
+
+def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
+    """Endpointers at their tuned silence durations: median latency added after the last word
+    against beats failed (premature, stalled or missed onset), one point each, the level clock among them."""
+    fig = _figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
+    shown = [r for r in results if r.added_latency_median_s is not None]
+    for n, r in enumerate(sorted(shown, key=lambda r: (r.n_failed, r.added_latency_median_s))):
+        x = float(r.added_latency_median_s or 0.0)
+        level = r.name == LEVEL_CLOCK
+        ax.plot(
+            x,
+            r.n_failed,
+            marker="*" if level else "o",
+            markersize=14 if level else 7,
+            color="black" if level else "tab:blue",
+            linestyle="none",
+        )
+        # Labels fan out (points often sit close together).
+        ax.annotate(
+            plain_text(f"{r.name} (quiet {r.quiet_s:g} s)"),
+            (x, r.n_failed),
+            xytext=(8, 12 * (n % 5) - 24),
+            textcoords="offset points",
+            fontsize=8,
+            va="center",
+            arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "grey"},
+        )
+    ax.set_xlabel("median latency added after the last word (s)")
+    ax.set_ylabel("beats failed (premature, stalled, missed onset)")
+    ax.set_title("each endpointer at its tuned silence duration")
+    ax.set_ylim(-1, max((r.n_failed for r in shown), default=0) + 1)
     return fig

@@ -1,0 +1,133 @@
+"""``speechclock compare``: other endpointers on the same beats, beside the level clock."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.compare import EndpointerResult, FrameDecisions, compare_endpointers
+from ..core.derive import derive as derive_thresholds
+from ..io.corpus import Corpus
+from ..io.output import atomic_output, json_text
+from ..report.compare import compare_dict, compare_text
+from .options import corpus_options, load_corpus, output_option
+from .scale import scale_settings
+
+
+@click.command()
+@corpus_options
+@click.option(
+    "--endpointers",
+    default="all",
+    show_default=True,
+    metavar="NAMES",
+    help="Comma-separated: webrtcvad-0..3, silero, ten-vad, energy (or all: every one that runs here).",
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also save the figure (added latency against failures, one point per endpointer) as .png, .svg or .pdf.",
+)
+@output_option
+def compare(
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    no_progress: bool,
+    lenient: bool,
+    endpointers: str,
+    fmt: str,
+    plot_path: Path | None,
+    output: Path | None,
+    **_: Any,
+) -> None:
+    """Replay other endpointers (VADs) over the beats of RECORDINGS, beside the level clock.
+
+    Each waits for onset after the terminal response, then ends the beat
+    after a silence duration tuned on these recordings by replaying a ladder
+    of quiet times; all are judged against the labels (else the level
+    clock's speech). Needs the extra: pip install 'speech-clock[compare]'.
+    """
+    names, skipped = endpointer_names(endpointers)
+    outputs = {"-o": output, "--plot": plot_path}
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
+    found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
+    if plot_path is not None:
+        from ..report.plot import plot_compare
+        from .tune import save_figure_file
+
+        save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
+    r, floor, timeout = found.results, found.floor, found.onset_timeout_s
+    with atomic_output(output, inputs=corpus.inputs) as out:
+        if fmt == "json":
+            out.write(json_text(compare_dict(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
+        else:
+            out.write(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped))
+
+
+def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
+    """The endpointers ``--endpointers`` names, and those ``all`` leaves out here (with why).
+
+    Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
+    """
+    from ..io.endpointers import ENDPOINTERS, missing_extra, unavailable
+
+    need = missing_extra()
+    if need is not None:
+        raise click.UsageError(need)
+    skipped = unavailable()
+    if spec == "all":
+        return [n for n in ENDPOINTERS if n not in skipped], skipped
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENDPOINTERS]
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS)}",
+            param_hint="'--endpointers'",
+        )
+    cannot = [n for n in names if n in skipped]
+    if cannot:
+        raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+    return names, {}
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """The level clock and the endpointers over one corpus, with the settings they share."""
+
+    results: tuple[EndpointerResult, ...]
+    floor: float
+    onset_timeout_s: float
+
+
+def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress: bool) -> Compared:
+    """Derive the level clock's floor and onset timeout, run the endpointers where --jobs says, compare."""
+    from ..io.endpointers import detect_all
+    from ..io.workers import Workers
+
+    obs = list(corpus.observations)
+    floor, _quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins).setting
+    th = corpus.config.thresholds
+    floor = th.floor if floor is None else floor
+    timeout = th.onset_timeout_s if timeout is None else timeout
+    logged = [i for i, o in enumerate(obs) if o.has_beats]
+    paths = [corpus.recordings[i].info.path for i in logged]
+    workers = Workers(jobs=jobs, scheduler=scale_settings()[0])
+    if no_progress or not sys.stderr.isatty():
+        found = detect_all(paths, names, workers=workers)
+    else:
+        with click.progressbar(length=len(paths), label="endpointers", file=sys.stderr) as bar:
+            found = detect_all(paths, names, workers=workers, progress=lambda _: bar.update(1))
+    decisions: list[list[FrameDecisions]] = [[] for _ in obs]
+    for i, d in zip(logged, found):
+        decisions[i] = d
+    margin_s = corpus.config.margins.quiet_margin_s
+    results = compare_endpointers(obs, decisions, floor=floor, onset_timeout_s=timeout, margin_s=margin_s)
+    return Compared(results, floor, timeout)

@@ -1,0 +1,50 @@
+"""The page's side: ``speechclock.js``, the reference page clock, and its configuration.
+
+``speechclock.js`` (also in ``docs/``, byte for byte) decides as
+:func:`clock.core.beats.replay_ticks` replays, tick for tick; ``docs/clock.md``
+documents it. Its configuration is the ``[thresholds]`` table of
+``speechclock.toml``, with the same keys: :func:`page_config` and
+:func:`page_config_js` write it (``speechclock derive --format js``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib.resources import files
+from typing import Any
+
+from ..core.thresholds import Thresholds
+
+__all__ = ["PAGE_KEYS", "page_config", "page_config_js", "script"]
+
+#: The keys ``speechclock.js`` reads, as ``[thresholds]`` in speechclock.toml names them.
+PAGE_KEYS = ("floor", "quiet_s", "onset_timeout_s", "tick_s", "fft_size")
+
+
+def script(name: str = "speechclock.js") -> str:
+    """The text of a script shipped with the package (``speechclock.js``)."""
+    return files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
+def page_config(thresholds: Thresholds) -> dict[str, Any]:
+    """The page clock's configuration: :data:`PAGE_KEYS`, ``tick_s`` as an exact ratio (``"1/60"``).
+
+    An infinite onset timeout is written as ``null`` (JSON has no infinity);
+    the clock reads ``null`` as "wait forever".
+    """
+    tick = thresholds.tick_s
+    timeout = thresholds.onset_timeout_s
+    return {
+        "floor": thresholds.floor,
+        "quiet_s": thresholds.quiet_s,
+        "onset_timeout_s": timeout if math.isfinite(timeout) else None,
+        "tick_s": f"{tick.numerator}/{tick.denominator}",
+        "fft_size": thresholds.fft_size,
+    }
+
+
+def page_config_js(thresholds: Thresholds, *, source: str) -> str:
+    """``page_config`` as a line of JavaScript to paste above ``new SpeechClock(analyser, SPEECHCLOCK_CONFIG)``."""
+    body = json.dumps(page_config(thresholds), allow_nan=False)
+    return f"// speechclock: {source}\nconst SPEECHCLOCK_CONFIG = {body};\n"

