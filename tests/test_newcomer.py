@@ -214,4 +214,3 @@ def test_the_beats_table_fits_100_columns_and_wide_shows_every_column(cli):
     text = table(beat_header(BEAT_TABLE), beat_rows([worst], BEAT_TABLE))
     assert max(len(line) for line in text.splitlines()) <= 100, text
     assert "ACK RISK BARGE-IN CLEARED" in text and "MISSED-ONSET" not in text  # the outcome column says it
-

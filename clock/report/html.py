@@ -134,6 +134,11 @@ def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
     )
 
 
+def _marked_rows(sweep: SweepResult) -> list[list[Any]]:
+    """The sweep's rows with the ``rec`` column, as the command's table."""
+    return [r + [m] for r, m in zip(sweep_rows(sweep), sweep_marks(sweep))]
+
+
 def render_report(
     *,
     title: str,
@@ -270,9 +275,7 @@ def render_report(
         sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
         sweep_images=list(sweep_images),
         sweep_count=0 if sweep is None else len(sweep.points),
-        sweep_table=Markup("") if sweep is None else _table(
-            [*SWEEP_HEADER, "rec"], [r + [m] for r, m in zip(sweep_rows(sweep), sweep_marks(sweep))], left=0
-        ),
+        sweep_table=Markup("") if sweep is None else _table([*SWEEP_HEADER, "rec"], _marked_rows(sweep), left=0),
         config_source=config_source,
         config_text=config_text,
         version=__version__,
