@@ -417,3 +417,16 @@ def test_single_file_commands_say_they_take_local_files_only(cli, command):
     result = cli(*args)
     assert result.exit_code == 2
     assert "http://example.com/a.wav: a local file is needed" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    "entry", ['{"beats": [1]}', '{"onsets_s": 3}', '{"onsets_s": ["x"]}', '{"max_gap_s": "long"}', "7", '{"beats": true}']
+)
+def test_a_baseline_with_wrong_types_is_one_line_naming_the_file(tmp_path, entry):
+    from clock.errors import ConfigError
+    from clock.io.baseline import read_baseline
+
+    path = tmp_path / "baseline.json"
+    path.write_text('{"schema": 1, "recordings": {"a.wav": %s}}' % entry)
+    with pytest.raises(ConfigError, match=rf"^{path}: recording \"a.wav\": "):
+        read_baseline(path)
