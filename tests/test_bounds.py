@@ -430,3 +430,14 @@ def test_a_baseline_with_wrong_types_is_one_line_naming_the_file(tmp_path, entry
     path.write_text('{"schema": 1, "recordings": {"a.wav": %s}}' % entry)
     with pytest.raises(ConfigError, match=rf"^{path}: recording \"a.wav\": "):
         read_baseline(path)
+
+
+def test_an_unwritable_home_adds_no_matplotlib_noise(tmp_path):
+    rec = _session(tmp_path)
+    env = _env(HOME="/dev/null", XDG_CONFIG_HOME="", XDG_CACHE_HOME="", SPEECHCLOCK_CACHE=str(tmp_path / "c"))
+    env.pop("MPLCONFIGDIR", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "plot", rec, "-o", tmp_path / "x.png"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
