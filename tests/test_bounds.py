@@ -441,3 +441,11 @@ def test_an_unwritable_home_adds_no_matplotlib_noise(tmp_path):
         capture_output=True, text=True, timeout=120, env=env,
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):
+    from clock.io.corpus import collect
+
+    rec = _session(tmp_path)
+    _, files = collect([rec, rec.as_uri()])
+    assert len(files) == 1
