@@ -385,7 +385,10 @@ def test_a_silent_server_times_out_with_one_line_naming_the_url(silent_server, t
     t0 = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "clock", "derive", url, "--no-cache"],
-        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(SPEECHCLOCK_TIMEOUT="1"),
     )
     assert time.monotonic() - t0 < 60
     assert result.returncode == 2, result.stderr
@@ -405,7 +408,10 @@ def test_an_unreachable_host_is_not_no_such_file(tmp_path):
     s.close()  # nothing listens there now
     result = subprocess.run(
         [sys.executable, "-m", "clock", "derive", f"http://127.0.0.1:{port}/a.wav", "--no-cache"],
-        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="5"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(SPEECHCLOCK_TIMEOUT="5"),
     )
     assert result.returncode == 2 and "no such file" not in result.stderr, result.stderr
     assert f"http://127.0.0.1:{port}/a.wav: cannot read" in result.stderr
@@ -420,14 +426,15 @@ def test_single_file_commands_say_they_take_local_files_only(cli, command):
 
 
 @pytest.mark.parametrize(
-    "entry", ['{"beats": [1]}', '{"onsets_s": 3}', '{"onsets_s": ["x"]}', '{"max_gap_s": "long"}', "7", '{"beats": true}']
+    "entry",
+    ['{"beats": [1]}', '{"onsets_s": 3}', '{"onsets_s": ["x"]}', '{"max_gap_s": "long"}', "7", '{"beats": true}'],
 )
 def test_a_baseline_with_wrong_types_is_one_line_naming_the_file(tmp_path, entry):
     from clock.errors import ConfigError
     from clock.io.baseline import read_baseline
 
     path = tmp_path / "baseline.json"
-    path.write_text('{"schema": 1, "recordings": {"a.wav": %s}}' % entry)
+    path.write_text(f'{{"schema": 1, "recordings": {{"a.wav": {entry}}}}}')
     with pytest.raises(ConfigError, match=rf"^{path}: recording \"a.wav\": "):
         read_baseline(path)
 
@@ -438,7 +445,10 @@ def test_an_unwritable_home_adds_no_matplotlib_noise(tmp_path):
     env.pop("MPLCONFIGDIR", None)
     result = subprocess.run(
         [sys.executable, "-m", "clock", "plot", rec, "-o", tmp_path / "x.png"],
-        capture_output=True, text=True, timeout=120, env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
 

@@ -17,8 +17,8 @@ from ..errors import EventLogError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
-from ..io.terminal import printable
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
+from ..io.terminal import printable
 from ..report.text import BEAT_TIMELINE, agreement_text, beat_rows, table
 from .options import (
     agreement_config,
@@ -87,7 +87,9 @@ def segments(rec: Path, fmt: str, labels: Path | None, config: Path | None, outp
         else:
             rows = segments_rows(seg)
             out.write(
-                printable(f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n")
+                printable(
+                    f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s\n"
+                )
             )
             out.write(table(rows[0], rows[1:]))
             if matches is not None:

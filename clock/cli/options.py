@@ -543,7 +543,10 @@ def load_corpus(  # type: ignore[no-untyped-def]
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(
-        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: printable(name_of(p), newlines=False) if p else ""
+        length=len(files),
+        label="recordings",
+        file=sys.stderr,
+        item_show_func=lambda p: printable(name_of(p), newlines=False) if p else "",
     ) as bar:
         return observe_corpus(cfg, files, inputs, progress=lambda p: bar.update(1, p), **where)
 

@@ -19,8 +19,8 @@ from ..errors import InvalidParameterError
 from ..io.baseline import read_baseline
 from ..io.inputs import Inputs
 from ..io.output import atomic_output, json_text
-from ..io.terminal import printable
 from ..io.recording import Recording, envelope
+from ..io.terminal import printable
 from ..report.text import sweep_table
 from .derive import baseline_option, run_checks
 from .options import (

@@ -287,7 +287,9 @@ def dask_client(scheduler: str) -> Iterator[Any]:
     try:
         client = distributed.Client(scheduler, timeout=network_timeout_s(), set_as_default=False)
     except (OSError, TimeoutError) as err:
-        raise InvalidParameterError(f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})") from None
+        raise InvalidParameterError(
+            f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})"
+        ) from None
     with client:
         yield client
 

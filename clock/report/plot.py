@@ -86,7 +86,9 @@ def _bins(
     return t[edges], np.minimum.reduceat(lows[i0:i1], edges - i0), np.maximum.reduceat(highs[i0:i1], edges - i0)
 
 
-def _zigzag(t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: float) -> tuple[NDArray[Any], NDArray[Any]]:
+def _zigzag(
+    t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: float
+) -> tuple[NDArray[Any], NDArray[Any]]:
     """A line through ``y`` over ``t`` drawn from bounded min/max bins (min then max in each bin)."""
     bt, lo, hi = _bins(t, y, y, start, end)
     if bt is t:
