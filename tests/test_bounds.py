@@ -459,3 +459,28 @@ def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):
     rec = _session(tmp_path)
     _, files = collect([rec, rec.as_uri()])
     assert len(files) == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
+def test_ctrl_c_while_starting_prints_one_line_and_no_traceback():
+    """Ctrl-C while the command line imports its libraries (the first few tenths of a second)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clock", "info", "recordings/short-en-029-44k.wav"],
+        cwd=REPO,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:  # until it imports numpy
+        try:
+            if "numpy" in Path(f"/proc/{proc.pid}/maps").read_text():
+                break
+        except OSError:
+            pass
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and len(err.splitlines()) <= 1, err
+    assert proc.returncode in (0, 130), err
