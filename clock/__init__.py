@@ -29,25 +29,9 @@ Examples
 from __future__ import annotations
 
 import importlib
-import os
-import signal
-import sys
 from typing import Any
 
-
-def _interrupted_while_starting(signum: int, frame: object) -> None:
-    """Ctrl-C while the command line is still importing: one line, no traceback (the CLI takes over after)."""
-    os.write(2, b"speechclock: interrupted\n")
-    os._exit(128 + signum)
-
-
-# ``python -m clock`` (argv[0] is "-m" while the package is imported) or the ``speechclock`` script.
-if sys.argv and (sys.argv[0] == "-m" or os.path.basename(sys.argv[0]) == "speechclock"):
-    try:
-        signal.signal(signal.SIGINT, _interrupted_while_starting)
-    except ValueError:  # not the main thread
-        pass
-
+from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
 from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
 from .core.beats import (
     Beat,

@@ -1,0 +1,26 @@
+"""Ctrl-C while the command line is still importing its libraries: one line, no traceback.
+
+Imported first by :mod:`clock`. Only for ``python -m clock`` (``sys.argv[0]``
+is ``"-m"`` while the package is imported) and the ``speechclock`` script;
+:class:`clock.cli.options.Group` puts Python's own handler back once the
+command starts, so that an interrupted run unwinds (temporary files removed).
+A library import of :mod:`clock` leaves signals alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _interrupted_while_starting(signum: int, frame: object) -> None:
+    os.write(2, b"speechclock: interrupted\n")
+    os._exit(128 + signum)
+
+
+if sys.argv and (sys.argv[0] == "-m" or os.path.basename(sys.argv[0]) == "speechclock"):
+    try:
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
+    except ValueError:  # not the main thread
+        pass
