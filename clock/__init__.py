@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
 from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
 from .core.beats import (
     Beat,

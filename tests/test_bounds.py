@@ -385,7 +385,10 @@ def test_a_silent_server_times_out_with_one_line_naming_the_url(silent_server, t
     t0 = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "clock", "derive", url, "--no-cache"],
-        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(SPEECHCLOCK_TIMEOUT="1"),
     )
     assert time.monotonic() - t0 < 60
     assert result.returncode == 2, result.stderr
@@ -405,7 +408,10 @@ def test_an_unreachable_host_is_not_no_such_file(tmp_path):
     s.close()  # nothing listens there now
     result = subprocess.run(
         [sys.executable, "-m", "clock", "derive", f"http://127.0.0.1:{port}/a.wav", "--no-cache"],
-        capture_output=True, text=True, timeout=120, env=_env(SPEECHCLOCK_TIMEOUT="5"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(SPEECHCLOCK_TIMEOUT="5"),
     )
     assert result.returncode == 2 and "no such file" not in result.stderr, result.stderr
     assert f"http://127.0.0.1:{port}/a.wav: cannot read" in result.stderr
@@ -417,3 +423,64 @@ def test_single_file_commands_say_they_take_local_files_only(cli, command):
     result = cli(*args)
     assert result.exit_code == 2
     assert "http://example.com/a.wav: a local file is needed" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ['{"beats": [1]}', '{"onsets_s": 3}', '{"onsets_s": ["x"]}', '{"max_gap_s": "long"}', "7", '{"beats": true}'],
+)
+def test_a_baseline_with_wrong_types_is_one_line_naming_the_file(tmp_path, entry):
+    from clock.errors import ConfigError
+    from clock.io.baseline import read_baseline
+
+    path = tmp_path / "baseline.json"
+    path.write_text(f'{{"schema": 1, "recordings": {{"a.wav": {entry}}}}}')
+    with pytest.raises(ConfigError, match=rf"^{path}: recording \"a.wav\": "):
+        read_baseline(path)
+
+
+def test_an_unwritable_home_adds_no_matplotlib_noise(tmp_path):
+    rec = _session(tmp_path)
+    env = _env(HOME="/dev/null", XDG_CONFIG_HOME="", XDG_CACHE_HOME="", SPEECHCLOCK_CACHE=str(tmp_path / "c"))
+    env.pop("MPLCONFIGDIR", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "clock", "plot", rec, "-o", tmp_path / "x.png"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):
+    from clock.io.corpus import collect
+
+    rec = _session(tmp_path)
+    _, files = collect([rec, rec.as_uri()])
+    assert len(files) == 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc (Linux)")
+def test_ctrl_c_while_starting_prints_one_line_and_no_traceback():
+    """Ctrl-C while the command line imports its libraries (the first few tenths of a second)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clock", "info", "recordings/short-en-029-44k.wav"],
+        cwd=REPO,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:  # until it imports numpy
+        try:
+            if "numpy" in Path(f"/proc/{proc.pid}/maps").read_text():
+                break
+        except OSError:
+            pass
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and len(err.splitlines()) <= 1, err
+    assert proc.returncode in (0, 130), err

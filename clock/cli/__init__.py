@@ -29,7 +29,6 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-
 def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     set_force(value)
     return value

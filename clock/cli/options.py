@@ -77,6 +77,11 @@ class Group(click.Group):
             raise  # not reached
 
     def invoke(self, ctx: click.Context) -> Any:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            except ValueError:  # not the main thread
+                pass
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
             set_force(False)  # until the command's --force says otherwise
@@ -560,7 +565,10 @@ def load_corpus(  # type: ignore[no-untyped-def]
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(
-        length=len(files), label="recordings", file=sys.stderr, item_show_func=lambda p: printable(name_of(p), newlines=False) if p else ""
+        length=len(files),
+        label="recordings",
+        file=sys.stderr,
+        item_show_func=lambda p: printable(name_of(p), newlines=False) if p else "",
     ) as bar:
         return observe_corpus(cfg, files, inputs, progress=lambda p: bar.update(1, p), **where)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,7 +47,31 @@ def read_baseline(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     recs = doc.get("recordings") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or doc.get("schema") != 1 or not isinstance(recs, dict):
         raise ConfigError(f"{p}: not a speechclock baseline (needs schema 1 and a 'recordings' object)")
+    for name, entry in recs.items():
+        problem = _entry_problem(entry)
+        if problem is not None:
+            raise ConfigError(f"{p}: recording {json.dumps(name)}: {problem}")
     return recs
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """What is wrong with one baseline entry (``beats``, ``onsets_s``, ``max_gap_s``), or None."""
+    if not isinstance(entry, dict):
+        return "must be an object with beats, onsets_s and max_gap_s"
+    beats = entry.get("beats")
+    if beats is not None and (isinstance(beats, bool) or not isinstance(beats, int) or beats < 0):
+        return f"'beats' must be a whole number >= 0, got {json.dumps(beats)[:40]}"
+    onsets = entry.get("onsets_s", [])
+    if not isinstance(onsets, list) or not all(o is None or _number(o) for o in onsets):
+        return "'onsets_s' must be a list of seconds (or null)"
+    gap = entry.get("max_gap_s")
+    if gap is not None and not _number(gap):
+        return f"'max_gap_s' must be seconds or null, got {json.dumps(gap)[:40]}"
+    return None
 
 
 def write_baseline(

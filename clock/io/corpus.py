@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,9 +18,10 @@ from ..errors import RecordingError, SpeechClockWarning
 from .cache import TraceCache, resolve_cache
 from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from .events import read_labels
+from .files import file_kind
 from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
 from .recording import Recording, read_recording
-from .sources import is_file, is_url, list_folder, name_of, sibling, url_info
+from .sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
 from .workers import Workers, run_ordered
 
 __all__ = [
@@ -120,14 +122,17 @@ def collect(
             config_path = config_path or find_config(p.parent)
     unique: dict[object, Path] = {}
     for f in found:
-        if is_url(f):
+        local = local_path(str(f)) if is_url(f) else os.fspath(f)  # file:// is the file it names
+        if local is None:
             unique.setdefault(f, f)
             continue
         try:
-            st = f.stat()
+            st = os.stat(local)
             key: object = (st.st_dev, st.st_ino)
         except OSError:
-            key = os.path.realpath(f)
+            st, key = None, os.path.realpath(local)
+        if st is not None and not stat.S_ISREG(st.st_mode):  # never opened: a FIFO would block
+            raise RecordingError(f"{f}: is {file_kind(st.st_mode)}; a recording must be a regular file")
         unique.setdefault(key, f)
     cfg = read_config(config_path) if config_path is not None else Config()
     if inputs is not None:

@@ -39,7 +39,9 @@ def sidecar(recording: str | os.PathLike[str], what: str) -> Path:
 _FORCE: ContextVar[bool] = ContextVar("speechclock_force", default=False)
 
 # The first bytes of audio containers: RIFF/WAVE, Ogg, FLAC, Matroska/WebM (EBML), MP3 (ID3 or a frame sync), AIFF.
-_AUDIO_MAGIC = re.compile(rb"^(?:RIFF....(?:WAVE|AVI )|RF64|OggS|fLaC|\x1a\x45\xdf\xa3|ID3|\xff[\xe0-\xff]|FORM....AIF|caff)", re.DOTALL)
+_AUDIO_MAGIC = re.compile(
+    rb"^(?:RIFF....(?:WAVE|AVI )|RF64|OggS|fLaC|\x1a\x45\xdf\xa3|ID3|\xff[\xe0-\xff]|FORM....AIF|caff)", re.DOTALL
+)
 # A baseline as :func:`clock.io.baseline.write_baseline` writes it, and an event log's first line.
 _BASELINE_MAGIC = re.compile(rb'^\s*\{\s*"schema"\s*:\s*1\s*,\s*"recordings"\s*:')
 _EVENT_MAGIC = re.compile(rb'^\s*\{[^\n]*"(?:type|event)"\s*:')

@@ -120,7 +120,11 @@ def _unreachable(url: str, err: BaseException) -> RecordingError:
 def _missing(url: str, err: FileNotFoundError) -> RecordingError:
     """A FileNotFoundError: a real 404 is "no such file"; a failure fsspec calls one is said as it is."""
     cause = err.__cause__
-    if cause is not None and not isinstance(cause, FileNotFoundError) and getattr(cause, "status", None) not in (404, 410):
+    if (
+        cause is not None
+        and not isinstance(cause, FileNotFoundError)
+        and getattr(cause, "status", None) not in (404, 410)
+    ):
         return _unreachable(url, cause)
     return RecordingError(f"{url}: no such file")
 

@@ -267,6 +267,8 @@ def dask_client(scheduler: str) -> Iterator[Any]:
     import logging
 
     distributed = _import_distributed()
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore", module=r"distributed(\.|$)")
     m = _LOCAL.match(scheduler)
     if m is not None:
         n = int(m.group(1)) if m.group(1) else None
@@ -276,7 +278,7 @@ def dask_client(scheduler: str) -> Iterator[Any]:
             processes=True,
             host="127.0.0.1",
             dashboard_address="127.0.0.1:0",  # any free port: its HTTP server always starts
-            silence_logs=logging.ERROR,
+            silence_logs=logging.CRITICAL,  # a worker's own noise (slow start, closed comms) is not the user's
         )
         try:
             with distributed.Client(cluster, set_as_default=False) as client:
@@ -287,7 +289,9 @@ def dask_client(scheduler: str) -> Iterator[Any]:
     try:
         client = distributed.Client(scheduler, timeout=network_timeout_s(), set_as_default=False)
     except (OSError, TimeoutError) as err:
-        raise InvalidParameterError(f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})") from None
+        raise InvalidParameterError(
+            f"--scheduler {redact(scheduler)}: cannot reach the Dask scheduler ({redact(str(err))})"
+        ) from None
     with client:
         yield client
 

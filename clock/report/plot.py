@@ -11,7 +11,9 @@ never parsed as mathtext or LaTeX (``$x$`` stays ``$x$``), cut to
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -85,7 +87,9 @@ def _bins(
     return t[edges], np.minimum.reduceat(lows[i0:i1], edges - i0), np.maximum.reduceat(highs[i0:i1], edges - i0)
 
 
-def _zigzag(t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: float) -> tuple[NDArray[Any], NDArray[Any]]:
+def _zigzag(
+    t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: float
+) -> tuple[NDArray[Any], NDArray[Any]]:
     """A line through ``y`` over ``t`` drawn from bounded min/max bins (min then max in each bin)."""
     bt, lo, hi = _bins(t, y, y, start, end)
     if bt is t:
@@ -93,7 +97,33 @@ def _zigzag(t: NDArray[np.float64], y: NDArray[np.float64], start: float, end: f
     return np.repeat(bt, 2), np.column_stack([lo, hi]).ravel()
 
 
+def _writable_config() -> None:
+    """Before matplotlib's first import: a temporary MPLCONFIGDIR when its usual one cannot be made.
+
+    matplotlib prints four lines when the user's home is not writable; a
+    folder of our own (removed at exit) keeps stderr to our one-line messages.
+    """
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    folder = os.path.join(base, "matplotlib")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return
+    except OSError:
+        pass
+    import atexit
+    import shutil
+    import tempfile
+
+    temp = tempfile.mkdtemp(prefix="speechclock-matplotlib-")
+    atexit.register(shutil.rmtree, temp, True)
+    os.environ["MPLCONFIGDIR"] = temp
+
+
 def _figure(**kwargs: Any) -> Figure:
+    _writable_config()
     from matplotlib.figure import Figure
 
     return Figure(**kwargs)
@@ -112,6 +142,7 @@ def save_figure(fig: Figure, path: Any, *, fmt: str | None = None) -> None:
     fixed salt (``svg.hashsalt``), PDF without a creation date. A glyph the
     font lacks is drawn as a box, without a warning.
     """
+    _writable_config()
     import matplotlib
 
     kind = (fmt or str(path).rsplit(".", 1)[-1]).lower()
