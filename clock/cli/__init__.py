@@ -16,6 +16,7 @@ from .beats import beats, segments
 from .derive import check, derive
 from .levels import info, levels
 from .options import Group
+from .stress import stress
 from .tune import plot, report, sweep
 
 __all__ = ["main", "run"]
@@ -27,7 +28,7 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-for command in (levels, info, segments, beats, derive, check, sweep, plot, report):
+for command in (levels, info, segments, beats, derive, check, sweep, plot, report, stress):
     main.add_command(command)
 
 

@@ -96,6 +96,7 @@ __all__ = [
     "classify_ticks",
     "derive",
     "equivalents",
+    "judge",
     "recording_levels",
 ]
 
@@ -1311,6 +1312,42 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         counts["silent"],
         tuple(failing),
     )
+
+
+def judge(
+    observations: Sequence[Observation],
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float,
+    margins: Margins | None = None,
+) -> Outcome:
+    """One setting replayed over recordings and counted as :func:`derive` counts its recommendation's replay.
+
+    The one judge of a replay: ``derive`` (its recommendation and the
+    compared setting) and ``stress`` (every transformed corpus) both count
+    outcomes here.
+    """
+    obs = list(observations)
+    margins = margins or Margins()
+    corpus = _Corpus(obs, _LazyLevels(obs, margins), [], [], margins)  # type: ignore[arg-type]
+    return _replay_outcome(corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s)
+
+
+class _LazyLevels(Sequence[RecordingLevels]):
+    """A recording's levels, computed only when a failing beat's reason needs them."""
+
+    def __init__(self, obs: list[Observation], margins: Margins) -> None:
+        self._obs, self._margins = obs, margins
+        self._done: dict[int, RecordingLevels] = {}
+
+    def __len__(self) -> int:
+        return len(self._obs)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        if i not in self._done:
+            self._done[i] = recording_levels(self._obs[i], self._margins)[0]
+        return self._done[i]
 
 
 def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]

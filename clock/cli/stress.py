@@ -1,0 +1,115 @@
+"""``speechclock stress``: how far the committed (or a candidate) setting and the recommended one are from breaking."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.stress import AXES, SEARCHES
+from ..io.output import atomic_output, json_text
+from ..io.sources import name_of
+from ..report.stress import stress_dict, stress_text
+from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .scale import scale_settings
+
+
+def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    names = tuple(a.strip() for a in value.split(",") if a.strip())
+    unknown = [a for a in names if a not in AXES]
+    if unknown or not names:
+        raise click.BadParameter(f"{unknown[0] if unknown else value!r}: axes are {', '.join(AXES)}")
+    return tuple(a for a in AXES if a in names)
+
+
+@click.command()
+@corpus_options
+@candidate_options
+@click.option(
+    "--axes",
+    default=",".join(AXES),
+    show_default=True,
+    callback=_axes,
+    help="The changes to try, comma-separated.",
+)
+@click.option(
+    "--search",
+    type=click.Choice(SEARCHES),
+    default="bisect",
+    show_default=True,
+    help="bisect: halve each line to its break point; step: try every value in order (the same break points).",
+)
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True, help="Seeds noise and loss.")
+@click.option(
+    "--recommended/--no-recommended",
+    default=True,
+    show_default=True,
+    help="Also stress derive's recommendation, beside the committed (or candidate) setting.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also save the margins figure (one row per axis, the settings side by side) as .png, .svg or .pdf.",
+)
+@output_option
+def stress(
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    no_progress: bool,
+    lenient: bool,
+    axes: tuple[str, ...],
+    search: str,
+    seed: int,
+    recommended: bool,
+    fmt: str,
+    plot_path: Path | None,
+    output: Path | None,
+    **opts: Any,
+) -> None:
+    """How far the setting is from breaking: RECORDINGS replayed as the world changes.
+
+    Each recording with an event log is changed along each axis (voice gain
+    -18..+12 dB, pink room noise -80..-35 dBFS, an Opus re-encode at
+    64..6 kb/s with DTX off and on, 1..20 % of 20 ms packets lost at random
+    and in bursts, narration gaps up to 400 ms longer), outward from the
+    recording as it is, and the committed setting (or a candidate given
+    with --floor, --quiet-time, --onset-timeout) and derive's recommendation
+    are replayed until the first beat goes wrong. Seeded: the same run gives
+    the same bytes, with any --jobs.
+    """
+    from ..io.stress import settings_for, stress_observations
+    from ..io.workers import Workers
+
+    if plot_path is not None:
+        from .tune import _figure_format
+
+        _figure_format(plot_path, "--plot")
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
+    obs = list(corpus.observations)
+    cfg, label = with_candidate(corpus.config, opts)
+    settings = settings_for(obs, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended)
+    sources = [r.info.path for r in corpus.recordings]
+    scheduler, _ = scale_settings()
+    where = Workers(jobs=jobs, scheduler=scheduler)
+    names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
+    run: dict[str, Any] = {"axes": axes, "search": search, "seed": seed, "margins": cfg.margins, "workers": where}
+    if no_progress or not sys.stderr.isatty() or not names:
+        result = stress_observations(sources, obs, settings, **run)
+    else:
+        bar: Any
+        with click.progressbar(
+            length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or ""
+        ) as bar:
+            result = stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)
+    if plot_path is not None:
+        from ..report.plot import plot_stress
+        from .tune import save_figure_file
+
+        save_figure_file(plot_stress(result), plot_path, corpus.inputs, "--plot")
+    with atomic_output(output, inputs=corpus.inputs) as out:
+        out.write(json_text(stress_dict(result)) if fmt == "json" else stress_text(result))

@@ -1,0 +1,277 @@
+"""``speechclock stress``: each recording changed along each axis, replayed, where :mod:`clock.io.workers` says.
+
+One task per recording (decoded once, lazily: a recording whose lines are
+all answered by its level trace is not decoded): every line of every
+setting searched for its first failing value (see :mod:`clock.core.stress`);
+the changed traces are shared by the settings. The corpus's margins are
+combined from the recordings' in corpus order, so a run gives the same
+result serially, with ``jobs`` processes or on Dask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..core.derive import Margins, Observation, Outcome, derive, judge
+from ..core.levels import LevelTrace, levels
+from ..core.stress import (
+    AXES,
+    Failure,
+    Line,
+    LineMargin,
+    SettingStress,
+    StressResult,
+    add_noise,
+    apply_gain,
+    combine,
+    failure_of,
+    first_failure,
+    line_margin,
+    unheard,
+)
+from ..core.stress import lines as axis_lines
+from ..core.stress import pink_noise, recording_seed, stretch_gaps
+from ..core.thresholds import Thresholds
+from .decode import iter_blocks
+from .transforms import LOSS_BITRATE_KBPS, Encoded, decode, encode, lost_packets, reencode
+from .workers import Workers, run_ordered
+
+__all__ = ["Setting", "settings_for", "stress", "stress_observations"]
+
+#: (label, floor, quiet_s, onset_timeout_s)
+Setting = tuple[str, float, float, float]
+
+
+def settings_for(
+    observations: Sequence[Observation],
+    committed: Thresholds,
+    *,
+    label: str = "committed",
+    margins: Margins | None = None,
+    recommended: bool = True,
+) -> list[Setting]:
+    """The committed (or candidate) setting and, when asked and derive recommends one, derive's recommendation."""
+    out: list[Setting] = [(label, committed.floor, committed.quiet_s, committed.onset_timeout_s)]
+    if recommended:
+        floor, quiet, timeout = derive(observations, margins=margins).setting
+        if floor is not None and quiet is not None and timeout is not None:
+            out.append(("recommended", floor, quiet, timeout))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    source: Any  # the recording's path or URL
+    obs: Observation
+    settings: tuple[Setting, ...]
+    lines: tuple[Line, ...]
+    search: str
+    seed: int
+    margins: Margins
+
+
+_Found = tuple[int | None, Failure | None]
+
+
+class _Changed:
+    """One recording's changed versions, computed once each (and its samples decoded once, when first needed)."""
+
+    def __init__(self, task: _Task) -> None:
+        self.task = task
+        self.seed = recording_seed(task.seed, task.obs.name)
+        self._samples: NDArray[np.float32] | None = None
+        self._noise: NDArray[np.float64] | None = None
+        self._encoded: Encoded | None = None
+        self._memo: dict[tuple[Any, ...], tuple[Observation, Callable[[float], float] | None]] = {}
+
+    @property
+    def trace(self) -> LevelTrace:
+        return self.task.obs.trace
+
+    def samples(self) -> NDArray[np.float32]:
+        if self._samples is None:
+            blocks = list(iter_blocks(self.task.source))
+            self._samples = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+        return self._samples
+
+    def _levels(self, x: NDArray[np.float32]) -> LevelTrace:
+        t = self.trace
+        return levels(x, t.sample_rate_hz, ticks=t.ticks, metric=t.metric, options=t.options)
+
+    def _loss(self, pct: float, burst: bool) -> NDArray[np.float32]:
+        """The loss axis: one encode at :data:`LOSS_BITRATE_KBPS`, decoded with each pattern of lost packets."""
+        if self._encoded is None:
+            self._encoded = encode(self.samples(), self.trace.sample_rate_hz, bitrate_kbps=LOSS_BITRATE_KBPS)
+        lost = lost_packets(len(self._encoded.packets), pct, burst=burst, seed=self.seed)
+        return decode(self._encoded, lost)
+
+    def changed(self, line: Line, value: float, floor: float) -> tuple[Observation, Callable[[float], float] | None]:
+        """The recording changed to ``value`` on ``line`` (and the map back to its timeline, for pauses)."""
+        key: tuple[Any, ...] = (line.axis, line.variant, value) + ((floor,) if line.axis == "pause" else ())
+        if key in self._memo:
+            return self._memo[key]
+        obs = self.task.obs
+        back = None
+        if line.axis == "pause":
+            assert obs.events is not None
+            extra = int(round(value / 1000.0 / self.trace.tick_s))
+            trace, events, back = stretch_gaps(self.trace, obs.events, floor=floor, extra_ticks=extra)
+            found = replace(obs, trace=trace, events=events)
+        else:
+            x = self.samples()
+            rate = self.trace.sample_rate_hz
+            if line.axis == "gain":
+                y = apply_gain(x, value)
+            elif line.axis == "noise":
+                if self._noise is None:
+                    self._noise = pink_noise(x.size, rate, seed=self.seed)
+                y = add_noise(x, self._noise, value)
+            elif line.axis == "codec":
+                y = reencode(x, rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
+            else:
+                y = self._loss(value, line.variant == "burst")
+            found = replace(obs, trace=self._levels(y))
+        self._memo[key] = (found, back)
+        return found, back
+
+
+def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]]]:
+    """One recording: its unchanged outcome per setting, and per setting and line its first failure."""
+    changed = _Changed(task)
+    outcomes: list[Outcome] = []
+    found: list[list[_Found]] = []
+    for _, floor, quiet, timeout in task.settings:
+
+        def judged(obs: Observation) -> Outcome:
+            return judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
+
+        unchanged = judged(task.obs)
+        outcomes.append(unchanged)
+        if unchanged.n_failed:
+            first = failure_of(unchanged.unsatisfied[0])
+            found.append([(0, first) for _ in task.lines])
+            continue
+        per_line: list[_Found] = []
+        for line in task.lines:
+            failures: dict[int, Failure] = {}
+
+            def fails(i: int, line: Line = line, failures: dict[int, Failure] = failures) -> bool:
+                obs, back = changed.changed(line, line.values[i], floor)
+                out = judged(obs)
+                if out.n_failed:
+                    u = out.unsatisfied[0]
+                    failures[i] = failure_of(u, t_s=None if back is None else back(u.t_s))
+                elif out.n_ok < unchanged.n_ok:
+                    failures[i] = unheard(task.obs, obs, floor=floor)
+                return i in failures
+
+            index = first_failure(len(line.values), fails, search=task.search)
+            per_line.append((index, None if index is None else failures[index]))
+        found.append(per_line)
+    return outcomes, found
+
+
+def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
+    """Per-recording outcomes added up as one corpus's (the judge's fields, in its order)."""
+    n = len(outcomes)
+    return Outcome(
+        n,
+        sum(o.n_beats for o in outcomes),
+        sum(o.n_ok for o in outcomes),
+        sum(o.n_premature for o in outcomes),
+        sum(o.n_stalled for o in outcomes),
+        sum(o.n_missed_onset for o in outcomes),
+        sum(o.n_silent for o in outcomes),
+        tuple(u for o in outcomes for u in o.unsatisfied),
+    )
+
+
+def stress_observations(
+    sources: Sequence[Any],
+    observations: Sequence[Observation],
+    settings: Sequence[Setting],
+    *,
+    axes: Sequence[str] = AXES,
+    search: str = "bisect",
+    seed: int = 0,
+    margins: Margins | None = None,
+    workers: Workers | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> StressResult:
+    """The margins of each setting over recordings (``sources[i]`` is where ``observations[i]`` is decoded from).
+
+    Recordings without beats are left out. ``progress`` is called with each
+    replayed recording's index (among those with beats) as it finishes.
+    """
+    pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
+    tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
+    todo_lines = axis_lines(tick_s=tick_s, axes=axes)
+    tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins()) for s, o in pairs]
+    done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
+    out = []
+    for k, (label, floor, quiet, timeout) in enumerate(settings):
+        per_rec: list[tuple[LineMargin, ...]] = []
+        for outcomes, found in done:
+            per_rec.append(tuple(line_margin(line, i, f) for line, (i, f) in zip(todo_lines, found[k])))
+        margins_k = tuple(combine(line, [found[k][j] for _, found in done]) for j, line in enumerate(todo_lines))
+        unchanged = _sum_outcomes([outcomes[k] for outcomes, _ in done])
+        out.append(SettingStress(label, floor, quiet, timeout, unchanged, margins_k, tuple(per_rec)))
+    return StressResult(tuple(o.name for _, o in pairs), tuple(out), search, seed)
+
+
+def stress(
+    corpus: Any,
+    *,
+    settings: Sequence[Setting] | None = None,
+    axes: Sequence[str] = AXES,
+    search: str = "bisect",
+    seed: int = 0,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> StressResult:
+    """How far each setting holds as the corpus changes (a quieter voice, a noisier room, a codec, lost packets, longer pauses).
+
+    Parameters
+    ----------
+    corpus : Corpus
+        From :func:`clock.load_corpus`.
+    settings : sequence of (label, floor, quiet_s, onset_timeout_s), optional
+        Default: the config's committed setting and derive's recommendation.
+    axes : sequence of str
+        Some of ``gain``, ``noise``, ``codec``, ``loss``, ``pause``.
+    search : {"bisect", "step"}
+    seed : int
+        Seeds the noise and the lost packets (with each recording's name).
+    jobs, scheduler :
+        Where the recordings are replayed (see :class:`~clock.io.workers.Workers`).
+    progress : callable, optional
+        Called with each recording's index as it finishes.
+
+    Examples
+    --------
+    >>> corpus = clock.load_corpus(["recordings"])   # doctest: +SKIP
+    >>> result = clock.stress(corpus, axes=["gain"])  # doctest: +SKIP
+    >>> result.settings[0].margins[0].holds_to       # doctest: +SKIP
+    -7.0
+    """
+    obs = list(corpus.observations)
+    cfg = corpus.config
+    if settings is None:
+        settings = settings_for(obs, cfg.thresholds, margins=cfg.margins)
+    return stress_observations(
+        [r.info.path for r in corpus.recordings],
+        obs,
+        settings,
+        axes=axes,
+        search=search,
+        seed=seed,
+        margins=cfg.margins,
+        workers=Workers(jobs=jobs, scheduler=scheduler),
+        progress=progress,
+    )

@@ -1,0 +1,126 @@
+"""``speechclock stress`` as text and as JSON (``docs/formats.md``, "stress")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.stress import LineMargin, SettingStress, StressResult
+from ..core.times import clock_time
+from .text import outcome_sentence
+
+__all__ = ["held_text", "margin_line", "stress_dict", "stress_text"]
+
+STRESS_SCHEMA = 1
+
+
+def _v(x: float, unit: str) -> str:
+    """A value on a line with its unit (gain and pause signed)."""
+    sign = "+" if unit in ("dB", "ms") and x > 0 else ""
+    return f"{sign}{x:g} {unit}"
+
+
+def held_text(m: LineMargin) -> str:
+    """What a line holds, in its own terms: ``-7 .. 0 dB``, ``up to -53 dBFS``, ``down to 8 kb/s``."""
+    if m.holds_to is None:
+        return "nowhere: its first step fails"
+    h = _v(m.holds_to, m.unit)
+    if m.axis == "gain":
+        return f"{m.holds_to:g} .. 0 dB" if m.variant == "down" else f"0 .. {h}"
+    if m.axis == "codec":
+        return f"down to {h}"
+    if m.axis == "pause":
+        return f"narration gaps up to {h} longer"
+    return f"up to {h}"
+
+
+def margin_line(m: LineMargin) -> str:
+    """``holds for gain down -7 .. 0 dB; first failure at -8 dB: rec:00:12.345: beat 2 premature (quiet_s): ...``."""
+    text = f"holds for {m.name} {held_text(m)}"
+    if m.first_failure is None:
+        return text + " (the whole range)"
+    f = m.failure
+    text += f"; first failure at {_v(m.first_failure, m.unit)}"
+    if f is not None:
+        text += f": {f.recording}:{clock_time(f.t_s)}: beat {f.beat} {f.outcome} ({f.threshold}): {f.reason}"
+    return text
+
+
+def _heading(s: SettingStress) -> str:
+    return f"{s.label} (floor {s.floor:g}, quiet {s.quiet_s:g} s, onset timeout {s.onset_timeout_s:g} s)"
+
+
+def stress_text(result: StressResult) -> str:
+    """Per setting: its unchanged replay, one line per axis direction, and the line that limits it."""
+    n = len(result.recordings)
+    out = [
+        f"stress over {n} recording{'s' if n != 1 else ''} with beats ({result.search}, seed {result.seed}); "
+        "each line from the recordings as they are outward, to its first failing beat"
+    ]
+    for s in result.settings:
+        out.append("")
+        out.append(f"{_heading(s)} unchanged: {outcome_sentence(s.unchanged)}")
+        if s.unchanged.n_failed:
+            out.append("  no margin: the setting already fails on the recordings as they are")
+        width = max((len(m.name) for m in s.margins), default=0)
+        for m in s.margins:
+            out.append(f"  {m.name:<{width}}  {margin_line(m)[len('holds for ' + m.name) + 1 :]}")
+        lim = s.limiting
+        if lim is not None:
+            out.append(f"  smallest margin: {lim.name} ({lim.margin_fraction:.0%} of its range holds)")
+    return "\n".join(out) + "\n"
+
+
+def _margin_dict(m: LineMargin) -> dict[str, Any]:
+    f = m.failure
+    return {
+        "axis": m.axis,
+        "variant": m.variant,
+        "unit": m.unit,
+        "holds_to": m.holds_to,
+        "first_failure": m.first_failure,
+        "range_end": m.range_end,
+        "margin_fraction": m.margin_fraction,
+        "failure": None
+        if f is None
+        else {
+            "recording": f.recording,
+            "beat": f.beat,
+            "t_s": f.t_s,
+            "outcome": f.outcome,
+            "threshold": f.threshold,
+            "reason": f.reason,
+        },
+        "line": margin_line(m),
+    }
+
+
+def stress_dict(result: StressResult) -> dict[str, Any]:
+    """The JSON document of ``speechclock stress --format json``."""
+    return {
+        "schema": STRESS_SCHEMA,
+        "recordings": list(result.recordings),
+        "search": result.search,
+        "seed": result.seed,
+        "settings": [
+            {
+                "label": s.label,
+                "floor": s.floor,
+                "quiet_s": s.quiet_s,
+                "onset_timeout_s": s.onset_timeout_s,
+                "unchanged": {
+                    "beats": s.unchanged.n_beats,
+                    "ok": s.unchanged.n_ok,
+                    "premature": s.unchanged.n_premature,
+                    "stalled": s.unchanged.n_stalled,
+                    "missed_onset": s.unchanged.n_missed_onset,
+                    "silent": s.unchanged.n_silent,
+                },
+                "limiting": None if s.limiting is None else s.limiting.name,
+                "margins": [_margin_dict(m) for m in s.margins],
+                "per_recording": {
+                    name: [_margin_dict(m) for m in per] for name, per in zip(result.recordings, s.per_recording)
+                },
+            }
+            for s in result.settings
+        ],
+    }
