@@ -21,6 +21,7 @@ from ..io.output import atomic_output, json_text
 from ..report.junit import case_counts, junit_xml
 from ..report.text import derive_dict, derive_markdown, derive_text, plural
 from .options import candidate_options, candidate_text, corpus_options, load_corpus, output_option, with_candidate
+from .stress import robust_prefer, robustness_results
 
 #: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
 baseline_option = click.option(
@@ -34,6 +35,14 @@ baseline_option = click.option(
 @corpus_options
 @candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
+@click.option(
+    "--prefer",
+    type=click.Choice(["evidence", "robust"]),
+    default="evidence",
+    show_default=True,
+    help="robust: among the settings that replay right, the one with the widest smallest margin "
+    "(speechclock stress), naming the axis that limits it.",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
 @click.option(
     "--plot",
@@ -49,6 +58,7 @@ def derive(
     no_progress: bool,
     lenient: bool,
     by: str | None,
+    prefer: str,
     fmt: str,
     plot_path: Path | None,
     output: Path | None,
@@ -71,7 +81,14 @@ def derive(
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     found = [
-        derive_thresholds(members, margins=cfg.margins, group=name, compare=compare, compare_label=label)
+        derive_thresholds(
+            members,
+            margins=cfg.margins,
+            group=name,
+            compare=compare,
+            compare_label=label,
+            prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+        )
         for name, members in groups.items()
     ]
     committed = corpus.config.thresholds if corpus.config.path is not None else None
@@ -149,7 +166,7 @@ def check(
             require_config=not allow_defaults,
         )
         obs = list(corpus.observations)
-        cfg, _ = with_candidate(corpus.config, opts)
+        cfg, label = with_candidate(corpus.config, opts)
         if cfg.path is None:
             th = cfg.thresholds
             warnings.warn(
@@ -174,6 +191,7 @@ def check(
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
             click.echo(f"wrote {base_path} ({len(base)} recordings)", err=True)
         results = run_checks(cfg, obs, base)
+        results += robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress)
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
         raise

@@ -82,30 +82,18 @@ def stress(
     are replayed until the first beat goes wrong. Seeded: the same run gives
     the same bytes, with any --jobs.
     """
-    from ..io.stress import settings_for, stress_observations
-    from ..io.workers import Workers
+    from ..io.stress import settings_for
 
     if plot_path is not None:
         from .tune import _figure_format
 
         _figure_format(plot_path, "--plot")
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
-    obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
-    settings = settings_for(obs, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended)
-    sources = [r.info.path for r in corpus.recordings]
-    scheduler, _ = scale_settings()
-    where = Workers(jobs=jobs, scheduler=scheduler)
-    names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
-    run: dict[str, Any] = {"axes": axes, "search": search, "seed": seed, "margins": cfg.margins, "workers": where}
-    if no_progress or not sys.stderr.isatty() or not names:
-        result = stress_observations(sources, obs, settings, **run)
-    else:
-        bar: Any
-        with click.progressbar(
-            length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or ""
-        ) as bar:
-            result = stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)
+    settings = settings_for(
+        corpus.observations, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended
+    )
+    result = run_stress(corpus, cfg, settings, jobs=jobs, no_progress=no_progress, axes=axes, search=search, seed=seed)
     if plot_path is not None:
         from ..report.plot import plot_stress
         from .tune import save_figure_file
@@ -113,3 +101,46 @@ def stress(
         save_figure_file(plot_stress(result), plot_path, corpus.inputs, "--plot")
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(json_text(stress_dict(result)) if fmt == "json" else stress_text(result))
+
+
+def run_stress(corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, **options: Any) -> Any:
+    """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar."""
+    from ..io.stress import stress_observations
+    from ..io.workers import Workers
+
+    sources = [r.info.path for r in corpus.recordings]
+    obs = list(corpus.observations)
+    scheduler, _ = scale_settings()
+    run: dict[str, Any] = {"margins": cfg.margins, "workers": Workers(jobs=jobs, scheduler=scheduler), **options}
+    names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
+    if no_progress or not sys.stderr.isatty() or not names:
+        return stress_observations(sources, obs, settings, **run)
+    bar: Any
+    with click.progressbar(length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or "") as bar:
+        return stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)
+
+
+def robustness_results(corpus: Any, cfg: Any, label: str, *, jobs: int, no_progress: bool) -> list[Any]:
+    """``check``'s results for the config's ``[robustness]`` table (none without one)."""
+    from ..core.stress import robustness_axes, robustness_checks
+
+    if not cfg.robustness:
+        return []
+    th = cfg.thresholds
+    setting = [(label, th.floor, th.quiet_s, th.onset_timeout_s)]
+    axes = robustness_axes(cfg.robustness)
+    result = run_stress(corpus, cfg, setting, jobs=jobs, no_progress=no_progress, axes=axes)
+    names = [o.name for o in corpus.observations]
+    return robustness_checks(result.settings[0], result.recordings, cfg.robustness, all_names=names)
+
+
+def robust_prefer(corpus: Any, members: list[Any], cfg: Any, *, jobs: int) -> Any:
+    """``derive --prefer robust`` for one group of observations (their recordings stressed where --jobs says)."""
+    from ..io.stress import robust_preference
+    from ..io.workers import Workers
+
+    where = {id(o): r.info.path for r, o in zip(corpus.recordings, corpus.observations)}
+    scheduler, _ = scale_settings()
+    return robust_preference(
+        [where[id(o)] for o in members], members, margins=cfg.margins, workers=Workers(jobs=jobs, scheduler=scheduler)
+    )

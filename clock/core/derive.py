@@ -64,7 +64,7 @@ so), one whose log has no terminal response contributes none.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING, Decimal
 
@@ -117,6 +117,8 @@ MAX_FLOORS_TRIED = 40
 FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
 _EPS_S = 1e-9
 _MAX_CANDIDATES = 48
+#: ``derive(prefer=...)``: settings that replay right -> (the index of the one to take, a note for the floor rule).
+Prefer = Callable[[list[tuple[float, float, float]]], tuple[int, str]]
 
 
 #: The largest value of each margin (they are at least 0): a margin of 1e308 is no margin.
@@ -788,6 +790,7 @@ class _Setting:
     failures: int
     quiet_rule: str
     extended: bool = False
+    note: str = ""
 
 
 @dataclass
@@ -965,21 +968,34 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
 
 
 def _search(
-    corpus: _Corpus, members: list[int], primary: list[float], extended: list[float], *, strict: bool = False
+    corpus: _Corpus,
+    members: list[int],
+    primary: list[float],
+    extended: list[float],
+    *,
+    strict: bool = False,
+    prefer: Prefer | None = None,
 ) -> _Setting | None:
     """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats.
 
-    With ``strict``, only a setting that ends every beat right is returned (else None).
+    With ``strict``, only a setting that ends every beat right is returned (else None). With ``prefer``,
+    every primary floor's setting that ends every beat right is handed to it, and it picks one.
     """
     delay = _prompt_delay(corpus, members)
     best: _Setting | None = None
+    right: list[_Setting] = []
     for n, (floor, is_extended) in enumerate([(f, False) for f in primary] + [(f, True) for f in extended]):
+        if right and is_extended:
+            break
         setting, c = _evaluate(corpus, members, floor, delay)
         setting = _Setting(
             setting.floor, setting.quiet_s, setting.onset_timeout_s, setting.failures, setting.quiet_rule, is_extended
         )
         if setting.failures == 0:
-            return setting
+            if prefer is None or is_extended or setting.quiet_s is None or setting.onset_timeout_s is None:
+                return setting
+            right.append(setting)
+            continue
         if not strict and setting.quiet_s is not None and setting.onset_timeout_s is not None:
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
@@ -991,6 +1007,9 @@ def _search(
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
         if n >= MAX_FLOORS_TRIED and (best is not None or strict):
             break
+    if right and prefer is not None:
+        pick, note = prefer([(x.floor, x.quiet_s, x.onset_timeout_s) for x in right])  # type: ignore[misc]
+        return replace(right[pick], note=note)
     return best
 
 
@@ -1001,6 +1020,7 @@ def derive(
     group: str = "all",
     compare: Thresholds | None = None,
     compare_label: str = "committed",
+    prefer: Prefer | None = None,
 ) -> Derivation:
     """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
 
@@ -1015,6 +1035,12 @@ def derive(
         (``Derivation.compared``): the committed one, or a candidate.
     compare_label : str
         What ``compare`` is (``committed`` or ``candidate``).
+    prefer : callable, optional
+        Given every setting (floor, quiet_s, onset_timeout_s) of the primary
+        floors that ends every beat right, returns the index of the one to
+        recommend and a note for the floor's rule (``derive --prefer robust``:
+        :func:`clock.io.stress.robust_preference`). Default: the first, nearest
+        the evidence's floor.
 
     Returns
     -------
@@ -1033,7 +1059,7 @@ def derive(
         margins,
     )
     members = list(range(len(obs)))
-    found = _derive(corpus, members, group, stability=True)
+    found = _derive(corpus, members, group, stability=True, prefer=prefer)
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
@@ -1044,7 +1070,9 @@ def derive(
     )
 
 
-def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool) -> Derivation:
+def _derive(
+    corpus: _Corpus, members: list[int], group: str, *, stability: bool, prefer: Prefer | None = None
+) -> Derivation:
     margins = corpus.margins
     obs, levels = corpus.obs, corpus.levels
     notes: list[str] = []
@@ -1080,7 +1108,7 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
         primary = primary[:MAX_PRIMARY]
     unlogged_meeting = [i for i in meeting if obs[i].events is None]
     judged = sorted(set(windowed) | set(unlogged_meeting))
-    chosen = _search(corpus, judged, primary, extended) if primary else None
+    chosen = _search(corpus, judged, primary, extended, prefer=prefer) if primary else None
     # Recordings whose noise reaches their speech's low percentile may still be served by a floor above their
     # noise (the percentile counts word edges): try them too, and keep them only if nothing then fails.
     rescued: list[int] = []
@@ -1116,6 +1144,8 @@ def _derive(corpus: _Corpus, members: list[int], group: str, *, stability: bool)
                 "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
                 "no narration's end (the windows do not all meet)"
             )
+        elif chosen.note:
+            floor_rule += f", rounded to 2 significant digits; {chosen.note}"
         elif floor != primary[0]:
             floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
         else:

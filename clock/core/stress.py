@@ -47,12 +47,15 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
 from .beats import MISSED_ONSET, PREMATURE, analyse
+from .check import CheckResult
 from .derive import Observation, Outcome, Unsatisfied
 from .events import EventLog
 from .levels import LevelTrace
+from .times import clock_time
 
 __all__ = [
     "AXES",
+    "ROBUSTNESS",
     "Failure",
     "Line",
     "LineMargin",
@@ -62,10 +65,14 @@ __all__ = [
     "apply_gain",
     "combine",
     "first_failure",
+    "held_text",
     "lines",
+    "margin_line",
     "pink_noise",
     "recording_seed",
     "robust_score",
+    "robustness_axes",
+    "robustness_checks",
     "stretch_gaps",
     "unheard",
 ]
@@ -123,7 +130,7 @@ def lines(*, tick_s: float, axes: Sequence[str] = AXES) -> tuple[Line, ...]:
             Line("codec", dtx, "kb/s", tuple(float(b) for b in range(64, 5, -1))) for dtx in ("dtx-off", "dtx-on")
         ),
         "loss": tuple(Line("loss", mode, "%", tuple(float(p) for p in range(1, 21))) for mode in ("random", "burst")),
-        "pause": (Line("pause", "stretch", "ms", tuple(round(k * tick_s * 1000, 3) for k in range(1, n_pause + 1))),),
+        "pause": (Line("pause", "stretch", "ms", tuple(round(k * tick_s * 1000, 1) for k in range(1, n_pause + 1))),),
     }
     return tuple(line for a in AXES if a in axes for line in every[a])
 
@@ -248,7 +255,43 @@ def line_margin(line: Line, index: int | None, failure: Failure | None) -> LineM
     if index is None:
         return LineMargin(line.axis, line.variant, line.unit, line.values[-1], None, None, line.values[-1], 1.0)
     holds = line.values[index - 1] if index > 0 else None
-    return LineMargin(line.axis, line.variant, line.unit, holds, line.values[index], failure, line.values[-1], index / n)
+    return LineMargin(
+        line.axis, line.variant, line.unit, holds, line.values[index], failure, line.values[-1], index / n
+    )
+
+
+def _v(x: float, unit: str) -> str:
+    """A value on a line with its unit (gain and pause signed)."""
+    sign = "+" if unit in ("dB", "ms") and x > 0 else ""
+    return f"{sign}{x:g} {unit}"
+
+
+def held_text(m: LineMargin) -> str:
+    """What a line holds, in its own terms: ``-7 .. 0 dB``, ``up to -53 dBFS``, ``down to 8 kb/s``."""
+    if m.holds_to is None:
+        return "nowhere: its first step fails"
+    h = _v(m.holds_to, m.unit)
+    if m.axis == "gain":
+        return f"{m.holds_to:g} .. 0 dB" if m.variant == "down" else f"0 .. {h}"
+    if m.axis == "codec":
+        return f"down to {h}"
+    return f"up to {h}"
+
+
+def margin_line(m: LineMargin, *, where: bool = True) -> str:
+    """``holds for gain down -7 .. 0 dB; first failure at -8 dB: rec:00:12.345: beat 2 premature (quiet_s): ...``.
+
+    Without ``where``, the failing beat's recording and time are left out (a check line gives them).
+    """
+    text = f"holds for {m.name} {held_text(m)}"
+    if m.first_failure is None:
+        return text + " (the whole range)"
+    f = m.failure
+    text += f"; first failure at {_v(m.first_failure, m.unit)}"
+    if f is not None:
+        at = f"{f.recording}:{clock_time(f.t_s)}: " if where else ""
+        text += f": {at}beat {f.beat} {f.outcome} ({f.threshold}): {f.reason}"
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,10 +355,12 @@ def combine(line: Line, found: Sequence[tuple[int | None, Failure | None]]) -> L
     return line_margin(line, index, found[k][1])
 
 
-def robust_score(stress: SettingStress) -> float:
-    """The smallest share held over the lines (``derive --prefer robust`` takes the setting with the largest)."""
-    limiting = stress.limiting
-    return 1.0 if limiting is None else limiting.margin_fraction
+def robust_score(stress: SettingStress) -> tuple[float, ...]:
+    """The shares held over the lines, smallest first: ``derive --prefer robust`` takes the largest.
+
+    Compared in order: the widest smallest margin, then the next smallest on a tie.
+    """
+    return tuple(sorted(m.margin_fraction for m in stress.margins))
 
 
 # --- the transforms that need no codec ------------------------------------------
@@ -406,3 +451,58 @@ def stretch_gaps(
         return t - added * k
 
     return stretched, log, back
+
+
+# --- [robustness]: what the team decided, as checks ----------------------------------
+
+#: ``[robustness]`` keys: the lines each holds to, how (``below``: the first failure must lie below
+#: ``sign * value``; else above it), and the value's bounds (the axis's range).
+ROBUSTNESS: dict[str, tuple[tuple[str, ...], float, bool, float, float]] = {
+    "min_gain_db": (("gain down",), -1.0, True, 0.0, 18.0),
+    "min_gain_up_db": (("gain up",), 1.0, False, 0.0, 12.0),
+    "max_noise_dbfs": (("noise",), 1.0, False, -80.0, -35.0),
+    "min_bitrate_kbps": (("codec dtx-off", "codec dtx-on"), 1.0, True, 6.0, 64.0),
+    "max_loss_pct": (("loss random", "loss burst"), 1.0, False, 0.0, 20.0),
+    "min_pause_ms": (("pause",), 1.0, False, 0.0, 400.0),
+}
+
+
+def robustness_axes(required: dict[str, float]) -> tuple[str, ...]:
+    """The axes a ``[robustness]`` table needs stressed, in :data:`AXES` order."""
+    names = {line.split()[0] for key in required for line in ROBUSTNESS[key][0]}
+    return tuple(a for a in AXES if a in names)
+
+
+def robustness_checks(
+    stress: SettingStress, recordings: Sequence[str], required: dict[str, float], *, all_names: Sequence[str] = ()
+) -> list[CheckResult]:
+    """One check per recording and line a ``[robustness]`` key asks for: does the line hold that far?
+
+    The check is ``robustness-<line>`` (``robustness-gain-down``,
+    ``robustness-codec-dtx-on``); it fails when the recording's first
+    failure on the line comes at or before the required value (a recording
+    whose unchanged replay already fails has no margin). Recordings without
+    beats (``all_names`` not in ``recordings``) are not applicable.
+    """
+    out: list[CheckResult] = []
+    by_name = dict(zip(recordings, stress.per_recording))
+    for name in list(all_names) or list(recordings):
+        margins = {m.name: m for m in by_name.get(name, ())}
+        for key, value in required.items():
+            names, sign, below, _, _ = ROBUSTNESS[key]
+            for line_name in names:
+                check = "robustness-" + line_name.replace(" ", "-")
+                m = margins.get(line_name)
+                target = sign * value
+                unit = m.unit if m is not None else ""
+                expected = f"{key} = {value:g}: holds at {target:g} {unit}".rstrip()
+                if m is None:
+                    detail = "no beats to replay" if name not in by_name else f"{line_name} not stressed"
+                    out.append(CheckResult(name, check, True, None, detail, expected, applicable=False))
+                    continue
+                f = m.first_failure
+                passed = f is None or (f < target if below else f > target)
+                detail = margin_line(m, where=False)
+                t_s = m.failure.t_s if m.failure is not None and not passed else None
+                out.append(CheckResult(name, check, passed, t_s, detail, expected, f, target, m.unit))
+    return out

@@ -32,16 +32,20 @@ from ..core.stress import (
     failure_of,
     first_failure,
     line_margin,
+    margin_line,
+    pink_noise,
+    recording_seed,
+    robust_score,
+    stretch_gaps,
     unheard,
 )
 from ..core.stress import lines as axis_lines
-from ..core.stress import pink_noise, recording_seed, stretch_gaps
 from ..core.thresholds import Thresholds
 from .decode import iter_blocks
 from .transforms import LOSS_BITRATE_KBPS, Encoded, decode, encode, lost_packets, reencode
 from .workers import Workers, run_ordered
 
-__all__ = ["Setting", "settings_for", "stress", "stress_observations"]
+__all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
 
 #: (label, floor, quiet_s, onset_timeout_s)
 Setting = tuple[str, float, float, float]
@@ -140,39 +144,40 @@ class _Changed:
         return found, back
 
 
+def _line_failure(changed: _Changed, line: Line, setting: Setting, unchanged: Outcome) -> _Found:
+    """The first failing value of ``line`` for one setting on one recording, and its first failing beat."""
+    _, floor, quiet, timeout = setting
+    task = changed.task
+    failures: dict[int, Failure] = {}
+
+    def fails(i: int) -> bool:
+        obs, back = changed.changed(line, line.values[i], floor)
+        out = judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
+        if out.n_failed:
+            u = out.unsatisfied[0]
+            failures[i] = failure_of(u, t_s=None if back is None else back(u.t_s))
+        elif out.n_ok < unchanged.n_ok:
+            failures[i] = unheard(task.obs, obs, floor=floor)
+        return i in failures
+
+    index = first_failure(len(line.values), fails, search=task.search)
+    return index, None if index is None else failures[index]
+
+
 def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]]]:
     """One recording: its unchanged outcome per setting, and per setting and line its first failure."""
     changed = _Changed(task)
     outcomes: list[Outcome] = []
     found: list[list[_Found]] = []
-    for _, floor, quiet, timeout in task.settings:
-
-        def judged(obs: Observation) -> Outcome:
-            return judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
-
-        unchanged = judged(task.obs)
+    for setting in task.settings:
+        _, floor, quiet, timeout = setting
+        unchanged = judge([task.obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
         outcomes.append(unchanged)
         if unchanged.n_failed:
             first = failure_of(unchanged.unsatisfied[0])
             found.append([(0, first) for _ in task.lines])
-            continue
-        per_line: list[_Found] = []
-        for line in task.lines:
-            failures: dict[int, Failure] = {}
-
-            def fails(i: int, line: Line = line, failures: dict[int, Failure] = failures) -> bool:
-                obs, back = changed.changed(line, line.values[i], floor)
-                out = judged(obs)
-                if out.n_failed:
-                    u = out.unsatisfied[0]
-                    failures[i] = failure_of(u, t_s=None if back is None else back(u.t_s))
-                elif out.n_ok < unchanged.n_ok:
-                    failures[i] = unheard(task.obs, obs, floor=floor)
-                return i in failures
-
-            index = first_failure(len(line.values), fails, search=task.search)
-            per_line.append((index, None if index is None else failures[index]))
-        found.append(per_line)
+        else:
+            found.append([_line_failure(changed, line, setting, unchanged) for line in task.lines])
     return outcomes, found
 
 
@@ -216,7 +221,7 @@ def stress_observations(
     out = []
     for k, (label, floor, quiet, timeout) in enumerate(settings):
         per_rec: list[tuple[LineMargin, ...]] = []
-        for outcomes, found in done:
+        for _, found in done:
             per_rec.append(tuple(line_margin(line, i, f) for line, (i, f) in zip(todo_lines, found[k])))
         margins_k = tuple(combine(line, [found[k][j] for _, found in done]) for j, line in enumerate(todo_lines))
         unchanged = _sum_outcomes([outcomes[k] for outcomes, _ in done])
@@ -235,7 +240,7 @@ def stress(
     scheduler: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> StressResult:
-    """How far each setting holds as the corpus changes (a quieter voice, a noisier room, a codec, lost packets, longer pauses).
+    """How far each setting holds as the corpus changes: a quieter voice, a noisier room, a codec, lost packets.
 
     Parameters
     ----------
@@ -275,3 +280,42 @@ def stress(
         workers=Workers(jobs=jobs, scheduler=scheduler),
         progress=progress,
     )
+
+
+def robust_preference(
+    sources: Sequence[Any],
+    observations: Sequence[Observation],
+    *,
+    axes: Sequence[str] = AXES,
+    seed: int = 0,
+    margins: Margins | None = None,
+    workers: Workers | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Callable[[list[tuple[float, float, float]]], tuple[int, str]]:
+    """``derive(prefer=...)`` for ``--prefer robust``: the setting with the widest smallest margin.
+
+    Every setting that replays right is stressed (in one pass over the
+    recordings); the one whose smallest share of a line held
+    (:func:`~clock.core.stress.robust_score`) is largest wins, the first
+    (nearest the evidence's floor) on a tie; the note names the line that
+    limits it.
+    """
+
+    def prefer(candidates: list[tuple[float, float, float]]) -> tuple[int, str]:
+        settings = [(f"floor {f:g}", f, q, t) for f, q, t in candidates]
+        result = stress_observations(
+            sources, observations, settings, axes=axes, seed=seed, margins=margins, workers=workers, progress=progress
+        )
+        scores = [robust_score(s) for s in result.settings]
+        pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        lim = result.settings[pick].limiting
+        held = "every line holds over its whole range"
+        if lim is not None and lim.first_failure is not None:
+            held = f"{lim.margin_fraction:.0%} of its {lim.name} line holds, the least of its lines: {margin_line(lim)}"
+        note = (
+            f"preferred for robustness: of the {len(candidates)} settings that replay right, its smallest margin is "
+            f"the widest ({held})"
+        )
+        return pick, note
+
+    return prefer

@@ -24,7 +24,7 @@ from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
 from ..core.segments import Segmentation
-from ..core.stress import StressResult
+from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -620,8 +620,6 @@ def plot_stress(result: StressResult) -> Figure:
     end of its range (right); a bar shows how far each setting holds, and a
     cross marks its first failing value, labelled with the value.
     """
-    from ..report.stress import held_text
-
     rows = [m.name for m in result.settings[0].margins] if result.settings else []
     n_set = max(1, len(result.settings))
     fig = _figure(figsize=(9.0, 1.0 + 0.45 * max(1, len(rows)) * n_set))

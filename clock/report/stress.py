@@ -4,45 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.stress import LineMargin, SettingStress, StressResult
-from ..core.times import clock_time
+from ..core.stress import LineMargin, SettingStress, StressResult, margin_line
 from .text import outcome_sentence
 
-__all__ = ["held_text", "margin_line", "stress_dict", "stress_text"]
+__all__ = ["stress_dict", "stress_text"]
 
 STRESS_SCHEMA = 1
-
-
-def _v(x: float, unit: str) -> str:
-    """A value on a line with its unit (gain and pause signed)."""
-    sign = "+" if unit in ("dB", "ms") and x > 0 else ""
-    return f"{sign}{x:g} {unit}"
-
-
-def held_text(m: LineMargin) -> str:
-    """What a line holds, in its own terms: ``-7 .. 0 dB``, ``up to -53 dBFS``, ``down to 8 kb/s``."""
-    if m.holds_to is None:
-        return "nowhere: its first step fails"
-    h = _v(m.holds_to, m.unit)
-    if m.axis == "gain":
-        return f"{m.holds_to:g} .. 0 dB" if m.variant == "down" else f"0 .. {h}"
-    if m.axis == "codec":
-        return f"down to {h}"
-    if m.axis == "pause":
-        return f"narration gaps up to {h} longer"
-    return f"up to {h}"
-
-
-def margin_line(m: LineMargin) -> str:
-    """``holds for gain down -7 .. 0 dB; first failure at -8 dB: rec:00:12.345: beat 2 premature (quiet_s): ...``."""
-    text = f"holds for {m.name} {held_text(m)}"
-    if m.first_failure is None:
-        return text + " (the whole range)"
-    f = m.failure
-    text += f"; first failure at {_v(m.first_failure, m.unit)}"
-    if f is not None:
-        text += f": {f.recording}:{clock_time(f.t_s)}: beat {f.beat} {f.outcome} ({f.threshold}): {f.reason}"
-    return text
 
 
 def _heading(s: SettingStress) -> str:
