@@ -290,3 +290,93 @@ def test_cli_unknown_axis_exits_2(cli, tmp_path):
     result = cli("stress", tmp_path, "--axes", "gain,wind")
     assert result.exit_code == 2
     assert "wind" in result.output
+
+
+def _write_config(folder: Path, robustness: str) -> None:
+    (folder / "speechclock.toml").write_text(
+        f"[thresholds]\nfloor = {FLOOR}\nquiet_s = {QUIET_S}\n\n[robustness]\n{robustness}\n"
+    )
+
+
+def test_check_fails_a_recording_whose_margin_is_below_the_config(cli, tmp_path):
+    recording(tmp_path, "quiet", QUIET_SYLLABLE)  # breaks at -11 dB
+    recording(tmp_path, "loud", WORDS)  # holds to -18 dB
+    _write_config(tmp_path, "min_gain_db = 12\nmin_pause_ms = 100")
+    junit = tmp_path / "out" / "j.xml"
+    junit.parent.mkdir()
+    result = cli("check", tmp_path, "--format", "json", "--junit", junit)
+    doc = json.loads(result.stdout)
+    robust = {(r["recording"], r["check"]): r for r in doc["results"] if r["check"].startswith("robustness-")}
+    assert set(robust) == {
+        (n, c) for n in ("loud.wav", "quiet.wav") for c in ("robustness-gain-down", "robustness-pause")
+    }
+    failed = robust[("quiet.wav", "robustness-gain-down")]
+    assert not failed["passed"] and failed["measured"] == -11.0 and failed["threshold"] == -12.0
+    assert "first failure at -11 dB" in failed["line"] and failed["line"].startswith("quiet.wav:00:04.400:")
+    assert robust[("loud.wav", "robustness-gain-down")]["passed"]
+    assert result.exit_code == 1
+    xml = junit.read_text()
+    assert 'classname="quiet.wav" name="robustness-gain-down"' in xml
+    assert 'classname="loud.wav" name="robustness-gain-down"' in xml
+    # A margin that reaches the config's passes: -10 dB holds.
+    _write_config(tmp_path, "min_gain_db = 10")
+    doc = json.loads(cli("check", tmp_path, "--format", "json").stdout)
+    assert all(r["passed"] for r in doc["results"] if r["check"].startswith("robustness-"))
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [("min_gain_db = 30", "robustness.min_gain_db': must be in [0, 18]"), ("wind = 3", "robustness.wind': unknown")],
+)
+def test_bad_robustness_table_exits_2_naming_the_key(cli, tmp_path, line, message):
+    recording(tmp_path, "a", WORDS)
+    _write_config(tmp_path, line)
+    result = cli("check", tmp_path)
+    assert result.exit_code == 2
+    assert message in result.output and "speechclock.toml" in result.output
+
+
+def test_derive_prefer_hands_every_setting_that_replays_right_and_takes_its_pick():
+    from tours import random_corpus
+
+    obs = [t.observation() for t in random_corpus(3)]
+    seen: list[list[tuple[float, float, float]]] = []
+
+    def last(candidates):
+        seen.append(candidates)
+        return len(candidates) - 1, "picked the last"
+
+    plain = clock.derive(obs)
+    picked = clock.derive(obs, prefer=last)
+    assert seen and len(seen[0]) >= 1
+    assert plain.setting == seen[0][0]  # the evidence's choice is the first
+    assert picked.setting == seen[0][-1]
+    assert "picked the last" in picked.floor.rule
+    for floor, quiet, timeout in seen[0]:
+        assert clock.core.derive.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).n_failed == 0
+
+
+def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
+    # The quiet syllable (RMS 0.0107) sets the floor 6 dB under it, rounded up to 0.0054, where a voice 6 dB
+    # quieter already breaks it; the next floor the replay accepts, 0.0053, holds at -6 dB: robust takes it.
+    quiet = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (3.3, 0.4, 0.0107, 250), (4.7, 0.5, 0.1, 250)]
+    recording(tmp_path, "quiet", quiet, hum_rms=0.0005)
+    recording(tmp_path, "gaps", LONG_GAP, hum_rms=0.0005)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    seen = []
+    clock.derive(corpus.observations, prefer=lambda c: (seen.append(c), (0, ""))[1])
+    candidates = seen[0]
+    result = stress_observations(
+        [r.info.path for r in corpus.recordings],
+        corpus.observations,
+        [("c", *c) for c in candidates],
+    )
+    scores = [clock.core.stress.robust_score(s) for s in result.settings]
+    best = candidates[scores.index(max(scores))]
+    assert best != candidates[0]  # the construction makes robustness choose another floor than the evidence
+    doc = json.loads(cli("derive", tmp_path, "--prefer", "robust", "--format", "json").stdout)
+    group = doc["groups"][0]
+    assert (group["recommended"]["floor"], group["recommended"]["quiet_s"]) == best[:2]
+    assert "preferred for robustness" in group["floor"]["rule"] and "gain down" in group["floor"]["rule"]
+    plain = json.loads(cli("derive", tmp_path, "--format", "json").stdout)["groups"][0]
+    assert plain["recommended"]["floor"] == candidates[0][0]
