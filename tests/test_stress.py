@@ -380,3 +380,19 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
     assert "preferred for robustness" in group["floor"]["rule"] and "gain down" in group["floor"]["rule"]
     plain = json.loads(cli("derive", tmp_path, "--format", "json").stdout)["groups"][0]
     assert plain["recommended"]["floor"] == candidates[0][0]
+
+
+def test_a_second_run_takes_the_changed_traces_from_the_cache(cli, tmp_path, monkeypatch):
+    recording(tmp_path / "c", "a", QUIET_SYLLABLE, hum_rms=0.001)
+    args = ["stress", tmp_path / "c", "--axes", "gain,noise,loss", "--format", "json", "--cache", tmp_path / "cache"]
+    first = cli(*args)
+    assert first.exit_code == 0, first.output
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr("clock.io.stress.iter_blocks", no_decoding)
+    second = cli(*args)
+    assert second.exit_code == 0 and second.stdout == first.stdout
+    fresh = cli(*args[:-2], "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
+    assert fresh.exit_code != 0 and "decoded again" in fresh.output

@@ -105,13 +105,14 @@ def stress(
 
 def run_stress(corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, **options: Any) -> Any:
     """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar."""
-    from ..io.stress import stress_observations
+    from ..io.stress import stress_observations, usable_cache
     from ..io.workers import Workers
 
     sources = [r.info.path for r in corpus.recordings]
     obs = list(corpus.observations)
-    scheduler, _ = scale_settings()
-    run: dict[str, Any] = {"margins": cfg.margins, "workers": Workers(jobs=jobs, scheduler=scheduler), **options}
+    scheduler, cache = scale_settings()
+    where = Workers(jobs=jobs, scheduler=scheduler)
+    run: dict[str, Any] = {"margins": cfg.margins, "workers": where, "cache": usable_cache(cache, scheduler), **options}
     names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
     if no_progress or not sys.stderr.isatty() or not names:
         return stress_observations(sources, obs, settings, **run)
@@ -136,11 +137,15 @@ def robustness_results(corpus: Any, cfg: Any, label: str, *, jobs: int, no_progr
 
 def robust_prefer(corpus: Any, members: list[Any], cfg: Any, *, jobs: int) -> Any:
     """``derive --prefer robust`` for one group of observations (their recordings stressed where --jobs says)."""
-    from ..io.stress import robust_preference
+    from ..io.stress import robust_preference, usable_cache
     from ..io.workers import Workers
 
     where = {id(o): r.info.path for r, o in zip(corpus.recordings, corpus.observations)}
-    scheduler, _ = scale_settings()
+    scheduler, cache = scale_settings()
     return robust_preference(
-        [where[id(o)] for o in members], members, margins=cfg.margins, workers=Workers(jobs=jobs, scheduler=scheduler)
+        [where[id(o)] for o in members],
+        members,
+        margins=cfg.margins,
+        workers=Workers(jobs=jobs, scheduler=scheduler),
+        cache=usable_cache(cache, scheduler),
     )

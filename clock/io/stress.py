@@ -10,8 +10,9 @@ result serially, with ``jobs`` processes or on Dask.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,8 @@ from ..core.stress import (
 )
 from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
-from .decode import iter_blocks
+from .cache import TraceCache, resolve_cache
+from .decode import AudioInfo, iter_blocks, probe
 from .transforms import LOSS_BITRATE_KBPS, Encoded, decode, encode, lost_packets, reencode
 from .workers import Workers, run_ordered
 
@@ -77,6 +79,7 @@ class _Task:
     search: str
     seed: int
     margins: Margins
+    cache: TraceCache | None = None
 
 
 _Found = tuple[int | None, Failure | None]
@@ -114,6 +117,39 @@ class _Changed:
         lost = lost_packets(len(self._encoded.packets), pct, burst=burst, seed=self.seed)
         return decode(self._encoded, lost)
 
+    def _samples_at(self, line: Line, value: float) -> NDArray[np.float32]:
+        """The decoded samples changed to ``value`` on ``line`` (gain, noise, codec or loss)."""
+        x = self.samples()
+        rate = self.trace.sample_rate_hz
+        if line.axis == "gain":
+            return apply_gain(x, value)
+        if line.axis == "noise":
+            if self._noise is None:
+                self._noise = pink_noise(x.size, rate, seed=self.seed)
+            return add_noise(x, self._noise, value)
+        if line.axis == "codec":
+            return reencode(x, rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
+        return self._loss(value, line.variant == "burst")
+
+    def _cached(self, line: Line, value: float) -> LevelTrace:
+        """The level trace of the changed samples: from the trace cache (no decoding) or computed and kept there."""
+        cache = self.task.cache
+        if cache is None:
+            return self._levels(self._samples_at(line, value))
+        t = self.trace
+        seeded = line.axis in ("noise", "loss")
+        params = {
+            "stress": [line.axis, line.variant, value, self.seed if seeded else None],
+            "ticks": [str(t.ticks.period_s), t.ticks.align],
+            "metric": t.metric,
+            "options": asdict(t.options),
+        }
+
+        def compute() -> tuple[AudioInfo, list[LevelTrace]]:
+            return probe(self.task.source), [self._levels(self._samples_at(line, value))]
+
+        return cache.traces(self.task.source, params, compute)[1][0]
+
     def changed(self, line: Line, value: float, floor: float) -> tuple[Observation, Callable[[float], float] | None]:
         """The recording changed to ``value`` on ``line`` (and the map back to its timeline, for pauses)."""
         key: tuple[Any, ...] = (line.axis, line.variant, value) + ((floor,) if line.axis == "pause" else ())
@@ -127,19 +163,7 @@ class _Changed:
             trace, events, back = stretch_gaps(self.trace, obs.events, floor=floor, extra_ticks=extra)
             found = replace(obs, trace=trace, events=events)
         else:
-            x = self.samples()
-            rate = self.trace.sample_rate_hz
-            if line.axis == "gain":
-                y = apply_gain(x, value)
-            elif line.axis == "noise":
-                if self._noise is None:
-                    self._noise = pink_noise(x.size, rate, seed=self.seed)
-                y = add_noise(x, self._noise, value)
-            elif line.axis == "codec":
-                y = reencode(x, rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
-            else:
-                y = self._loss(value, line.variant == "burst")
-            found = replace(obs, trace=self._levels(y))
+            found = replace(obs, trace=self._cached(line, value))
         self._memo[key] = (found, back)
         return found, back
 
@@ -207,16 +231,20 @@ def stress_observations(
     margins: Margins | None = None,
     workers: Workers | None = None,
     progress: Callable[[int], None] | None = None,
+    cache: TraceCache | None = None,
 ) -> StressResult:
     """The margins of each setting over recordings (``sources[i]`` is where ``observations[i]`` is decoded from).
 
     Recordings without beats are left out. ``progress`` is called with each
     replayed recording's index (among those with beats) as it finishes.
+    ``cache`` keeps the changed recordings' level traces (keyed by the
+    recording's content, the change and its seed): a second run decodes
+    nothing.
     """
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
     todo_lines = axis_lines(tick_s=tick_s, axes=axes)
-    tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins()) for s, o in pairs]
+    tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache) for s, o in pairs]
     done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
     out = []
     for k, (label, floor, quiet, timeout) in enumerate(settings):
@@ -239,6 +267,7 @@ def stress(
     jobs: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int], None] | None = None,
+    cache: TraceCache | str | os.PathLike[str] | bool | None = True,
 ) -> StressResult:
     """How far each setting holds as the corpus changes: a quieter voice, a noisier room, a codec, lost packets.
 
@@ -257,6 +286,9 @@ def stress(
         Where the recordings are replayed (see :class:`~clock.io.workers.Workers`).
     progress : callable, optional
         Called with each recording's index as it finishes.
+    cache : TraceCache, path-like, bool or None
+        Where the changed recordings' level traces are kept (as
+        :func:`clock.load_corpus` takes it; True: the user's cache folder).
 
     Examples
     --------
@@ -279,7 +311,18 @@ def stress(
         margins=cfg.margins,
         workers=Workers(jobs=jobs, scheduler=scheduler),
         progress=progress,
+        cache=usable_cache(cache, scheduler),
     )
+
+
+def usable_cache(
+    spec: TraceCache | str | os.PathLike[str] | bool | None, scheduler: str | None = None
+) -> TraceCache | None:
+    """The trace cache the tasks use: none on a remote Dask cluster (its folder is this machine's), or unwritable."""
+    if scheduler is not None and not scheduler.startswith("local"):
+        return None
+    found = resolve_cache(spec)
+    return found if found is not None and found.writable() else None
 
 
 def robust_preference(
@@ -291,6 +334,7 @@ def robust_preference(
     margins: Margins | None = None,
     workers: Workers | None = None,
     progress: Callable[[int], None] | None = None,
+    cache: TraceCache | None = None,
 ) -> Callable[[list[tuple[float, float, float]]], tuple[int, str]]:
     """``derive(prefer=...)`` for ``--prefer robust``: the setting with the widest smallest margin.
 
@@ -304,7 +348,15 @@ def robust_preference(
     def prefer(candidates: list[tuple[float, float, float]]) -> tuple[int, str]:
         settings = [(f"floor {f:g}", f, q, t) for f, q, t in candidates]
         result = stress_observations(
-            sources, observations, settings, axes=axes, seed=seed, margins=margins, workers=workers, progress=progress
+            sources,
+            observations,
+            settings,
+            axes=axes,
+            seed=seed,
+            margins=margins,
+            workers=workers,
+            progress=progress,
+            cache=cache,
         )
         scores = [robust_score(s) for s in result.settings]
         pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
