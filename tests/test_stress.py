@@ -396,3 +396,15 @@ def test_a_second_run_takes_the_changed_traces_from_the_cache(cli, tmp_path, mon
     assert second.exit_code == 0 and second.stdout == first.stdout
     fresh = cli(*args[:-2], "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
     assert fresh.exit_code != 0 and "decoded again" in fresh.output
+
+
+def test_report_has_a_robustness_section_when_asked(cli, tmp_path):
+    recording(tmp_path / "c", "quiet", QUIET_SYLLABLE)
+    _write_config(tmp_path / "c", "min_gain_db = 12")
+    out = tmp_path / "r.html"
+    result = cli("report", tmp_path / "c", "--stress", "-o", out, "--floors", "0.003", "--quiet-times", "2")
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert '<section id="stress">' in page and 'href="#stress"' in page
+    assert "first failure at -11 dB" in page
+    assert "robustness-gain-down" in page  # the [robustness] check, as check counts it

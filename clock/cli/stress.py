@@ -149,3 +149,19 @@ def robust_prefer(corpus: Any, members: list[Any], cfg: Any, *, jobs: int) -> An
         workers=Workers(jobs=jobs, scheduler=scheduler),
         cache=usable_cache(cache, scheduler),
     )
+
+
+def report_stress(
+    corpus: Any, cfg: Any, label: str, derivation: Any, *, jobs: int, no_progress: bool
+) -> tuple[str, str]:
+    """``report --stress``: the margins figure (a data URI) and text of the setting and derive's recommendation."""
+    from ..report.html import png_data_uri
+    from ..report.plot import plot_stress
+
+    th = cfg.thresholds
+    settings = [(label, th.floor, th.quiet_s, th.onset_timeout_s)]
+    floor, quiet, timeout = derivation.setting
+    if floor is not None and quiet is not None and timeout is not None:
+        settings.append(("recommended", floor, quiet, timeout))
+    result = run_stress(corpus, cfg, settings, jobs=jobs, no_progress=no_progress)
+    return png_data_uri(plot_stress(result)), stress_text(result)

@@ -42,6 +42,7 @@ from .options import (
     recording_inputs,
     with_candidate,
 )
+from .stress import report_stress, robustness_results
 
 _FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -322,6 +323,12 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
 @sweep_floors
 @sweep_quiet_times
 @baseline_option
+@click.option(
+    "--stress",
+    "with_stress",
+    is_flag=True,
+    help="Also a Robustness section: speechclock stress of the setting and the recommendation (every axis).",
+)
 @output_file("report.html (one self-contained file, written atomically).", required=True)
 def report(
     recordings: tuple[Path, ...],
@@ -332,6 +339,7 @@ def report(
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
     baseline: Path | None,
+    with_stress: bool,
     output: Path,
     **opts: Any,
 ) -> None:
@@ -372,7 +380,8 @@ def report(
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
-        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path)),
+        checks=run_checks(cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path))
+        + robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress),
         sweep=result,
         recordings=sections,
         config_source=(str(cfg.path) if cfg.path is not None else "no speechclock.toml: built-in defaults")
@@ -387,6 +396,9 @@ def report(
             ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
         ],
         agreements=[(o.name, o.agreement) for o in obs],
+        stress=report_stress(corpus, cfg, label, derivation, jobs=jobs, no_progress=no_progress)
+        if with_stress
+        else None,
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)

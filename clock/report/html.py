@@ -50,6 +50,12 @@ SECTIONS = (
 )
 
 
+def _with_stress(sections: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The sections with Robustness after the sweep."""
+    at = [i for i, (name, _) in enumerate(sections) if name == "sweep"][0] + 1
+    return sections[:at] + (("stress", "Robustness"),) + sections[at:]
+
+
 @dataclass(frozen=True, slots=True)
 class RecordingSection:
     """What the report shows of one recording: its beats and its figures (caption, data URI)."""
@@ -133,6 +139,7 @@ def render_report(
     evidence_image: str | None = None,
     sweep_images: Sequence[tuple[str, str]] = (),
     agreements: Sequence[tuple[str, Agreement | None]] = (),
+    stress: tuple[str, str] | None = None,
 ) -> str:
     """The report as one HTML string.
 
@@ -154,6 +161,9 @@ def render_report(
     sweep_images : sequence of (caption, data URI)
     agreements : sequence of (recording, Agreement or None)
         The page-logged levels of each recording against its own.
+    stress : (data URI, text), optional
+        ``speechclock stress``'s figure and text (``report --stress``): a
+        Robustness section after the sweep.
     """
     import jinja2
     from markupsafe import Markup
@@ -200,7 +210,9 @@ def render_report(
     )
     page = env.get_template("report.html.j2").render(
         title=title,
-        sections=SECTIONS,
+        sections=_with_stress(SECTIONS) if stress is not None else SECTIONS,
+        stress_image=None if stress is None else stress[0],
+        stress_text=None if stress is None else stress[1],
         agreement_table=_agreement_table(agreements),
         verdict=verdict,
         failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
