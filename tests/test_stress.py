@@ -263,7 +263,9 @@ def test_setting_that_already_fails_has_no_margin(tmp_path):
     result = run(tmp_path, axes=["gain", "pause"], setting=[("candidate", FLOOR, 0.5, TIMEOUT_S)])
     s = result.settings[0]
     assert s.unchanged.n_failed > 0
-    assert all(m.holds_to is None and m.margin_fraction == 0 and m.failure is not None for m in s.margins)
+    assert all(m.fails_unchanged and m.holds_to is None and m.first_failure is None for m in s.margins)
+    assert all(m.margin_fraction == 0 and m.failure is not None for m in s.margins)
+    assert "the setting fails on the recording as it is" in clock.stress_text(result)
 
 
 def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):

@@ -56,6 +56,7 @@ from .times import clock_time
 __all__ = [
     "AXES",
     "ROBUSTNESS",
+    "UNCHANGED",
     "Failure",
     "Line",
     "LineMargin",
@@ -225,13 +226,16 @@ class LineMargin:
     holds_to : float or None
         The furthest value that holds (None: even the first value fails).
     first_failure : float or None
-        The first value that fails (None: the whole range holds).
+        The first value that fails (None: the whole range holds, or the
+        recording fails unchanged).
     failure : Failure or None
-        Its first failing beat.
+        Its first failing beat (the unchanged recording's, when it fails as it is).
     range_end : float
         The last value of the line.
     margin_fraction : float
         The share of the line that holds (0: the first value fails; 1: all).
+    fails_unchanged : bool
+        The setting fails on the recording as it is: no margin at all.
     """
 
     axis: str
@@ -242,6 +246,7 @@ class LineMargin:
     failure: Failure | None
     range_end: float
     margin_fraction: float
+    fails_unchanged: bool = False
 
     @property
     def name(self) -> str:
@@ -249,11 +254,20 @@ class LineMargin:
         return self.axis if self.variant in ("pink", "stretch") else f"{self.axis} {self.variant}"
 
 
+#: The index of a line's first failure when the recording fails as it is.
+UNCHANGED = -1
+
+
 def line_margin(line: Line, index: int | None, failure: Failure | None) -> LineMargin:
-    """The margin of ``line`` whose first failing value is ``line.values[index]`` (None: none fails)."""
+    """The margin of ``line`` whose first failing value is ``line.values[index]`` (None: none fails).
+
+    ``index`` :data:`UNCHANGED`: the recording fails as it is.
+    """
     n = len(line.values)
     if index is None:
         return LineMargin(line.axis, line.variant, line.unit, line.values[-1], None, None, line.values[-1], 1.0)
+    if index == UNCHANGED:
+        return LineMargin(line.axis, line.variant, line.unit, None, None, failure, line.values[-1], 0.0, True)
     holds = line.values[index - 1] if index > 0 else None
     return LineMargin(
         line.axis, line.variant, line.unit, holds, line.values[index], failure, line.values[-1], index / n
@@ -283,10 +297,16 @@ def margin_line(m: LineMargin, *, where: bool = True) -> str:
 
     Without ``where``, the failing beat's recording and time are left out (a check line gives them).
     """
+    f = m.failure
+    if m.fails_unchanged:
+        text = f"holds for {m.name} nowhere: the setting fails on the recording as it is"
+        if f is not None:
+            at = f"{f.recording}:{clock_time(f.t_s)}: " if where else ""
+            text += f": {at}beat {f.beat} {f.outcome} ({f.threshold}): {f.reason}"
+        return text
     text = f"holds for {m.name} {held_text(m)}"
     if m.first_failure is None:
         return text + " (the whole range)"
-    f = m.failure
     text += f"; first failure at {_v(m.first_failure, m.unit)}"
     if f is not None:
         at = f"{f.recording}:{clock_time(f.t_s)}: " if where else ""
@@ -501,7 +521,7 @@ def robustness_checks(
                     out.append(CheckResult(name, check, True, None, detail, expected, applicable=False))
                     continue
                 f = m.first_failure
-                passed = f is None or (f < target if below else f > target)
+                passed = not m.fails_unchanged and (f is None or (f < target if below else f > target))
                 detail = margin_line(m, where=False)
                 t_s = m.failure.t_s if m.failure is not None and not passed else None
                 out.append(CheckResult(name, check, passed, t_s, detail, expected, f, target, m.unit))

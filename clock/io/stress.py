@@ -22,6 +22,7 @@ from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelTrace, levels
 from ..core.stress import (
     AXES,
+    UNCHANGED,
     Failure,
     Line,
     LineMargin,
@@ -199,7 +200,7 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]]]:
         outcomes.append(unchanged)
         if unchanged.n_failed:
             first = failure_of(unchanged.unsatisfied[0])
-            found.append([(0, first) for _ in task.lines])
+            found.append([(UNCHANGED, first) for _ in task.lines])
         else:
             found.append([_line_failure(changed, line, setting, unchanged) for line in task.lines])
     return outcomes, found

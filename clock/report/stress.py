@@ -47,6 +47,7 @@ def _margin_dict(m: LineMargin) -> dict[str, Any]:
         "first_failure": m.first_failure,
         "range_end": m.range_end,
         "margin_fraction": m.margin_fraction,
+        "fails_unchanged": m.fails_unchanged,
         "failure": None
         if f is None
         else {
