@@ -18,7 +18,9 @@ Each direction of an axis is a :class:`Line`: its values ordered from the
 unchanged recording outward (gain has two, ``down`` and ``up``). A line
 holds up to the value before its first failure. Failures are judged by
 :func:`clock.core.derive.judge`, the same count ``derive`` gives its own
-recommendation's replay (so a new outcome there is one here). Along a line,
+recommendation's replay (so a new outcome there is one here), and a beat
+the voice spoke in that the change hides under the floor (the judge calls
+it silent) fails too (:func:`unheard`). Along a line,
 the first failing value is found by stepping or by bisection (the default):
 the transforms are nested (a louder noise is the same noise scaled, a
 higher loss drops the packets of a lower one and more), so failures grow
