@@ -117,9 +117,15 @@ def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path):
     first = next(
         v
         for v in values
-        if truth_fails(obs, clock.levels(np.clip(x + (noise * 10 ** (v / 20)).astype(np.float32), -1, 1), rate))
+        if truth_fails(obs, clock.levels(np.clip(x + noise * np.float32(10 ** (v / 20)), -1, 1), rate))
     )
     assert m.first_failure == first
+    # Its first failure is a noise bump over the floor after the clock declared quiet (it counts as speech), or a
+    # stall; a dB past the floor's level, every window of the noise is over it and the beat stalls.
+    assert m.failure is not None and m.failure.outcome in ("premature", "stalled")
+    above = clock.levels(np.clip(x + noise * np.float32(10 ** (math.ceil(floor_dbfs + 1) / 20)), -1, 1), rate)
+    found = clock.beats(above, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    assert [b.outcome for b in found] == ["stalled"]
     assert run(tmp_path, axes=["noise"], search="step").settings == result.settings
 
 

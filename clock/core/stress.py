@@ -393,10 +393,10 @@ def recording_seed(seed: int, name: str) -> int:
     return (int(seed) * 1_000_003 + zlib.crc32(name.encode("utf-8"))) % 2**63
 
 
-def pink_noise(n: int, sample_rate_hz: int, *, seed: int) -> NDArray[np.float64]:
+def pink_noise(n: int, sample_rate_hz: int, *, seed: int) -> NDArray[np.float32]:
     """``n`` samples of pink noise (power 1/f above :data:`PINK_LOW_HZ`, nothing below), RMS 1, seeded."""
     if n == 0:
-        return np.zeros(0)
+        return np.zeros(0, np.float32)
     rng = np.random.default_rng(seed)
     size = 1 << max(0, (n - 1).bit_length())  # a power of two: the FFT of any length is fast
     spectrum = np.fft.rfft(rng.standard_normal(size))
@@ -406,7 +406,7 @@ def pink_noise(n: int, sample_rate_hz: int, *, seed: int) -> NDArray[np.float64]
     shape[keep] = 1.0 / np.sqrt(f[keep])
     x = np.fft.irfft(spectrum * shape, size)[:n]
     rms = float(np.sqrt(np.mean(x * x)))
-    return x / rms if rms > 0 else x
+    return (x / rms if rms > 0 else x).astype(np.float32)
 
 
 def apply_gain(samples: NDArray[np.float32], gain_db: float) -> NDArray[np.float32]:
@@ -415,10 +415,10 @@ def apply_gain(samples: NDArray[np.float32], gain_db: float) -> NDArray[np.float
     return np.clip(samples * g, np.float32(-1.0), np.float32(1.0))
 
 
-def add_noise(samples: NDArray[np.float32], unit_noise: NDArray[np.float64], level_dbfs: float) -> NDArray[np.float32]:
+def add_noise(samples: NDArray[np.float32], unit_noise: NDArray[np.float32], level_dbfs: float) -> NDArray[np.float32]:
     """The samples with ``unit_noise`` (RMS 1) added at an RMS of ``level_dbfs``, clipped to full scale."""
-    scale = 10.0 ** (level_dbfs / 20.0)
-    return np.clip(samples + (unit_noise * scale).astype(np.float32), np.float32(-1.0), np.float32(1.0))
+    scale = np.float32(10.0 ** (level_dbfs / 20.0))
+    return np.clip(samples + unit_noise * scale, np.float32(-1.0), np.float32(1.0))
 
 
 def stretch_gaps(

@@ -93,7 +93,7 @@ class _Changed:
         self.task = task
         self.seed = recording_seed(task.seed, task.obs.name)
         self._samples: NDArray[np.float32] | None = None
-        self._noise: NDArray[np.float64] | None = None
+        self._noise: NDArray[np.float32] | None = None
         self._encoded: Encoded | None = None
         self._memo: dict[tuple[Any, ...], tuple[Observation, Callable[[float], float] | None]] = {}
 
