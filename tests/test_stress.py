@@ -416,3 +416,13 @@ def test_report_has_a_robustness_section_when_asked(cli, tmp_path):
     assert '<section id="stress">' in page and 'href="#stress"' in page
     assert "first failure at -11 dB" in page
     assert "robustness-gain-down" in page  # the [robustness] check, as check counts it
+
+
+def test_without_beats_nothing_is_claimed(cli, tmp_path):
+    recording(tmp_path, "a", WORDS)
+    (tmp_path / "a.events.jsonl").write_text(json.dumps({"type": "prompt", "t_ms": 100}))
+    result = cli("stress", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["recordings"] == [] and all(s["margins"] == [] for s in doc["settings"])
+    assert "nothing to replay" in cli("stress", tmp_path).stdout

@@ -244,7 +244,7 @@ def stress_observations(
     """
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
-    todo_lines = axis_lines(tick_s=tick_s, axes=axes)
+    todo_lines = axis_lines(tick_s=tick_s, axes=axes) if pairs else ()  # nothing to replay: no margin to claim
     tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache) for s, o in pairs]
     done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
     out = []

@@ -19,6 +19,8 @@ def _heading(s: SettingStress) -> str:
 def stress_text(result: StressResult) -> str:
     """Per setting: its unchanged replay, one line per axis direction, and the line that limits it."""
     n = len(result.recordings)
+    if n == 0:
+        return "stress: no recording has beats (an event log with a terminal response): nothing to replay\n"
     out = [
         f"stress over {n} recording{'s' if n != 1 else ''} with beats ({result.search}, seed {result.seed}); "
         "each line from the recordings as they are outward, to its first failing beat"
