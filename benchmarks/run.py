@@ -25,6 +25,11 @@ Sections (all inputs are generated into a temporary folder, removed at the end):
 ``cache``
     ``speechclock check`` and ``derive`` on a corpus of WebM/Opus recordings:
     a cold run (empty cache) against a warm one, whole processes.
+``stress``
+    ``speechclock stress`` (every axis, the committed setting and the
+    recommendation) against one ``speechclock derive`` of the same 10
+    WebM/Opus recordings, whole processes, both cold (no cache) on
+    ``--jobs 2``; the progress bar off.
 ``dask``
     ``clock.load_corpus`` of 200 WebM/Opus recordings on a running
     ``distributed.LocalCluster`` of 1 and of 2 worker processes (startup not
@@ -349,6 +354,20 @@ def bench_compare(tmp: Path, repeat: int, n: int, seconds: float) -> None:
     row("compare", "compare / cold derive", f"{ratio:.1f}x", "<= 10x", ratio <= 10)
 
 
+def bench_stress(tmp: Path, n: int, seconds: float) -> None:
+    print(f"stress: {n} WebM/Opus recordings of {seconds:g} s, every axis, against one derive (cold, --jobs 2)")
+    corpus = write_opus_corpus(tmp / "stress-corpus", n, seconds, distinct=n)
+    (corpus / "speechclock.toml").write_text("[thresholds]\nfloor = 0.003\nquiet_s = 2.5\n")
+    run_process([PY, "-m", "clock", "--version"])
+    times = {}
+    for command in ("derive", "stress"):
+        cmd = [PY, "-m", "clock", command, str(corpus), "--no-progress", "--no-cache", "--jobs", "2"]
+        times[command] = run_process(cmd)[0]
+        row("stress", f"speechclock {command}, {n} recordings, --jobs 2", f"{times[command]:.2f} s")
+    ratio = times["stress"] / times["derive"]
+    row("stress", "stress / derive", f"{ratio:.1f}x", "<= 20x", ratio <= 20)
+
+
 def _peak_mb() -> float:
     """This process's peak resident memory (VmHWM: since its exec)."""
     with open("/proc/self/status") as f:
@@ -419,7 +438,7 @@ def markdown(machine: str, command: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="levels,sweep,cache,dask,compare", help="comma-separated sections")
+    parser.add_argument("--only", default="levels,sweep,cache,stress,dask,compare", help="comma-separated sections")
     parser.add_argument("--repeat", type=int, default=3, help="runs per whole-process measure (median)")
     parser.add_argument("--minutes", type=float, default=60, help="length of the levels WAV")
     parser.add_argument(
@@ -427,6 +446,8 @@ def main() -> None:
     )
     parser.add_argument("--cache-recordings", type=int, default=20)
     parser.add_argument("--cache-seconds", type=float, default=120)
+    parser.add_argument("--stress-recordings", type=int, default=10)
+    parser.add_argument("--stress-seconds", type=float, default=120)
     parser.add_argument("--dask-recordings", type=int, default=200)
     parser.add_argument("--dask-seconds", type=float, default=20)
     parser.add_argument("--compare-recordings", type=int, default=10)
@@ -446,6 +467,8 @@ def main() -> None:
             bench_sweep(args.repeat)
         if "cache" in sections:
             bench_cache(tmp, args.repeat, args.cache_recordings, args.cache_seconds)
+        if "stress" in sections:
+            bench_stress(tmp, args.stress_recordings, args.stress_seconds)
         if "dask" in sections:
             bench_dask(tmp, args.dask_recordings, args.dask_seconds)
         if "compare" in sections:

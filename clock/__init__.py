@@ -26,6 +26,7 @@ Examples
 >>> clock.check_counts(results)                                    # doctest: +SKIP
 >>> rec = corpus.recordings[0]                                     # doctest: +SKIP
 >>> clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)   # doctest: +SKIP
+>>> clock.stress(corpus, axes=["gain", "noise"])                   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from .core.derive import (
 from .core.events import Event, EventLog, Label
 from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
 from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
+from .core.stress import Failure, LineMargin, SettingStress, StressResult
 from .core.sweep import SweepPoint, SweepResult, grid, sweep
 from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from .errors import (
@@ -101,6 +103,9 @@ _LAZY = {
     "plot_beat_timeline": "clock.report.plot",
     "to_frame": "clock.frames",
     "check": "clock.api",
+    "stress": "clock.io.stress",
+    "plot_stress": "clock.report.plot",
+    "stress_text": "clock.report.stress",
 }
 
 __all__ = [
@@ -118,11 +123,13 @@ __all__ = [
     "Event",
     "EventLog",
     "EventLogError",
+    "Failure",
     "FloorAnalysis",
     "InvalidParameterError",
     "InvalidSignalError",
     "Label",
     "LevelTrace",
+    "LineMargin",
     "Margins",
     "Observation",
     "Outcome",
@@ -133,9 +140,11 @@ __all__ = [
     "ReplayBeat",
     "Segment",
     "Segmentation",
+    "SettingStress",
     "SignalSummary",
     "SpeechClockError",
     "SpeechClockWarning",
+    "StressResult",
     "SweepPoint",
     "SweepResult",
     "Thresholds",

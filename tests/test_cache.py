@@ -321,7 +321,7 @@ def test_a_url_is_keyed_by_its_stores_content_tag(store, monkeypatch):
 
 
 def test_corpus_commands_take_the_scale_options(cli):
-    for command in ("derive", "check", "sweep", "report"):
+    for command in ("derive", "check", "sweep", "report", "stress"):
         text = cli(command, "--help").stdout
         assert "--scheduler" in text and "--cache DIR" in text and "--no-cache" in text and "--jobs" in text
 

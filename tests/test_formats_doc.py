@@ -80,6 +80,9 @@ def outputs(tmp_path_factory) -> dict[str, object]:
         "`sweep`": json.loads(
             run("sweep", RECORDINGS, "--floors", "0.003", "--quiet-times", "2.5", "--format", "json")
         ),
+        "`stress`": json.loads(
+            run("stress", RECORDINGS, "--axes", "pause", "--quiet-time", "2.3", "--no-recommended", "--format", "json")
+        ),
     }
 
 
@@ -135,6 +138,7 @@ def test_every_field_other_corpora_write_is_documented(other_outputs, heading):
         "`check`",
         "`baseline.json`",
         "`sweep`",
+        "`stress`",
     ],
 )
 def test_every_field_written_is_documented_in_its_section(outputs, heading):

@@ -75,10 +75,11 @@ def test_no_option_is_the_ambiguous_quiet():
     # --quiet was a quiet time, a range and a progress switch; now --quiet-time, --quiet-times, --no-progress.
     options = _options()
     assert "--quiet" not in options and "-q" not in options
-    corpus_commands = {"derive", "check", "sweep", "report", "compare"}
+    corpus_commands = {"derive", "check", "sweep", "report", "compare", "stress"}
     assert {c for c, _ in options["--no-progress"]} == corpus_commands
     assert {c for c, _ in options["--quiet-times"]} == {"sweep", "report"}
-    assert {c for c, _ in options["--quiet-time"]} == {"segments", "beats", "plot", "derive", "check", "report"}
+    with_quiet_time = {"segments", "beats", "plot", "derive", "check", "report", "stress"}
+    assert {c for c, _ in options["--quiet-time"]} == with_quiet_time
 
 
 def test_every_time_option_takes_mm_ss():

@@ -18,6 +18,7 @@ from .compare import compare
 from .derive import check, derive
 from .levels import info, levels
 from .options import Group
+from .stress import stress
 from .tune import plot, report, sweep
 
 __all__ = ["main", "run"]
@@ -34,7 +35,7 @@ def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value
 
 
-for command in (levels, info, segments, beats, derive, check, sweep, plot, report, compare):
+for command in (levels, info, segments, beats, derive, check, sweep, plot, report, compare, stress):
     if command is not info:  # every command that writes files
         command.params.append(
             click.Option(

@@ -14,6 +14,7 @@ from ..core.compare import EndpointerResult, FrameDecisions, compare_endpointers
 from ..core.derive import derive as derive_thresholds
 from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
+from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
 from .options import corpus_options, load_corpus, output_option
 from .scale import scale_settings
@@ -69,7 +70,7 @@ def compare(
         if fmt == "json":
             out.write(json_text(compare_dict(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
         else:
-            out.write(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped))
+            out.write(printable(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
 
 
 def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:

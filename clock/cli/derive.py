@@ -24,12 +24,21 @@ from ..report.junit import junit_xml
 from ..report.text import check_summary, check_text, derive_dict, derive_markdown, derive_text, not_applicable_lines
 from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
+from .stress import robust_prefer, robustness_results
 
 
 @click.command()
 @corpus_options
 @candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
+@click.option(
+    "--prefer",
+    type=click.Choice(["evidence", "robust"]),
+    default="evidence",
+    show_default=True,
+    help="robust: among the settings that replay right, the one with the widest smallest margin "
+    "(speechclock stress), naming the axis that limits it.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -52,6 +61,7 @@ def derive(
     no_progress: bool,
     lenient: bool,
     by: str | None,
+    prefer: str,
     fmt: str,
     plot_path: Path | None,
     output: Path | None,
@@ -74,7 +84,14 @@ def derive(
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     found = [
-        derive_thresholds(members, margins=cfg.margins, group=name, compare=compare, compare_label=label)
+        derive_thresholds(
+            members,
+            margins=cfg.margins,
+            group=name,
+            compare=compare,
+            compare_label=label,
+            prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+        )
         for name, members in groups.items()
     ]
     committed = corpus.config.thresholds if corpus.config.path is not None else None
@@ -166,7 +183,7 @@ def check(
             require_config=not allow_defaults,
         )
         obs = list(corpus.observations)
-        cfg, _ = with_candidate(corpus.config, opts)
+        cfg, label = with_candidate(corpus.config, opts)
         source = config_source(cfg, opts)
         base_path = baseline if baseline is not None else cfg.baseline_path
         base = read_baseline(base_path)
@@ -184,6 +201,7 @@ def check(
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
             click.echo(printable(f"wrote {base_path} ({len(base)} recordings)"), err=True)
         results = check_config(cfg, obs, base, page=corpus.config)
+        results += robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress)
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
         raise

@@ -44,6 +44,7 @@ from .options import (
     with_candidate,
 )
 from .shared import allow_defaults_option, baseline_option, config_source, figure_format, save_figure_file
+from .stress import report_stress, robustness_results
 
 
 def _range(check: Any) -> Any:
@@ -330,6 +331,12 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
     metavar="NAMES",
     help="Also compare other endpointers (as speechclock compare --endpointers NAMES; all: every one).",
 )
+@click.option(
+    "--stress",
+    "with_stress",
+    is_flag=True,
+    help="Also a Robustness section: speechclock stress of the setting and the recommendation (every axis).",
+)
 @output_file("report.html (one self-contained file, written atomically).", required="report.html")
 def report(
     recordings: tuple[Path, ...],
@@ -342,6 +349,7 @@ def report(
     allow_defaults: bool,
     baseline: Path | None,
     endpointers: str | None,
+    with_stress: bool,
     output: Path,
     **opts: Any,
 ) -> None:
@@ -392,7 +400,7 @@ def report(
         sections.append(RecordingSection(rec.name, found, images))
     checks = check_config(
         cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path), page=corpus.config
-    )
+    ) + robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress)
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
@@ -411,6 +419,9 @@ def report(
         ],
         agreements=[(o.name, o.agreement) for o in obs],
         endpointers=None if endpointers is None else _endpointers_part(corpus, names, skipped, jobs, no_progress),
+        stress=report_stress(corpus, cfg, label, derivation, jobs=jobs, no_progress=no_progress)
+        if with_stress
+        else None,
     )
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(page)

@@ -134,6 +134,7 @@ __all__ = [
     "classify_ticks",
     "derive",
     "equivalents",
+    "judge",
     "recording_levels",
 ]
 
@@ -148,8 +149,9 @@ _EPS_S = 1e-9
 _CLEAR_S = 1e-6
 
 #: Chooses among the settings that end every beat right, given as (floor, quiet_s, onset_timeout_s) in the
-#: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend.
-Prefer = Callable[[Sequence[tuple[float, float, float]]], int]
+#: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend
+#: and a note for the floor's rule (``derive --prefer robust``: :func:`clock.io.stress.robust_preference`).
+Prefer = Callable[[list[tuple[float, float, float]]], tuple[int, str]]
 
 
 def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_s: float) -> int:
@@ -248,18 +250,20 @@ def _search(
     """The first candidate floor at which a setting ends every beat right; else the one failing fewest beats.
 
     With ``strict``, only a setting that ends every beat right is returned
-    (else None). With ``prefer``, every candidate floor is tried and
-    ``prefer`` picks among the settings that end every beat right (see
-    :func:`derive`).
+    (else None). With ``prefer``, the settings of the primary floors that
+    end every beat right are handed to it (an extended floor only when no
+    primary one does), and it picks one (see :func:`derive`).
     """
     delay = _prompt_delay(corpus, members)
     best: _Setting | None = None
     right: list[_Setting] = []
     for n, (floor, is_extended) in enumerate([(f, False) for f in primary] + [(f, True) for f in extended]):
+        if right and is_extended:
+            break
         setting, c = _evaluate(corpus, members, floor, delay)
         setting = replace(setting, extended=is_extended)
         if setting.failures == 0:
-            if prefer is None:
+            if prefer is None or is_extended:
                 return setting
             right.append(setting)
             continue
@@ -276,7 +280,8 @@ def _search(
             break
     if right:
         assert prefer is not None
-        return right[prefer([(r.floor, r.quiet_s, r.onset_timeout_s) for r in right])]  # type: ignore[misc]
+        pick, note = prefer([(r.floor, r.quiet_s, r.onset_timeout_s) for r in right])  # type: ignore[misc]
+        return replace(right[pick], note=note)
     return best
 
 
@@ -307,7 +312,10 @@ def derive(
         Chooses among the candidate settings that end every beat right (see
         :data:`Prefer`): it gets them as (floor, quiet_s, onset_timeout_s),
         in the engine's order (the first is what it would recommend), and
-        returns the index of the one to recommend. Without it, the first.
+        returns the index of the one to recommend and a note for the floor's
+        rule. Without it, the first. The leave-one-out runs (stability,
+        held-out) keep the engine's order: a preference may look at every
+        recording, the one left out too.
     held_out : bool
         Also derive without each recording with an event log in turn and
         replay the result on it (``Derivation.held_out``).
@@ -331,7 +339,7 @@ def derive(
     members = list(range(len(obs)))
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
     if held_out:
-        found = replace(found, held_out=_held_out(corpus, members, group, prefer))
+        found = replace(found, held_out=_held_out(corpus, members, group))
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
@@ -463,6 +471,8 @@ def _derive(
                 "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
                 "no narration's end (the windows do not all meet)"
             )
+        elif chosen.note:
+            floor_rule += f", rounded to 2 significant digits; {chosen.note}"
         elif floor != primary[0]:
             floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
         else:
@@ -498,28 +508,28 @@ def _derive(
             notes.append(f"thin evidence: {_count(n, what)} (fewer than {need})")
     stab: tuple[Stability, ...] = ()
     if stability:
-        stab = _stability(corpus, members, group, floor_ev, gaps_ev, onsets_ev, prefer)
+        stab = _stability(corpus, members, group, floor_ev, gaps_ev, onsets_ev)
     return Derivation(
         group, tuple(obs[i].name for i in members), floor_ev, gaps_ev, onsets_ev, outcome, stab, tuple(notes)
     )
 
 
-def _without(corpus: _Corpus, members: list[int], left: int, group: str, prefer: Prefer | None) -> Derivation:
+def _without(corpus: _Corpus, members: list[int], left: int, group: str) -> Derivation:
     """The derivation without one recording (once per corpus: the stability and held-out runs share it)."""
     rest = tuple(i for i in members if i != left)
     if rest not in corpus.without:
-        corpus.without[rest] = _derive(corpus, list(rest), group, stability=False, prefer=prefer)
+        corpus.without[rest] = _derive(corpus, list(rest), group, stability=False)
     return corpus.without[rest]
 
 
-def _held_out(corpus: _Corpus, members: list[int], group: str, prefer: Prefer | None) -> HeldOut | None:
+def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None:
     """Leave each recording with beats out in turn, derive from the rest, replay the result on it (decide)."""
     logged = [i for i in members if corpus.obs[i].has_beats]
     if len(members) < 2 or not logged:
         return None
     found = []
     for i in logged:
-        floor, quiet, timeout = _without(corpus, members, i, group, prefer).setting
+        floor, quiet, timeout = _without(corpus, members, i, group).setting
         name = corpus.obs[i].name
         if floor is None or quiet is None or timeout is None:
             found.append(HeldOutRecording(name, floor, quiet, timeout, 0, False, ()))
@@ -536,6 +546,42 @@ def _held_out(corpus: _Corpus, members: list[int], group: str, prefer: Prefer | 
     return HeldOut(len(found), sum(r.right for r in found), tuple(found))
 
 
+def judge(
+    observations: Sequence[Observation],
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float,
+    margins: Margins | None = None,
+) -> Outcome:
+    """One setting replayed over recordings and counted as :func:`derive` counts its recommendation's replay.
+
+    The one judge of a replay: ``derive`` (its recommendation and the
+    compared setting) and ``stress`` (every transformed corpus) both count
+    outcomes here.
+    """
+    obs = list(observations)
+    margins = margins or Margins()
+    corpus = _Corpus(obs, _LazyLevels(obs, margins), [], [], margins)  # type: ignore[arg-type]
+    return _replay_outcome(corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s)
+
+
+class _LazyLevels(Sequence[RecordingLevels]):
+    """A recording's levels, computed only when a failing beat's reason needs them."""
+
+    def __init__(self, obs: list[Observation], margins: Margins) -> None:
+        self._obs, self._margins = obs, margins
+        self._done: dict[int, RecordingLevels] = {}
+
+    def __len__(self) -> int:
+        return len(self._obs)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        if i not in self._done:
+            self._done[i] = recording_levels(self._obs[i], self._margins)[0]
+        return self._done[i]
+
+
 def _stability(
     corpus: _Corpus,
     members: list[int],
@@ -543,7 +589,6 @@ def _stability(
     floor_ev: FloorEvidence,
     gaps_ev: GapEvidence,
     onsets_ev: OnsetEvidence,
-    prefer: Prefer | None = None,
 ) -> tuple[Stability, ...]:
     """Leave the driving recording of each number out and derive again."""
     names = {corpus.obs[i].name: i for i in members}
@@ -557,7 +602,7 @@ def _stability(
     without: dict[str, Derivation] = {}
     for driver in (floor_driver, quiet_driver, onset_driver):
         if driver is not None and driver not in without and len(members) > 1:
-            without[driver] = _without(corpus, members, names[driver], group, prefer)
+            without[driver] = _without(corpus, members, names[driver], group)
 
     def entry(quantity: str, value: float | None, driver: str | None, pick: int) -> Stability:
         other = without.get(driver) if driver is not None else None

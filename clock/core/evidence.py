@@ -422,6 +422,8 @@ class _Setting:
     failures: int
     quiet_rule: str
     extended: bool = False
+    #: What ``derive(prefer=...)`` said of its pick (for the floor's rule).
+    note: str = ""
 
 
 @dataclass

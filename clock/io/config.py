@@ -29,6 +29,13 @@ Example::
     align_log = false        # shift the log by the estimated offset when the start is uncertain
     search_s = 1.0           # the offset search spans +-search_s seconds (at most 10)
 
+    [robustness]             # check fails when a margin (speechclock stress) is smaller
+    min_gain_db = 6          # the voice may be 6 dB quieter (min_gain_up_db: louder)
+    max_noise_dbfs = -50     # pink room noise up to -50 dBFS
+    min_bitrate_kbps = 16    # an Opus re-encode down to 16 kb/s, DTX off and on
+    max_loss_pct = 5         # 5 % of 20 ms packets lost, at random and in bursts
+    min_pause_ms = 200       # every narration gap 200 ms longer
+
     [recordings."tour.webm"]
     voice = "alloy"
     model = "gpt-realtime"
@@ -59,6 +66,7 @@ from ..core.agreement import MAX_SEARCH_S
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
 from ..core.levels import parse_period
+from ..core.stress import ROBUSTNESS
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_bounded
 from ..errors import ConfigError, InvalidParameterError
 from .files import MAX_CONFIG_BYTES, read_text
@@ -78,6 +86,7 @@ _THRESHOLD_KEYS = {
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
 _RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+_ROBUSTNESS_KEYS = {name: _NUMBER for name in ROBUSTNESS}
 _AGREEMENT_KEYS = {
     "lossless_tolerance": _NUMBER,
     "recorder_tolerance": _NUMBER,
@@ -147,6 +156,9 @@ class Config:
         File name -> metadata (``voice``, ``model``, ``notes``, ``beats``, ...).
     agreement : AgreementConfig
         Tolerances for page-logged levels.
+    robustness : dict
+        ``[robustness]``: key (:data:`clock.core.stress.ROBUSTNESS`) -> the
+        value each recording's margin must reach (``check`` stresses them).
     """
 
     path: Path | None = None
@@ -155,6 +167,7 @@ class Config:
     baseline: Baseline = field(default_factory=lambda: Baseline(None))
     recordings: dict[str, dict[str, Any]] = field(default_factory=dict)
     agreement: AgreementConfig = field(default_factory=AgreementConfig)
+    robustness: dict[str, float] = field(default_factory=dict)
 
     @property
     def baseline_path(self) -> Path:
@@ -208,11 +221,11 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         raise ConfigError(f"{p}: not valid TOML (arrays or tables nested too deeply)") from None
     except ValueError:  # an integer of more than 4300 digits
         raise ConfigError(f"{p}: not valid TOML (a number too long to read)") from None
-    unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings", "agreement"}
+    unknown = set(doc) - {"thresholds", "margins", "baseline", "recordings", "agreement", "robustness"}
     if unknown:
         raise ConfigError(
             f"{p}: unknown table or key '{sorted(unknown)[0]}' "
-            "(known: agreement, baseline, margins, recordings, thresholds)"
+            "(known: agreement, baseline, margins, recordings, robustness, thresholds)"
         )
     th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
     if "tick_s" in th:
@@ -263,7 +276,13 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         bool(agree.get("align_log", defaults.align_log)),
         float(agree.get("search_s", defaults.search_s)),
     )
-    return Config(p, thresholds, margin_values, baseline, recordings, agreement)
+    robust = _table(doc.get("robustness", {}), "robustness", _ROBUSTNESS_KEYS, p)
+    for key, value in robust.items():
+        low, high = ROBUSTNESS[key][3:]
+        if not low <= value <= high:
+            raise ConfigError(f"{p}: key 'robustness.{key}': must be in [{low:g}, {high:g}], got {value!r}")
+    robustness = {key: float(robust[key]) for key in ROBUSTNESS if key in robust}
+    return Config(p, thresholds, margin_values, baseline, recordings, agreement, robustness)
 
 
 @contextmanager

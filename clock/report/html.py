@@ -55,6 +55,8 @@ SECTIONS = (
 )
 #: The section ``report --compare`` adds after the sweep.
 COMPARE_SECTION = ("compare", "Other endpointers")
+#: The section ``report --stress`` adds after the sweep.
+STRESS_SECTION = ("stress", "Robustness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +154,7 @@ def render_report(
     sweep_images: Sequence[tuple[str, str]] = (),
     agreements: Sequence[tuple[str, Agreement | None]] = (),
     endpointers: EndpointersPart | None = None,
+    stress: tuple[str, str] | None = None,
 ) -> str:
     """The report as one HTML string.
 
@@ -176,6 +179,9 @@ def render_report(
     endpointers : EndpointersPart, optional
         ``report --compare``: other endpointers beside the level clock (a
         section of its own, after the sweep).
+    stress : (data URI, text), optional
+        ``speechclock stress``'s figure and text (``report --stress``): a
+        Robustness section after the sweep.
     """
     import jinja2
     from markupsafe import Markup
@@ -215,8 +221,9 @@ def render_report(
         undefined=jinja2.StrictUndefined,
     )
     shown = list(SECTIONS)
-    if endpointers is not None:
-        shown.insert([i for i, _ in shown].index("sweep") + 1, COMPARE_SECTION)
+    after_sweep = [i for i, _ in shown].index("sweep") + 1
+    extra = ((STRESS_SECTION, stress), (COMPARE_SECTION, endpointers))
+    shown[after_sweep:after_sweep] = [section for section, part in extra if part is not None]
     page = env.get_template("report.html.j2").render(
         title=title,
         sections=shown,
@@ -228,6 +235,8 @@ def render_report(
             "image": endpointers.image,
             "skipped": list(endpointers.skipped),
         },
+        stress_image=None if stress is None else stress[0],
+        stress_text=None if stress is None else stress[1],
         agreement_table=_agreement_table(agreements),
         verdict=verdict,
         failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],

@@ -27,6 +27,7 @@ from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
 from ..core.segments import Segmentation
+from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,6 +40,7 @@ __all__ = [
     "plot_beat_timeline",
     "plot_evidence",
     "plot_recording",
+    "plot_stress",
     "plot_sweep_heatmap",
     "plot_tradeoff",
     "save_figure",
@@ -707,4 +709,41 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
     ax.set_ylabel("beats failed (premature, stalled, missed onset)")
     ax.set_title("each endpointer at its tuned silence duration")
     ax.set_ylim(-1, max((r.n_failed for r in shown), default=0) + 1)
+    return fig
+
+
+def plot_stress(result: StressResult) -> Figure:
+    """The margins of each setting side by side: one row per axis direction, the held share, the break marked.
+
+    Each row spans its line from the recordings as they are (left) to the
+    end of its range (right); a bar shows how far each setting holds, and a
+    cross marks its first failing value, labelled with the value.
+    """
+    rows = [m.name for m in result.settings[0].margins] if result.settings else []
+    n_set = max(1, len(result.settings))
+    fig = _figure(figsize=(9.0, 1.0 + 0.45 * max(1, len(rows)) * n_set))
+    ax = fig.add_subplot(1, 1, 1)
+    colours = ("tab:blue", "tab:orange", "tab:green")
+    height = 0.8 / n_set
+    for k, s in enumerate(result.settings):
+        colour = colours[k % len(colours)]
+        for r, m in enumerate(s.margins):
+            y = r + (k - (n_set - 1) / 2) * height
+            ax.barh(y, m.margin_fraction, height=height * 0.9, color=colour, alpha=0.7,
+                    label=f"{s.label} (floor {s.floor:g}, quiet {s.quiet_s:g} s)" if r == 0 else None)  # fmt: skip
+            if m.first_failure is not None:
+                ax.plot([m.margin_fraction], [y], marker="x", color="tab:red", markersize=8)
+                _text(ax, m.margin_fraction + 0.01, y, f"breaks at {m.first_failure:g} {m.unit}",
+                      va="center", fontsize=7)  # fmt: skip
+            else:
+                _text(ax, 1.01, y, held_text(m), va="center", fontsize=7)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.3)
+    ax.set_xlabel("share of each line that holds (left: the recordings as they are; 1: the end of its range)")
+    ax.set_title(f"stress: margins over {len(result.recordings)} recordings (x: first failure)")
+    if result.settings:
+        ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
     return fig

@@ -1,0 +1,166 @@
+"""``speechclock stress``: how far the committed (or a candidate) setting and the recommended one are from breaking."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..core.stress import AXES, SEARCHES
+from ..io.output import atomic_output, json_text
+from ..io.sources import name_of
+from ..io.terminal import printable
+from ..report.stress import stress_dict, stress_text
+from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .scale import scale_settings
+from .shared import figure_format, save_figure_file
+
+
+def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    names = tuple(a.strip() for a in value.split(",") if a.strip())
+    unknown = [a for a in names if a not in AXES]
+    if unknown or not names:
+        raise click.BadParameter(f"{unknown[0] if unknown else value!r}: axes are {', '.join(AXES)}")
+    return tuple(a for a in AXES if a in names)
+
+
+@click.command()
+@corpus_options
+@candidate_options
+@click.option(
+    "--axes",
+    default=",".join(AXES),
+    show_default=True,
+    callback=_axes,
+    help="The changes to try, comma-separated.",
+)
+@click.option(
+    "--search",
+    type=click.Choice(SEARCHES),
+    default="bisect",
+    show_default=True,
+    help="bisect: halve each line to its break point; step: try every value in order (the same break points).",
+)
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True, help="Seeds noise and loss.")
+@click.option(
+    "--recommended/--no-recommended",
+    default=True,
+    show_default=True,
+    help="Also stress derive's recommendation, beside the committed (or candidate) setting.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also save the margins figure (one row per axis, the settings side by side) as .png, .svg or .pdf.",
+)
+@output_option
+def stress(
+    recordings: tuple[Path, ...],
+    config: Path | None,
+    jobs: int,
+    no_progress: bool,
+    lenient: bool,
+    axes: tuple[str, ...],
+    search: str,
+    seed: int,
+    recommended: bool,
+    fmt: str,
+    plot_path: Path | None,
+    output: Path | None,
+    **opts: Any,
+) -> None:
+    """How far the setting is from breaking: RECORDINGS replayed as the world changes.
+
+    Each recording with an event log is changed along each axis (voice gain
+    -18..+12 dB, pink room noise -80..-35 dBFS, an Opus re-encode at
+    64..6 kb/s with DTX off and on, 1..20 % of 20 ms packets lost at random
+    and in bursts, narration gaps up to 400 ms longer), outward from the
+    recording as it is, and the committed setting (or a candidate given
+    with --floor, --quiet-time, --onset-timeout) and derive's recommendation
+    are replayed until the first beat goes wrong. Seeded: the same run gives
+    the same bytes, with any --jobs.
+    """
+    from ..io.stress import settings_for
+
+    if plot_path is not None:
+        figure_format(plot_path, "--plot")
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
+    cfg, label = with_candidate(corpus.config, opts)
+    settings = settings_for(
+        corpus.observations, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended
+    )
+    result = run_stress(corpus, cfg, settings, jobs=jobs, no_progress=no_progress, axes=axes, search=search, seed=seed)
+    if plot_path is not None:
+        from ..report.plot import plot_stress
+
+        save_figure_file(plot_stress(result), plot_path, corpus.inputs, "--plot")
+    with atomic_output(output, inputs=corpus.inputs) as out:
+        out.write(json_text(stress_dict(result)) if fmt == "json" else printable(stress_text(result)))
+
+
+def run_stress(corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, **options: Any) -> Any:
+    """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar."""
+    from ..io.stress import stress_observations, usable_cache
+    from ..io.workers import Workers
+
+    sources = [r.info.path for r in corpus.recordings]
+    obs = list(corpus.observations)
+    scheduler, cache = scale_settings()
+    where = Workers(jobs=jobs, scheduler=scheduler)
+    run: dict[str, Any] = {"margins": cfg.margins, "workers": where, "cache": usable_cache(cache, scheduler), **options}
+    names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
+    if no_progress or not sys.stderr.isatty() or not names:
+        return stress_observations(sources, obs, settings, **run)
+    bar: Any
+    with click.progressbar(length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or "") as bar:
+        return stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)
+
+
+def robustness_results(corpus: Any, cfg: Any, label: str, *, jobs: int, no_progress: bool) -> list[Any]:
+    """``check``'s results for the config's ``[robustness]`` table (none without one)."""
+    from ..core.stress import robustness_axes, robustness_checks
+
+    if not cfg.robustness:
+        return []
+    th = cfg.thresholds
+    setting = [(label, th.floor, th.quiet_s, th.onset_timeout_s)]
+    axes = robustness_axes(cfg.robustness)
+    result = run_stress(corpus, cfg, setting, jobs=jobs, no_progress=no_progress, axes=axes)
+    names = [o.name for o in corpus.observations]
+    return robustness_checks(result.settings[0], result.recordings, cfg.robustness, all_names=names)
+
+
+def robust_prefer(corpus: Any, members: list[Any], cfg: Any, *, jobs: int) -> Any:
+    """``derive --prefer robust`` for one group of observations (their recordings stressed where --jobs says)."""
+    from ..io.stress import robust_preference, usable_cache
+    from ..io.workers import Workers
+
+    where = {id(o): r.info.path for r, o in zip(corpus.recordings, corpus.observations)}
+    scheduler, cache = scale_settings()
+    return robust_preference(
+        [where[id(o)] for o in members],
+        members,
+        margins=cfg.margins,
+        workers=Workers(jobs=jobs, scheduler=scheduler),
+        cache=usable_cache(cache, scheduler),
+    )
+
+
+def report_stress(
+    corpus: Any, cfg: Any, label: str, derivation: Any, *, jobs: int, no_progress: bool
+) -> tuple[str, str]:
+    """``report --stress``: the margins figure (a data URI) and text of the setting and derive's recommendation."""
+    from ..report.html import png_data_uri
+    from ..report.plot import plot_stress
+
+    th = cfg.thresholds
+    settings = [(label, th.floor, th.quiet_s, th.onset_timeout_s)]
+    floor, quiet, timeout = derivation.setting
+    if floor is not None and quiet is not None and timeout is not None:
+        settings.append(("recommended", floor, quiet, timeout))
+    result = run_stress(corpus, cfg, settings, jobs=jobs, no_progress=no_progress)
+    return png_data_uri(plot_stress(result)), stress_text(result)

@@ -1,0 +1,428 @@
+"""``speechclock stress``: each axis against a construction whose break point is known."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+import clock
+from clock.core.beats import FAILURES
+from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
+from clock.io.stress import stress_observations
+from clock.io.transforms import FRAME, OPUS_RATE_HZ, _libopus, decode, encode, lost_packets
+
+FLOOR, QUIET_S, TIMEOUT_S = 0.003, 2.0, 10.0
+SETTING = [("committed", FLOOR, QUIET_S, TIMEOUT_S)]
+
+
+def tone(freq_hz: float, rms: float, dur_s: float, rate: int) -> np.ndarray:
+    """A steady sine of this RMS with 5 ms ramps."""
+    n = int(round(dur_s * rate))
+    x = math.sqrt(2) * rms * np.sin(2 * np.pi * freq_hz * np.arange(n) / rate)
+    r = int(0.005 * rate)
+    x[:r] *= np.linspace(0, 1, r)
+    x[-r:] *= np.linspace(1, 0, r)
+    return x
+
+
+def recording(
+    folder: Path,
+    name: str,
+    syllables: list[tuple[float, float, float, float]],
+    *,
+    rate: int = 16000,
+    duration_s: float = 9.5,
+    hum_rms: float = 0.0,
+    terminal_s: float = 0.5,
+) -> Path:
+    """A WAV of syllables (start s, length s, RMS, Hz) after one terminal response, with its event log."""
+    x = np.zeros(int(duration_s * rate))
+    for start, length, rms, freq in syllables:
+        y = tone(freq, rms, length, rate)
+        i = int(round(start * rate))
+        x[i : i + y.size] += y
+    if hum_rms:
+        x += math.sqrt(2) * hum_rms * np.sin(2 * np.pi * 100 * np.arange(x.size) / rate)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.wav"
+    sf.write(path, x.astype(np.float32), rate, subtype="FLOAT")
+    (folder / f"{name}.events.jsonl").write_text(json.dumps({"type": "terminal_response", "t_ms": terminal_s * 1000}))
+    return path
+
+
+# Loud words around one quiet syllable (RMS 0.01, 10.5 dB above the floor) with 1 s gaps either side: hidden
+# under the floor, the quiet syllable leaves a 2.4 s gap, past the quiet time of 2 s (a premature end).
+QUIET_SYLLABLE = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (3.3, 0.4, 0.01, 250), (4.7, 0.5, 0.1, 250)]
+#: Loud words with a gap of 1.8 s (the quiet time, 2 s, bridges it with 0.2 s to spare).
+LONG_GAP = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (4.1, 0.5, 0.1, 250)]
+#: Loud words with gaps of 0.3 s.
+WORDS = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (2.6, 0.5, 0.1, 250), (3.4, 0.5, 0.1, 250)]
+
+
+def run(folder: Path, *, axes, search="bisect", setting=SETTING, seed=0):
+    corpus = clock.load_corpus([folder], cache=False)
+    sources = [r.info.path for r in corpus.recordings]
+    return stress_observations(sources, corpus.observations, setting, axes=axes, search=search, seed=seed)
+
+
+def margin(result, name, k=0):
+    return next(m for m in result.settings[k].margins if m.name == name)
+
+
+def truth_fails(obs, trace, events=None) -> bool:
+    """Brute force: the tick-by-tick replay of a changed recording has a failing beat, or a spoken beat goes silent."""
+    events = events or obs.events
+    before = clock.beats(obs.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    after = clock.beats(trace, events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    return any(b.outcome in FAILURES for b in after) or sum(b.outcome == "ok" for b in after) < sum(
+        b.outcome == "ok" for b in before
+    )
+
+
+def test_gain_breaks_the_floor_and_the_hum_where_the_arithmetic_says(tmp_path):
+    # The quiet syllable (RMS 0.01, with a hum of 0.001 under it) falls under the floor 0.003 once the gain is
+    # below 20 log10(0.003 / 0.01005) = -10.5 dB; the hum (RMS 0.001) rises over it above 20 log10(3) = 9.5 dB
+    # and the level never falls under the floor after the last word (a stall).
+    recording(tmp_path, "quiet", QUIET_SYLLABLE, hum_rms=0.001)
+    bisect = run(tmp_path, axes=["gain"])
+    step = run(tmp_path, axes=["gain"], search="step")
+    down, up = margin(bisect, "gain down"), margin(bisect, "gain up")
+    assert (down.holds_to, down.first_failure) == (-10.0, -11.0)
+    assert down.failure is not None and down.failure.outcome == "premature" and down.failure.threshold == "quiet_s"
+    assert (up.holds_to, up.first_failure) == (9.0, 10.0)
+    assert up.failure is not None and up.failure.outcome == "stalled" and up.failure.threshold == "floor"
+    assert step.settings == bisect.settings
+
+
+def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path):
+    recording(tmp_path, "words", WORDS)
+    result = run(tmp_path, axes=["noise"])
+    m = margin(result, "noise")
+    floor_dbfs = 20 * math.log10(FLOOR)  # -50.5 dBFS
+    # Pink noise's level over one analyser window strays about 1 dB from its RMS.
+    assert m.first_failure is not None and abs(m.first_failure - floor_dbfs) <= 1.5
+    # The break point is the tick-by-tick replay's, tried at every level.
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    obs = corpus.observations[0]
+    x, rate = sf.read(corpus.recordings[0].info.path, dtype="float32")
+    noise = pink_noise(x.size, rate, seed=clock.core.stress.recording_seed(0, obs.name))
+    values = lines(tick_s=obs.trace.tick_s, axes=["noise"])[0].values
+    first = next(
+        v
+        for v in values
+        if truth_fails(obs, clock.levels(np.clip(x + noise * np.float32(10 ** (v / 20)), -1, 1), rate))
+    )
+    assert m.first_failure == first
+    # Its first failure is a noise bump over the floor after the clock declared quiet (it counts as speech), or a
+    # stall; a dB past the floor's level, every window of the noise is over it and the beat stalls.
+    assert m.failure is not None and m.failure.outcome in ("premature", "stalled")
+    above = clock.levels(np.clip(x + noise * np.float32(10 ** (math.ceil(floor_dbfs + 1) / 20)), -1, 1), rate)
+    found = clock.beats(above, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    assert [b.outcome for b in found] == ["stalled"]
+    assert run(tmp_path, axes=["noise"], search="step").settings == result.settings
+
+
+def test_codec_breaks_when_libopus_narrows_the_band_below_a_high_syllable(tmp_path):
+    # A syllable at 10 kHz: libopus keeps super-wideband (12 kHz) for a mono voice down to 13 kb/s
+    # (threshold 13.5 kb/s less its 1 kb/s hysteresis), and codes wideband (8 kHz) below: at 12 kb/s the
+    # syllable is gone and the gap it leaves (2.4 s) ends the beat early.
+    syllables = [(1.0, 0.5, 0.1, 300), (1.8, 0.5, 0.1, 300), (3.3, 0.4, 0.03, 10000), (4.7, 0.5, 0.1, 300)]
+    recording(tmp_path, "high", syllables, rate=48000, duration_s=8.0)
+    result = run(tmp_path, axes=["codec"])
+    off, on = margin(result, "codec dtx-off"), margin(result, "codec dtx-on")
+    assert (off.holds_to, off.first_failure) == (13.0, 12.0)
+    assert off.failure is not None and off.failure.outcome == "premature"
+    assert on.first_failure == 12.0
+
+
+def test_pause_breaks_when_the_longest_gap_reaches_the_quiet_time(tmp_path):
+    recording(tmp_path, "gaps", LONG_GAP)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    obs = corpus.observations[0]
+    a = clock.analyse(obs.trace, obs.events, floor=FLOOR)
+    need = a.beats[0].need_s  # the longest quiet the clock bridges (about 1.8 s)
+    tick = obs.trace.tick_s
+    expected_ticks = math.ceil((QUIET_S - need) / tick - 1e-9)  # the first stretch at which that quiet reaches it
+    result = run(tmp_path, axes=["pause"])
+    m = margin(result, "pause")
+    assert m.first_failure == pytest.approx(expected_ticks * tick * 1000, abs=0.05)
+    assert m.failure is not None and m.failure.outcome == "premature"
+    # The failing beat is placed on the unchanged recording's timeline.
+    assert 0 <= m.failure.t_s <= obs.trace.t_s[-1]
+    stretched, events, _ = stretch_gaps(obs.trace, obs.events, floor=FLOOR, extra_ticks=expected_ticks)
+    assert truth_fails(obs, stretched, events)
+    stretched, events, _ = stretch_gaps(obs.trace, obs.events, floor=FLOOR, extra_ticks=expected_ticks - 1)
+    assert not truth_fails(obs, stretched, events)
+
+
+def test_stretch_moves_later_events_and_maps_times_back(tmp_path):
+    recording(tmp_path, "gaps", LONG_GAP)
+    obs = clock.load_corpus([tmp_path], cache=False).observations[0]
+    stretched, events, back = stretch_gaps(obs.trace, obs.events, floor=FLOOR, extra_ticks=6)
+    n_gaps = len([g for g in clock.analyse(obs.trace, obs.events, floor=FLOOR).gaps() if g[3]])
+    assert stretched.n_ticks == obs.trace.n_ticks + 6 * n_gaps
+    assert events.events[0].t_s == obs.events.events[0].t_s  # the terminal response comes before every gap
+    assert back(float(stretched.t_s[-1])) == pytest.approx(float(obs.trace.t_s[-1]))
+
+
+def _reference_decode(packets: list[bytes | None]) -> np.ndarray:
+    """libopus decoding a packet sequence, a missing packet asked for with no data (its own concealment)."""
+    lib = ctypes.CDLL(_libopus()._name)
+    lib.opus_decoder_create.restype = ctypes.c_void_p
+    err = ctypes.c_int()
+    dec = ctypes.c_void_p(lib.opus_decoder_create(48000, 1, ctypes.byref(err)))
+    out = []
+    for p in packets:
+        pcm = (ctypes.c_int16 * 960)()
+        data, size = (None, 0) if p is None else (ctypes.c_char_p(p), len(p))
+        n = lib.opus_decode(dec, data, ctypes.c_int32(size), pcm, ctypes.c_int(960), ctypes.c_int(0))
+        assert n == 960
+        out.append(np.frombuffer(pcm, np.int16).copy())
+    lib.opus_decoder_destroy(dec)
+    return np.concatenate(out)
+
+
+def test_lost_packets_are_concealed_as_libopus_conceals_them():
+    rate = OPUS_RATE_HZ
+    x = np.concatenate([tone(220, 0.1, 0.6, rate), np.zeros(rate // 5), tone(330, 0.05, 0.6, rate)]).astype(np.float32)
+    e = encode(x, rate, bitrate_kbps=32)
+    lost = np.zeros(len(e.packets), bool)
+    lost[[5, 6, 7, 40]] = True  # a burst inside the first tone, one packet inside the second
+    got = decode(e, lost)
+    ref = _reference_decode([None if gone else p for p, gone in zip(e.packets, lost)])
+    ref_f = clock.io.decode.webrtc_int16_to_float32(ref[e.lookahead : e.lookahead + x.size])
+    np.testing.assert_array_equal(got, ref_f)
+    # Concealment continues the voice (not silence) and is not the packet it replaces.
+    whole = decode(e)
+    span = slice(5 * FRAME - e.lookahead, 8 * FRAME - e.lookahead)
+    assert np.sqrt(np.mean(got[span] ** 2)) > 0.01
+    assert not np.array_equal(got[span], whole[span])
+    assert np.array_equal(got[: 5 * FRAME - e.lookahead], whole[: 5 * FRAME - e.lookahead])
+
+
+def test_lost_packets_are_seeded_nested_and_in_bursts():
+    a = lost_packets(1000, 5, burst=False, seed=1)
+    b = lost_packets(1000, 12, burst=False, seed=1)
+    assert a.sum() == 50 and b.sum() == 120 and not (a & ~b).any()
+    assert np.array_equal(a, lost_packets(1000, 5, burst=False, seed=1))
+    c = lost_packets(1000, 5, burst=True, seed=1)
+    d = lost_packets(1000, 12, burst=True, seed=1)
+    assert c.sum() == 50 and not (c & ~d).any()
+    runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], c.astype(int), [0]]))))[::2]
+    assert runs.min() >= 5 or len(runs) == 10  # whole bursts of 100 ms
+
+
+def test_loss_break_point_is_the_replays_at_every_loss(tmp_path):
+    # Words just above the floor with a quiet time just above their longest gap: a concealed packet at a word's
+    # edge lengthens the gap past the quiet time somewhere along the line, and nowhere before the replay says.
+    syllables = [(1.0, 0.5, 0.0045, 250), (1.9, 0.5, 0.0045, 250), (2.8, 0.5, 0.0045, 250), (3.7, 0.5, 0.0045, 250)]
+    recording(tmp_path, "edges", syllables, duration_s=8.0)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    obs = corpus.observations[0]
+    need = clock.analyse(obs.trace, obs.events, floor=FLOOR).beats[0].need_s
+    quiet = round(need + 0.02, 3)
+    setting = [("candidate", FLOOR, quiet, TIMEOUT_S)]
+    result = run(tmp_path, axes=["loss"], setting=setting)
+    x, rate = sf.read(corpus.recordings[0].info.path, dtype="float32")
+    e = encode(x, rate, bitrate_kbps=64)
+    seed = clock.core.stress.recording_seed(0, obs.name)
+    broke = []
+    for m in result.settings[0].margins:
+        burst = m.variant == "burst"
+        fails = []
+        for p in range(1, 21):
+            trace = clock.levels(decode(e, lost_packets(len(e.packets), p, burst=burst, seed=seed)), rate)
+            after = clock.beats(trace, obs.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
+            fails.append(any(b.outcome in FAILURES for b in after))
+        expected = float(fails.index(True) + 1) if any(fails) else None
+        assert m.first_failure == expected, m
+        broke.append(expected)
+    assert any(b is not None for b in broke)  # the construction breaks somewhere on the loss axis
+    assert run(tmp_path, axes=["loss"], setting=setting, search="step").settings == result.settings
+
+
+def test_bisection_finds_the_steps_break_point_of_a_monotone_line():
+    for n in (1, 2, 7, 59):
+        for brk in range(n + 1):
+            calls: list[int] = []
+
+            def fails(i: int, brk: int = brk, calls: list[int] = calls) -> bool:
+                calls.append(i)
+                return i >= brk
+
+            expected = brk if brk < n else None
+            assert first_failure(n, fails, search="step") == expected
+            calls.clear()
+            assert first_failure(n, fails, search="bisect") == expected
+            assert len(calls) == len(set(calls)) <= math.ceil(math.log2(n + 1)) + 1
+
+
+def test_setting_that_already_fails_has_no_margin(tmp_path):
+    recording(tmp_path, "quiet", QUIET_SYLLABLE)
+    result = run(tmp_path, axes=["gain", "pause"], setting=[("candidate", FLOOR, 0.5, TIMEOUT_S)])
+    s = result.settings[0]
+    assert s.unchanged.n_failed > 0
+    assert all(m.fails_unchanged and m.holds_to is None and m.first_failure is None for m in s.margins)
+    assert all(m.margin_fraction == 0 and m.failure is not None for m in s.margins)
+    assert "the setting fails on the recording as it is" in clock.stress_text(result)
+
+
+def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):
+    recording(tmp_path / "c", "a", QUIET_SYLLABLE, hum_rms=0.001)
+    recording(tmp_path / "c", "b", WORDS)
+    args = ["stress", tmp_path / "c", "--floor", FLOOR, "--quiet-time", QUIET_S, "--axes", "gain,pause,loss"]
+    serial = cli(*args, "--format", "json", "--no-recommended")
+    parallel = cli(*args, "--format", "json", "--no-recommended", "-j", "2")
+    assert serial.exit_code == 0, serial.output
+    assert serial.stdout == parallel.stdout
+    doc = json.loads(serial.stdout)
+    gain_down = doc["settings"][0]["margins"][0]
+    assert (gain_down["holds_to"], gain_down["first_failure"]) == (-10.0, -11.0)
+    assert gain_down["failure"]["recording"] == "a.wav"
+    text = cli(*args, "--no-recommended", "--plot", tmp_path / "m.png")
+    assert text.exit_code == 0, text.output
+    line = r"\n  gain down +-10 \.\. 0 dB; first failure at -11 dB: a\.wav:00:04\.400: beat 0 premature \(quiet_s\)"
+    assert re.search(line, text.stdout)
+    assert (tmp_path / "m.png").stat().st_size > 0
+
+
+def test_cli_unknown_axis_exits_2(cli, tmp_path):
+    recording(tmp_path, "a", QUIET_SYLLABLE)
+    result = cli("stress", tmp_path, "--axes", "gain,wind")
+    assert result.exit_code == 2
+    assert "wind" in result.output
+
+
+def _write_config(folder: Path, robustness: str) -> None:
+    (folder / "speechclock.toml").write_text(
+        f"[thresholds]\nfloor = {FLOOR}\nquiet_s = {QUIET_S}\n\n[robustness]\n{robustness}\n"
+    )
+
+
+def test_check_fails_a_recording_whose_margin_is_below_the_config(cli, tmp_path):
+    recording(tmp_path, "quiet", QUIET_SYLLABLE)  # breaks at -11 dB
+    recording(tmp_path, "loud", WORDS)  # holds to -18 dB
+    _write_config(tmp_path, "min_gain_db = 12\nmin_pause_ms = 100")
+    junit = tmp_path / "out" / "j.xml"
+    junit.parent.mkdir()
+    result = cli("check", tmp_path, "--format", "json", "--junit", junit)
+    doc = json.loads(result.stdout)
+    robust = {(r["recording"], r["check"]): r for r in doc["results"] if r["check"].startswith("robustness-")}
+    assert set(robust) == {
+        (n, c) for n in ("loud.wav", "quiet.wav") for c in ("robustness-gain-down", "robustness-pause")
+    }
+    failed = robust[("quiet.wav", "robustness-gain-down")]
+    assert not failed["passed"] and failed["measured"] == -11.0 and failed["threshold"] == -12.0
+    assert "first failure at -11 dB" in failed["line"] and failed["line"].startswith("quiet.wav:00:04.400:")
+    assert robust[("loud.wav", "robustness-gain-down")]["passed"]
+    assert result.exit_code == 1
+    xml = junit.read_text()
+    assert 'classname="quiet.wav" name="robustness-gain-down"' in xml
+    assert 'classname="loud.wav" name="robustness-gain-down"' in xml
+    # A margin that reaches the config's passes: -10 dB holds.
+    _write_config(tmp_path, "min_gain_db = 10")
+    doc = json.loads(cli("check", tmp_path, "--format", "json").stdout)
+    assert all(r["passed"] for r in doc["results"] if r["check"].startswith("robustness-"))
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [("min_gain_db = 30", "robustness.min_gain_db': must be in [0, 18]"), ("wind = 3", "robustness.wind': unknown")],
+)
+def test_bad_robustness_table_exits_2_naming_the_key(cli, tmp_path, line, message):
+    recording(tmp_path, "a", WORDS)
+    _write_config(tmp_path, line)
+    result = cli("check", tmp_path)
+    assert result.exit_code == 2
+    assert message in result.output and "speechclock.toml" in result.output
+
+
+def test_derive_prefer_hands_every_setting_that_replays_right_and_takes_its_pick():
+    from tours import random_corpus
+
+    obs = [t.observation() for t in random_corpus(3)]
+    seen: list[list[tuple[float, float, float]]] = []
+
+    def last(candidates):
+        seen.append(candidates)
+        return len(candidates) - 1, "picked the last"
+
+    plain = clock.derive(obs)
+    picked = clock.derive(obs, prefer=last)
+    assert seen and len(seen[0]) >= 1
+    assert plain.setting == seen[0][0]  # the evidence's choice is the first
+    assert picked.setting == seen[0][-1]
+    assert "picked the last" in picked.floor.rule
+    for floor, quiet, timeout in seen[0]:
+        assert clock.core.derive.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).n_failed == 0
+
+
+def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
+    # The quiet syllable (RMS 0.0107) sets the floor 6 dB under it, rounded up to 0.0054, where a voice 6 dB
+    # quieter already breaks it; the next floor the replay accepts, 0.0053, holds at -6 dB: robust takes it.
+    quiet = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (3.3, 0.4, 0.0107, 250), (4.7, 0.5, 0.1, 250)]
+    recording(tmp_path, "quiet", quiet, hum_rms=0.0005)
+    recording(tmp_path, "gaps", LONG_GAP, hum_rms=0.0005)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    seen = []
+    clock.derive(corpus.observations, prefer=lambda c: (seen.append(c), (0, ""))[1])
+    candidates = seen[0]
+    result = stress_observations(
+        [r.info.path for r in corpus.recordings],
+        corpus.observations,
+        [("c", *c) for c in candidates],
+    )
+    scores = [clock.core.stress.robust_score(s) for s in result.settings]
+    best = candidates[scores.index(max(scores))]
+    assert best != candidates[0]  # the construction makes robustness choose another floor than the evidence
+    doc = json.loads(cli("derive", tmp_path, "--prefer", "robust", "--format", "json").stdout)
+    group = doc["groups"][0]
+    assert (group["recommended"]["floor"], group["recommended"]["quiet_s"]) == best[:2]
+    assert "preferred for robustness" in group["floor"]["rule"] and "gain down" in group["floor"]["rule"]
+    plain = json.loads(cli("derive", tmp_path, "--format", "json").stdout)["groups"][0]
+    assert plain["recommended"]["floor"] == candidates[0][0]
+
+
+def test_a_second_run_takes_the_changed_traces_from_the_cache(cli, tmp_path, monkeypatch):
+    recording(tmp_path / "c", "a", QUIET_SYLLABLE, hum_rms=0.001)
+    args = ["stress", tmp_path / "c", "--axes", "gain,noise,loss", "--format", "json", "--cache", tmp_path / "cache"]
+    first = cli(*args)
+    assert first.exit_code == 0, first.output
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decoded again")
+
+    monkeypatch.setattr("clock.io.stress.iter_blocks", no_decoding)
+    second = cli(*args)
+    assert second.exit_code == 0 and second.stdout == first.stdout
+    fresh = cli(*args[:-2], "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
+    assert fresh.exit_code != 0 and "decoded again" in fresh.output
+
+
+def test_report_has_a_robustness_section_when_asked(cli, tmp_path):
+    recording(tmp_path / "c", "quiet", QUIET_SYLLABLE)
+    _write_config(tmp_path / "c", "min_gain_db = 12")
+    out = tmp_path / "r.html"
+    result = cli("report", tmp_path / "c", "--stress", "-o", out, "--floors", "0.003", "--quiet-times", "2")
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert '<section id="stress">' in page and 'href="#stress"' in page
+    assert "first failure at -11 dB" in page
+    assert "robustness-gain-down" in page  # the [robustness] check, as check counts it
+
+
+def test_without_beats_nothing_is_claimed(cli, tmp_path):
+    recording(tmp_path, "a", WORDS)
+    (tmp_path / "a.events.jsonl").write_text(json.dumps({"type": "prompt", "t_ms": 100}))
+    result = cli("stress", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["recordings"] == [] and all(s["margins"] == [] for s in doc["settings"])
+    assert "nothing to replay" in cli("stress", tmp_path).stdout
