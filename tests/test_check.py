@@ -63,7 +63,7 @@ def edit_wav(folder: Path, *, samples=None, insert_at_s: float | None = None, in
 def test_bundled_recordings_pass(cli):
     result = cli("check", RECORDINGS)
     assert result.exit_code == 0, result.stdout
-    assert re.search(r"\d+ checks on 4 recordings: 0 failed", result.stdout)
+    assert re.search(r"\d+ checks on 5 recordings: 0 failed", result.stdout)
 
 
 def test_a_26_second_pause_fails_the_gap_check(cli, corpus):
@@ -221,7 +221,7 @@ def test_check_says_which_config_and_its_counts_are_the_junit_counts(cli, corpus
     result = cli("check", corpus, "--junit", out)
     lines = result.stdout.splitlines()
     assert lines[0] == f"config: {corpus / 'speechclock.toml'}"
-    m = re.fullmatch(r"(\d+) checks on 4 recordings: (\d+) failed, (\d+) not applicable", lines[-1])
+    m = re.fullmatch(r"(\d+) checks on 5 recordings: (\d+) failed, (\d+) not applicable", lines[-1])
     suite = ET.parse(out).getroot().find("testsuite")
     assert (int(suite.get("tests")), int(suite.get("failures")), int(suite.get("skipped"))) == tuple(
         int(x) for x in m.groups()

@@ -29,7 +29,7 @@ def bundled() -> list[Observation]:
 def test_bundled_recommendation_and_its_evidence(bundled):
     d = derive(bundled)
     f, g, o = d.floor, d.gaps, d.onsets
-    assert f.methods == {"labels": 4} and len(f.recordings) == 4 and not f.outside and not f.no_window
+    assert f.methods == {"labels": 5} and len(f.recordings) == 5 and not f.outside and not f.no_window
     # Inside every recording's window, 6 dB below the lowest speech p5 (rounded to 2 digits).
     lowest = min(r.speech_low for r in f.recordings)
     assert all(r.window[0] < f.floor < r.window[1] for r in f.recordings)
@@ -40,11 +40,11 @@ def test_bundled_recommendation_and_its_evidence(bundled):
     assert g.quiet_s == pytest.approx(math.ceil((g.max_gap_s + 0.2) / 0.05 - 1e-9) * 0.05)
     assert g.p_exceed_rule_of_three == pytest.approx(3 / g.n_gaps)
     assert g.longest[0][2] == g.max_gap_s
-    assert o.n_beats == 11 and o.onset_timeout_s == math.ceil((o.max_s + 2.0) / 0.5) * 0.5
+    assert o.n_beats == 19 and o.onset_timeout_s == math.ceil((o.max_s + 2.0) / 0.5) * 0.5
     # The corpus was made with pauses up to 2.3 s and speech from about 0.005 RMS.
     assert 0.002 <= f.floor <= 0.005 and 2.3 <= g.quiet_s <= 2.6
     # Replayed over the corpus: every beat ends right.
-    assert d.outcome.n_beats == 11 and d.outcome.n_ok == 11 and d.outcome.n_failed == 0
+    assert d.outcome.n_beats == 19 and d.outcome.n_ok == 19 and d.outcome.n_failed == 0
 
 
 def test_the_recommendation_does_not_depend_on_the_committed_numbers(bundled):
@@ -156,7 +156,7 @@ def test_derive_table_shows_n_beside_every_number(cli):
         "dBFS",
         "auditok energy_threshold",
         "hark threshold",
-        "replayed over 4 recordings with event logs, 11 beats: 11 ended right",
+        "replayed over 5 recordings with event logs, 19 beats: 19 ended right",
         "0 premature ends, 0 stalls, 0 missed onsets",
         "is driven by",
         "noise_high",

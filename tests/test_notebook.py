@@ -29,4 +29,4 @@ def test_notebook_executes_and_draws_its_figures(tmp_path, where):
     assert len(images) == 3  # the evidence, the trade-off and the recording plot
     assert any("text/html" in o.get("data", {}) for o in outputs)  # DataFrames
     text = "".join(o.get("text", "") for o in outputs)
-    assert "recommended:" in text and "== all: 4 recordings" in text
+    assert "recommended:" in text and "== all: 5 recordings" in text

@@ -169,7 +169,7 @@ def test_derive_replays_the_committed_setting_beside_the_recommendation(cli):
     text = cli("derive", RECORDINGS).stdout
     header = text.splitlines()[1].split()
     assert header == ["recommended", "evidence", "committed"]
-    assert "committed (floor 0.003, quiet 2.5 s, onset timeout 10 s) replayed over 4 recordings" in text
+    assert "committed (floor 0.003, quiet 2.5 s, onset timeout 10 s) replayed over 5 recordings" in text
     candidate = cli("derive", RECORDINGS, "--quiet-time", "2").stdout
     assert candidate.splitlines()[1].split()[-1] == "candidate"
     assert "candidate (floor 0.003, quiet 2 s, onset timeout 10 s) replayed" in candidate
