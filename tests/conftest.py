@@ -35,12 +35,25 @@ def corpus_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
-@pytest.fixture
-def corpus() -> Path:
+def require_corpus() -> Path:
+    """The shared real-speech corpus, or skip the test saying where it comes from."""
     path = corpus_dir()
     if path is None:
-        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+        env = os.environ.get("SPEECHCLOCK_CORPUS")
+        where = (
+            f"$SPEECHCLOCK_CORPUS ({env})" if env else f"{REPO.parent / 'shared' / 'corpus'} (next to the repository)"
+        )
+        pytest.skip(
+            f"real-speech corpus not found at {where}; set SPEECHCLOCK_CORPUS to a copy of the shared corpus: "
+            "published recordings (OpenAI TTS output, LibriVox, the AMI Meeting Corpus) that may not be copied "
+            "into the repository; its MANIFEST.md lists each file's source and licence"
+        )
     return path
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return require_corpus()
 
 
 @pytest.fixture
