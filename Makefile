@@ -27,7 +27,7 @@ browser:
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 test: install browser
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest --durations=10
 
 # The README's and docs' pictures, from the bundled recordings.
 SAMPLE := recordings/sample-session-48k.webm
