@@ -725,7 +725,8 @@ def plot_evidence(derivation: Derivation) -> Figure:
     room a beat leaves after its last word.
     """
     fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 3.2), layout="constrained")
-    fig.get_layout_engine().set(w_pad=0.15, h_pad=0.15)  # type: ignore[union-attr]
+    engine: Any = fig.get_layout_engine()
+    engine.set(w_pad=0.15, h_pad=0.15)
     ax_lv, ax_gap = fig.subplots(1, 2, width_ratios=[3, 2])
     f = derivation.floor
     names = [r.name for r in f.recordings]
