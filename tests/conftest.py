@@ -56,6 +56,29 @@ def corpus() -> Path:
     return require_corpus()
 
 
+#: Two short bundled recordings (WAV and WebM/Opus, with logs and labels): enough for a test
+#: whose subject is not the whole bundled set, and quick to decode, plot and report.
+SHORT_RECORDINGS = ("short-en-029-44k", "tour-en-us-48k")
+
+
+def copy_short_recordings(folder: Path) -> Path:
+    """Copy the two short recordings with the committed config and baseline into ``folder``."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    source = REPO / "recordings"
+    for path in sorted(source.iterdir()):
+        if path.name in ("speechclock.toml", "baseline.json") or path.name.split(".")[0] in SHORT_RECORDINGS:
+            shutil.copy2(path, folder / path.name)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def short_recordings(tmp_path_factory) -> Path:
+    """A read-only folder of the two short recordings (copy it before changing anything in it)."""
+    return copy_short_recordings(tmp_path_factory.mktemp("short") / "recordings")
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(440)

@@ -198,7 +198,10 @@ def test_clock_time_format():
     assert clock_time(75.5) == "01:15.500" and clock_time(0.0004) == "00:00.000" and clock_time(None) == "--:--.---"
 
 
-def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, corpus, tmp_path):
+def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, tmp_path):
+    from conftest import copy_short_recordings
+
+    corpus = copy_short_recordings(tmp_path / "recordings")
     edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
     out = tmp_path / "report.html"
     assert cli("report", corpus, "-o", out, "--floors", "0.003", "--quiet-times", "2.5").exit_code == 0
