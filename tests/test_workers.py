@@ -223,9 +223,10 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def web(tmp_path):
-    """The bundled recordings served over HTTP on the loopback interface."""
-    root = tmp_path / "www"
-    shutil.copytree(REPO / "recordings", root)
+    """Two of the bundled recordings served over HTTP on the loopback interface."""
+    from conftest import copy_short_recordings
+
+    root = copy_short_recordings(tmp_path / "www")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

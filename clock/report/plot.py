@@ -703,7 +703,9 @@ def plot_tradeoff(
         )
     ax.set_xlabel("mean latency added after the last word (s per beat)")
     ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart)" if dodge else ""))
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
     fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
     return fig
