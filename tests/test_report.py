@@ -177,9 +177,9 @@ def test_no_progress_bar_off_a_terminal(cli):
     assert "recordings" not in result.stderr and result.stderr == ""
 
 
-def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium):
+def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium, short_recordings):
     out = tmp_path / "report.html"
-    result = cli("report", RECORDINGS, "-o", out, "--floors", "0.002:0.004:0.001", "--quiet-times", "2.2:2.6:0.2")
+    result = cli("report", short_recordings, "-o", out, "--floors", "0.002:0.004:0.001", "--quiet-times", "2.2:2.6:0.2")
     assert result.exit_code == 0, result.stderr
     page = out.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", page)  # self-contained: nothing to fetch
@@ -193,7 +193,8 @@ window.addEventListener('load', () => {{
     seen = json.loads(run_page(page.replace("</body>", checker + "</body>"))["/done"])
     assert [s["id"] for s in seen["sections"]] == [section for section, _ in SECTIONS]
     assert all(s["visible"] for s in seen["sections"])
-    recordings = sorted(p.name for p in RECORDINGS.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
+    recordings = sorted(p.name for p in short_recordings.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
+    assert len(recordings) == 2
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
     assert "evidence" in alts  # derive's evidence figure
@@ -211,7 +212,7 @@ def test_report_is_identical_with_jobs(cli, tmp_path, short_recordings):
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_progress_bar_on_a_terminal(tmp_path):
+def test_progress_bar_on_a_terminal(tmp_path, short_recordings):
     import os
     import pty
     import subprocess
@@ -220,7 +221,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
     def stderr_of(*extra: str) -> str:
         leader, follower = pty.openpty()
         done = subprocess.run(
-            [sys.executable, "-m", "clock", "derive", str(RECORDINGS), *extra],
+            [sys.executable, "-m", "clock", "derive", str(short_recordings), *extra],
             stdout=subprocess.PIPE,
             stderr=follower,
             check=True,
@@ -239,7 +240,8 @@ def test_progress_bar_on_a_terminal(tmp_path):
         assert b"== all" in done.stdout
         return b"".join(chunks).decode("utf-8", "replace")
 
-    assert "recordings" in stderr_of() and "100%" in stderr_of()
+    shown = stderr_of()
+    assert "recordings" in shown and "100%" in shown
     assert stderr_of("--no-progress") == ""
 
 

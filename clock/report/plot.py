@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MAX_TEXT_CHARS",
+    "OUTCOME_STYLE",
+    "beat_outcome",
     "mmss",
     "plain_text",
     "plot_beat_timeline",
