@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install browser demo test clean
+.PHONY: install browser demo test figures clean
 
 install: $(VENV)/.installed
 
@@ -27,7 +27,16 @@ browser:
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 test: install browser
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest --durations=10
+
+# The README's and docs' pictures, from the bundled recordings.
+SAMPLE := recordings/sample-session-48k.webm
+figures: install
+	$(BIN)/speechclock plot $(SAMPLE) -o docs/img/sample-session.png
+	$(BIN)/speechclock plot $(SAMPLE) --view beats -o docs/img/sample-session-beats.png
+	$(BIN)/speechclock plot $(SAMPLE) --beat 4 -o docs/img/sample-session-paused.png
+	$(BIN)/speechclock sweep recordings/ --floors 0.002:0.005:0.0005 --quiet-times 1.5:3.0:0.1 \
+	  --tradeoff docs/img/tradeoff.png --heatmap docs/img/heatmap.png >/dev/null
 
 clean:
 	rm -rf $(VENV)

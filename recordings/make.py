@@ -1,6 +1,7 @@
 """Generate the bundled fixture recordings (run by hand; the outputs are committed).
 
     python recordings/make.py            # needs espeak-ng (apt-get install espeak-ng)
+    python recordings/make.py sample-session-48k   # only the named recordings
 
 Each recording is a synthetic voice-guide session: espeak-ng speaks the
 sentences of a short tour, placed on a timeline with exact-zero silence
@@ -63,6 +64,10 @@ class BeatSpec:
     ack_silence_s: float = 0.8  # between the acknowledgment's end and the narration
     tool_call: bool = False  # a response.done with a function_call before the terminal one
     linger_s: float = 1.0
+    idle_before_s: float = 0.0  # silence before the prompt (the visitor looks around)
+    # sentence index -> seconds the page paused the clock after that sentence (the guide is silent)
+    paused_after: dict[int, float] = field(default_factory=dict)
+    end_in_sentence: int | None = None  # the page ends the session halfway through this sentence
 
 
 @dataclass
@@ -79,6 +84,7 @@ class RecordingSpec:
     # libopus mode: "audio" lets it pick SILK for speech, whose silence decodes to a
     # -91 dBFS noise floor; "lowdelay" is CELT only, whose silence decodes to exact zeros.
     opus_application: str = "lowdelay"
+    bit_rate: int = 48000
 
 
 RECORDINGS = [
@@ -215,6 +221,98 @@ RECORDINGS = [
 ]
 
 
+# A session as a visitor lives it, for the README's pictures: acknowledgments, a tool
+# call, a long pause between stops, a beat the visitor paused, and (with ABORTED_BEAT)
+# a last beat the page ended while the guide spoke (the visitor closed the tour).
+# ABORTED_BEAT waits for `end` during speech to be an outcome of its own ("aborted"),
+# not a stall; until then such a beat would fail `check recordings/`.
+ABORTED_BEAT = False
+SAMPLE = RecordingSpec(
+    "sample-session-48k",
+    ["-v", "en-gb-x-rp", "-s", "160"],
+    48000,
+    1,
+    "webm",
+    0.7,
+    -70,
+    [
+        BeatSpec(
+            [
+                ("Hello, and welcome to the city museum.", 0.5),
+                ("I will be your guide for the next few rooms.", 0.9),
+                ("Walk through the arch when you are ready.", 0.0),
+            ],
+            latency_s=0.6,
+        ),
+        BeatSpec(
+            [
+                ("This is the Roman gallery.", 0.7),
+                ("The mosaic on the floor was found under the market square.", 1.6),
+                ("It shows a sea god surrounded by fish.", 0.4),
+                ("Almost every tile is original.", 0.0),
+            ],
+            ack="Sure, let me look that up.",
+            ack_silence_s=0.7,
+            tool_call=True,
+        ),
+        BeatSpec(
+            [
+                ("The coins in this case were minted in the city.", 0.6),
+                ("The oldest is nearly two thousand years old.", 2.2),
+                ("Take your time with them.", 0.0),
+            ],
+            latency_s=0.8,
+        ),
+        BeatSpec(
+            [
+                ("Welcome back.", 0.5),
+                ("Upstairs is the gallery of maps.", 0.8),
+                ("The largest shows the harbour in sixteen fifty.", 0.0),
+            ],
+            latency_s=0.7,
+            idle_before_s=40.0,
+        ),
+        BeatSpec(
+            [
+                ("This map was drawn by a ship's captain.", 0.4),
+                ("He marked every sandbank by hand.", 0.5),
+                ("Notice the sea monsters in the corners.", 1.1),
+                ("Mapmakers drew them where nobody had sailed.", 0.0),
+            ],
+            latency_s=0.6,
+            paused_after={1: 7.0},
+        ),
+        BeatSpec(
+            [
+                ("They were a warning to sailors, and partly a joke.", 0.6),
+                ("Nobody believed in them even then.", 0.0),
+            ],
+            ack="Good question.",
+            ack_silence_s=0.5,
+            latency_s=0.5,
+        ),
+        BeatSpec(
+            [
+                ("The last room holds the clock collection.", 0.6),
+                ("Each clock was wound by hand every morning.", 0.9),
+                ("The tallest one chimes on the hour.", 0.0),
+            ],
+            tool_call=True,
+            latency_s=1.1,
+        ),
+        BeatSpec(
+            [
+                ("Before you leave, look up at the ceiling.", 0.5),
+                ("It was painted in a single summer.", 0.0),
+            ],
+            latency_s=0.6,
+            end_in_sentence=1 if ABORTED_BEAT else None,
+        ),
+    ],
+    bit_rate=24000,
+)
+
+
 def speak(text: str, voice: list[str]) -> tuple[np.ndarray, int]:
     """espeak-ng's rendering of ``text``, without its leading and trailing silence."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -233,9 +331,11 @@ class Timeline:
         self.labels: list[tuple[float, float, str]] = []
         self.events: list[dict] = []
 
-    def utter(self, start_s: float, text: str, tag: str) -> float:
+    def utter(self, start_s: float, text: str, tag: str, *, cut: float = 1.0) -> float:
+        """Place an utterance; ``cut`` < 1 keeps that share of it (the page stopped the audio)."""
         x, rate = speak(text, self.spec.voice)
         y = soxr.resample(x, rate, self.spec.rate_hz, quality="VHQ").astype(np.float32) * self.spec.gain
+        y = y[: int(round(cut * y.size))]
         self.parts.append((start_s, y))
         end_s = start_s + y.size / self.spec.rate_hz
         self.labels.append((start_s, end_s, f"{tag}: {text}"))
@@ -261,6 +361,7 @@ def compose(spec: RecordingSpec) -> Timeline:
     tl = Timeline(spec)
     t = 0.8
     for i, beat in enumerate(spec.beats):
+        t += beat.idle_before_s
         tl.event("prompt", t)
         if beat.tool_call:
             tl.event("response.done", t + 0.35, response={"output": [{"type": "function_call", "name": "move_camera"}]})
@@ -275,7 +376,16 @@ def compose(spec: RecordingSpec) -> Timeline:
         tl.event("terminal_response", terminal, linger_s=beat.linger_s)
         start = onset
         for j, (text, pause) in enumerate(beat.sentences):
+            if j == beat.end_in_sentence:
+                end = tl.utter(start, text, f"beat {i + 1} sentence {j + 1} (cut)", cut=0.5)
+                tl.event("end", end)
+                tl.duration_s = end + 1.0  # type: ignore[attr-defined]
+                return tl
             end = tl.utter(start, text, f"beat {i + 1} sentence {j + 1}")
+            if j in beat.paused_after:
+                tl.event("pause", end + 0.3)
+                tl.event("resume", end + 0.3 + beat.paused_after[j])
+                pause += beat.paused_after[j]
             if j + 1 < len(beat.sentences):
                 tl.noise.append((end, end + pause))
                 start = end + pause
@@ -297,7 +407,7 @@ def encode(path: Path, x: np.ndarray, spec: RecordingSpec) -> None:
         stream = out.add_stream(
             "libopus", rate=spec.rate_hz, layout=layout, options={"application": spec.opus_application}
         )
-        stream.bit_rate = 48000
+        stream.bit_rate = spec.bit_rate
         for start in range(0, samples.shape[0], 960):
             chunk = np.ascontiguousarray(samples[start : start + 960].reshape(1, -1))
             frame = av.AudioFrame.from_ndarray(chunk, format="flt", layout=layout)
@@ -315,13 +425,18 @@ def page_clock_quiet(path: Path, tl: Timeline, spec: RecordingSpec) -> list[floa
     trace = levels(audio, spec.rate_hz)
     log = EventLog(
         tuple(
-            Event("terminal", "terminal_response", (e["t_ms"] - T0_MS) / 1000)
+            Event(kind, e["type"], (e["t_ms"] - T0_MS) / 1000)
             for e in tl.events
-            if e["type"] == "terminal_response"
+            for kind in [{"terminal_response": "terminal"}.get(e["type"], e["type"])]
+            if kind in ("terminal", "pause", "resume", "end")
         )
     )
     played = replay(trace, log, floor=FLOOR, quiet_s=QUIET_S)
-    return [r.quiet_declared_s + spec.late_quiet_ticks.get(i, 0) * float(TICK) for i, r in enumerate(played)]
+    return [
+        r.quiet_declared_s + spec.late_quiet_ticks.get(i, 0) * float(TICK)
+        for i, r in enumerate(played)
+        if r.quiet_declared_s is not None
+    ]
 
 
 def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
@@ -338,11 +453,14 @@ def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
     return path
 
 
-def main() -> None:
-    for seed, spec in enumerate(RECORDINGS):
+def main(names: list[str]) -> None:
+    """Make the named recordings (all of them when none is named)."""
+    for seed, spec in enumerate([*RECORDINGS, SAMPLE]):
+        if names and spec.name not in names:
+            continue
         path = make(spec, HERE, seed)
         print(f"{path.name}: {path.stat().st_size / 1024:.0f} KiB, {len(spec.beats)} beats")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -35,12 +35,48 @@ def corpus_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
-@pytest.fixture
-def corpus() -> Path:
+def require_corpus() -> Path:
+    """The shared real-speech corpus, or skip the test saying where it comes from."""
     path = corpus_dir()
     if path is None:
-        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+        env = os.environ.get("SPEECHCLOCK_CORPUS")
+        where = (
+            f"$SPEECHCLOCK_CORPUS ({env})" if env else f"{REPO.parent / 'shared' / 'corpus'} (next to the repository)"
+        )
+        pytest.skip(
+            f"real-speech corpus not found at {where}; set SPEECHCLOCK_CORPUS to a copy of the shared corpus: "
+            "published recordings (OpenAI TTS output, LibriVox, the AMI Meeting Corpus) that may not be copied "
+            "into the repository; its MANIFEST.md lists each file's source and licence"
+        )
     return path
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return require_corpus()
+
+
+#: Two short bundled recordings (WAV and WebM/Opus, with logs and labels): enough for a test
+#: whose subject is not the whole bundled set, and quick to decode, plot and report.
+SHORT_RECORDINGS = ("short-en-029-44k", "tour-en-us-48k")
+
+
+def copy_short_recordings(folder: Path) -> Path:
+    """Copy the two short recordings with the committed config and baseline into ``folder``."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    source = REPO / "recordings"
+    for path in sorted(source.iterdir()):
+        if path.name in ("speechclock.toml", "baseline.json") or path.name.split(".")[0] in SHORT_RECORDINGS:
+            shutil.copy2(path, folder / path.name)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def short_recordings(tmp_path_factory) -> Path:
+    """A read-only folder of the two short recordings (copy it before changing anything in it)."""
+    return copy_short_recordings(tmp_path_factory.mktemp("short") / "recordings")
 
 
 @pytest.fixture

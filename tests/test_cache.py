@@ -300,7 +300,7 @@ def test_cli_cache_options(cli, tmp_path, monkeypatch):
     assert (tmp_path / "env" / "traces").is_dir()
     second = cli("derive", rec, "--cache", tmp_path / "given")
     third = cli("derive", rec, "--cache", tmp_path / "given")
-    assert len(list((tmp_path / "given" / "traces").rglob("*.trace"))) == 4
+    assert len(list((tmp_path / "given" / "traces").rglob("*.trace"))) == 5
     assert plain.stdout == first.stdout == second.stdout == third.stdout
     assert plain.stderr == first.stderr == second.stderr == third.stderr
     assert plain.exit_code == first.exit_code == third.exit_code == 0

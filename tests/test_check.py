@@ -63,7 +63,7 @@ def edit_wav(folder: Path, *, samples=None, insert_at_s: float | None = None, in
 def test_bundled_recordings_pass(cli):
     result = cli("check", RECORDINGS)
     assert result.exit_code == 0, result.stdout
-    assert re.search(r"\d+ checks on 4 recordings: 0 failed", result.stdout)
+    assert re.search(r"\d+ checks on 5 recordings: 0 failed", result.stdout)
 
 
 def test_a_26_second_pause_fails_the_gap_check(cli, corpus):
@@ -198,7 +198,10 @@ def test_clock_time_format():
     assert clock_time(75.5) == "01:15.500" and clock_time(0.0004) == "00:00.000" and clock_time(None) == "--:--.---"
 
 
-def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, corpus, tmp_path):
+def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, tmp_path):
+    from conftest import copy_short_recordings
+
+    corpus = copy_short_recordings(tmp_path / "recordings")
     edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.25))
     out = tmp_path / "report.html"
     assert cli("report", corpus, "-o", out, "--floors", "0.003", "--quiet-times", "2.5").exit_code == 0
@@ -221,7 +224,7 @@ def test_check_says_which_config_and_its_counts_are_the_junit_counts(cli, corpus
     result = cli("check", corpus, "--junit", out)
     lines = result.stdout.splitlines()
     assert lines[0] == f"config: {corpus / 'speechclock.toml'}"
-    m = re.fullmatch(r"(\d+) checks on 4 recordings: (\d+) failed.*, (\d+) not applicable, \d+ passed", lines[-1])
+    m = re.fullmatch(r"(\d+) checks on 5 recordings: (\d+) failed.*, (\d+) not applicable, \d+ passed", lines[-1])
     suite = ET.parse(out).getroot().find("testsuite")
     assert (int(suite.get("tests")), int(suite.get("failures")), int(suite.get("skipped"))) == tuple(
         int(x) for x in m.groups()

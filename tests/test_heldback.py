@@ -58,11 +58,9 @@ class Built:
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory, request):
-    from conftest import corpus_dir
+    from conftest import require_corpus
 
-    corpus = corpus_dir()
-    if corpus is None:
-        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+    corpus = require_corpus()
     return Built(tmp_path_factory.mktemp("mixed"), corpus, mixed_sessions())
 
 
@@ -121,12 +119,10 @@ def test_every_pair_of_sessions_gets_a_right_setting(mixed, names):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_random_corpora_of_real_voices_get_a_right_setting(tmp_path, seed):
-    from conftest import corpus_dir
+    from conftest import require_corpus
     from voices import random_voice_corpus
 
-    corpus = corpus_dir()
-    if corpus is None:
-        pytest.skip("shared corpus not present (set SPEECHCLOCK_CORPUS)")
+    corpus = require_corpus()
     built = Built(tmp_path, corpus, random_voice_corpus(seed))
     d = derive(built.corpus.observations)
     assert truth_wrongs(built, d) == [], d.warnings

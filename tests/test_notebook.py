@@ -52,7 +52,7 @@ def test_notebook_executes_in_the_clone_on_the_bundled_recordings(monkeypatch):
     assert any("text/html" in o.get("data", {}) for o in outputs)  # DataFrames
     text = _text(outputs)
     assert f"recordings: {RECORDINGS}" in text
-    assert "recommended:" in text and "== all: 4 recordings" in text
+    assert "recommended:" in text and "== all: 5 recordings" in text
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -203,7 +203,7 @@ def test_standard_output_onto_an_input_is_refused(rec):
 def test_a_recording_named_twice_counts_once(cli, corpus):
     result = cli("check", corpus, corpus / f"{WAV}.wav", corpus.parent / "recordings" / ".." / "recordings")
     assert result.exit_code == 0, result.stderr
-    assert "checks on 4 recordings: 0 failed," in result.stdout.splitlines()[-1]
+    assert "checks on 5 recordings: 0 failed," in result.stdout.splitlines()[-1]
 
 
 # --- temporary files -------------------------------------------------------------

@@ -45,3 +45,58 @@ def test_the_readme_library_example_runs(monkeypatch, tmp_path):
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("SPEECHCLOCK_CACHE", str(tmp_path / "cache"))
     exec(compile(code.group(1), "README.md", "exec"), {})
+
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), REPO / "benchmarks" / "README.md"]
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    heads = re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", markdown, flags=re.S), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_in_the_docs_resolves(doc):
+    text = doc.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", re.sub(r"```.*?```", "", text, flags=re.S))
+    assert links or doc.name != "README.md"
+    for link in links:
+        if re.match(r"[a-z]+://", link):
+            continue
+        path, _, anchor = link.partition("#")
+        target = (doc.parent / path).resolve() if path else doc
+        assert target.exists(), f"{doc.name}: {link}"
+        if anchor and target.suffix == ".md":
+            assert anchor in _anchors(target.read_text(encoding="utf-8")), f"{doc.name}: {link}"
+
+
+def test_the_readme_sums_up_the_benchmarks_without_their_table():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "**FAIL**" not in readme and "| section | measure |" not in readme
+    rows = [
+        line.split("|")[-2].strip()
+        for line in (REPO / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and line.split("|")[-3].strip() not in ("", "target")
+    ]
+    summary = re.search(r"(\d+) of (\d+) targets pass", readme)
+    assert summary is not None
+    assert (int(summary.group(1)), int(summary.group(2))) == (rows.count("pass"), len(rows))
+
+
+def test_the_reference_lives_in_docs():
+    """Each part of the reference the README points to holds what it promises."""
+    expect = {
+        "docs/cli.md": ["Exit codes, outputs and limits", "--jobs N", "exits 130"],
+        "docs/ci.md": ["--update-baseline", "actions/cache@v4", "--format github"],
+        "docs/cache.md": ["$SPEECHCLOCK_CACHE", "racily clean"],
+        "docs/cluster.md": ["--scheduler tcp://", "--nthreads 1"],
+        "docs/exactness.md": ["bit-exact", "SignedInt16SampleTypeTraits"],
+        "docs/derivation.md": ["rule of three", "Otsu"],
+        "docs/recordings.md": ["sample-session-48k.webm", "make.py"],
+        "benchmarks/README.md": ["What the misses are", "bench_opus.py"],
+    }
+    for name, needles in expect.items():
+        text = (REPO / name).read_text(encoding="utf-8")
+        for needle in needles:
+            assert needle in text, (name, needle)

@@ -63,7 +63,7 @@ def test_plot_figure_contents():
     (beat,) = find_beats(trace, log, floor=0.003, quiet_s=2.5)
     assert beat.ack_overlap and len(beat.gaps_s) == 2
     assert [t.get_text() for t in ax_level.texts] == [f"{g:.2f} s" for g in beat.quiet_gaps_s]
-    assert {t.get_text() for t in ax_events.texts} >= {"terminal", "prompt"}
+    assert {t.get_text() for t in ax_events.texts} >= {"terminal 0", "prompt"}
     # The quiet count is in seconds on its own axis, with the quiet time drawn.
     assert ax_count.get_ylabel() == "quiet (s)" and ax_count.get_ylim()[1] >= 2.5
 
@@ -177,9 +177,9 @@ def test_no_progress_bar_off_a_terminal(cli):
     assert "recordings" not in result.stderr and result.stderr == ""
 
 
-def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium):
+def test_report_opens_in_a_real_browser_with_every_section(cli, tmp_path, chromium, short_recordings):
     out = tmp_path / "report.html"
-    result = cli("report", RECORDINGS, "-o", out, "--floors", "0.002:0.004:0.001", "--quiet-times", "2.2:2.6:0.2")
+    result = cli("report", short_recordings, "-o", out, "--floors", "0.002:0.004:0.001", "--quiet-times", "2.2:2.6:0.2")
     assert result.exit_code == 0, result.stderr
     page = out.read_text()
     assert not re.search(r"(src|href)=\"(https?:)?//", page)  # self-contained: nothing to fetch
@@ -193,7 +193,8 @@ window.addEventListener('load', () => {{
     seen = json.loads(run_page(page.replace("</body>", checker + "</body>"))["/done"])
     assert [s["id"] for s in seen["sections"]] == [section for section, _ in SECTIONS]
     assert all(s["visible"] for s in seen["sections"])
-    recordings = sorted(p.name for p in RECORDINGS.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
+    recordings = sorted(p.name for p in short_recordings.iterdir() if p.suffix in (".webm", ".ogg", ".wav"))
+    assert len(recordings) == 2
     alts = [i["alt"] for i in seen["images"]]
     assert sorted(a for a in alts if a in recordings) == recordings  # a plot per recording
     assert "evidence" in alts  # derive's evidence figure
@@ -203,15 +204,15 @@ window.addEventListener('load', () => {{
     assert re.search(r"<td[^>]*>short-en-029-44k\.wav</td><td[^>]*>\d\d:\d\d\.\d{3}</td><td[^>]*>gap</td>", page)
 
 
-def test_report_is_identical_with_jobs(cli, tmp_path):
+def test_report_is_identical_with_jobs(cli, tmp_path, short_recordings):
     a, b = tmp_path / "a.html", tmp_path / "b.html"
     args = ["--floors", "0.003", "--quiet-times", "2.4:2.5:0.1"]
-    assert cli("report", RECORDINGS, "-o", a, *args).exit_code == 0
-    assert cli("report", RECORDINGS, "-o", b, *args, "--jobs", "2").exit_code == 0
+    assert cli("report", short_recordings, "-o", a, *args).exit_code == 0
+    assert cli("report", short_recordings, "-o", b, *args, "--jobs", "2").exit_code == 0
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_progress_bar_on_a_terminal(tmp_path):
+def test_progress_bar_on_a_terminal(tmp_path, short_recordings):
     import os
     import pty
     import subprocess
@@ -220,7 +221,7 @@ def test_progress_bar_on_a_terminal(tmp_path):
     def stderr_of(*extra: str) -> str:
         leader, follower = pty.openpty()
         done = subprocess.run(
-            [sys.executable, "-m", "clock", "derive", str(RECORDINGS), *extra],
+            [sys.executable, "-m", "clock", "derive", str(short_recordings), *extra],
             stdout=subprocess.PIPE,
             stderr=follower,
             check=True,
@@ -239,5 +240,103 @@ def test_progress_bar_on_a_terminal(tmp_path):
         assert b"== all" in done.stdout
         return b"".join(chunks).decode("utf-8", "replace")
 
-    assert "recordings" in stderr_of() and "100%" in stderr_of()
+    shown = stderr_of()
+    assert "recordings" in shown and "100%" in shown
     assert stderr_of("--no-progress") == ""
+
+
+def _outcome_session():
+    """Three beats at quiet 1 s: one ok, one cut by a 1.2 s gap (premature), one an `end` cuts short."""
+    s = Session(24.0, rate=16000).say(1.0, 3.0).say(7.0, 8.0).say(9.2, 10.0).say(15.0, 19.0)
+    events = [Event("terminal", "terminal_response", t) for t in (0.5, 6.5, 14.5)]
+    log = EventLog((*events, Event("end", "end", 17.0)))
+    return levels(s.samples(), 16000), log
+
+
+def test_every_beat_shows_its_outcome_on_both_views():
+    from clock.core.beats import beats as find_beats
+    from clock.core.beats import replay_ticks
+    from clock.core.segments import segments
+    from clock.report.plot import OUTCOME_STYLE, beat_outcome, plot_beat_timeline, plot_recording
+
+    trace, log = _outcome_session()
+    found = find_beats(trace, log, floor=0.003, quiet_s=1.0)
+    assert [beat_outcome(b) for b in found] == ["ok", "premature", "aborted"]
+    assert set(OUTCOME_STYLE) >= {"ok", "premature", "stalled", "aborted", "silent", "missed-onset"}
+    view = plot_beat_timeline(found, quiet_s=1.0)
+    assert [t.get_text() for t in view.axes[0].texts if t.get_text() in OUTCOME_STYLE] == [
+        "ok",
+        "premature",
+        "aborted",
+    ]
+    session = plot_recording(
+        trace,
+        floor=0.003,
+        segmentation=segments(trace, floor=0.003),
+        events=log,
+        beats=found,
+        replay=replay_ticks(trace, log, floor=0.003, quiet_s=1.0),
+        quiet_s=1.0,
+    )
+    ax_state = session.axes[3]
+    assert [t.get_text() for t in ax_state.texts] == ["ok", "premature", "aborted"]
+    legend = {t.get_text() for t in session.legends[0].get_texts()}
+    assert {"beat ok", "beat premature", "beat aborted"} <= legend
+    # Every time axis reads m:ss, on both views.
+    for fig in (view, session):
+        fig.canvas.draw()
+        labels = [t.get_text() for t in fig.axes[-1 if fig is session else 0].get_xticklabels() if t.get_text()]
+        assert labels and all(re.fullmatch(r"-?\d+:\d\d(\.\d+)?", x) for x in labels), labels
+
+
+def test_every_terminal_response_is_labelled_even_when_crowded():
+    from clock.core.segments import segments
+    from clock.report.plot import plot_recording
+
+    s = Session(600.0, rate=8000)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 5.0 + 6.0 * i) for i in range(90)))
+    trace = levels(s.samples(), 8000)
+    fig = plot_recording(trace, floor=0.003, segmentation=segments(trace, floor=0.003), events=log)
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == sorted(str(i) for i in range(90))
+    few = plot_recording(trace, floor=0.003, segmentation=segments(trace, floor=0.003), events=log, start_s=0, end_s=40)
+    assert [t.get_text() for t in few.axes[0].texts] == [f"terminal {i}" for i in range(6)]
+
+
+def test_sweep_figures_mark_both_settings_and_keep_every_count_readable():
+    from matplotlib.patches import Rectangle
+
+    from clock.report.plot import plot_sweep_heatmap, plot_tradeoff
+
+    obs = [_obs(1.2), _obs(2.0)]
+    result = sweep(obs, floors=[0.002, 0.003, 0.004], quiets_s=grid("1.0:2.6:0.2"))
+    fig = plot_tradeoff(result, committed=(0.003, 2.4))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    # Floors that give the same results share one line, named by all of them.
+    assert "floors 0.002, 0.003, 0.004" in labels
+    assert any(x.startswith("recommended: ") for x in labels) and "committed: floor 0.003, quiet 2.4 s" in labels
+    heat = plot_sweep_heatmap(result, committed=(0.003, 2.4))
+    ax = heat.axes[0]
+    (cell,) = [p for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()]
+    assert cell.get_xy() == (pytest.approx(6.5), pytest.approx(0.5))  # quiet 2.4 is column 7, floor 0.003 row 1
+    # The count in that cell is drawn and nothing filled lies over its centre.
+    assert any(t.get_position() == (7, 1) for t in ax.texts)
+    star = next(line for line in ax.lines if line.get_marker() == "*")
+    assert (star.get_xdata()[0], star.get_ydata()[0]) != (7, 1)
+
+
+def test_evidence_draws_the_shared_window_above_the_floor():
+    from clock.report.plot import plot_evidence
+
+    noisy = Session(12.0).hiss(0.0, 12.0, -70).say(1.0, 2.0).say(3.0, 4.0, rms=0.01)
+    d = derive([Observation("n", levels(noisy.samples(), RATE), EventLog((Event("terminal", "t", 0.5),)))])
+    assert d.floor.window is not None and d.floor.window[0] > 0
+    ax = plot_evidence(d).axes[0]
+    floor_line = next(line for line in ax.lines if line.get_label().startswith("floor "))
+    lo, hi = (20 * np.log10(x) for x in d.floor.window)
+    edges = [
+        line
+        for line in ax.lines
+        if len(line.get_xdata()) and line.get_xdata()[0] in (pytest.approx(lo), pytest.approx(hi))
+    ]
+    assert len(edges) == 2 and all(e.get_zorder() > floor_line.get_zorder() for e in edges)
+    assert any(f"({hi - lo:.1f} dB)" in t.get_text() for t in ax.get_legend().get_texts())

@@ -170,7 +170,7 @@ def test_derive_replays_the_committed_setting_beside_the_recommendation(cli):
     text = cli("derive", RECORDINGS).stdout
     header = text.splitlines()[1].split()
     assert header == ["recommended", "evidence", "committed"]
-    assert "committed (floor 0.003, quiet 2.5 s, onset timeout 10 s) replayed over 4 recordings" in text
+    assert "committed (floor 0.003, quiet 2.5 s, onset timeout 10 s) replayed over 5 recordings" in text
     candidate = cli("derive", RECORDINGS, "--quiet-time", "2").stdout
     assert candidate.splitlines()[1].split()[-1] == "candidate"
     assert "candidate (floor 0.003, quiet 2 s, onset timeout 10 s) replayed" in candidate
@@ -194,10 +194,10 @@ def test_check_with_a_candidate_is_check_with_that_config(cli, tmp_path):
     assert text.splitlines()[0] == f"config: {RECORDINGS / 'speechclock.toml'}, with --floor 0.002 --quiet-time 2.1"
 
 
-def test_report_shows_a_candidate_in_place_of_the_committed_setting(cli, tmp_path):
+def test_report_shows_a_candidate_in_place_of_the_committed_setting(cli, tmp_path, short_recordings):
     out = tmp_path / "r.html"
     args = ("--floors", "0.003", "--quiet-times", "2.5")
-    assert cli("report", RECORDINGS, "-o", out, *args, "--quiet-time", "2.1").exit_code == 0
+    assert cli("report", short_recordings, "-o", out, *args, "--quiet-time", "2.1").exit_code == 0
     page = out.read_text()
     assert "<th>candidate</th>" in page and "<th>committed</th>" not in page
     assert "candidate (floor 0.003, quiet 2.1 s, onset timeout 10 s) replayed" in page

@@ -270,11 +270,11 @@ def sweep(
     )
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
+    committed = (cfg.thresholds.floor, cfg.thresholds.quiet_s) if cfg.path is not None else None
     if heatmap is not None:
-        committed = (cfg.thresholds.floor, cfg.thresholds.quiet_s) if cfg.path is not None else None
         save_figure_file(plot_sweep_heatmap(result, committed=committed), heatmap, corpus.inputs, "--heatmap")
     if tradeoff is not None:
-        save_figure_file(plot_tradeoff(result), tradeoff, corpus.inputs, "--tradeoff")
+        save_figure_file(plot_tradeoff(result, committed=committed), tradeoff, corpus.inputs, "--tradeoff")
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(sweep_dict(result)))
@@ -415,7 +415,10 @@ def report(
                 "premature ends and stalls by floor and quiet time",
                 png_data_uri(plot_sweep_heatmap(result, committed=(th.floor, th.quiet_s), committed_label=label)),
             ),
-            ("trade-off and Pareto front", png_data_uri(plot_tradeoff(result))),
+            (
+                "trade-off and Pareto front",
+                png_data_uri(plot_tradeoff(result, committed=(th.floor, th.quiet_s), committed_label=label)),
+            ),
         ],
         agreements=[(o.name, o.agreement) for o in obs],
         endpointers=None if endpointers is None else _endpointers_part(corpus, names, skipped, jobs, no_progress),

@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MAX_TEXT_CHARS",
+    "OUTCOME_STYLE",
+    "beat_outcome",
     "mmss",
     "plain_text",
     "plot_beat_timeline",
@@ -124,6 +126,36 @@ def _writable_config() -> None:
     os.environ["MPLCONFIGDIR"] = temp
 
 
+# Acknowledgments are pink: orange and red mean a gap near or past the quiet time's limit.
+_ACK_COLOUR = "tab:pink"
+
+#: How each beat outcome is drawn: (colour, marker). Failures are red.
+OUTCOME_STYLE: dict[str, tuple[str, str]] = {
+    "ok": ("tab:green", "o"),
+    "premature": ("tab:red", "X"),
+    "stalled": ("tab:red", "s"),
+    "missed-onset": ("tab:red", "v"),
+    "aborted": ("tab:purple", "D"),
+    "silent": ("0.5", "o"),
+    "no-speech": ("0.5", "o"),
+    "unheard": ("0.5", "o"),
+}
+
+
+def beat_outcome(beat: Beat) -> str:
+    """The outcome a figure shows for a beat (the one place figures read a beat's verdict from)."""
+    return beat.outcome
+
+
+def _outcome_style(outcome: str) -> tuple[str, str]:
+    return OUTCOME_STYLE.get(outcome, ("0.5", "o"))
+
+
+def _beat_name(index: int) -> str:
+    """A beat as the figures name it (the tables' numbering, from 1; ``index`` counts from 0)."""
+    return f"beat {index + 1}"
+
+
 def _figure(**kwargs: Any) -> Figure:
     _writable_config()
     from matplotlib.figure import Figure
@@ -164,21 +196,28 @@ def _db(level: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.maximum(20 * np.log10(level), _DB_FLOOR)
 
 
-def mmss(x: float, _pos: Any = None) -> str:
-    """Seconds as ``m:ss`` (``h:mm:ss`` past an hour), for time axes."""
+def mmss(x: float, _pos: Any = None, *, decimals: int = 0) -> str:
+    """Seconds as ``m:ss`` (``h:mm:ss`` past an hour; ``m:ss.s`` with ``decimals``), for time axes."""
     sign = "-" if x < 0 else ""
-    total = int(round(abs(x)))
+    scale = 10**decimals
+    units = int(round(abs(x) * scale))
+    total, frac = divmod(units, scale)
     h, rest = divmod(total, 3600)
     m, sec = divmod(rest, 60)
-    return f"{sign}{h}:{m:02d}:{sec:02d}" if h else f"{sign}{m}:{sec:02d}"
+    tail = f".{frac:0{decimals}d}" if decimals else ""
+    return f"{sign}{h}:{m:02d}:{sec:02d}{tail}" if h else f"{sign}{m}:{sec:02d}{tail}"
 
 
-def _time_axis(ax: Any, lo: float, hi: float) -> None:
+def _time_axis(ax: Any, lo: float, hi: float, label: str = "time") -> None:
+    """One time format on every axis: ``m:ss``, with tenths when the ticks fall closer than a second."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    ax.xaxis.set_major_formatter(FuncFormatter(mmss) if hi - lo >= 20 else FuncFormatter(lambda x, _p: f"{x:.1f}"))
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=12, steps=[1, 2, 5, 10]))
-    ax.set_xlabel("time (m:ss)" if hi - lo >= 20 else "time (s)")
+    locator = MaxNLocator(nbins=12, steps=[1, 2, 5, 10])
+    step = float(np.diff(locator.tick_values(lo, hi)[:2])[0]) if hi > lo else 1.0
+    decimals = 0 if step >= 1 - 1e-9 else 1 if step >= 0.1 - 1e-9 else 2
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _p: mmss(x, decimals=decimals)))
+    ax.set_xlabel(f"{label} (m:ss)")
 
 
 def _text(ax: Any, x: float, y: float, text: str, **kwargs: Any) -> Any:
@@ -203,6 +242,25 @@ def _gap_colour(gap_s: float, limit_s: float | None) -> str:
         return "tab:green"
     ratio = gap_s / limit_s
     return "tab:red" if ratio >= 1 else "tab:orange" if ratio >= 0.8 else "tab:green"
+
+
+# Gap numbers in a darker shade of their colour, on a white box: readable on any fill.
+_TEXT_SHADE = {"tab:green": "darkgreen", "tab:orange": "#a04f00", "tab:red": "darkred"}
+_LABEL_BOX: dict[str, Any] = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+
+
+def _gap_label(ax: Any, x: float, y: float, text: str, colour: str, **kwargs: Any) -> Any:
+    return ax.text(x, y, text, color=_TEXT_SHADE.get(colour, colour), bbox=_LABEL_BOX, **kwargs)
+
+
+def _outcome_at(b: Beat) -> float:
+    """Where a beat's verdict falls: the declared tick, else the beat's bound (the onset wait for a missed onset)."""
+    declared = b.quiet_declared_s
+    if declared is not None and declared < b.span_end_s:
+        return declared
+    if b.last_word_s is None and b.onset_s is None:
+        return b.terminal_s
+    return b.span_end_s
 
 
 def plot_recording(
@@ -283,17 +341,35 @@ def plot_recording(
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
     if events is not None:
-        shown = [e for e in events.events if lo <= e.t_s <= hi]
         span = max(hi - lo, 1e-9)
-        widths = [span * (0.0065 * len(e.kind) + 0.006) for e in shown]
-        rows = _stagger([e.t_s for e in shown], widths, 3)
-        for e, row in zip(shown, rows):
-            colour = _EVENT_COLOURS.get(e.kind, "0.5")
-            for ax in axes[1:]:
-                ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
-            ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
+        char = span * 0.0065
+        # Every terminal response is labelled (it opens a beat), in rows of its own: "terminal N"
+        # where every one fits, else the beat's number alone; other events fill the rows above.
+        terminals = [(n, e) for n, e in enumerate(events.terminals) if lo <= e.t_s <= hi]
+        xs = [e.t_s for _, e in terminals]
+        texts = [f"terminal {_beat_name(n).split()[-1]}" for n, _ in terminals]
+        rows_t = _stagger(xs, [char * (len(x) + 1) for x in texts], 2)
+        if None in rows_t:
+            texts = [_beat_name(n).split()[-1] for n, _ in terminals]
+            rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], 3)
+            rows_t = [r if r is not None else i % 3 for i, r in enumerate(rows_t)]
+        used = max((r or 0 for r in rows_t), default=-1) + 1
+        for x, text, row in zip(xs, texts, rows_t):
+            y = 0.3 + 0.17 * (row or 0)
+            _text(ax_events, x, y, text, fontsize=6.5, ha="center", va="bottom", color=_EVENT_COLOURS["terminal"])
+        others = [e for e in events.events if lo <= e.t_s <= hi and e.kind != "terminal"]
+        rows = _stagger([e.t_s for e in others], [char * len(e.kind) + char for e in others], max(1, 4 - used))
+        for e in events.events:
+            if lo <= e.t_s <= hi:
+                colour = _EVENT_COLOURS.get(e.kind, "0.5")
+                for ax in axes[1:]:
+                    ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
+                ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
+        for e, row in zip(others, rows):
             if row is not None:
-                _text(ax_events, e.t_s, 0.32 + 0.22 * row, e.kind, fontsize=7, ha="center", va="bottom", color=colour)
+                colour = _EVENT_COLOURS.get(e.kind, "0.5")
+                y = 0.3 + 0.17 * (used + row)
+                _text(ax_events, e.t_s, y, e.kind, fontsize=6.5, ha="center", va="bottom", color=colour)
 
     # Waveform.
     if envelope is not None:
@@ -321,12 +397,13 @@ def plot_recording(
         if not (seg.last_word_s >= lo and seg.onset_s <= hi):
             continue
         if any(x0 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in acks):
-            kind, colour = "acknowledgment", "tab:orange"
+            kind, colour = "acknowledgment", _ACK_COLOUR
         elif any(x0 - 1e-9 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in narrations):
             kind, colour = "narration speech", "tab:green"
         else:
             kind, colour = "other speech", "0.6"
-        keep(kind, ax_level.axvspan(seg.onset_s, seg.last_word_s, color=colour, alpha=0.22, linewidth=0))
+        alpha = 0.4 if colour == _ACK_COLOUR else 0.22
+        keep(kind, ax_level.axvspan(seg.onset_s, seg.last_word_s, color=colour, alpha=alpha, linewidth=0))
     for x0, x1 in narrations:
         keep("narration", ax_level.hlines(_DB_FLOOR + 3, x0, x1, color="tab:green", linewidth=4))
     gaps = [(at, g) for b in beats for at, g in zip(b.gap_at_s, b.quiet_gaps_s) if g >= min_gap_s and lo <= at <= hi]
@@ -339,7 +416,7 @@ def plot_recording(
         colour = _gap_colour(g, limit)
         ax_level.hlines(-6 - 6 * (row or 0), at, at + g, color=colour, linewidth=1.5)
         if row is not None:
-            _text(ax_level, at + g / 2, -7 - 6 * row, f"{g:.2f} s", ha="center", va="top", fontsize=7, color=colour)
+            _gap_label(ax_level, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
     ax_level.set_ylabel("level (dBFS)")
     ax_level.set_ylim(_DB_FLOOR, 0)
 
@@ -364,6 +441,14 @@ def plot_recording(
                     "linger",
                     ax_state.axvspan(rb.quiet_declared_s, rb.prompt_allowed_s, color="0.75", alpha=0.6, linewidth=0),
                 )
+        if events is not None:
+            paused_at = None
+            for e in events.events:
+                if e.kind == "pause" and paused_at is None:
+                    paused_at = e.t_s
+                elif e.kind == "resume" and paused_at is not None:
+                    keep("paused", ax_state.axvspan(paused_at, e.t_s, facecolor="none", hatch="///", edgecolor="0.3"))
+                    paused_at = None
         ax_state.set_yticks([])
         ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
         ax_state.set_ylim(0, 1)
@@ -381,12 +466,42 @@ def plot_recording(
             top = max(top, quiet_s)
         ax_count.set_ylim(0, max(1.0, top * 1.12))
         ax_count.set_ylabel("quiet (s)")
+    _mark_outcomes(axes[3] if replay is not None else ax_events, beats, lo, hi, keep)
     _time_axis(axes[-1], lo, hi)
     axes[-1].set_xlim(lo, hi)
     fig.legend(
         list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)), fontsize=7
     )
     return fig
+
+
+def _mark_outcomes(ax: Any, beats: Sequence[Beat], lo: float, hi: float, keep: Any) -> None:
+    """Each beat's outcome where it was decided: a marker always, its name where it fits."""
+    shown = [(b, _outcome_at(b)) for b in beats if lo <= _outcome_at(b) <= hi]
+    span = max(hi - lo, 1e-9)
+    # A name goes right of its marker, where it covers neither the next marker nor the next name.
+    nexts = [x for _, x in shown[1:]] + [hi + span]
+    rows = [0 if nxt - x > span * 0.0065 * (len(beat_outcome(b)) + 4) else None for (b, x), nxt in zip(shown, nexts)]
+    for (b, x), row in zip(shown, rows):
+        outcome = beat_outcome(b)
+        colour, marker = _outcome_style(outcome)
+        keep(
+            f"beat {outcome}",
+            ax.plot(x, 0.5, marker=marker, color=colour, markeredgecolor="black", markersize=7, linestyle="none")[0],
+        )
+        if row is not None:
+            ax.annotate(
+                outcome,
+                (x, 0.5),
+                xytext=(6, 0),
+                textcoords="offset points",
+                fontsize=7,
+                va="center",
+                ha="left",
+                color=colour,
+                fontweight="bold",
+                bbox=_LABEL_BOX,
+            )
 
 
 def plot_beat_timeline(
@@ -414,7 +529,7 @@ def plot_beat_timeline(
         if b.onset_s is not None:
             keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
         if b.ack_overlap and b.ack_last_word_s is not None:
-            keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color="tab:orange"))
+            keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color=_ACK_COLOUR))
         if b.onset_s is not None and b.last_word_s is not None:
             keep(
                 "narration",
@@ -428,7 +543,7 @@ def plot_beat_timeline(
                     [(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0
                 )
                 if g >= 0.4 * quiet_s:
-                    _text(ax, at - t0 + g / 2, y + 0.32, f"{g:.2f}", fontsize=6, ha="center", va="bottom", color=colour)
+                    _gap_label(ax, at - t0 + g / 2, y, f"{g:.2f} s", colour, fontsize=6.5, ha="center", va="center")
             right = max(right, b.last_word_s - t0)
         declared = b.quiet_declared_s
         if declared is not None:
@@ -437,23 +552,28 @@ def plot_beat_timeline(
                 keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
             right = max(right, declared - t0 + (b.linger_s or 0))
         keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
-        if b.outcome not in ("ok", "silent"):
-            _text(
-                ax,
-                1.0,
+        outcome = beat_outcome(b)
+        colour, marker = _outcome_style(outcome)
+        keep(
+            f"beat {outcome}",
+            ax.plot(
+                1.012,
                 y,
-                f" {b.outcome}",
+                marker=marker,
+                color=colour,
+                markeredgecolor="black",
+                linestyle="none",
                 transform=ax.get_yaxis_transform(),
-                fontsize=8,
-                va="center",
-                color="tab:red",
-            )
+                clip_on=False,
+            )[0],
+        )
+        ax.text(1.025, y, outcome, transform=ax.get_yaxis_transform(), fontsize=8, va="center", color=colour)
     for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
         keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))
-    ax.set_yticks(range(len(beats)), [f"beat {b.index + 1} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
+    ax.set_yticks(range(len(beats)), [f"{_beat_name(b.index)} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
     ax.set_ylim(len(beats) - 0.5, -0.5)
     ax.set_xlim(0, max(right, 1.0) * 1.05)
-    ax.set_xlabel("seconds since the terminal response")
+    _time_axis(ax, 0, max(right, 1.0) * 1.05, "since the terminal response")
     ax.set_title(plain_text(title or "beats", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     fig.legend(
         list(handles.values()), list(handles), loc="outside lower center", ncols=min(5, len(handles)), fontsize=7
@@ -518,71 +638,141 @@ def plot_sweep_heatmap(
     if floor is not None and quiet is not None:
         marks.append(("recommended", floor, quiet, "*", "tab:cyan"))
     if committed is not None:
-        marks.append((committed_label, committed[0], committed[1], "D", "tab:green"))
+        marks.append((committed_label, committed[0], committed[1], "s", "tab:green"))
+    from matplotlib.patches import Rectangle
+
     for ax in axes:
         for name, f, q, marker, colour in marks:
-            ax.plot(
-                _grid_position(result.quiets_s, q),
-                _grid_position(result.floors, f),
-                marker=marker,
-                color=colour,
-                markeredgecolor="black",
-                markersize=12 if marker == "*" else 8,
-                linestyle="none",
-                label=f"{name}: floor {f:g}, quiet {q:g} s",
-            )
+            x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
+            label = f"{name}: floor {f:g}, quiet {q:g} s"
+            if marker == "s":
+                # The committed cell is outlined, so its count stays readable.
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
+                ax.plot(
+                    [],
+                    [],
+                    marker="s",
+                    markerfacecolor="none",
+                    markeredgecolor=colour,
+                    markeredgewidth=2.5,
+                    markersize=10,
+                    linestyle="none",
+                    label=label,
+                )
+            else:
+                # The recommendation sits in its cell's upper right corner, clear of the count.
+                ax.plot(
+                    x + 0.3,
+                    y + 0.28,
+                    marker=marker,
+                    color=colour,
+                    markeredgecolor="black",
+                    markersize=9,
+                    linestyle="none",
+                    label=label,
+                )
     if marks:
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(marks), fontsize=8)
     fig.colorbar(image, ax=axes, label="beats", ticks=range(0, top + 1, max(1, top // 10)))
     return fig
 
 
-def plot_tradeoff(result: SweepResult) -> Figure:
-    """Beats cut short or stalled against the latency added after the last word, one series per floor."""
-    fig = _figure(figsize=(8, 4.8), layout="constrained")
+def _nearest_point(result: SweepResult, floor: float, quiet_s: float) -> Any:
+    """The sweep's point at a setting, or the grid point nearest it (floors compared in dB)."""
+    exact = result.point(floor, quiet_s)
+    if exact is not None or not result.points or floor <= 0:
+        return exact
+    return min(
+        result.points,
+        key=lambda p: abs(20 * np.log10(max(p.floor, 1e-12) / floor)) / 3 + abs(p.quiet_s - quiet_s) / 0.1,
+    )
+
+
+def plot_tradeoff(
+    result: SweepResult, *, committed: tuple[float, float] | None = None, committed_label: str = "committed"
+) -> Figure:
+    """Beats cut short or stalled against the latency added after the last word, one series per floor.
+
+    Floors whose series are identical share one line (named by all of them);
+    the remaining lines are drawn slightly apart vertically, so none hides
+    another. The recommended setting is a star and the committed one a
+    diamond (the nearest grid point when a setting is not on the grid).
+
+    Parameters
+    ----------
+    result : SweepResult
+    committed : (floor, quiet_s), optional
+    committed_label : str
+        Its name in the legend (``candidate`` for one given on the command line).
+    """
+    fig = _figure(figsize=(9, 5.2), layout="constrained")
     ax = fig.subplots()
     markers = "osD^vP*Xh<>"
     from matplotlib import colormaps
 
     cmap = colormaps["viridis"]
-    for i, f in enumerate(result.floors):
+    series: dict[tuple[tuple[float, int], ...], list[float]] = {}
+    for f in result.floors:
         pts = [p for p in result.points if p.floor == f and p.latency_mean_s is not None]
-        if not pts:
-            continue
+        if pts:
+            series.setdefault(tuple((float(p.latency_mean_s or 0.0), p.n_failed) for p in pts), []).append(f)
+    n = len(series)
+    dodge = 0.0 if n <= 1 else min(0.08, 0.4 / n)
+    for i, (xy, floors) in enumerate(series.items()):
+        name = f"floor {floors[0]:g}" if len(floors) == 1 else "floors " + ", ".join(f"{f:g}" for f in floors)
+        offset = (i - (n - 1) / 2) * dodge
         ax.plot(
-            [float(p.latency_mean_s or 0.0) for p in pts],
-            [p.n_failed for p in pts],
+            [x for x, _ in xy],
+            [y + offset for _, y in xy],
             marker=markers[i % len(markers)],
             markersize=4,
-            linewidth=0.8,
-            color=cmap(i / max(1, len(result.floors) - 1)),
-            label=f"floor {f:g}",
+            linewidth=1.0,
+            color=cmap(i / max(1, n - 1)),
+            label=plain_text(name, 2 * MAX_TEXT_CHARS),
         )
     front = [p for p in result.pareto if p.latency_mean_s is not None]
     ax.plot(
         [float(p.latency_mean_s or 0.0) for p in front],
         [p.n_failed for p in front],
         color="tab:red",
-        linewidth=2,
-        alpha=0.5,
+        linewidth=5,
+        alpha=0.25,
         label="Pareto front",
+        zorder=1,
     )
     floor, quiet, _ = result.recommended
-    point = None if floor is None or quiet is None else result.point(floor, quiet)
-    if point is not None and point.latency_mean_s is not None:
+    marks = [] if floor is None or quiet is None else [("recommended", floor, quiet, "*", "black", 16)]
+    if committed is not None:
+        marks.append((committed_label, committed[0], committed[1], "D", "tab:green", 15))
+    for name, f, q, marker, colour, size in marks:
+        point = _nearest_point(result, f, q)
+        if point is None or point.latency_mean_s is None:
+            continue
+        where = (
+            ""
+            if (point.floor, point.quiet_s) == (f, q)
+            else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
+        )
         ax.plot(
             point.latency_mean_s,
             point.n_failed,
-            marker="*",
-            color="black",
-            markersize=14,
+            marker=marker,
+            color=colour,
+            markeredgecolor="black" if marker == "*" else colour,
+            markerfacecolor=colour if marker == "*" else "none",
+            markeredgewidth=1.2 if marker == "*" else 2,
+            markersize=size,
             linestyle="none",
-            label=f"recommended: floor {floor:g}, quiet {quiet:g} s",
+            zorder=5,
+            label=f"{name}: floor {f:g}, quiet {q:g} s{where}",
         )
     ax.set_xlabel("mean latency added after the last word (s per beat)")
-    ax.set_ylabel("beats cut short or stalled")
-    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag")
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside right upper")
+    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart)" if dodge else ""))
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
     return fig
 
 
@@ -601,7 +791,9 @@ def plot_evidence(derivation: Derivation) -> Figure:
     limit ``check`` holds gaps to (quiet time minus its margin) and the least
     room a beat leaves after its last word.
     """
-    fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 2.6), layout="constrained")
+    fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 3.2), layout="constrained")
+    engine: Any = fig.get_layout_engine()
+    engine.set(w_pad=0.15, h_pad=0.15)
     ax_lv, ax_gap = fig.subplots(1, 2, width_ratios=[3, 2])
     f = derivation.floor
     names = [r.name for r in f.recordings]
@@ -626,10 +818,28 @@ def plot_evidence(derivation: Derivation) -> Figure:
         if status:
             ax_lv.text(1.0, y, f" {status}", transform=ax_lv.get_yaxis_transform(), va="center", fontsize=8)
     if f.window is not None:
-        ax_lv.axvspan(_to_db(f.window[0]), _to_db(f.window[1]), color="tab:green", alpha=0.12, label="floors for all")
+        # The shared window can be narrower than a line is wide: its edges are drawn above the
+        # floor, hatched between, and its width is in the legend.
+        w0, w1 = _to_db(f.window[0]), _to_db(f.window[1])
+        ax_lv.axvspan(
+            w0,
+            w1,
+            facecolor=(0.17, 0.63, 0.17, 0.18),
+            edgecolor=(0.0, 0.39, 0.0, 0.35),
+            hatch="\\\\",
+            linewidth=0,
+            label=f"floors for all: {w0:.1f} .. {w1:.1f} dBFS ({w1 - w0:.1f} dB)",
+        )
+        for edge in (w0, w1):
+            ax_lv.axvline(edge, color="darkgreen", linewidth=1.3, zorder=4)
     if f.floor is not None:
         ax_lv.axvline(
-            _to_db(f.floor), color="tab:red", linewidth=1.5, label=f"floor {f.floor:g} ({_to_db(f.floor):.1f} dBFS)"
+            _to_db(f.floor),
+            color="tab:red",
+            linewidth=1.0,
+            linestyle="--",
+            zorder=3,
+            label=f"floor {f.floor:g} ({_to_db(f.floor):.1f} dBFS)",
         )
     ax_lv.plot([], [], color="tab:blue", linewidth=6, alpha=0.75, label="speech p5..p95 (p1..p99)")
     ax_lv.plot([], [], color="0.45", linewidth=6, alpha=0.75, label="silence p5..p95 (p1..p99)")
@@ -639,7 +849,7 @@ def plot_evidence(derivation: Derivation) -> Figure:
     ax_lv.invert_yaxis()
     ax_lv.set_xlabel("level (dBFS)")
     ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
-    ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=3, frameon=False)
+    ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
 
     g = derivation.gaps
     gaps = np.sort(np.asarray(g.gaps_s, dtype=np.float64))
@@ -673,7 +883,7 @@ def plot_evidence(derivation: Derivation) -> Figure:
     ax_gap.set_xlabel("gap (s)")
     ax_gap.set_ylabel("share of gaps longer")
     ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
-    ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncols=2, frameon=False)
+    ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
     fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
     return fig
 
