@@ -63,7 +63,7 @@ def test_plot_figure_contents():
     (beat,) = find_beats(trace, log, floor=0.003, quiet_s=2.5)
     assert beat.ack_overlap and len(beat.gaps_s) == 2
     assert [t.get_text() for t in ax_level.texts] == [f"{g:.2f} s" for g in beat.quiet_gaps_s]
-    assert {t.get_text() for t in ax_events.texts} >= {"terminal 0", "prompt"}
+    assert {t.get_text() for t in ax_events.texts} >= {"terminal 1", "prompt"}
     # The quiet count is in seconds on its own axis, with the quiet time drawn.
     assert ax_count.get_ylabel() == "quiet (s)" and ax_count.get_ylim()[1] >= 2.5
 
