@@ -482,7 +482,7 @@ def _derive(
         else:
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
-                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}"
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g} (check will fail its noise level)"
             )
     floor_ev = _floor_evidence(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
