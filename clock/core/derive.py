@@ -73,7 +73,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
-from .beats import FAILURES, FloorAnalysis, decide
+import numpy as np
+
+from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets
 from .evidence import (
     THIN,
     Comparison,
@@ -156,6 +158,18 @@ def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_
     return sum(
         d.outcome in FAILURES for a in analyses for d in decide(a, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
     )
+
+
+_FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
+
+
+def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
+    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets)."""
+    total = np.zeros(len(quiets_s), np.int64)
+    for a in analyses:
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+        total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
+    return [int(x) for x in total]
 
 
 def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
@@ -267,9 +281,10 @@ def _search(
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
             options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
-            for q in sorted(options):
-                hidden = _hidden_ends(c, q, corpus.margins.quiet_margin_s)
-                f = hidden + _failing_beats(c.analyses, q, setting.onset_timeout_s)
+            quiets = sorted(options)
+            failing = _failing_beats_at(c.analyses, quiets, setting.onset_timeout_s)
+            for q, replayed in zip(quiets, failing):
+                f = _hidden_ends(c, q, corpus.margins.quiet_margin_s) + replayed
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
         if n >= limit and (best is not None or strict) and not right:
