@@ -379,7 +379,7 @@ def plot_beat_timeline(
                 transform=ax.get_yaxis_transform(),
                 fontsize=8,
                 va="center",
-                color="tab:red",
+                color="0.35" if b.outcome == "aborted" else "tab:red",  # the page ended it: not a failure
             )
     for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
         keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))

@@ -420,6 +420,7 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_aborted",
     "latency_mean_s",
     "latency_p95_s",
     "latency_max_s",
