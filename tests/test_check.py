@@ -318,3 +318,43 @@ def test_report_follows_checks_config_rule(cli, corpus, monkeypatch, tmp_path):
     assert allowed.exit_code == 0 and "built-in defaults" in allowed.stderr
     assert allowed.stdout.splitlines()[0] == "config: built-in defaults"
     assert "no speechclock.toml: built-in defaults" in out.read_text()
+
+
+def _tour_folder(tmp_path, kind: str, seed: int) -> Path:
+    from tours import random_corpus
+
+    folder = tmp_path / kind
+    folder.mkdir()
+    for tour in random_corpus(seed, kind):
+        if tour.has_log:
+            tour.write(folder)
+    return folder
+
+
+def test_a_beat_without_speech_fails_no_speech_at_its_time_and_missed_onset_says_what_it_covers(cli, tmp_path):
+    from tours import random_corpus
+
+    folder = _tour_folder(tmp_path, "silent", 0)
+    silent = [(t.name, x.terminal_s) for t in random_corpus(0, "silent") if t.has_log for x in t.truths if x.silent]
+    assert silent
+    result = cli("check", folder, "--allow-defaults", "--floor", "0.002", "--format", "json")
+    found = json.loads(result.stdout)["results"]
+    failing = {(r["recording"], round(r["t_s"], 3)) for r in found if r["check"] == "no-speech" and not r["passed"]}
+    every = {(f"{name}.wav", round(t, 3)) for name, t in silent}
+    quiet_rooms = {x for x in every if "-zero-" in x[0]}  # comfort noise over the floor is heard as speech
+    assert quiet_rooms and quiet_rooms <= failing <= every
+    for r in found:
+        if r["check"] == "missed-onset" and r["passed"] and r["applicable"]:
+            assert r["detail"].endswith("with speech") and r["expected"] == "an onset within the timeout in each"
+    text = cli("check", folder, "--allow-defaults", "--floor", "0.002")
+    assert text.exit_code == 1 and "no-speech: beat" in text.stdout
+
+
+def test_logged_decisions_are_compared_only_at_the_setting_the_page_ran(cli):
+    committed = json.loads(cli("check", RECORDINGS, "--format", "json").stdout)["results"]
+    assert any(r["check"] == "logged-quiet" and r["applicable"] for r in committed)
+    candidate = cli("check", RECORDINGS, "--quiet-time", "2.6", "--format", "json")
+    assert candidate.exit_code == 0
+    logged = [r for r in json.loads(candidate.stdout)["results"] if r["check"] == "logged-quiet"]
+    assert logged and all(not r["applicable"] for r in logged)
+    assert all("made at the page's setting (floor 0.003, quiet 2.5 s" in r["detail"] for r in logged)

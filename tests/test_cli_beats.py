@@ -22,6 +22,7 @@ BEAT_KEYS = {
     "added_latency_s",
     "gaps_s",
     "span_end_s",
+    "aborted",
     "bound",
     "outcome",
     "premature",

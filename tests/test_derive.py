@@ -256,3 +256,24 @@ def test_derive_plot_shows_the_windows_the_floor_and_the_quiet_time(cli, tmp_pat
     out = tmp_path / "evidence.png"
     assert cli("derive", RECORDINGS, "--plot", out).exit_code == 0
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_prefer_chooses_among_the_settings_that_replay_right_and_held_out_evidence_is_given():
+    from tours import random_corpus
+
+    obs = [t.observation() for t in random_corpus(3)]
+    plain = derive(obs)
+    seen = []
+
+    def last(candidates):
+        seen.append(list(candidates))
+        return len(candidates) - 1
+
+    chosen = derive(obs, prefer=last)
+    assert seen and seen[0][0] == plain.setting  # the engine's own first choice leads the list
+    assert chosen.setting == seen[0][-1] and chosen.outcome.n_failed == 0
+    assert len({c[0] for c in seen[0]}) == len(seen[0])  # one setting per candidate floor
+    h = plain.held_out
+    assert h is not None and h.n_recordings == sum(o.has_beats for o in obs)
+    assert h.n_right == sum(r.right for r in h.recordings)
+    assert all(r.right == (not r.failing and r.floor is not None) for r in h.recordings)

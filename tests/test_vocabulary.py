@@ -188,7 +188,11 @@ def test_check_with_a_candidate_is_check_with_that_config(cli, tmp_path):
     by_options = cli("check", RECORDINGS, "--floor", "0.002", "--quiet-time", "2.1", "--format", "json")
     assert by_options.exit_code == by_config.exit_code == 1  # 2.1 s cuts narration gaps short
     a, b = json.loads(by_config.stdout), json.loads(by_options.stdout)
-    assert a["results"] == b["results"] and a["counts"] == b["counts"]
+    # The same checks, except the page's logged decisions: the edited config says the page ran 0.002 / 2.1 s,
+    # the options only try them (the page ran the committed setting), so there they are not compared.
+    same = [r for r in a["results"] if r["check"] != "logged-quiet"]
+    assert same == [r for r in b["results"] if r["check"] != "logged-quiet"]
+    assert all(not r["applicable"] for r in b["results"] if r["check"] == "logged-quiet")
     assert b["config"] == f"{RECORDINGS / 'speechclock.toml'}, with --floor 0.002 --quiet-time 2.1"
     text = cli("check", RECORDINGS, "--floor", "0.002", "--quiet-time", "2.1").stdout
     assert text.splitlines()[0] == f"config: {RECORDINGS / 'speechclock.toml'}, with --floor 0.002 --quiet-time 2.1"

@@ -13,6 +13,7 @@ responses, no log). The truth is the construction's, as in tests/voices.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from voices import BeatTruth
@@ -95,13 +96,16 @@ def random_tour(
     abort: bool = False,
     silent: bool = False,
     bed_dbfs: float | None = None,
+    noise_rel_db: float | None = None,
 ) -> Tour:
     """A tour of 2 or 3 beats, its noise and log damage as asked.
 
     ``abort``: the page ends one beat (``end``) in the middle of a sentence
     (the audio stops there); ``silent``: one beat gets a terminal response
     and no speech; ``bed_dbfs``: pink noise at this RMS under the whole
-    recording (a room).
+    recording (a room); ``noise_rel_db``: the room's noise against the
+    voice (else drawn: -36 to -26 dB for comfort noise, -40 to -30 dB in
+    pauses).
     """
     pieces: list[tuple[float, np.ndarray]] = []
     pauses: list[tuple[float, float]] = []
@@ -157,9 +161,10 @@ def random_tour(
         i = int(round(at * RATE))
         x[i : i + piece.size] += piece[: x.size - i]
     if room == "comfort":
-        x += rng.standard_normal(x.size) * level * 10 ** (rng.uniform(-36, -26) / 20)
+        rel = rng.uniform(-36, -26) if noise_rel_db is None else noise_rel_db
+        x += rng.standard_normal(x.size) * level * 10 ** (rel / 20)
     elif room == "pauses":
-        noise = level * 10 ** (rng.uniform(-40, -30) / 20)
+        noise = level * 10 ** ((rng.uniform(-40, -30) if noise_rel_db is None else noise_rel_db - 4) / 20)
         for a, b in pauses:
             i, j = int(a * RATE), int(b * RATE)
             x[i:j] += rng.standard_normal(j - i) * noise
@@ -176,7 +181,7 @@ def random_tour(
 KINDS = ("plain", "aborted", "silent", "bed", "quiet", "opus")
 
 
-def random_corpus(seed: int, kind: str = "plain") -> list[Tour]:
+def random_corpus(seed: int, kind: str = "plain", *, setup: int | None = None) -> list[Tour]:
     """Three to five tours with different voices, rooms and logs.
 
     ``kind``: ``plain``; ``aborted`` (tours whose page ends a beat mid-sentence,
@@ -184,23 +189,30 @@ def random_corpus(seed: int, kind: str = "plain") -> list[Tour]:
     ``bed`` (pink noise at -60 to -45 dBFS under each whole recording);
     ``quiet`` (every voice 12 dB quieter); ``opus`` (each recording
     re-encoded as Opus at 32 kb/s and decoded, as the page's recorder would).
+
+    ``setup``: the voices, rooms and logs come from this seed instead, and
+    only what is said (beats, sentences, pauses, timing) from ``seed``: the
+    same guide in the same rooms, next week.
     """
     rng = np.random.default_rng(seed)
+    given = rng if setup is None else np.random.default_rng(setup)
     tours = []
-    n = int(rng.integers(3, 6))
+    n = int(given.integers(3, 6))
     for i in range(n):
-        level = float(10 ** rng.uniform(np.log10(0.015), np.log10(0.25)))
-        room = str(rng.choice(["zero", "zero", "comfort", "pauses"]))
-        log = str(rng.choice(["full", "full", "full", "no-prompt", "no-terminal", "none"]))
+        level = float(10 ** given.uniform(np.log10(0.015), np.log10(0.25)))
+        room = str(given.choice(["zero", "zero", "comfort", "pauses"]))
+        log = str(given.choice(["full", "full", "full", "no-prompt", "no-terminal", "none"]))
         extra: dict = {}
         if kind in ("aborted", "silent"):
             extra[{"aborted": "abort", "silent": "silent"}[kind]] = i == 0 or bool(rng.random() < 0.4)
             if i == 0:
                 log = "full"
         elif kind == "bed":
-            extra["bed_dbfs"] = float(rng.uniform(-60, -45))
+            extra["bed_dbfs"] = float(given.uniform(-60, -45))
         elif kind == "quiet":
             level *= 10 ** (-12 / 20)
+        if setup is not None:
+            extra["noise_rel_db"] = float(given.uniform(-36, -26))
         tour = random_tour(rng, f"tour{i}-{room}-{log}", level=level, room=room, log=log, **extra)
         if kind == "opus":
             tour.samples = opus_roundtrip(tour.samples)
@@ -237,3 +249,64 @@ def opus_roundtrip(x: np.ndarray, bitrate: int = 32000) -> np.ndarray:
     y = np.concatenate(chunks).astype(np.float64)
     y = y[: x.size]
     return np.pad(y, (0, x.size - y.size))
+
+
+def reading_corpus(seed: int, corpus: Path) -> list[Tour]:
+    """Two or three tours cut from a human reading (LibriVox, ``human-read/sonnet001.wav`` of the shared corpus).
+
+    The reading's own speech and pauses (its ``.vad.tsv``) make the
+    narrations: runs of 2-4 utterances with the real pauses between them.
+    The waits (before the narration, and the room after its last word) are
+    the recording's own room tone: its non-speech stretches, tiled. Each
+    tour gets its own grouping, latencies, rooms and gain (0 to -6 dB).
+    """
+    import soundfile as sf
+
+    wav = corpus / "human-read" / "sonnet001.wav"
+    x, rate = sf.read(str(wav), dtype="float64")
+    assert rate == RATE
+    spans = []
+    for row in (corpus / "human-read" / "sonnet001.vad.tsv").read_text().splitlines():
+        a, b, what = row.split("\t")
+        spans.append((float(a), float(b), what))
+    speech = [(a, b) for a, b, w in spans if w == "speech"]
+    tone = np.concatenate(
+        [x[int((a + 0.05) * RATE) : int((b - 0.05) * RATE)] for a, b, w in spans if w == "nonspeech" and b - a > 0.4]
+    )
+    rng = np.random.default_rng(seed)
+
+    def room(duration_s: float) -> np.ndarray:
+        n = int(duration_s * RATE)
+        start = int(rng.integers(tone.size))
+        return np.resize(np.roll(tone, -start), n)
+
+    tours = []
+    first = int(rng.integers(0, 2))
+    for k in range(4):
+        pieces: list[np.ndarray] = []
+        events: list[dict] = []
+        truths: list[BeatTruth] = []
+        t = 0.0
+        gain = 10 ** (-rng.uniform(0, 6) / 20)
+        while first < len(speech) - 1 and len(truths) < 3:
+            n = int(rng.integers(2, 5))
+            group = speech[first : first + n]
+            first += n
+            lead = 0.5 + float(rng.uniform(0.5, 1.2))  # prompt, terminal response, then the narration
+            pieces.append(room(lead))
+            events.append({"kind": "prompt", "t": t})
+            events.append({"kind": "terminal", "t": t + 0.5})
+            start = t + lead
+            narration = x[int(group[0][0] * RATE) : int(group[-1][1] * RATE)]
+            pauses = [b2[0] - b1[1] for b1, b2 in zip(group, group[1:])]
+            pieces.append(narration)
+            end = start + narration.size / RATE
+            room_s = float(rng.uniform(3.5, 5.0))
+            pieces.append(room(room_s))
+            truths.append(BeatTruth(t + 0.5, start, end, end + room_s, max(pauses, default=0.0)))
+            t = end + room_s
+        if not truths:
+            break
+        truths[-1].bound_s = t
+        tours.append(Tour(f"reading{k}", np.concatenate(pieces) * gain, events, truths))
+    return tours

@@ -52,17 +52,29 @@ The corpus
 * **quiet time**: at that floor, the longest gap the clock must bridge inside
   a beat (a narration's inter-sentence gaps, and the silence between an
   overlapping acknowledgment and the narration), unpaused time only, plus
-  ``quiet_margin_s`` (0.2 s), rounded up to 0.05 s; but never more than the
-  quiet left after the last word before the beat's bound (the next prompt,
-  terminal response or ``end``), or the clock would stall.
+  ``quiet_margin_s`` (0.2 s), rounded up to the first multiple of 0.05 s
+  above it (so ``check``'s gap check holds); but never more than the quiet
+  left after the last word before the beat's bound (the next prompt or
+  terminal response), or the clock would stall. Where that room cannot hold
+  the margin, ``GapEvidence.margin_kept`` is False and a warning names the
+  beat and the margin left. A beat the page ended (``end``) sets no room: a
+  longer quiet time aborts it, and an aborted beat is not a failure.
 * **onset timeout**: the longest onset latency plus ``onset_margin_s`` (2 s),
   rounded up to 0.5 s.
 
 Every candidate setting is checked with :func:`clock.core.beats.decide` (the
 replay's decisions) on every beat; the first floor, nearest the preferred
-one, at which a quiet time and timeout end every beat right is recommended.
-When none does, the setting that fails the fewest beats is, and each failing
-beat is named with its reason. Gap evidence comes from gaps inside beats
+one, at which a quiet time and timeout end every beat right is recommended
+(``derive(prefer=...)`` chooses among all the candidate floors' settings
+that do instead). The windows are a heuristic and the replay the truth:
+when no candidate works, a ladder of floors about 1 dB apart from the lowest
+noise to the highest speech median is replayed over every recording before
+the engine says no floor works; then the setting that fails the fewest
+beats is recommended, and each failing beat is named with its reason.
+
+**Out of sample** (``Derivation.held_out``): each recording with beats is
+left out in turn, the rest derive a setting (sharing the per-recording
+analyses), and that setting is replayed on the recording left out. Gap evidence comes from gaps inside beats
 only; a recording without an event log contributes all its gaps (and says
 so), one whose log has no terminal response contributes none.
 """
@@ -73,7 +85,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
-from .beats import FAILURES, FloorAnalysis, decide
+import numpy as np
+
+from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets
 from .evidence import (
     THIN,
     Comparison,
@@ -155,9 +169,19 @@ Prefer = Callable[[list[tuple[float, float, float]]], tuple[int, str]]
 
 
 def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_s: float) -> int:
-    return sum(
-        d.outcome in FAILURES for a in analyses for d in decide(a, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
-    )
+    return _failing_beats_at(analyses, [quiet_s], onset_timeout_s)[0]
+
+
+_FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
+
+
+def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
+    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets)."""
+    total = np.zeros(len(quiets_s), np.int64)
+    for a in analyses:
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+        total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
+    return [int(x) for x in total]
 
 
 def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
@@ -271,9 +295,10 @@ def _search(
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
             options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
-            for q in sorted(options):
-                hidden = _hidden_ends(c, q, corpus.margins.quiet_margin_s)
-                f = hidden + _failing_beats(c.analyses, q, setting.onset_timeout_s)
+            quiets = sorted(options)
+            failing = _failing_beats_at(c.analyses, quiets, setting.onset_timeout_s)
+            for q, replayed in zip(quiets, failing):
+                f = _hidden_ends(c, q, corpus.margins.quiet_margin_s) + replayed
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
         if n >= limit and (best is not None or strict) and not right:
@@ -493,7 +518,7 @@ def _derive(
         else:
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
-                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}"
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g} (check will fail its noise level)"
             )
     floor_ev = _floor_evidence(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule

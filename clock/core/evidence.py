@@ -38,6 +38,8 @@ PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50
 THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
 #: The quiet time must clear the longest gap plus the margin by this much (``check`` fails a gap that reaches it).
 _MARGIN_EPS_S = 1e-9
+#: What bounds a beat whose log has no prompt before the next terminal response.
+_UNPROMPTED = ("terminal", "acknowledgment")
 #: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
 DEFAULT_PROMPT_DELAY_S = 1.0
 
@@ -472,7 +474,10 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
         for b in a.beats:
-            if ref is not None and ref.beats[b.index].spoken:
+            # Only where a prompt (or the end) bounds the beat: without prompts, the span runs to the next terminal
+            # response, and the next beat's acknowledgment, heard at one floor and not the other, is not its end.
+            alike = ref is not None and ref.beats[b.index].bound_s == b.bound_s and b.bound not in _UNPROMPTED
+            if ref is not None and alike and ref.beats[b.index].spoken:
                 r = ref.beats[b.index]
                 seen = float(ref.t_s[r.last_word_tick])  # type: ignore[index]
                 now = float(a.t_s[b.last_word_tick]) if b.spoken and b.last_word_tick is not None else float("-inf")

@@ -468,6 +468,7 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_aborted",
     "after_speech_mean_s",
     "after_speech_max_s",
 ]
