@@ -357,4 +357,4 @@ def test_logged_decisions_are_compared_only_at_the_setting_the_page_ran(cli):
     assert candidate.exit_code == 0
     logged = [r for r in json.loads(candidate.stdout)["results"] if r["check"] == "logged-quiet"]
     assert logged and all(not r["applicable"] for r in logged)
-    assert all("made at the page's setting (floor 0.003, quiet 2.5 s" in r["detail"] for r in logged)
+    assert all("made at the page's setting, floor 0.003, quiet 2.5 s" in r["detail"] for r in logged)

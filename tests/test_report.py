@@ -297,9 +297,9 @@ def test_every_terminal_response_is_labelled_even_when_crowded():
     log = EventLog(tuple(Event("terminal", "terminal_response", 5.0 + 6.0 * i) for i in range(90)))
     trace = levels(s.samples(), 8000)
     fig = plot_recording(trace, floor=0.003, segmentation=segments(trace, floor=0.003), events=log)
-    assert sorted(t.get_text() for t in fig.axes[0].texts) == sorted(str(i) for i in range(90))
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == sorted(str(i) for i in range(1, 91))
     few = plot_recording(trace, floor=0.003, segmentation=segments(trace, floor=0.003), events=log, start_s=0, end_s=40)
-    assert [t.get_text() for t in few.axes[0].texts] == [f"terminal {i}" for i in range(6)]
+    assert [t.get_text() for t in few.axes[0].texts] == [f"terminal {i}" for i in range(1, 7)]
 
 
 def test_sweep_figures_mark_both_settings_and_keep_every_count_readable():

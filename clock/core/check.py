@@ -547,7 +547,7 @@ def _beat_checks(
             [],
             _Finding(
                 None,
-                f"{_plural(len(logged), 'logged decision')} made at the page's setting ({ran})",
+                f"{_plural(len(logged), 'logged decision')} made at the page's setting, {ran}, not at this one",
                 "compared only at that setting, not at this one",
             ),
             False,
