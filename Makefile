@@ -34,7 +34,7 @@ SAMPLE := recordings/sample-session-48k.webm
 figures: install
 	$(BIN)/speechclock plot $(SAMPLE) -o docs/img/sample-session.png
 	$(BIN)/speechclock plot $(SAMPLE) --view beats -o docs/img/sample-session-beats.png
-	$(BIN)/speechclock plot $(SAMPLE) --beat 4 -o docs/img/sample-session-paused.png
+	$(BIN)/speechclock plot $(SAMPLE) --beat 5 -o docs/img/sample-session-paused.png
 	$(BIN)/speechclock sweep recordings/ --floors 0.002:0.005:0.0005 --quiet-times 1.5:3.0:0.1 \
 	  --tradeoff docs/img/tradeoff.png --heatmap docs/img/heatmap.png >/dev/null
 
