@@ -141,8 +141,8 @@ def test_an_option_a_command_never_had_gets_clicks_own_message(cli):
     assert result.exit_code == 2 and "No such option" in one_error(result)
 
 
-def _outcome_counts(outcome: dict) -> tuple[int, int, int, int]:
-    return outcome["n_ok"], outcome["n_premature"], outcome["n_stalled"], outcome["n_missed_onset"]
+def _outcome_counts(outcome: dict) -> tuple[int, int, int, int, int]:
+    return tuple(outcome[k] for k in ("n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_aborted"))  # type: ignore[return-value]
 
 
 @pytest.mark.parametrize("floor, quiet, timeout", [("0.002", "2.0", "10"), ("0.003", "2.5", "1"), ("0.02", "3", "4")])
@@ -163,7 +163,9 @@ def test_derive_replays_a_candidate_as_the_sweep_does(cli, floor, quiet, timeout
     )
     (point,) = json.loads(swept.stdout)["points"]
     assert _outcome_counts(compared["outcome"]) == _outcome_counts(point)
-    assert compared["outcome"]["n_ok"] + len(compared["outcome"]["unsatisfied"]) == point["n_beats"]
+    o = compared["outcome"]
+    assert o["n_ok"] + len(o["unsatisfied"]) + o["n_aborted"] == point["n_beats"]
+    assert o["n_aborted"] == 1  # the sample session's last beat: the page ended it while the guide spoke
 
 
 def test_derive_replays_the_committed_setting_beside_the_recommendation(cli):
