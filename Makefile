@@ -27,7 +27,8 @@ browser:
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
 test: install browser
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest --durations=10
+# Two workers (the machine's two cores); a module's tests stay on one worker, so its shared fixtures are built once.
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest -n 2 --dist loadscope --durations=10
 
 # The README's and docs' pictures, from the bundled recordings.
 SAMPLE := recordings/sample-session-48k.webm
