@@ -17,6 +17,10 @@ recording has them, else the level clock's speech runs at its floor):
     it declared the end, and the reference has speech after that, within the span;
 ``stalled``
     the reference has speech, and it did not declare the end before the span's bound;
+``aborted``
+    the same, but the bound is the page's ``end``: the page ended the beat
+    while the endpointer still heard the guide (neither right nor a failure,
+    as for the level clock);
 ``missed-onset``
     the reference has speech, and it never heard the guide start (it gave up,
     or heard nothing in the span).
@@ -37,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .beats import (
+    ABORTED,
     MISSED_ONSET,
     OK,
     OUTCOMES,
@@ -179,13 +184,23 @@ class Judged:
     added_latency_s: float | None = None
 
 
-def judge_beat(reference: Reference, i: int, t_s: NDArray[np.float64], own: str, declared_tick: int) -> Judged:
+def judge_beat(
+    reference: Reference,
+    i: int,
+    t_s: NDArray[np.float64],
+    own: str,
+    declared_tick: int,
+    *,
+    ended_by_page: bool = False,
+) -> Judged:
     """Beat ``i`` against the reference (see the module notes).
 
     ``own`` is the outcome of the endpointer's replay in its own view (an
     index of :data:`~clock.core.beats.OUTCOMES` as a name), ``declared_tick``
-    the tick it declared the end at (-1: never).
+    the tick it declared the end at (-1: never); ``ended_by_page``, whether
+    the page's ``end`` bounds the beat (undeclared by then, it is aborted).
     """
+    undone = ABORTED if ended_by_page else STALLED
     spoken = reference.spoken(i)
     if own == UNHEARD:
         return Judged(UNHEARD)
@@ -194,10 +209,10 @@ def judge_beat(reference: Reference, i: int, t_s: NDArray[np.float64], own: str,
     if own in (SILENT, MISSED_ONSET):
         return Judged(MISSED_ONSET)
     if declared_tick < 0:
-        return Judged(STALLED)
+        return Judged(undone)
     declared = float(t_s[declared_tick])
     if declared >= reference.bounds_s[i]:
-        return Judged(STALLED)
+        return Judged(undone)
     if any(b > declared for _, b in spoken):
         return Judged(PREMATURE)
     return Judged(OK, declared - max(b for _, b in spoken))
@@ -217,7 +232,14 @@ def judge_all(
         for q in range(len(quiets_s)):
             out[q].append(
                 [
-                    judge_beat(ref, i, a.t_s, OUTCOMES[int(d.outcome[i, q])], int(d.declared_tick[i, q]))
+                    judge_beat(
+                        ref,
+                        i,
+                        a.t_s,
+                        OUTCOMES[int(d.outcome[i, q])],
+                        int(d.declared_tick[i, q]),
+                        ended_by_page=a.beats[i].ended_by_page,
+                    )
                     for i in range(len(a.beats))
                 ]
             )
@@ -258,7 +280,7 @@ class EndpointerResult:
     name : str
     quiet_s : float
         Its silence duration (tuned).
-    n_beats, n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
+    n_beats, n_ok, n_premature, n_stalled, n_missed_onset, n_silent, n_aborted : int
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
@@ -277,6 +299,7 @@ class EndpointerResult:
     added_latency_median_s: float | None
     added_latency_p95_s: float | None
     cpu_s_per_hour: float | None
+    n_aborted: int = 0
 
     @property
     def n_failed(self) -> int:
@@ -303,6 +326,7 @@ def summarise(
         float(np.median(lat)) if lat.size else None,
         float(np.percentile(lat, 95)) if lat.size else None,
         None if cpu_s is None else cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0,
+        count[ABORTED],
     )
 
 

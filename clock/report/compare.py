@@ -54,6 +54,7 @@ def compare_dict(
     for r in results:
         row = {k: getattr(r, k) for k in COMPARE_HEADER}
         row["n_silent"] = r.n_silent
+        row["n_aborted"] = r.n_aborted
         row["n_failed"] = r.n_failed
         rows.append(row)
     return {
