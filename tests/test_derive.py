@@ -279,3 +279,35 @@ def test_prefer_chooses_among_the_settings_that_replay_right_and_held_out_eviden
     assert h is not None and h.n_recordings == sum(o.has_beats for o in obs)
     assert h.n_right == sum(r.right for r in h.recordings)
     assert all(r.right == (not r.failing and r.floor is not None) for r in h.recordings)
+
+
+def test_held_out_leaves_folds_out_past_twenty_recordings_each_derived_without_its_fold():
+    # Past MAX_HELD_OUT recordings with beats, the held-out derivations are folds (every 20th recording left out
+    # together), so their number stays fixed and the work linear in the recordings; each fold's setting is what
+    # derive gives without it (brute force, two folds).
+    from clock.core.derive import MAX_HELD_OUT
+
+    rng = np.random.default_rng(5)
+    obs = []
+    for k in range(MAX_HELD_OUT + 4):
+        gap = float(rng.uniform(0.3, 1.2))
+        level = float(10 ** rng.uniform(-2, -1))
+        s = (
+            Session(6.0)
+            .event("prompt", 0.2)
+            .event("terminal", 0.5)
+            .say(1.0, 2.0, level)
+            .say(2.0 + gap, 3.0 + gap, level)
+        )
+        log = EventLog((Event("prompt", "prompt", 0.2), Event("terminal", "terminal_response", 0.5)))
+        obs.append(Observation(f"r{k:02d}", levels(s.samples(k), RATE), events=log))
+    h = derive(obs).held_out
+    assert h is not None and h.n_folds == MAX_HELD_OUT and h.n_recordings == len(obs)
+    assert [r.recording for r in h.recordings] == [o.name for o in obs]
+    for k in (0, MAX_HELD_OUT - 1):
+        fold = set(range(len(obs))[k::MAX_HELD_OUT])
+        setting = derive([o for i, o in enumerate(obs) if i not in fold], held_out=False).setting
+        assert setting[0] is not None
+        for i in fold:
+            r = h.recordings[i]
+            assert (r.floor, r.quiet_s, r.onset_timeout_s) == setting

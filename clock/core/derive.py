@@ -539,36 +539,49 @@ def _derive(
     )
 
 
-def _without(corpus: _Corpus, members: list[int], left: int, group: str) -> Derivation:
-    """The derivation without one recording (once per corpus: the stability and held-out runs share it)."""
-    rest = tuple(i for i in members if i != left)
+def _without(corpus: _Corpus, members: list[int], left: int | Sequence[int], group: str) -> Derivation:
+    """The derivation without one recording, or a fold of them (once per corpus: the stability and held-out runs
+    share it)."""
+    out = {left} if isinstance(left, int) else set(left)
+    rest = tuple(i for i in members if i not in out)
     if rest not in corpus.without:
         corpus.without[rest] = _derive(corpus, list(rest), group, stability=False)
     return corpus.without[rest]
 
 
+#: Up to this many recordings with beats, each is left out in turn; past it, as many folds (every
+#: ``MAX_HELD_OUT``-th recording left out together), so the held-out derivations stay linear in the recordings.
+MAX_HELD_OUT = 20
+
+
 def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None:
-    """Leave each recording with beats out in turn, derive from the rest, replay the result on it (decide)."""
+    """Leave each recording with beats out in turn (or each fold of them), derive from the rest, replay the
+    result on it (decide)."""
     logged = [i for i in members if corpus.obs[i].has_beats]
     if len(members) < 2 or not logged:
         return None
-    found = []
-    for i in logged:
-        floor, quiet, timeout = _without(corpus, members, i, group).setting
-        name = corpus.obs[i].name
-        if floor is None or quiet is None or timeout is None:
-            found.append(HeldOutRecording(name, floor, quiet, timeout, 0, False, ()))
-            continue
-        a = corpus.analysis(i, floor)
-        decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout)
-        heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
-        failing = tuple(
-            Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
-            for b, d in heard
-            if d.outcome in FAILURES
-        )
-        found.append(HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing))
-    return HeldOut(len(found), sum(r.right for r in found), tuple(found))
+    folds = (
+        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
+    )
+    found: dict[int, HeldOutRecording] = {}
+    for fold in folds:
+        floor, quiet, timeout = _without(corpus, members, fold, group).setting
+        for i in fold:
+            name = corpus.obs[i].name
+            if floor is None or quiet is None or timeout is None:
+                found[i] = HeldOutRecording(name, floor, quiet, timeout, 0, False, ())
+                continue
+            a = corpus.analysis(i, floor)
+            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout)
+            heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
+            failing = tuple(
+                Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
+                for b, d in heard
+                if d.outcome in FAILURES
+            )
+            found[i] = HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing)
+    ordered = tuple(found[i] for i in logged)
+    return HeldOut(len(ordered), sum(r.right for r in ordered), ordered, len(folds))
 
 
 def judge(

@@ -315,11 +315,17 @@ class HeldOut:
     n_right : int
         Those the setting derived without them ends every beat of right.
     recordings : tuple of HeldOutRecording
+    n_folds : int
+        How many derivations it took: one per recording (``n_folds ==
+        n_recordings``), or, in a larger corpus, one per fold of every
+        ``n_folds``-th recording left out together (so the work stays linear
+        in the recordings).
     """
 
     n_recordings: int
     n_right: int
     recordings: tuple[HeldOutRecording, ...]
+    n_folds: int = 0
 
 
 @dataclass(frozen=True, slots=True)

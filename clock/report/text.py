@@ -247,16 +247,22 @@ def held_out_lines(d: Derivation) -> list[str]:
     h = d.held_out
     if h is None:
         return []
-    out = [f"derived without each recording in turn: {h.n_right} of {plural(h.n_recordings, 'recording')} replay right"]
+    each = (
+        "each recording in turn"
+        if h.n_folds == h.n_recordings
+        else f"each of {h.n_folds} folds in turn (every {h.n_folds}th recording left out together)"
+    )
+    out = [f"derived without {each}: {h.n_right} of {plural(h.n_recordings, 'recording')} replay right"]
+    without = "it" if h.n_folds == h.n_recordings else "its fold"
     for r in h.recordings:
         if r.right:
             continue
         if r.floor is None or r.quiet_s is None or r.onset_timeout_s is None:
-            out.append(f"  {r.recording}: without it nothing is recommended")
+            out.append(f"  {r.recording}: without {without} nothing is recommended")
             continue
-        beats = ", ".join(f"beat {u.beat} {u.outcome} ({clock_time(u.t_s)})" for u in r.failing)
+        beats = ", ".join(f"beat {u.beat + 1} {u.outcome} ({clock_time(u.t_s)})" for u in r.failing)
         out.append(
-            f"  {r.recording}: derived without it (floor {r.floor:g}, quiet {r.quiet_s:g} s, onset timeout "
+            f"  {r.recording}: derived without {without} (floor {r.floor:g}, quiet {r.quiet_s:g} s, onset timeout "
             f"{r.onset_timeout_s:g} s): {beats}"
         )
     return out
