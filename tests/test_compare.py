@@ -119,8 +119,8 @@ def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
     text = cli(*args).stdout
     for e in data["endpointers"]:
         row = next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])
-        assert [int(x) for x in row[2:7]] == [
-            e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset")
+        assert [int(x) for x in row[2:8]] == [
+            e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_aborted")
         ]
 
 

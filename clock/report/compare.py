@@ -19,6 +19,7 @@ COMPARE_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_aborted",
     "added_latency_median_s",
     "added_latency_p95_s",
     "cpu_s_per_hour",
@@ -54,7 +55,6 @@ def compare_dict(
     for r in results:
         row = {k: getattr(r, k) for k in COMPARE_HEADER}
         row["n_silent"] = r.n_silent
-        row["n_aborted"] = r.n_aborted
         row["n_failed"] = r.n_failed
         rows.append(row)
     return {
