@@ -2,6 +2,7 @@
 
     python recordings/make.py            # needs espeak-ng (apt-get install espeak-ng)
     python recordings/make.py sample-session-48k   # only the named recordings
+    python recordings/make.py --relog     # only the logs' clock.quiet lines, from the audio there
 
 Each recording is a synthetic voice-guide session: espeak-ng speaks the
 sentences of a short tour, placed on a timeline with exact-zero silence
@@ -417,24 +418,41 @@ def encode(path: Path, x: np.ndarray, spec: RecordingSpec) -> None:
             out.mux(packet)
 
 
-def page_clock_quiet(path: Path, tl: Timeline, spec: RecordingSpec) -> list[float]:
-    """The page clock's clock.quiet times: the replay over what the page heard."""
+def page_clock_quiet(path: Path, events: list[dict], spec: RecordingSpec) -> list[float]:
+    """The page clock's clock.quiet times: the replay over what the page heard.
+
+    A tick's time is its frame over the rate, as the page measures it; a beat the page logged
+    ``late_quiet_ticks`` late is logged at that later tick's time.
+    """
     audio = np.concatenate(list(iter_blocks(path)))
     trace = levels(audio, spec.rate_hz)
     log = EventLog(
         tuple(
             Event(kind, e["type"], (e["t_ms"] - T0_MS) / 1000)
-            for e in tl.events
+            for e in events
             for kind in [{"terminal_response": "terminal"}.get(e["type"], e["type"])]
             if kind in ("terminal", "pause", "resume", "end")
         )
     )
     played = replay(trace, log, floor=FLOOR, quiet_s=QUIET_S)
+    t = trace.t_s
     return [
-        r.quiet_declared_s + spec.late_quiet_ticks.get(i, 0) * float(TICK)
+        float(t[int(np.searchsorted(t, r.quiet_declared_s)) + spec.late_quiet_ticks.get(i, 0)])
         for i, r in enumerate(played)
         if r.quiet_declared_s is not None
     ]
+
+
+def relog(spec: RecordingSpec, folder: Path) -> Path:
+    """Rewrite only the ``clock.quiet`` lines of a recording's log, from the audio already there."""
+    path = folder / f"{spec.name}.{spec.container}"
+    log_path = folder / f"{spec.name}.events.jsonl"
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.strip()]
+    head, rest = lines[:1], [e for e in lines[1:] if e["type"] != "clock.quiet"]
+    rest += [{"type": "clock.quiet", "t_ms": round(T0_MS + 1000 * t, 1)} for t in page_clock_quiet(path, rest, spec)]
+    rest.sort(key=lambda e: e["t_ms"])
+    log_path.write_text("\n".join(json.dumps(e) for e in head + rest) + "\n")
+    return path
 
 
 def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
@@ -442,7 +460,7 @@ def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
     x = tl.render(tl.duration_s, seed)  # type: ignore[attr-defined]
     path = folder / f"{spec.name}.{spec.container}"
     encode(path, x, spec)
-    for t in page_clock_quiet(path, tl, spec):
+    for t in page_clock_quiet(path, tl.events, spec):
         tl.event("clock.quiet", t)
     tl.events.sort(key=lambda e: e["t_ms"])
     lines = [json.dumps({"type": "recording.started", "t_ms": T0_MS})] + [json.dumps(e) for e in tl.events]
@@ -452,11 +470,14 @@ def make(spec: RecordingSpec, folder: Path, seed: int) -> Path:
 
 
 def main(names: list[str]) -> None:
-    """Make the named recordings (all of them when none is named)."""
+    """Make the named recordings (all of them when none is named); ``--relog`` rewrites only the
+    logs' ``clock.quiet`` lines from the recordings already there (no espeak-ng needed)."""
+    only_log = "--relog" in names
+    names = [n for n in names if n != "--relog"]
     for seed, spec in enumerate([*RECORDINGS, SAMPLE]):
         if names and spec.name not in names:
             continue
-        path = make(spec, HERE, seed)
+        path = relog(spec, HERE) if only_log else make(spec, HERE, seed)
         print(f"{path.name}: {path.stat().st_size / 1024:.0f} KiB, {len(spec.beats)} beats")
 
 

@@ -138,7 +138,9 @@ def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
             {
                 "rate": case.rate,
                 "config": page_config(case.thresholds),
-                "ticks": trace.t_s.tolist(),
+                # Where the page suspends: the nominal tick times k * tick_s; the context stops at the
+                # first render-quantum boundary at or after each, the frame the trace reads at.
+                "ticks": trace.ticks.time_s(trace.tick).tolist(),
                 "events": case.page_events(),
             }
         )
@@ -170,8 +172,8 @@ async function run(i, plan) {{
     }}
   }};
   const at = (k) => ctx.suspend(plan.ticks[k]).then(() => {{
-    hand(plan.ticks[k]);
-    states.push(clock.poll(plan.ticks[k]));
+    hand(ctx.currentTime);
+    states.push(clock.poll());  // the default path: the tick's time is the frame read over the rate
     levels.push(clock.lastLevel);
     if (k + 1 < plan.ticks.length) at(k + 1);
     ctx.resume();

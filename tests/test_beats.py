@@ -16,6 +16,11 @@ FLOOR = 0.003
 QUIET = 2.5
 # A 0.05 RMS square wave reads above 0.003 once 8 of its samples are in the window.
 ENTER_S = 8 / RATE
+# A tick's time is the frame its level was read at (a render-quantum boundary) over the rate:
+# up to one quantum after the nominal k / 60, so ticks are 6 or 7 quanta apart at 48 kHz.
+QUANTUM_S = 128 / RATE
+#: The longest interval between two ticks' times (7 quanta at 48 kHz and 1/60 s).
+STEP = TICK + QUANTUM_S
 
 
 def log(*events: tuple) -> EventLog:
@@ -28,12 +33,12 @@ def trace_of(session: Session):
 
 def near_onset(measured: float, truth_s: float) -> bool:
     """The clock sees an onset at the first tick after the speech enters the window."""
-    return truth_s <= measured <= truth_s + ENTER_S + TICK
+    return truth_s <= measured <= truth_s + ENTER_S + STEP
 
 
 def near_last_word(measured: float, truth_end_s: float) -> bool:
     """... and the last word until the speech has left the window."""
-    return truth_end_s + WINDOW_S - ENTER_S - TICK <= measured <= truth_end_s + WINDOW_S
+    return truth_end_s + WINDOW_S - ENTER_S - STEP <= measured <= truth_end_s + WINDOW_S
 
 
 # --- segments ----------------------------------------------------------------
@@ -46,7 +51,7 @@ def test_segments_and_gaps_match_the_utterances():
     for found, (start, end, _) in zip(seg.segments, s.utterances):
         assert near_onset(found.onset_s, start) and near_last_word(found.last_word_s, end)
     for gap, truth in zip(seg.gaps_s, (0.2, 2.3)):
-        assert abs(gap - (truth - WINDOW_S)) <= 2 * TICK + ENTER_S
+        assert abs(gap - (truth - WINDOW_S)) <= 2 * STEP + ENTER_S
 
 
 def test_speech_is_strictly_above_the_floor():
@@ -68,8 +73,8 @@ def test_quantum_boundaries_fall_between_the_neighbouring_ticks():
     s = Session(4.0).say(1.0, 2.0)
     coarse, fine = multi_levels(s.samples(), RATE, ticks=[Ticks(), Ticks.every_frames(128, RATE)])
     seg = segments(coarse, floor=FLOOR, quantum=fine).segments[0]
-    assert seg.onset_s - TICK < seg.onset_quantum_s <= seg.onset_s
-    assert seg.last_word_s <= seg.offset_quantum_s < seg.last_word_s + TICK
+    assert seg.onset_s - STEP < seg.onset_quantum_s <= seg.onset_s
+    assert seg.last_word_s <= seg.offset_quantum_s < seg.last_word_s + STEP
     # At quantum resolution the onset is within one quantum of the truth.
     assert 1.0 <= seg.onset_quantum_s <= 1.0 + ENTER_S + 128 / RATE
 
@@ -96,8 +101,8 @@ def test_label_errors_take_the_first_and_last_segment_inside_a_label():
     seg = segments(trace_of(s), floor=FLOOR)
     assert seg.n_segments == 2
     (match,) = label_errors(seg, [Label(0.5, 2.0, "sentence")])
-    assert 0 <= match.onset_error_s <= ENTER_S + TICK
-    assert abs(match.offset_error_s - WINDOW_S) <= TICK + ENTER_S
+    assert 0 <= match.onset_error_s <= ENTER_S + STEP
+    assert abs(match.offset_error_s - WINDOW_S) <= STEP + ENTER_S
 
 
 def test_label_errors_match_each_label_with_its_segment():
@@ -105,8 +110,8 @@ def test_label_errors_match_each_label_with_its_segment():
     seg = segments(trace_of(s), floor=FLOOR)
     matches = label_errors(seg, [Label(0.5, 1.5, "a"), Label(3.0, 4.0, "b"), Label(2.0, 2.5, "none")])
     assert [m.text for m in matches] == ["a", "b", "none"]
-    assert 0 <= matches[0].onset_error_s <= ENTER_S + TICK
-    assert abs(matches[1].offset_error_s - WINDOW_S) <= TICK + ENTER_S
+    assert 0 <= matches[0].onset_error_s <= ENTER_S + STEP
+    assert abs(matches[1].offset_error_s - WINDOW_S) <= STEP + ENTER_S
     assert matches[2].onset_error_s is None
 
 
@@ -147,10 +152,10 @@ def test_a_tour_of_three_beats():
         assert near_last_word(b.last_word_s, end)
         assert len(b.gaps_s) == len(gaps)
         for got, truth in zip(b.gaps_s, gaps):
-            assert abs(got - (truth - WINDOW_S)) <= 2 * TICK + ENTER_S
+            assert abs(got - (truth - WINDOW_S)) <= 2 * STEP + ENTER_S
         assert not (b.ack_overlap or b.premature or b.premature_risk or b.no_onset)
         # The clock declares quiet at the first tick 2.5 s after the last word.
-        assert b.last_word_s + QUIET <= b.quiet_declared_s < b.last_word_s + QUIET + TICK + 1e-9
+        assert b.last_word_s + QUIET <= b.quiet_declared_s < b.last_word_s + QUIET + STEP + 1e-9
         assert b.added_latency_s == pytest.approx(b.quiet_declared_s - b.last_word_s)
 
 

@@ -17,6 +17,10 @@ from clock.core.levels import LevelTrace, Ticks
 FLOORS = (0.001, 0.003, 0.0045, 0.01)
 QUIETS = (0.2, 0.5, 1.0, 1.5, 2.5, 2.55, 4.0)
 TIMEOUTS = (0.3, 1.0, 10.0, float("inf"))
+# 600 ticks at 1/60 s and 48 kHz: tick k reads at the first render quantum boundary at or after
+# k * 800 frames, and its time is that frame over the rate.
+FRAMES_600 = -(-np.arange(600) * 800 // 128) * 128
+T_600 = FRAMES_600 / 48000
 
 
 def random_session(rng: np.random.Generator, *, period: Fraction = Fraction(1, 60)) -> tuple[LevelTrace, EventLog]:
@@ -33,7 +37,7 @@ def random_session(rng: np.random.Generator, *, period: Fraction = Fraction(1, 6
             level[k : k + length] = rng.choice([0.001, 0.003, 0.0045, 0.002, 0.0035], size=min(length, n - k))
         k += length
     ticks = Ticks(period)
-    trace = LevelTrace(np.arange(n) * 128, level, 48000, ticks)
+    trace = LevelTrace(ticks.frames(np.arange(n), 48000), level, 48000, ticks)
     duration = float(n * period)
     kinds = ["terminal", "prompt", "tool_call", "pause", "resume", "end", "clock.quiet"]
     weights = np.array([5, 3, 1, 1, 1, 1, 1], float)
@@ -42,7 +46,9 @@ def random_session(rng: np.random.Generator, *, period: Fraction = Fraction(1, 6
     for i, t in enumerate(times):
         kind = str(rng.choice(kinds, p=weights / weights.sum()))
         # Some events land exactly on a tick.
-        t = float(round(t * 60) / 60) if rng.random() < 0.3 else float(t)
+        if rng.random() < 0.3:  # exactly at a tick's time (its frame over the rate)
+            t = float(trace.t_s[int(np.clip(round(t / float(period)), 0, n - 1))])
+        t = float(t)
         events.append(Event(kind, kind, t, i + 1, 1.0 if kind == "terminal" else None))
     events.sort(key=lambda e: (e.t_s, e.line))
     return trace, EventLog(tuple(events))
@@ -103,12 +109,12 @@ def test_decide_matches_the_replay_property(seed):
 def test_stall_when_the_next_prompt_comes_before_the_quiet_time():
     level = np.zeros(600)
     level[60:180] = 0.05  # speech 1.0 .. 3.0 s
-    trace = LevelTrace(np.arange(600) * 128, level, 48000)
+    trace = LevelTrace(FRAMES_600, level, 48000)
     log = EventLog((Event("terminal", "terminal", 0.5), Event("prompt", "prompt", 5.0)))
     a = analyse(trace, log, floor=0.003)
     (b,) = a.beats
-    # The last word is the tick at 2.983 s; quiet is counted until the prompt at 5.0 s.
-    assert b.room_s == pytest.approx(5.0 - 1 / 60 - 179 / 60)
+    # The last word is tick 179 (2.987 s); quiet is counted until tick 299, the last before the prompt at 5.0 s.
+    assert b.room_s == pytest.approx(float(T_600[299] - T_600[179]))
     assert decide(a, quiet_s=1.9, onset_timeout_s=10)[0].outcome == OK
     assert decide(a, quiet_s=2.1, onset_timeout_s=10)[0].outcome == "stalled"
 
@@ -116,7 +122,7 @@ def test_stall_when_the_next_prompt_comes_before_the_quiet_time():
 def test_a_pause_freezes_the_count_in_decide_as_in_the_replay():
     level = np.zeros(600)
     level[30:60] = 0.05  # speech 0.5 .. 1.0 s; last word at tick 59
-    trace = LevelTrace(np.arange(600) * 128, level, 48000)
+    trace = LevelTrace(FRAMES_600, level, 48000)
     log = EventLog(
         (
             Event("terminal", "terminal", 0.25),

@@ -21,7 +21,8 @@ def reference_csv(path, *, ticks: Ticks, metric: str = "rms", fft_size: int = 20
         iter_blocks(info), info.sample_rate_hz, ticks=ticks, metric=metric, options=AnalyserOptions(fft_size)
     )
     k = np.arange(trace.n_ticks)
-    rows = zip(k.tolist(), ticks.time_s(k).tolist(), trace.frames.tolist(), trace.level.tolist())
+    t_s = trace.frames / info.sample_rate_hz  # a tick's time: its frame over the rate
+    rows = zip(k.tolist(), t_s.tolist(), trace.frames.tolist(), trace.level.tolist())
     return "tick,t_s,frame,level\n" + "".join(f"{i},{t!r},{f},{v!r}\n" for i, t, f, v in rows)
 
 

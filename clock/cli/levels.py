@@ -12,7 +12,7 @@ from typing import IO
 import click
 import numpy as np
 
-from ..core.levels import METRICS, LevelChunk, Ticks, iter_levels, summarize
+from ..core.levels import METRICS, LevelChunk, frame_times_s, iter_levels, summarize
 from ..io.decode import iter_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from ..io.terminal import printable
@@ -27,15 +27,18 @@ from .options import (
 )
 
 
-def csv_rows(chunk: LevelChunk, ticks: Ticks) -> Callable[[], str]:
+def csv_rows(chunk: LevelChunk, rate: int) -> Callable[[], str]:
     """The CSV rows of a chunk (``tick,t_s,frame,level``, floats as ``repr``), formatted when called.
+
+    ``t_s`` is the tick's time, its frame over ``rate`` (:func:`clock.core.levels.frame_times_s`).
 
     One ``%`` over the whole chunk instead of an f-string per row; the bytes
     are the same (``%r`` of a float is its ``repr``: the shortest string that
     reads back to it; ``inf`` and ``-inf`` as Python writes them).
     """
     k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size, dtype=np.int64)
-    t_s, frames, level = ticks.time_s(k), chunk.frames, chunk.level
+    frames, level = chunk.frames, chunk.level
+    t_s = frame_times_s(frames, rate)
 
     def text() -> str:
         n = k.size
@@ -141,14 +144,14 @@ def levels(
     if fmt == "csv":
         with atomic_output(output, inputs=inputs) as out:
             out.write("tick,t_s,frame,level\n")
-            write_behind(out, (csv_rows(chunk, ticks) for chunk in chunks))
+            write_behind(out, (csv_rows(chunk, rate) for chunk in chunks))
         return
     collected = list(chunks)
     frames = np.concatenate([c.frames for c in collected]) if collected else np.zeros(0, np.int64)
     level = np.concatenate([c.level for c in collected]) if collected else np.zeros(0)
     del collected  # the chunks, now copied (a 3-hour trace is 10 MB)
     k = np.arange(frames.size, dtype=np.int64)
-    columns = {"tick": k, "t_s": ticks.time_s(k), "frame": frames, "level": level}
+    columns = {"tick": k, "t_s": frame_times_s(frames, rate), "frame": frames, "level": level}
     if fmt == "json":
         with atomic_output(output, inputs=inputs) as out:
             write_json_columns(out, {"schema": 1, "params": params}, columns)

@@ -870,8 +870,9 @@ def _first_counted(b: BeatAnalysis, w: int, e: int, target: float) -> int:
 
 def _first_reaching(t: NDArray[np.float64], w: NDArray[np.int64], target: NDArray[np.float64]) -> NDArray[np.int64]:
     """For each run, the first tick k > w with ``t[k] - t[w] >= target`` (the replay's float comparison)."""
-    period = float(t[1] - t[0]) if t.size > 1 else 1.0
-    k = w + np.maximum(1, np.ceil(target / period).astype(np.int64))
+    # Tick times are frames over the rate (irregular by up to a render quantum), so start from
+    # where the sum lands in the times themselves.
+    k = np.maximum(w + 1, np.searchsorted(t, t[w] + target, side="left"))
     k = np.minimum(k, t.size - 1)
     # The estimate is within a tick or two of the answer; settle it with the replay's own subtraction.
     for _ in range(4):

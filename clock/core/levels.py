@@ -16,7 +16,15 @@ is mapped to the frame
 
 The arithmetic is exact (the period is a :class:`fractions.Fraction`), so
 frame positions never drift: at 48 kHz with a period of 1/60 s, tick 4 lands
-on frame 3200. A trace holds every tick whose frame lies within the recording
+on frame 3200.
+
+**A tick's time is its frame divided by the rate** (``F_k / rate``, one
+float64 division), not ``k * period_s``: that is the time a page can measure
+(the frame its analyser read belongs to, over ``sampleRate``), and the time
+``speechclock.js`` decides at. At 48 kHz and 1/60 s, tick 1 is at 896 / 48000
+s (0.018667 s), not 1/60 s; quiet times are differences of such times, so 150
+ticks after a last word span 119,936 or 120,064 frames depending on the last
+word's tick (up to 2.7 ms either side of 2.5 s). A trace holds every tick whose frame lies within the recording
 (``F_k <= n_frames``), and every tick whose time lies inside it
 (``k * period_s < duration``) though its frame does not: the window of such a
 tick runs past the last sample, and those frames read as zero, as the
@@ -61,6 +69,7 @@ from .analyser import (
 
 __all__ = [
     "DEFAULT_TICK_S",
+    "frame_times_s",
     "METRICS",
     "LevelTrace",
     "SignalSummary",
@@ -161,9 +170,22 @@ class Ticks:
         return quanta * RENDER_QUANTUM_FRAMES
 
     def time_s(self, k: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Tick times ``k * period_s`` in seconds (rounded once to float64)."""
+        """Nominal tick times ``k * period_s`` in seconds (rounded once to float64).
+
+        Not the time a tick decides at: that is its frame over the rate
+        (:attr:`LevelTrace.t_s`, :func:`frame_times_s`).
+        """
         k = np.asarray(k, dtype=np.int64)
         return k * self.period_s.numerator / self.period_s.denominator
+
+
+def frame_times_s(frames: NDArray[np.int64], sample_rate_hz: int) -> NDArray[np.float64]:
+    """The time of each frame in seconds, ``frame / rate`` (one float64 division, as JavaScript's).
+
+    The time of a tick everywhere: in the replay, in ``speechclock.js``
+    (``frame / sampleRate``) and in every number the tool prints.
+    """
+    return np.asarray(frames, dtype=np.int64) / float(sample_rate_hz)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +233,13 @@ class LevelTrace:
 
     @property
     def t_s(self) -> NDArray[np.float64]:
-        """Tick times in seconds."""
-        return self.ticks.time_s(self.tick)
+        """Tick times in seconds: the frame each tick's level was read at, divided by the rate.
+
+        This is the time a page measures (``currentTime``, or the frame its
+        read belongs to, over ``sampleRate``), so the replay's times and the
+        page clock's are one clock (see the module notes).
+        """
+        return frame_times_s(self.frames, self.sample_rate_hz)
 
     @property
     def tick_s(self) -> float:
