@@ -127,8 +127,17 @@ def random_tours(seed: int) -> list[Case]:
     return cases
 
 
-def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
-    """One page running every case through an OfflineAudioContext; the samples are served at /audio/i."""
+def offline_page(cases: list[Case], *, paths: tuple[str, ...] = ("poll", "worklet")) -> tuple[str, dict[str, bytes]]:
+    """One page running every case through an OfflineAudioContext on each path of the clock.
+
+    The samples are served at /audio/i. The poll path suspends the context at every nominal
+    tick time ``k * tick_s`` (it stops at the first render-quantum boundary at or after it) and
+    calls ``poll()``, which reads the analyser and takes the frame it read as the tick's time;
+    events are handed to it with their own times just before the tick they precede. The worklet
+    path is ``start()``'s default: it is told every event up front and the context renders
+    straight through; it decides on the audio thread. The result is a list per case, one entry
+    per path, in ``paths`` order.
+    """
     plans = []
     files = {}
     for i, case in enumerate(cases):
@@ -138,9 +147,8 @@ def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
             {
                 "rate": case.rate,
                 "config": page_config(case.thresholds),
-                # Where the page suspends: the nominal tick times k * tick_s; the context stops at the
-                # first render-quantum boundary at or after each, the frame the trace reads at.
-                "ticks": trace.ticks.time_s(trace.tick).tolist(),
+                "suspend": trace.ticks.time_s(trace.tick).tolist(),
+                "last_frame": int(trace.frames[-1]) if trace.n_ticks else 0,
                 "events": case.page_events(),
             }
         )
@@ -149,21 +157,28 @@ def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
 const post = (path, body) => fetch(path, {{method: 'POST', body}});
 window.onerror = (msg, src, line) => {{ post('/error', `${{msg}} at ${{line}}`); }};
 window.onunhandledrejection = (e) => {{ post('/error', String(e.reason && e.reason.stack || e.reason)); }};
-async function run(i, plan) {{
-  const pcm = new Float32Array(await (await fetch(`/audio/${{i}}`)).arrayBuffer());
-  const fft = plan.config.fft_size;
-  // Zeros after the recording: a tick whose window runs past the end reads them, as the trace does.
-  const ctx = new OfflineAudioContext(1, pcm.length + 2 * fft + 256, plan.rate);
+function graph(pcm, plan, length) {{
+  const ctx = new OfflineAudioContext(1, length, plan.rate);
   const buffer = ctx.createBuffer(1, pcm.length, plan.rate);
   buffer.copyToChannel(pcm, 0);
   const source = new AudioBufferSourceNode(ctx, {{buffer}});
-  const analyser = new AnalyserNode(ctx, {{fftSize: fft}});
+  const analyser = new AnalyserNode(ctx);
   source.connect(analyser).connect(ctx.destination);
-  const clock = new SpeechClock(analyser, plan.config);
-  const levels = [], states = [], heard = [];
+  source.start(0);
+  return {{ctx, analyser}};
+}}
+function listen(clock) {{
+  const heard = [];
   for (const type of ['speaking', 'quiet', 'onset-timeout', 'ready']) {{
     clock.addEventListener(type, (e) => heard.push([type, e.detail.t_s]));
   }}
+  return heard;
+}}
+async function poll(pcm, plan) {{
+  // After the last tick the analyser reads zeros, as the trace does past the recording's end.
+  const {{ctx, analyser}} = graph(pcm, plan, plan.last_frame + 256);
+  const clock = new SpeechClock(analyser, plan.config, {{path: 'poll'}});
+  const heard = listen(clock), levels = [], states = [];
   let next = 0;
   const hand = (upTo) => {{
     for (; next < plan.events.length && plan.events[next].t_s <= upTo; next++) {{
@@ -171,23 +186,41 @@ async function run(i, plan) {{
       clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
     }}
   }};
-  const at = (k) => ctx.suspend(plan.ticks[k]).then(() => {{
+  const at = (k) => ctx.suspend(plan.suspend[k]).then(() => {{
     hand(ctx.currentTime);
-    states.push(clock.poll());  // the default path: the tick's time is the frame read over the rate
+    states.push(clock.poll());
     levels.push(clock.lastLevel);
-    if (k + 1 < plan.ticks.length) at(k + 1);
+    if (k + 1 < plan.suspend.length) at(k + 1);
     ctx.resume();
   }});
-  if (plan.ticks.length) at(0);
-  source.start(0);
+  if (plan.suspend.length) at(0);
   await ctx.startRendering();
   hand(Infinity);
-  return {{levels, states, heard, beats: clock.finish()}};
+  return {{levels, states, heard, beats: await clock.finish()}};
+}}
+async function worklet(pcm, plan) {{
+  // The context ends at the trace's last tick, so the clock decides at exactly the trace's ticks.
+  const {{ctx, analyser}} = graph(pcm, plan, Math.max(128, plan.last_frame));
+  const clock = new SpeechClock(analyser, plan.config);
+  const heard = listen(clock), levels = [], states = [];
+  clock.addEventListener('tick', (e) => {{ levels.push(e.detail.level); states.push(e.detail.state); }});
+  for (const e of plan.events) clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
+  await clock.start();
+  if (clock.path !== 'worklet') throw new Error(`start() chose ${{clock.path}}`);
+  await clock.sync();
+  await ctx.startRendering();
+  const beats = await clock.finish();
+  return {{levels: levels.slice(0, plan.suspend.length), states: states.slice(0, plan.suspend.length), heard, beats}};
 }}
 (async () => {{
   const plans = {json.dumps(plans)};
   const results = [];
-  for (let i = 0; i < plans.length; i++) results.push(await run(i, plans[i]));
+  for (let i = 0; i < plans.length; i++) {{
+    const pcm = new Float32Array(await (await fetch(`/audio/${{i}}`)).arrayBuffer());
+    const one = [];
+    for (const path of {json.dumps(list(paths))}) one.push(await (path === 'poll' ? poll : worklet)(pcm, plans[i]));
+    results.push(one);
+  }}
   await post('/done', JSON.stringify(results));
 }})();
 </script></body></html>"""
