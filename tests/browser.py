@@ -46,7 +46,14 @@ def run_page(
             extra = (files or {}).get(self.path)
             body = html.encode("utf-8") if extra is None else extra
             self.send_response(200)
-            kind = "text/html; charset=utf-8" if extra is None else "application/octet-stream"
+            scripts = self.path.endswith((".js", ".mjs"))
+            kind = (
+                "text/html; charset=utf-8"
+                if extra is None
+                else "text/javascript; charset=utf-8"
+                if scripts
+                else "application/octet-stream"
+            )
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
