@@ -314,11 +314,16 @@ def check_recording(
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
     found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
-    page = _page_setting(obs, page_thresholds)
+    page, known = _page_setting(obs, page_thresholds)
+    here = (th.floor, th.quiet_s, th.onset_timeout_s)
+    at_page = None
+    if known and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
+        # The log says what the page ran: its decisions are held to the replay at that setting.
+        at_page = beats(trace, obs.events, floor=page[0], quiet_s=page[1], onset_timeout_s=page[2])
     # One tick: the longest interval between two ticks' times (frames over the rate; a tick reads at
     # a render-quantum boundary, so 1/60 s at 48 kHz is 768 or 896 frames).
     step_s = float(np.diff(trace.frames).max()) / trace.sample_rate_hz if trace.n_ticks > 1 else trace.tick_s
-    _beat_checks(found, th, margins, max(trace.tick_s, step_s), expected_beats, result, page)
+    _beat_checks(found, th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page)
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
     else:
@@ -398,15 +403,28 @@ def check_corpus(
 _SETTING = ("floor", "quiet_s", "onset_timeout_s")
 
 
-def _page_setting(obs: Observation, given: Thresholds | None) -> tuple[float, float, float] | None:
-    """(floor, quiet_s, onset_timeout_s) the page ran: its log's ``session`` line if it says, else ``given``."""
-    session = obs.events.session if obs.events is not None else {}
+def _page_setting(obs: Observation, given: Thresholds | None) -> tuple[tuple[float, float, float] | None, bool]:
+    """(floor, quiet_s, onset_timeout_s) the page ran, and whether its log says so.
+
+    The log's ``clock.setting`` line (speechclock.js writes it), else its ``session`` line's
+    ``floor``, ``quiet_s`` and ``onset_timeout_s``; where it says neither, ``given`` (the
+    committed setting, which the page may or may not have run), not known.
+    """
+    log = obs.events
+    if log is not None and log.setting is not None:
+        s = log.setting
+        return (s.floor, s.quiet_s, s.onset_timeout_s), True
+    session = log.session if log is not None else {}
     said = [session.get(k) for k in _SETTING]
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
-        return (float(said[0]), float(said[1]), float(said[2]))  # type: ignore[arg-type]
+        return (float(said[0]), float(said[1]), float(said[2])), True  # type: ignore[arg-type]
     if given is None:
-        return None
-    return given.floor, given.quiet_s, given.onset_timeout_s
+        return None, False
+    return (given.floor, given.quiet_s, given.onset_timeout_s), False
+
+
+#: What a logged-quiet line says of a log that does not state its setting.
+UNSAID = "the log does not say which setting the page ran"
 
 
 def _beat_checks(
@@ -417,6 +435,8 @@ def _beat_checks(
     expected: int | None,
     result: Any,
     page: tuple[float, float, float] | None = None,
+    known: bool = True,
+    at_page: Sequence[Beat] | None = None,
 ) -> None:
     limit = th.quiet_s - margins.quiet_margin_s
     q = f"quiet {th.quiet_s:g} s"
@@ -543,20 +563,21 @@ def _beat_checks(
     logged = [b for b in found if b.replay_vs_logged_s is not None]
     allowed = tick_s + _LOG_RESOLUTION_S
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
-    if logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
+    if at_page is not None and page is not None:
         ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
-        result(
-            "logged-quiet",
-            [],
-            _Finding(
-                None,
-                f"{_plural(len(logged), 'logged decision')} made at the page's setting, {ran}, not at this one",
-                "compared only at that setting, not at this one",
-            ),
-            False,
-        )
+        replayed = [b for b in at_page if b.replay_vs_logged_s is not None]
+        _logged_quiet(replayed, tick_s, allowed, result, at=f"at the page's setting ({ran})")
+    elif logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
+        if known:
+            ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
+            made = f"{_plural(len(logged), 'logged decision')} made at the page's setting, {ran}, not at this one"
+            want = "compared only at that setting, not at this one"
+        else:
+            made = f"{_plural(len(logged), 'logged decision')}; {UNSAID}"
+            want = "compared only at the committed setting, not at this one"
+        result("logged-quiet", [], _Finding(None, made, want), False)
     else:
-        _logged_quiet(logged, tick_s, allowed, result)
+        _logged_quiet(logged, tick_s, allowed, result, known=known)
     if expected is not None:
         finding = _Finding(None, f"{n} beats", f"{expected} expected", n, expected, "beats")
         result("beat-count", [finding] if n != expected else [], finding)
@@ -566,14 +587,21 @@ def _beat_checks(
         )
 
 
-def _logged_quiet(logged: Sequence[Beat], tick_s: float, allowed: float, result: Any) -> None:
-    """The replay's decisions against the page's ``clock.quiet``, at the setting the page ran."""
+def _logged_quiet(
+    logged: Sequence[Beat], tick_s: float, allowed: float, result: Any, *, known: bool = True, at: str = ""
+) -> None:
+    """The replay's decisions against the page's ``clock.quiet``, at the setting the page ran.
+
+    ``known``: the log says which setting that was; else a failing line says it does not (it
+    was compared at the committed setting, which the page may not have run).
+    """
+    unsaid = (f" {at}" if at else "") + ("" if known else f" ({UNSAID})")
     result(
         "logged-quiet",
         [
             _Finding(
                 b.logged_quiet_s,
-                f"beat {b.index + 1}: replay {b.replay_vs_logged_s:+.3f} s from logged",
+                f"beat {b.index + 1}: replay {b.replay_vs_logged_s:+.3f} s from logged{unsaid}",
                 f"one tick ({tick_s:.4f} s)",
                 abs(b.replay_vs_logged_s or 0.0),
                 allowed,
@@ -584,7 +612,7 @@ def _logged_quiet(logged: Sequence[Beat], tick_s: float, allowed: float, result:
         ],
         _Finding(
             None,
-            f"{len(logged)} logged decisions",
+            f"{len(logged)} logged decisions" + (f" {at}" if at else ""),
             f"within one tick ({tick_s:.4f} s)",
             max((abs(b.replay_vs_logged_s or 0.0) for b in logged), default=None),
             allowed,

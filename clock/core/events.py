@@ -33,7 +33,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["KNOWN_KINDS", "PROVIDER_KINDS", "CaptureStart", "Event", "EventLog", "Label", "Reading", "classify"]
+__all__ = [
+    "KNOWN_KINDS",
+    "PROVIDER_KINDS",
+    "CaptureStart",
+    "Event",
+    "EventLog",
+    "Label",
+    "PageSetting",
+    "Reading",
+    "classify",
+]
 
 #: OpenAI Realtime's own signals about the guide's audio and the visitor's speech.
 PROVIDER_KINDS = (
@@ -124,6 +134,29 @@ class CaptureStart:
 
 
 @dataclass(frozen=True, slots=True)
+class PageSetting:
+    """What the page's clock ran with, as its ``clock.setting`` line says (``speechclock.js`` writes it).
+
+    Attributes
+    ----------
+    floor, quiet_s, onset_timeout_s : float
+        ``onset_timeout_s`` is ``inf`` where the page waited forever (``null`` in the log).
+    tick_s : str
+        The tick period as the page wrote it (``"1/60"``).
+    fft_size : int
+    path : str or None
+        ``"worklet"`` (decided on the audio thread) or ``"poll"`` (polled the analyser).
+    """
+
+    floor: float
+    quiet_s: float
+    onset_timeout_s: float
+    tick_s: str
+    fft_size: int
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class EventLog:
     """The events of one recording, in time order.
 
@@ -139,6 +172,9 @@ class EventLog:
     session : dict
         The ``session`` line's fields (``voice``, ``model``, ``page_version``,
         ...), for ``derive --by``.
+    setting : PageSetting or None
+        The page clock's ``clock.setting`` line (None: the log does not say
+        which setting the page ran).
     """
 
     events: tuple[Event, ...]
@@ -146,6 +182,7 @@ class EventLog:
     readings: tuple[Reading, ...] = ()
     start: CaptureStart | None = None
     session: dict[str, Any] = field(default_factory=dict)
+    setting: PageSetting | None = None
 
     def shifted(self, offset_s: float) -> EventLog:
         """The same log with every event and reading moved by ``offset_s`` seconds.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.events import CaptureStart, Event, EventLog, Label, Reading, classify
+from ..core.events import CaptureStart, Event, EventLog, Label, PageSetting, Reading, classify
 from ..errors import EventLogError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling
@@ -52,6 +52,7 @@ _READ_TYPES = frozenset(
         "clock.level",
         "recording.started",
         "session",
+        "clock.setting",
         "output_audio_buffer.started",
         "output_audio_buffer.stopped",
         "output_audio_buffer.cleared",
@@ -246,6 +247,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     events: list[Event] = []
     readings: list[Reading] = []
     session: dict[str, Any] = {}
+    setting: PageSetting | None = None
     previous: tuple[int, float] | None = None
     out_of_order: list[str] = []
     for x in parsed:
@@ -253,6 +255,9 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             continue
         if x.type == "session":
             session.update(x.extra)  # type: ignore[arg-type]
+            continue
+        if x.type == "clock.setting":
+            setting = setting or x.extra  # the first: the setting the page started with
             continue
         where = f"{p}:{x.number}"
         try:
@@ -297,7 +302,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         warnings.warn(out_of_order[0] + more, SpeechClockWarning, stacklevel=2)
     events.sort(key=lambda e: (e.t_s, e.line))
     readings.sort(key=lambda r: (r.t_s, r.line))
-    log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session)
+    log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session, setting)
     if not log.terminals:
         warnings.warn(f"{p}: no terminal response in the log, so no beats", SpeechClockWarning, stacklevel=2)
     return log
@@ -317,6 +322,35 @@ class _Line:
     extra: Any  # the level of a clock.level, the (rate, capture) of recording.started, a session's fields
 
 
+def _page_setting(record: dict[str, Any], where: str) -> PageSetting:
+    """A ``clock.setting`` line (what speechclock.js ran with), checked."""
+
+    def positive(key: str, *, none: float | None = None) -> float:
+        if record.get(key, 0) is None and none is not None:
+            return none
+        value = _number(record, key, where)
+        if value is None or value <= 0:
+            raise EventLogError(f"{where}: a clock.setting line needs {key!r}, a number > 0")
+        return value
+
+    tick = record.get("tick_s")
+    fft = record.get("fft_size")
+    path = record.get("path")
+    if not (isinstance(tick, str) and 0 < len(tick) <= 64) and not (
+        _scalar(tick) and not isinstance(tick, (bool, str))
+    ):
+        raise EventLogError(f"{where}: a clock.setting line needs 'tick_s', seconds or a ratio such as \"1/60\"")
+    if isinstance(fft, bool) or not isinstance(fft, int) or not 32 <= fft <= 32768:
+        raise EventLogError(f"{where}: a clock.setting line needs 'fft_size', a power of two from 32 to 32768")
+    if path is not None and path not in ("worklet", "poll"):
+        raise EventLogError(
+            f'{where}: a clock.setting line\'s \'path\' must be "worklet" or "poll", got {_shown(path)}'
+        )
+    return PageSetting(
+        positive("floor"), positive("quiet_s"), positive("onset_timeout_s", none=math.inf), str(tick), fft, path
+    )
+
+
 def _line(record: dict[str, Any], number: int, where: str) -> _Line:
     """Check one parsed line and keep what the tool uses of it."""
     type_ = record["type"]
@@ -331,6 +365,8 @@ def _line(record: dict[str, Any], number: int, where: str) -> _Line:
         extra = (_frame(record, "sample_rate_hz", where), sys.intern(capture) if isinstance(capture, str) else None)
     elif type_ == "session":
         extra = {k: v for k, v in record.items() if k not in ("type", "t", "t_ms", "frame") and _scalar(v)}
+    elif type_ == "clock.setting":
+        extra = _page_setting(record, where)
     elif type_ == "clock.level":
         extra = _number(record, "level", where)
         if extra is None or extra < 0:
