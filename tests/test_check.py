@@ -385,3 +385,42 @@ def test_a_log_that_states_its_setting_is_held_to_the_replay_at_that_setting(cli
     result = cli("check", tmp_path, "--allow-defaults", "--format", "json")
     logged = [r for r in json.loads(result.stdout)["results"] if r["check"] == "logged-quiet"]
     assert result.exit_code == 1 and logged and all(r["applicable"] and not r["passed"] for r in logged)
+
+
+def test_check_page_ticks_replays_at_the_pages_own_ticks_as_beats_does(cli, tmp_path):
+    """A lossless log read every 7 render quanta (not the 1/60 s cadence): with --page-ticks, check
+    holds its clock.quiet lines to the replay at those ticks, as beats --page-ticks replays them."""
+    import numpy as np
+    import soundfile as sf
+
+    from clock.core.levels import Ticks, levels
+
+    x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
+    wav = tmp_path / "page.wav"
+    sf.write(str(wav), x, rate, subtype="FLOAT")
+    every = Ticks.every_frames(7 * 128, rate)
+    read = levels(x, rate, ticks=every)
+    old = [json.loads(line) for line in (RECORDINGS / "short-en-029-44k.events.jsonl").read_text().splitlines()]
+    t0 = old[0]["t_ms"]
+    lines = [{"type": "recording.started", "frame": 0, "sample_rate_hz": rate, "capture": "worklet", "t_ms": t0}]
+    lines += [
+        {k: v for k, v in e.items() if k != "t_ms"} | {"frame": round((e["t_ms"] - t0) / 1000 * rate)}
+        for e in old[1:]
+        if e["type"] != "clock.quiet"
+    ]
+    lines += [{"type": "clock.level", "frame": int(f), "level": float(v)} for f, v in zip(read.frames, read.level)]
+    log = tmp_path / "page.events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    at_ticks = json.loads(cli("beats", wav, "--format", "json", "--page-ticks").stdout)["beats"]
+    declared = [b["quiet_declared_s"] for b in at_ticks if b["quiet_declared_s"] is not None]
+    assert declared
+    # The page logged its decisions at those ticks (as frames).
+    quiet = [{"type": "clock.quiet", "frame": round(t * rate)} for t in declared]
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines + quiet))
+    args = ("check", tmp_path, "--allow-defaults", "--format", "json")
+    page = [r for r in json.loads(cli(*args, "--page-ticks").stdout)["results"] if r["check"] == "logged-quiet"]
+    assert page and all(r["applicable"] and r["passed"] for r in page)
+    assert page[0]["measured"] == 0.0  # the very ticks, to the frame
+    regular = [r for r in json.loads(cli(*args).stdout)["results"] if r["check"] == "logged-quiet"]
+    assert max(r["measured"] for r in regular) > 0.0  # at the 1/60 s cadence the replay decides elsewhere
+    assert np.all(np.diff(read.frames) == 7 * 128)

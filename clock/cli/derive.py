@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..api import check_config
+from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import Derivation, Observation
 from ..core.derive import derive as derive_thresholds
+from ..core.levels import LevelTrace
 from ..core.thresholds import Thresholds
-from ..errors import SpeechClockError
+from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
+from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.junit import junit_xml
@@ -148,6 +151,12 @@ def _write_page_config(
     is_flag=True,
     help="Merge these recordings into the baseline (under a lock, atomically; audio and logs are never touched).",
 )
+@click.option(
+    "--page-ticks",
+    is_flag=True,
+    help="Replay the clock at the page's own ticks (the frames of its clock.level readings, logged on every "
+    "tick) for each recording whose log holds them, as beats --page-ticks does; the others at the cadence.",
+)
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -161,6 +170,7 @@ def check(
     allow_defaults: bool,
     baseline: Path | None,
     update_baseline: bool,
+    page_ticks: bool,
     **opts: Any,
 ) -> None:
     """Check RECORDINGS against the committed thresholds (speechclock.toml).
@@ -182,7 +192,7 @@ def check(
             writes_baseline=update_baseline,
             require_config=not allow_defaults,
         )
-        obs = list(corpus.observations)
+        obs = at_page_ticks(corpus) if page_ticks else list(corpus.observations)
         cfg, label = with_candidate(corpus.config, opts)
         source = config_source(cfg, opts)
         base_path = baseline if baseline is not None else cfg.baseline_path
@@ -303,3 +313,16 @@ def _gh(text: str, is_property: bool) -> str:
 
 def _result_dict(r: CheckResult) -> dict[str, Any]:
     return asdict(r) | {"line": r.line()}
+
+
+def at_page_ticks(corpus: Corpus) -> list[Observation]:
+    """The corpus's observations, each whose log holds clock.level readings at the page's own ticks."""
+    out = []
+    for rec, o in zip(corpus.recordings, corpus.observations):
+        log = o.events
+        if log is not None and log.readings and isinstance(rec.quantum, LevelTrace):
+            o = replace(o, trace=page_trace(rec.quantum, log.readings, start=log.start, ticks=o.trace.ticks))
+        out.append(o)
+    if all(a is b for a, b in zip(out, corpus.observations)):
+        raise InvalidParameterError("--page-ticks: no recording's log holds clock.level readings (see docs/capture.md)")
+    return out
