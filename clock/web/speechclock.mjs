@@ -361,7 +361,9 @@ class SpeechClock extends EventTarget {
     this.finished = null;
     this.contextState = this.audioContext.state;
     this.onContextState = () => this.contextChanged();
-    this.onTrack = (e) => this.trackStopped(e.type);
+    this.onTrack = (e) => this.watchTrack(e.type);
+    this.onUnmute = () => { this.trackDone = false; };
+    this.trackDone = false;
   }
 
   get state() { return this.core.state; }
@@ -388,6 +390,7 @@ class SpeechClock extends EventTarget {
     if (this.track && this.track.addEventListener) {
       this.track.addEventListener("ended", this.onTrack);
       this.track.addEventListener("mute", this.onTrack);
+      this.track.addEventListener("unmute", this.onUnmute);
     }
     if (worklet) {
       const url = URL.createObjectURL(new Blob([speechclockWorkletSource()], { type: "application/javascript" }));
@@ -420,6 +423,7 @@ class SpeechClock extends EventTarget {
     if (this.track && this.track.removeEventListener) {
       this.track.removeEventListener("ended", this.onTrack);
       this.track.removeEventListener("mute", this.onTrack);
+      this.track.removeEventListener("unmute", this.onUnmute);
     }
     return this;
   }
@@ -486,6 +490,7 @@ class SpeechClock extends EventTarget {
       this.core.lastTickS = frame / this.rate;
       this.replayOut(out, state);
       if (this.capture) this.capture.logLevel(level, { frame });
+      this.watchTrack();
       this.dispatch(out);
       this.dispatchEvent(new CustomEvent("tick", { detail: { t_s: frame / this.rate, frame, level, state } }));
     } else if (m.applied) {
@@ -524,6 +529,7 @@ class SpeechClock extends EventTarget {
 
   // --- the polling path: read the analyser, decide. Returns the beat's state at this tick.
   poll() {
+    this.watchTrack();
     const frame = speechclockReadAnalyser(this.analyser, this.data, this.audioContext);
     if (this.lastFrame !== null && frame === this.lastFrame) return this.lastState || "idle";  // no new audio (suspended)
     const level = speechclockLevel(this.data);
@@ -545,8 +551,14 @@ class SpeechClock extends EventTarget {
     return state;
   }
 
-  // The beat the clock has open when the audio stops: ended, never quiet.
-  trackStopped(kind) {
+  // The beat the clock has open when the audio stops (the track ended, was stopped or muted):
+  // ended, never quiet. Checked on its events and at every tick (track.stop() fires no event).
+  watchTrack() {
+    const track = this.track;
+    if (!track || this.trackDone) return;
+    const kind = track.readyState === "ended" ? "ended" : track.muted ? "mute" : null;
+    if (kind === null) return;
+    this.trackDone = true;
     const t = this.nowS();
     this.event("end", undefined, { reason: kind === "mute" ? "track-muted" : "track-ended" });
     this.dispatchEvent(new CustomEvent("track", { detail: { t_s: t, type: kind } }));
