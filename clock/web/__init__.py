@@ -1,9 +1,12 @@
 """The page's side: ``speechclock.js``, the reference page clock, and its configuration.
 
-``speechclock.js`` (also in ``docs/``, byte for byte) decides as
-:func:`clock.core.beats.replay_ticks` replays, tick for tick; ``docs/clock.md``
-documents it. Its configuration is the ``[thresholds]`` table of
-``speechclock.toml``, with the same keys: :func:`page_config` and
+``speechclock.js`` (a classic script; also ``docs/speechclock.js``, a link)
+and ``speechclock.mjs`` (an ES module) are built from one source,
+``src/speechclock.js``, by ``build.py``; with ``speechclock.d.ts`` and
+``package.json`` they are the npm package (``npm pack clock/web``). The clock
+decides as :func:`clock.core.beats.replay_ticks` replays, tick for tick;
+``docs/clock.md`` documents it. Its configuration is the ``[thresholds]``
+table of ``speechclock.toml``, with the same keys: :func:`page_config` and
 :func:`page_config_js` write it (``speechclock derive --format js``).
 """
 
@@ -23,7 +26,7 @@ PAGE_KEYS = ("floor", "quiet_s", "onset_timeout_s", "tick_s", "fft_size")
 
 
 def script(name: str = "speechclock.js") -> str:
-    """The text of a script shipped with the package (``speechclock.js``)."""
+    """The text of a script shipped with the package (``speechclock.js``, the classic script)."""
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
