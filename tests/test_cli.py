@@ -45,7 +45,9 @@ def test_levels_csv_columns_and_values_match_the_library(cli, rec):
     assert [int(r[0]) for r in rows] == list(range(trace.n_ticks))
     assert [int(r[2]) for r in rows] == trace.frames.tolist()
     assert [float(r[3]) for r in rows] == trace.level.tolist()
-    assert [float(r[1]) for r in rows[:3]] == [0.0, 1 / 60, 2 / 60]
+    # A tick's time is the frame its level was read at over the rate: ticks 1 and 2 of 1/60 s read
+    # at the first render-quantum boundaries at or after frames 800 and 1600.
+    assert [float(r[1]) for r in rows[:3]] == [0.0, 896 / 48000, 1664 / 48000]
 
 
 def test_levels_tick_options(cli, rec):

@@ -580,7 +580,8 @@ class SpeechClock extends EventTarget {
   // Close the open beat; resolves to every beat (on the worklet path, once the audio thread has).
   finish() {
     this.stop();
-    if (!this.node) return Promise.resolve(this.core.finish());
+    // A closed context runs no audio thread: its last decisions are the ones mirrored here.
+    if (!this.node || this.audioContext.state === "closed") return Promise.resolve(this.core.finish());
     return new Promise((resolve) => {
       this.finished = (beats) => { this.core.beats.splice(0, this.core.beats.length, ...beats); resolve(this.core.beats); };
       this.node.port.postMessage({ finish: true });
