@@ -245,6 +245,7 @@ function speechclockProcessorModule() {
       this.next = null;       // the frame the next call should start at
       this.k = 0;             // the next tick
       this.frameK = 0;
+      this.posted = 0;        // tick messages sent
       this.stopped = false;
       this.port.onmessage = (e) => {
         const m = e.data;
@@ -255,7 +256,7 @@ function speechclockProcessorModule() {
           this.port.postMessage({ synced: m.sync });
         } else if (m.finish) {
           this.stopped = true;
-          this.port.postMessage({ finished: this.core.finish() });
+          this.port.postMessage({ finished: this.core.finish(), ticks: this.posted });
         }
       };
     }
@@ -268,6 +269,7 @@ function speechclockProcessorModule() {
       const out = this.core.out;
       this.core.out = [];
       this.port.postMessage({ tick: { frame, level, state, out } });
+      this.posted += 1;
       this.k += 1;
       this.frameK = speechclockTickFrame(this.k, this.num, this.den, sampleRate);
     }
@@ -358,6 +360,8 @@ class SpeechClock extends EventTarget {
     this.node = null;
     this.syncs = new Map();
     this.finished = null;
+    this.finishedWith = null;
+    this.ticksSeen = 0;
     this.contextState = this.audioContext.state;
     this.onContextState = () => this.contextChanged();
     this.onTrack = (e) => this.watchTrack(e.type);
@@ -483,6 +487,7 @@ class SpeechClock extends EventTarget {
 
   message(m) {
     if (m.tick) {
+      this.ticksSeen += 1;
       const { frame, level, state, out } = m.tick;
       this.lastLevel = level;
       this.lastFrame = frame;
@@ -499,7 +504,14 @@ class SpeechClock extends EventTarget {
       this.syncs.delete(m.synced);
       if (resolve) resolve();
     } else if (m.finished) {
-      if (this.finished) this.finished(m.finished);
+      this.finishedWith = m;
+    }
+    // The audio thread's messages can arrive out of order with its reply to finish(): finish()
+    // resolves once every tick it sent has arrived.
+    const done = this.finishedWith;
+    if (done && this.ticksSeen >= done.ticks && this.finished) {
+      this.finished(done.finished);
+      this.finished = null;
     }
   }
 
@@ -580,8 +592,10 @@ class SpeechClock extends EventTarget {
   // Close the open beat; resolves to every beat (on the worklet path, once the audio thread has).
   finish() {
     this.stop();
-    // A closed context runs no audio thread: its last decisions are the ones mirrored here.
-    if (!this.node || this.audioContext.state === "closed") return Promise.resolve(this.core.finish());
+    // A closed AudioContext runs no audio thread: its last decisions are the ones mirrored here. (An
+    // OfflineAudioContext is "closed" once rendered; its audio thread still answers.)
+    const offline = typeof OfflineAudioContext === "function" && this.audioContext instanceof OfflineAudioContext;
+    if (!this.node || (this.audioContext.state === "closed" && !offline)) return Promise.resolve(this.core.finish());
     return new Promise((resolve) => {
       this.finished = (beats) => { this.core.beats.splice(0, this.core.beats.length, ...beats); resolve(this.core.beats); };
       this.node.port.postMessage({ finish: true });
