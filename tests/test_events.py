@@ -185,3 +185,39 @@ def test_provider_signals_keep_their_kind_and_response_id(tmp_path):
         ("output_audio_buffer.cleared", "resp_9"),
         ("output_audio_buffer.stopped", None),  # not a string: no id
     ]
+
+
+def test_a_clock_setting_line_says_what_the_page_ran(tmp_path):
+    setting = {"type": "clock.setting", "t": 0.0, "floor": 0.0032, "quiet_s": 2.5, "onset_timeout_s": None}
+    setting |= {"tick_s": "1/60", "fft_size": 2048, "path": "worklet", "clock_version": 2}
+    later = setting | {"floor": 0.01}  # only the first counts: the setting the page started with
+    lines = [setting, {"type": "terminal_response", "t": 1.0}, later]
+    path = tmp_path / "a.events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    log = read_events(path)
+    assert log.setting is not None
+    assert (log.setting.floor, log.setting.quiet_s, log.setting.onset_timeout_s) == (0.0032, 2.5, float("inf"))
+    assert (log.setting.tick_s, log.setting.fft_size, log.setting.path) == ("1/60", 2048, "worklet")
+    assert [e.kind for e in log.events] == ["terminal"]  # not an event
+    without = tmp_path / "b.events.jsonl"
+    without.write_text(json.dumps({"type": "terminal_response", "t": 1.0}) + "\n")
+    assert read_events(without).setting is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"floor": 0}, "'floor', a number > 0"),
+        ({"quiet_s": "2.5"}, "'quiet_s' must be a finite number"),
+        ({"fft_size": 2048.5}, "'fft_size', a power of two"),
+        ({"fft_size": 1000}, "'fft_size', a power of two"),
+        ({"path": "timer"}, "'path' must be"),
+    ],
+)
+def test_a_bad_clock_setting_line_names_the_file_line_and_field(tmp_path, change, message):
+    setting = {"type": "clock.setting", "t": 0.0, "floor": 0.003, "quiet_s": 2.5, "onset_timeout_s": 10}
+    setting |= {"tick_s": "1/60", "fft_size": 2048, "path": "poll"} | change
+    path = tmp_path / "a.events.jsonl"
+    path.write_text(json.dumps(setting) + "\n" + json.dumps({"type": "terminal_response", "t": 1.0}) + "\n")
+    with pytest.raises(EventLogError, match=f"a.events.jsonl:1: .*{message}"):
+        read_events(path)

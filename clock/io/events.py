@@ -340,7 +340,7 @@ def _page_setting(record: dict[str, Any], where: str) -> PageSetting:
         _scalar(tick) and not isinstance(tick, (bool, str))
     ):
         raise EventLogError(f"{where}: a clock.setting line needs 'tick_s', seconds or a ratio such as \"1/60\"")
-    if isinstance(fft, bool) or not isinstance(fft, int) or not 32 <= fft <= 32768:
+    if isinstance(fft, bool) or not isinstance(fft, int) or not 32 <= fft <= 32768 or fft & (fft - 1):
         raise EventLogError(f"{where}: a clock.setting line needs 'fft_size', a power of two from 32 to 32768")
     if path is not None and path not in ("worklet", "poll"):
         raise EventLogError(
