@@ -66,7 +66,9 @@ def assert_decide_matches_replay(trace: LevelTrace, log: EventLog) -> int:
                         assert d.declared_tick is not None, where
                         assert float(analysis.t_s[d.declared_tick]) == b.quiet_declared_s, where
                         assert float(analysis.t_s[d.last_word_tick]) == b.replay.last_word_s, where
-                    assert a.allows(quiet, timeout) == (d.outcome not in FAILURES), where
+                    assert a.allows(quiet, timeout, narration_pause_s=analysis.narration_pause_s) == (
+                        d.outcome not in FAILURES
+                    ), where
                     checked += 1
     return checked
 

@@ -47,10 +47,18 @@ allow 1 ns for float rounding.
     end): the tour would wait;
 ``missed-onset``
     the clock gave up waiting for speech, yet the guide spoke within the span;
+``outpaced``
+    the page ended the beat (an ``end`` event bounds its span) before the
+    clock declared quiet, after the guide had finished: the visitor was
+    faster than the clock. A failure, as a stall is (a quiet time that
+    waits past the ``end`` fails on it);
 ``aborted``
-    the page ended the beat (an ``end`` event bounds its span) while the
-    guide was still speaking: speech at the floor within the quiet time
-    before the ``end``, so the clock had not declared quiet. Not a failure:
+    the page ended the beat before the clock declared quiet while the guide
+    was still speaking: speech at the bound's tick, or a last word closer to
+    the ``end`` than the **narration pause** ``P`` (the longest unpaused
+    quiet between a narration's speech runs, acknowledgment silences
+    excluded, of the recordings judged together at that floor:
+    :func:`narration_pause_s`; for one recording, its own). Not a failure:
     the tour did not wait for the clock;
 ``ok``, ``silent`` (no speech in the span), ``unheard`` (the clock saw no
 tick of the beat).
@@ -82,6 +90,7 @@ __all__ = [
     "FAILURES",
     "IDLE",
     "OUTCOMES",
+    "OUTPACED",
     "SPEAKING",
     "WAITING",
     "Beat",
@@ -91,10 +100,13 @@ __all__ = [
     "FloorAnalysis",
     "Replay",
     "ReplayBeat",
+    "aborted_line",
     "analyse",
     "beats",
     "decide",
     "decide_quiets",
+    "narration_pause_s",
+    "outpaced_line",
     "replay",
     "replay_ticks",
     "span_bounds",
@@ -143,6 +155,9 @@ class Beat:
     See the module notes for each field's meaning; ``None`` where a value
     does not apply. ``span_end_s`` is where the span ends and ``bound`` what
     ends it; ``outcome`` is one of :data:`OUTCOMES`, from the replay.
+    Where the page's ``end`` bounds the span, ``narration_pause_s`` is the
+    ``P`` it was judged with and ``speech_at_end`` whether the level was
+    above the floor at the end's tick (None and False elsewhere).
     """
 
     index: int
@@ -170,6 +185,8 @@ class Beat:
     provider_stopped_s: float | None = None
     barge_in_s: float | None = None
     cleared_s: float | None = None
+    narration_pause_s: float | None = None
+    speech_at_end: bool = False
 
     @property
     def provider_stopped_vs_last_word_s(self) -> float | None:
@@ -187,6 +204,21 @@ class Beat:
     def aborted(self) -> bool:
         """The page ended the beat (``end``) while the guide was still speaking: not a failure."""
         return self.outcome == ABORTED
+
+    @property
+    def outpaced(self) -> bool:
+        """The page ended the beat (``end``) after the guide had finished, before the clock declared quiet."""
+        return self.outcome == OUTPACED
+
+    @property
+    def failed(self) -> bool:
+        """One of :data:`FAILURES`."""
+        return self.outcome in FAILURES
+
+    @property
+    def end_after_word_s(self) -> float | None:
+        """The span's end minus the last word (None without speech)."""
+        return None if self.last_word_s is None else self.span_end_s - self.last_word_s
 
     @property
     def cut(self) -> bool:
@@ -402,11 +434,11 @@ def replay(
 # time and onset timeout from one analysis per floor). Tests hold ``decide``
 # to the replay on every setting of a grid.
 
-#: Beat outcomes. The first three are the clock's failures.
-PREMATURE, STALLED, MISSED_ONSET = "premature", "stalled", "missed-onset"
+#: Beat outcomes, and the four that are the clock's failures.
+PREMATURE, STALLED, OUTPACED, MISSED_ONSET = "premature", "stalled", "outpaced", "missed-onset"
 OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
-FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
-OUTCOMES = (OK, PREMATURE, STALLED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
+FAILURES = (PREMATURE, STALLED, OUTPACED, MISSED_ONSET)
+OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
 
 _NO_TICK = np.zeros(0, np.int64)
 
@@ -502,6 +534,14 @@ class BeatAnalysis:
         Per-tick quiet counts from ``start_tick`` to ``life_end_tick``
         (-inf where speaking or paused), kept only when a pause touches the
         beat; without pauses a count is the time since the last word.
+    last_word_s : float or None
+        The time of ``last_word_tick``.
+    speech_at_bound : bool
+        The level is above the floor at ``bound_tick`` (the guide speaks as
+        the span ends).
+    pause_s : float
+        The longest unpaused quiet between two speech runs of the narration
+        (from the onset on) inside the span; 0 when it has none.
     """
 
     index: int
@@ -522,6 +562,9 @@ class BeatAnalysis:
     run_reach_s: NDArray[np.float64]
     room_s: float
     count_s: NDArray[np.float64] | None
+    last_word_s: float | None = None
+    speech_at_bound: bool = False
+    pause_s: float = 0.0
 
     @property
     def spoken(self) -> bool:
@@ -544,13 +587,43 @@ class BeatAnalysis:
         inner = self.run_reach_s[self.inner]
         return float(inner.max()) if inner.size else float("-inf")
 
-    def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
-        """Whether this setting ends the beat right (no premature end, stall or missed onset)."""
+    def speaking_at_end(self, narration_pause_s: float) -> bool:
+        """The page's ``end`` bounds the span while the guide speaks.
+
+        Speech at the bound's tick, or a last word closer to the bound than
+        ``narration_pause_s`` (the longest pause inside a narration of the
+        recordings judged together): the guide may have been between two
+        sentences.
+        """
+        if not self.ended_by_page or not self.spoken:
+            return False
+        if self.speech_at_bound:
+            return True
+        return self.last_word_s is not None and self.bound_s - self.last_word_s < narration_pause_s
+
+    def undone(self, narration_pause_s: float) -> str:
+        """The outcome of a beat the clock did not declare quiet in before its bound.
+
+        ``aborted`` when the page ended it while the guide spoke (see
+        :meth:`speaking_at_end`), ``outpaced`` when the page ended it after
+        the guide had finished, ``stalled`` when another bound ends it.
+        """
+        if not self.ended_by_page:
+            return STALLED
+        return ABORTED if self.speaking_at_end(narration_pause_s) else OUTPACED
+
+    def allows(self, quiet_s: float, onset_timeout_s: float, *, narration_pause_s: float) -> bool:
+        """Whether this setting ends the beat right (no premature end, stall, outpaced end or missed onset).
+
+        ``narration_pause_s`` decides whether an ``end`` the clock waits past
+        came while the guide spoke (aborted, not a failure) or after it had
+        finished (outpaced, a failure): see :meth:`speaking_at_end`.
+        """
         if not self.spoken:
             return True
         if self.wait_s is not None and self.wait_s >= onset_timeout_s - _EPS_S:
             return False
-        if self.ended_by_page:
+        if self.speaking_at_end(narration_pause_s):
             return self.need_s < quiet_s - _EPS_S
         return self.need_s < quiet_s - _EPS_S <= self.room_s
 
@@ -577,6 +650,11 @@ class FloorAnalysis:
     after_end: int = 0
     pauses: tuple[tuple[float, float], ...] = ()
 
+    @property
+    def narration_pause_s(self) -> float:
+        """The longest pause inside a narration of this recording at this floor (see :func:`narration_pause_s`)."""
+        return narration_pause_s([self])
+
     def gaps(self) -> list[tuple[int, float, float, bool]]:
         """Every quiet the clock bridges inside a span, as (beat, last word s, unpaused gap s, narration).
 
@@ -592,6 +670,22 @@ class FloorAnalysis:
                 gap = float(_unpaused(float(self.t_s[w]), self.t_s[e : e + 1], self.pauses)[0])
                 out.append((b.index, float(self.t_s[w]), gap, b.onset_tick is not None and w >= b.onset_tick))
         return out
+
+
+def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
+    """``P``: the longest pause inside a narration of the recordings judged together, at one floor.
+
+    The longest unpaused quiet between two speech runs of a narration
+    (from its onset on, inside its span); the silence between an
+    overlapping acknowledgment and the narration is not a narration pause.
+    An ``end`` whose beat's last word is closer to it than ``P`` came while
+    the guide spoke (``aborted``); one later came after the guide had
+    finished (``outpaced``). The one place ``P`` is computed: every
+    corpus-level caller (derive, sweep, check, :func:`clock.core.derive.judge`)
+    passes this over its recordings at the floor judged; ``beats`` and
+    :func:`decide` default to the recording's own. 0 when there is none.
+    """
+    return max((b.pause_s for a in analyses for b in a.beats), default=0.0)
 
 
 def _pause_spans(events: EventLog) -> tuple[tuple[float, float], ...]:
@@ -726,9 +820,19 @@ def _analyse_beat(
         room = float("-inf")
         if last_word is not None and last_word < kb - 1:
             room = float(count[last_word + 1 - ks : kb - ks].max())
+    pause = 0.0
+    if onset is not None:
+        inner = (run_end < kb) & (run_word >= onset)
+        if inner.any():
+            w_in, e_in = run_word[inner], run_end[inner]
+            if not spans:
+                pause = float((t[e_in] - t[w_in]).max())
+            else:
+                pause = max(float(_unpaused(float(t[w]), t[e : e + 1], spans)[0]) for w, e in zip(w_in, e_in))
     return BeatAnalysis(
         index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
         run_word, run_end, np.asarray(reach, np.float64), room, count,
+        None if last_word is None else float(t[last_word]), bool(kb < n and speech[kb]), pause,
     )  # fmt: skip
 
 
@@ -757,11 +861,13 @@ class Decision:
     outcome : str
         One of :data:`OUTCOMES`: ``ok``; ``premature`` (declared quiet, then
         the guide spoke again within the span); ``stalled`` (the guide spoke
-        and quiet was not declared before the bound); ``missed-onset`` (the
-        clock gave up waiting, yet the guide spoke within the span);
-        ``silent`` (no speech in the span); ``unheard`` (the clock never saw
-        a tick of the beat); ``aborted`` (the page's ``end`` came before the
-        clock declared quiet, the guide still speaking).
+        and quiet was not declared before the bound); ``outpaced`` (the
+        page's ``end`` came before the clock declared quiet, after the guide
+        had finished); ``missed-onset`` (the clock gave up waiting, yet the
+        guide spoke within the span); ``silent`` (no speech in the span);
+        ``unheard`` (the clock never saw a tick of the beat); ``aborted``
+        (the page's ``end`` came before the clock declared quiet, the guide
+        still speaking).
     declared_tick, last_word_tick : int or None
         Where the clock declared quiet, and the last word it had seen then.
     """
@@ -793,14 +899,27 @@ class Decisions:
 _CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
 
 
-def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_timeout_s: float) -> Decisions:
+def decide_quiets(
+    analysis: FloorAnalysis,
+    *,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+    narration_pause_s: float | None = None,
+) -> Decisions:
     """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
 
     Gives the tick-by-tick replay's decisions (the tests hold it to
     :func:`replay_ticks` on every setting of a grid), in one vectorised pass
     per beat: a quiet time only decides which quiet run first lasts long
     enough, and where in it the count reaches it.
+
+    ``narration_pause_s`` is ``P`` (see :func:`narration_pause_s`): an
+    ``end`` the clock waits past is ``aborted`` when the beat's last word is
+    closer to it than ``P`` (or speech is at its tick), else ``outpaced``.
+    Default: this recording's own (``analysis.narration_pause_s``); callers
+    judging recordings together pass the largest over them at this floor.
     """
+    pause = analysis.narration_pause_s if narration_pause_s is None else narration_pause_s
     q = np.asarray(quiets_s, dtype=np.float64)
     for value in q.tolist():
         _check_times(value, onset_timeout_s)
@@ -824,7 +943,7 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
         found = r < best.size
-        undone = _CODE[ABORTED] if b.ended_by_page else _CODE[STALLED]
+        undone = _CODE[b.undone(pause)]
         outcome[i] = undone
         if not found.any():
             continue
@@ -841,20 +960,26 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
     return Decisions(q, outcome, declared, word)
 
 
-def decide(analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float) -> tuple[Decision, ...]:
+def decide(
+    analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float, narration_pause_s: float | None = None
+) -> tuple[Decision, ...]:
     """The clock's decision in every beat for one setting (see :func:`decide_quiets`).
 
     Parameters
     ----------
     analysis : FloorAnalysis
     quiet_s, onset_timeout_s : float
+    narration_pause_s : float, optional
+        ``P`` of the recordings judged together (default: this recording's own).
 
     Returns
     -------
     tuple of Decision
         One per beat.
     """
-    found = decide_quiets(analysis, quiets_s=[quiet_s], onset_timeout_s=onset_timeout_s)
+    found = decide_quiets(
+        analysis, quiets_s=[quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=narration_pause_s
+    )
     return tuple(
         Decision(OUTCOMES[int(code)], None if d < 0 else int(d), None if w < 0 else int(w))
         for code, d, w in zip(found.outcome[:, 0], found.declared_tick[:, 0], found.last_word_tick[:, 0])
@@ -890,6 +1015,7 @@ def beats(
     floor: float,
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
+    narration_pause_s: float | None = None,
 ) -> list[Beat]:
     """Analyse each beat of a recording and replay the clock over it.
 
@@ -906,6 +1032,11 @@ def beats(
     onset_timeout_s : float, optional
         How long the clock waits for speech (default: 10 s, as the command
         line; ``float("inf")`` waits forever).
+    narration_pause_s : float, optional
+        ``P``, the longest pause inside a narration of the recordings judged
+        together at this floor (:func:`narration_pause_s`): an ``end`` the
+        clock waits past is ``aborted`` within it of the last word, else
+        ``outpaced``. Default: this recording's own.
 
     Returns
     -------
@@ -920,6 +1051,7 @@ def beats(
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
     analysis = analyse(trace, events, floor=floor)
+    pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
     speech = trace.level > floor
     n = trace.n_ticks
@@ -949,8 +1081,7 @@ def beats(
             premature = hi > lo and bool(spoken_before[hi] > spoken_before[lo])
         spoke = a.spoken
         undone = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
-        aborted = undone and a.ended_by_page
-        stalled = undone and not aborted
+        stalled = undone and not a.ended_by_page
         missed = spoke and rb.no_onset
         outcome = (
             UNHEARD
@@ -959,10 +1090,8 @@ def beats(
             if not spoke
             else MISSED_ONSET
             if missed
-            else STALLED
-            if stalled
-            else ABORTED
-            if aborted
+            else a.undone(pause)
+            if undone
             else PREMATURE
             if premature
             else OK
@@ -990,10 +1119,30 @@ def beats(
                 stalled=stalled,
                 missed_onset=missed,
                 outcome=outcome,
+                narration_pause_s=pause if a.ended_by_page else None,
+                speech_at_end=a.speech_at_bound if a.ended_by_page else False,
                 **signals.of(term, a.bound_s, rb),
             )
         )
     return result
+
+
+def outpaced_line(b: Beat, quiet_s: float) -> str:
+    """What happened in an outpaced beat: the page ended it after the guide had finished, before the quiet time."""
+    return (
+        f"the page ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before the quiet time of "
+        f"{quiet_s:g} s; the guide had finished (longer than any narration pause, {b.narration_pause_s or 0:.2f} s)"
+    )
+
+
+def aborted_line(b: Beat) -> str:
+    """What happened in an aborted beat: the guide was speaking when the page ended it."""
+    if b.speech_at_end:
+        return f"the page ended it ({b.bound}) while the guide spoke (speech at the {b.bound})"
+    return (
+        f"the page ended it ({b.bound}) while the guide spoke: {b.end_after_word_s:.2f} s after a word, within "
+        f"the longest narration pause ({b.narration_pause_s or 0:.2f} s)"
+    )
 
 
 def _warn_outside(events: EventLog, end_s: float) -> None:

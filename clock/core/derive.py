@@ -87,7 +87,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets
+from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets, narration_pause_s
 from .evidence import (
     THIN,
     Comparison,
@@ -176,10 +176,14 @@ _FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
 
 
 def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
-    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets)."""
+    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets).
+
+    The analyses are judged together: ``P`` is the largest narration pause over them.
+    """
     total = np.zeros(len(quiets_s), np.int64)
+    pause = narration_pause_s(analyses)
     for a in analyses:
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
         total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
     return [int(x) for x in total]
 
@@ -255,7 +259,9 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
         endless = sum(
-            b.spoken and b.room_s == float("-inf") and not b.ended_by_page for a in c.analyses for b in a.beats
+            b.spoken and b.room_s == float("-inf") and not b.speaking_at_end(c.narration_pause_s)
+            for a in c.analyses
+            for b in a.beats
         )
         return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
@@ -572,7 +578,9 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
                 found[i] = HeldOutRecording(name, floor, quiet, timeout, 0, False, ())
                 continue
             a = corpus.analysis(i, floor)
-            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout)
+            # Judged with the recordings it was derived from: P over them and it, at that floor.
+            pause = corpus.pause([*members], floor)
+            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
             heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
             failing = tuple(
                 Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")

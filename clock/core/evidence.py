@@ -15,7 +15,20 @@ from decimal import ROUND_CEILING, Decimal
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import ABORTED, FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
+from .beats import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTPACED,
+    PREMATURE,
+    STALLED,
+    FloorAnalysis,
+    analyse,
+    beats,
+    narration_pause_s,
+    outpaced_line,
+)
 from .segments import segments
 from .times import clock_time
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
@@ -197,7 +210,7 @@ class Unsatisfied:
     t_s : float
         Where to look.
     outcome : str
-        ``premature``, ``stalled`` or ``missed-onset``.
+        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``.
     reason : str
     """
 
@@ -220,6 +233,13 @@ class Outcome:
     n_aborted : int
         Beats the page ended (``end``) while the guide was still speaking:
         neither right nor a failure.
+    n_outpaced : int
+        Beats the page ended (``end``) after the guide had finished, before
+        the clock declared quiet: a failure (the clock was slower than the
+        visitor).
+    narration_pause_s : float or None
+        ``P``: the longest pause inside a narration of these recordings at
+        the floor, which tells an aborted beat from an outpaced one.
     """
 
     n_recordings: int
@@ -231,11 +251,13 @@ class Outcome:
     n_silent: int
     unsatisfied: tuple[Unsatisfied, ...]
     n_aborted: int = 0
+    n_outpaced: int = 0
+    narration_pause_s: float | None = None
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+        """Premature ends, stalls, outpaced ends and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,6 +432,10 @@ class _Corpus:
             self.own[i] = _own_floor(self.levels[i])
         return self.own[i]
 
+    def pause(self, members: Sequence[int], floor: float) -> float:
+        """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
+        return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
+
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""
         key = (i, floor)
@@ -446,6 +472,7 @@ class _AtFloor:
     needs: list[float]
     hidden: list[tuple[str, int, float]]  # recording, beat, narration end hidden by this floor (s)
     analyses: list[FloorAnalysis]
+    narration_pause_s: float = 0.0  # P of these recordings at this floor
 
 
 def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
@@ -467,6 +494,7 @@ def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
 
 def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_delay_s: float = 0.0) -> _AtFloor:
     out = _AtFloor([], [], [], [], [], [], [], [])
+    pause = out.narration_pause_s = corpus.pause(members, floor)
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
@@ -493,8 +521,9 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             out.needs.append(b.need_s)
             if b.onset_tick is not None:
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None and not b.ended_by_page:
-                # A beat the page ended leaves no room to respect (a quiet time longer aborts it, not stalls it).
+            if b.last_word_tick is not None and not b.speaking_at_end(pause):
+                # A beat the page ended while the guide spoke leaves no room to respect (a quiet time longer aborts
+                # it, not a failure); one it ended after the guide had finished does (a longer one is outpaced).
                 # Without the prompt in the log, the page prompted some time before the next response.
                 unknown = b.bound in ("terminal", "acknowledgment")
                 if b.room_s == float("-inf"):
@@ -653,9 +682,10 @@ def _gap_onset_outcome(
 
 def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
     """The recommendation replayed tick by tick over every recording with beats."""
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, "silent"), 0)
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
+    pause = corpus.pause(members, floor)
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
@@ -663,7 +693,7 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         n_rec += 1
         assert o.events is not None
         # The replay warns (once per recording and cause) about events outside the recording.
-        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
         a = corpus.analysis(i, floor)
         for b, ba in zip(found, a.beats):
             if b.outcome == "unheard":
@@ -682,6 +712,8 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         counts["silent"],
         tuple(failing),
         counts[ABORTED],
+        counts[OUTPACED],
+        pause,
     )
 
 
@@ -696,6 +728,8 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
         reason = f"the guide starts {ba.wait_s:.3f} s after the terminal response, past the timeout {timeout:g} s"
         return Unsatisfied(name, b.index, b.terminal_s, MISSED_ONSET, reason)
     last = None if ba.last_word_tick is None else float(t[ba.last_word_tick])
+    if b.outcome == OUTPACED:
+        return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, OUTPACED, outpaced_line(b, quiet))
     if ba.room_s == float("-inf"):
         reason = f"the level stays above the floor {floor:g} until the {ba.bound}{noise}"
     else:

@@ -134,6 +134,7 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
     "ok": ("tab:green", "o"),
     "premature": ("tab:red", "X"),
     "stalled": ("tab:red", "s"),
+    "outpaced": ("tab:red", "P"),
     "missed-onset": ("tab:red", "v"),
     "aborted": ("tab:purple", "D"),
     "silent": ("0.5", "o"),
@@ -608,7 +609,10 @@ def plot_sweep_heatmap(
     axes = fig.subplots(1, 2, sharey=True)
     panels = (
         ("premature ends", result.matrix("n_premature")),
-        ("stalls and missed onsets", result.matrix("n_stalled") + result.matrix("n_missed_onset")),
+        (
+            "stalls, outpaced ends and missed onsets",
+            result.matrix("n_stalled") + result.matrix("n_outpaced") + result.matrix("n_missed_onset"),
+        ),
     )
     top = int(max(1, *(np.nanmax(m) if m.size else 0 for _, m in panels)))
     bounds = np.arange(-0.5, top + 1.5, 1.0)

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..core.agreement import Agreement
-from ..core.beats import Beat
+from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, Outcome, equivalents
 from ..core.sweep import SweepResult
@@ -32,6 +32,7 @@ __all__ = [
     "derive_text",
     "held_out_lines",
     "not_applicable_lines",
+    "ended_by_page_lines",
     "outcome_line",
     "percent",
     "plural",
@@ -50,11 +51,23 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
     ("RISK", lambda b: b.premature_risk, False),
     ("PREMATURE", lambda b: b.premature, True),
     ("STALLED", lambda b: b.stalled, True),
+    ("OUTPACED", lambda b: b.outpaced, True),
     ("ABORTED", lambda b: b.aborted, True),
     ("MISSED-ONSET", lambda b: b.missed_onset, True),
     ("BARGE-IN", lambda b: b.barge_in_s is not None, False),
     ("CLEARED", lambda b: b.cleared_s is not None, False),
 )
+
+
+def ended_by_page_lines(found: Sequence[Beat], quiet_s: float) -> list[str]:
+    """One line per beat the page's ``end`` ended before the clock declared quiet: what happened."""
+    out = []
+    for b in found:
+        if b.outpaced:
+            out.append(f"beat {b.index + 1} outpaced: {outpaced_line(b, quiet_s)}")
+        elif b.aborted:
+            out.append(f"beat {b.index + 1} aborted: {aborted_line(b)}")
+    return out
 
 
 def beat_flags(b: Beat, *, besides_outcome: bool = False) -> str:
@@ -236,7 +249,7 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
-        f"{plural(r.n_missed_onset, 'missed onset')}"
+        f"{plural(r.n_outpaced, 'outpaced end')}, {plural(r.n_missed_onset, 'missed onset')}"
         + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
         + (f", {r.n_aborted} aborted by the page (end) while the guide spoke" if r.n_aborted else "")
     )
@@ -474,6 +487,7 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_outpaced",
     "n_aborted",
     "after_speech_mean_s",
     "after_speech_max_s",
