@@ -655,6 +655,27 @@ class FloorAnalysis:
         """The longest pause inside a narration of this recording at this floor (see :func:`narration_pause_s`)."""
         return narration_pause_s([self])
 
+    def quiet_range(self, *, narration_pause_s: float) -> tuple[float, float, float]:
+        """The settings that end every beat right at this floor, as :meth:`BeatAnalysis.allows` answers.
+
+        Returns ``(need_s, room_s, wait_s)``: a quiet time ``q`` ends every
+        beat right when ``need_s < q <= room_s`` (within the replay's 1 ns),
+        with an onset timeout above ``wait_s``. ``need_s`` is the longest
+        quiet the clock must bridge (-inf: none), ``room_s`` the least quiet
+        left after a last word before a bound the clock must beat (inf: none;
+        -inf: speech runs into a bound, so no quiet time works).
+        """
+        need, room, wait = float("-inf"), float("inf"), float("-inf")
+        for b in self.beats:
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if not b.speaking_at_end(narration_pause_s):
+                room = min(room, b.room_s)
+            if b.wait_s is not None:
+                wait = max(wait, b.wait_s)
+        return need, room, wait
+
     def gaps(self) -> list[tuple[int, float, float, bool]]:
         """Every quiet the clock bridges inside a span, as (beat, last word s, unpaused gap s, narration).
 
