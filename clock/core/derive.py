@@ -112,6 +112,7 @@ from .evidence import (
     _Setting,
 )
 from .thresholds import Thresholds
+from .times import clock_time
 from .windows import (
     MARGIN_BOUNDS,
     NOISE_PERCENTILE,
@@ -228,6 +229,105 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     return round(
         room, 9
     ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
+
+
+#: The most quiet times one grid replays at a floor (tick steps; a wider span is replayed near its edges only).
+MAX_GRID_QUIETS = 2000
+
+
+def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str]) -> _Setting:
+    """The quiet time that replays right, from a grid of quiet times in tick steps at the chosen floor.
+
+    The grid runs from below the longest silence the clock must bridge to past
+    the shortest room before a bound, every quiet time decided at once per
+    recording (:func:`clock.core.beats.decide_quiets`, the sweep's shared
+    work). The settings that end every beat right are a run of it; the
+    recommendation is the least quiet time at least ``quiet_margin_s`` from
+    every failing one (the formula's value, longest gap + margin rounded up to
+    0.05 s, when it is), or, where the run is narrower than twice the margin,
+    its centre, said with both edges. The floors ``floor_margin_db`` above and
+    below are replayed at that quiet time too, and a warning says when one
+    fails.
+    """
+    margins = corpus.margins
+    margin = margins.quiet_margin_s
+    floor, formula = chosen.floor, chosen.quiet_s
+    assert formula is not None and chosen.onset_timeout_s is not None
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if not logged or any(corpus.obs[i].events is None for i in members):
+        return chosen
+    analyses = [corpus.analysis(i, floor) for i in logged]
+    pause = narration_pause_s(analyses)
+    delay = _prompt_delay(corpus, members)
+    need, room, room_at = float("-inf"), float("inf"), None
+    for i, a in zip(logged, analyses):
+        for b in a.beats:
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if b.speaking_at_end(pause) or b.room_s == float("-inf"):
+                continue
+            # Without the prompt in the log, the page prompted some time before the next response.
+            r = b.room_s - (delay if b.bound in ("terminal", "acknowledgment") else 0.0)
+            if r < room:
+                room, room_at = r, (corpus.obs[i].name, b.last_word_s, b.bound)
+    tick = float(corpus.obs[logged[0]].trace.tick_s)
+    if room == float("inf") or need == float("-inf") or room <= need:
+        return chosen
+    lo, hi = max(need - margin, tick), min(room + margin, need + MAX_GRID_QUIETS * tick)
+    quiets = [round(lo + k * tick, 9) for k in range(int((hi - lo) / tick) + 1)]
+    failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
+    right = [q for q, f in zip(quiets, failing) if f == 0]
+    if not right:
+        return chosen
+    where = (
+        "" if room_at is None else f"; the {room_at[2]} after the last word at {room_at[0]}:{clock_time(room_at[1])}"
+    )
+    edges = f"the longest silence it must bridge {need:.3f} s, the shortest room before a bound {room:.3f} s{where}"
+    if room - need >= 2 * margin - _EPS_S:
+        if formula - need >= margin - _EPS_S and room - formula >= margin - _EPS_S:
+            return chosen
+        q = _round_up(need + margin + _CLEAR_S, "0.05")
+        if room - q < margin - _EPS_S:
+            q = round(need + margin + _CLEAR_S, 3)
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+    else:
+        centre = (need + room) / 2
+        q = round(centre, 9)
+        for step in ("0.05", "0.01", "0.001"):
+            near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+            if need < near - _EPS_S <= room:
+                q = near
+                break
+        rule = (
+            f"the centre of the quiet times that end every beat right: {q:g} s is {q - need:.2f} s above the longest "
+            f"silence it must bridge ({need:.3f} s), {room - q:.2f} s below the shortest room before a bound "
+            f"({room:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
+        )
+    if _failing_beats(analyses, q, chosen.onset_timeout_s):
+        # Rounding left the run (a tick decides): the replayed quiet time nearest the target instead.
+        target = q
+        q = min(right, key=lambda x: (abs(x - target), x))
+    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
+    longest = max((g for a in analyses for _, _, g, _ in a.gaps()), default=None)
+    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
+    if plain is not None and plain != q:
+        fails = _failing_beats(analyses, plain, chosen.onset_timeout_s)
+        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
+            f", which fails {_count(fails, 'beats')})" if fails else ")"
+        )
+    # The floor axis: the floors the floor margin away, replayed at this quiet time.
+    for sign, way in ((-1, "lower"), (1, "higher")):
+        other = float(floor * 10 ** (sign * margins.floor_margin_db / 20))
+        if margins.floor_margin_db <= 0 or not 0 < other <= 1:
+            continue
+        fails = _failing_beats([corpus.analysis(i, other) for i in logged], q, chosen.onset_timeout_s)
+        if fails:
+            notes.append(
+                f"a floor {margins.floor_margin_db:g} dB {way} ({other:.2g}) fails {_count(fails, 'beats')} at quiet "
+                f"{q:g} s: the floor margin is not held on that side"
+            )
+    return replace(chosen, quiet_s=q, quiet_rule=rule)
 
 
 def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], margin: float) -> float | None:
@@ -491,6 +591,14 @@ def _derive(
             notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
+    if (
+        prefer is None
+        and chosen is not None
+        and chosen.failures == 0
+        and chosen.quiet_s is not None
+        and chosen.onset_timeout_s is not None
+    ):
+        chosen = _grid_quiet(corpus, judged, chosen, notes)
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
