@@ -73,11 +73,11 @@ from typing import Any
 
 import numpy as np
 
-from .beats import FAILURES, Beat, FloorAnalysis, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
+from .beats import FAILURES, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
+from .evidence import floor_that_works
 from .thresholds import Thresholds
 from .times import clock_time
-from .windows import _ladder
 
 __all__ = [
     "CHECKS",
@@ -748,21 +748,9 @@ class _LevelReplay:
                 return db, found[0], found[1]
         return None
 
-    def any_floor_works(self) -> tuple[float, float, float] | None:
-        """A floor at which some quiet time and onset timeout end every beat right, and the quiet times that do."""
-        assert self.obs.events is not None
-        levels = self.obs.trace.level
-        positive = levels[levels > 0]
-        if positive.size == 0:
-            return None
-        floors = _ladder(float(positive.min()), float(positive.max()))
-        for f in floors:
-            a: FloorAnalysis = analyse(self.obs.trace, self.obs.events, floor=f)
-            need, room, _ = a.quiet_range(narration_pause_s=max(self.pause or 0.0, a.narration_pause_s))
-            heard = all(b.spoken or not spoke for b, spoke in zip(a.beats, self.spoke))
-            if heard and any(self.spoke) and need < room:
-                return f, max(need, 0.0), room
-        return None
+    def any_floor_works(self) -> tuple[float, float, float, int] | None:
+        """A floor at which some quiet time ends every beat right (see :func:`clock.core.evidence.floor_that_works`)."""
+        return floor_that_works(self.obs, narration_pause_s=self.pause or 0.0, spoke=self.spoke)
 
 
 def _level_verdict(
@@ -779,7 +767,7 @@ def _level_verdict(
             if works is None:
                 detail += "; no replayed floor ends its beats right: a level-floor clock cannot work on this recording"
             else:
-                floor, need, room = works
+                floor, need, room, _ = works
                 upto = "" if room == float("inf") else f" and up to {room:.2f} s"
                 detail += f"; at floor {floor:.2g} a quiet time above {need:.2f} s{upto} ends them right"
         result(

@@ -110,6 +110,7 @@ from .evidence import (
     _replay_outcome,
     _round_up,
     _Setting,
+    floor_that_works,
 )
 from .thresholds import Thresholds
 from .times import clock_time
@@ -505,8 +506,32 @@ def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margin
         f"{name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
         f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
         f"yet the floor {floor:g} {where} still ends its beats right in the replay"
-        + (f" (check will fail its {' and '.join(fails)})" if fails else "")
+        + (_CHECK.format(" and ".join(fails)) if fails else "")
     ).replace("  ", " ")
+
+
+#: Where a note says what ``check`` will make of a level check; settled by the replay once it is known.
+_CHECK = " (check: its {})"
+
+
+def _settle_checks(notes: list[str], outcome: Outcome | None) -> list[str]:
+    """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there."""
+    out = []
+    for note in notes:
+        if " (check: its " not in note or not note.endswith(")"):
+            out.append(note)
+            continue
+        name = note.split(": ", 1)[0]
+        head, what = note[: note.rindex(" (check: its ")], note[note.rindex(" (check: its ") + 13 : -1]
+        failing = [u for u in (outcome.unsatisfied if outcome is not None else ()) if u.recording == name]
+        if outcome is None:
+            out.append(f"{head} (check decides its {what} by the replay of its beats)")
+        elif failing:
+            u = failing[0]
+            out.append(f"{head} (check will fail its {what}: beat {u.beat + 1} {u.outcome})")
+        else:
+            out.append(f"{head} (check passes its {what} with a note: the replay ends every beat of it right)")
+    return out
 
 
 def _derive(
@@ -589,6 +614,20 @@ def _derive(
             continue
         if i in rescued and chosen is not None:
             notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
+        elif stability and obs[i].has_beats and rec.speech_low is not None:
+            # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
+            works = floor_that_works(obs[i])
+            if works is None:
+                notes.append(
+                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; no replayed floor ends its beats right, so a "
+                    "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
+                )
+            else:
+                notes.append(
+                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; alone, the replay at floor {works[0]:.2g} ends "
+                    f"its beats right (a quiet time above {works[1]:.2f} s), but no floor does for it and the others "
+                    "together; it contributes no gap or quiet-time evidence"
+                )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
     if (
@@ -627,17 +666,18 @@ def _derive(
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
                 f"{floor:g} is {_db(floor) - _db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
-                "the floor (check will fail its speech level)"
+                "the floor" + _CHECK.format("speech level")
             )
         else:
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
-                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g} (check will fail its noise level)"
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + _CHECK.format("noise level")
             )
     floor_ev = _floor_evidence(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
+    notes[:] = _settle_checks(notes, outcome)
     for what, n, need in (
         ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
         ("beats", onsets_ev.n_beats, THIN["beats"]),

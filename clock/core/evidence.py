@@ -31,7 +31,7 @@ from .beats import (
 )
 from .segments import segments
 from .times import clock_time
-from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
+from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _ladder, _own_floor
 
 __all__ = [
     "Comparison",
@@ -738,3 +738,35 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
             f"less than the quiet time {quiet:g} s"
         )
     return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, STALLED, reason)
+
+
+def floor_that_works(
+    obs: Observation, *, narration_pause_s: float = 0.0, spoke: Sequence[bool] | None = None
+) -> tuple[float, float, float, int] | None:
+    """A floor at which some quiet time ends every beat of one recording right, replayed on a ladder.
+
+    The ladder runs about 1 dB apart from the recording's quietest non-zero
+    level to its loudest. At each floor the replay's own answer
+    (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
+    to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
+    exists, with every beat in ``spoke`` (where the guide spoke, as derive
+    tells speech) heard. Returns ``(floor, need_s, room_s, n_floors)``, or
+    None when no floor of the ladder works: only then can a level-floor clock
+    not work on the recording.
+    """
+    assert obs.events is not None
+    level = obs.trace.level
+    positive = level[level > 0]
+    if positive.size == 0:
+        return None
+    floors = _ladder(float(positive.min()), float(positive.max()))
+    t = obs.trace.t_s
+    for f in floors:
+        a = analyse(obs.trace, obs.events, floor=f, t_s=t)
+        need, room, _ = a.quiet_range(narration_pause_s=max(narration_pause_s, a.narration_pause_s))
+        heard = (
+            all(b.spoken for b in a.beats) if spoke is None else all(b.spoken or not s for b, s in zip(a.beats, spoke))
+        )
+        if heard and any(b.spoken for b in a.beats) and need < room:
+            return f, max(need, 0.0), room, len(floors)
+    return None
