@@ -747,17 +747,24 @@ def judge(
     quiet_s: float,
     onset_timeout_s: float,
     margins: Margins | None = None,
+    narration_pause_s: float | None = None,
 ) -> Outcome:
     """One setting replayed over recordings and counted as :func:`derive` counts its recommendation's replay.
 
     The one judge of a replay: ``derive`` (its recommendation and the
     compared setting) and ``stress`` (every transformed corpus) both count
-    outcomes here.
+    outcomes here. The recordings are judged together: ``P``, which tells an
+    aborted beat from an outpaced one, is the longest narration pause over
+    them at the floor (:func:`clock.core.beats.narration_pause_s`), unless
+    ``narration_pause_s`` gives it (a caller judging one recording of a
+    larger corpus passes the corpus's).
     """
     obs = list(observations)
     margins = margins or Margins()
     corpus = _Corpus(obs, _LazyLevels(obs, margins), [], [], margins)  # type: ignore[arg-type]
-    return _replay_outcome(corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s)
+    return _replay_outcome(
+        corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s, narration_pause_s=narration_pause_s
+    )
 
 
 class _LazyLevels(Sequence[RecordingLevels]):

@@ -680,12 +680,20 @@ def _gap_onset_outcome(
     return gaps_ev, onsets_ev, outcome
 
 
-def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
-    """The recommendation replayed tick by tick over every recording with beats."""
+def _replay_outcome(
+    corpus: _Corpus,
+    members: list[int],
+    floor: float,
+    quiet: float,
+    timeout: float,
+    *,
+    narration_pause_s: float | None = None,
+) -> Outcome:
+    """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given)."""
     counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
-    pause = corpus.pause(members, floor)
+    pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
