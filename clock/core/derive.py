@@ -514,8 +514,11 @@ def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margin
 _CHECK = " (check: its {})"
 
 
-def _settle_checks(notes: list[str], outcome: Outcome | None) -> list[str]:
-    """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there."""
+def _settle_checks(notes: list[str], outcome: Outcome | None, with_beats: set[str]) -> list[str]:
+    """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there.
+
+    A recording without beats has no replay: there the percentile decides, and ``check`` fails it.
+    """
     out = []
     for note in notes:
         if " (check: its " not in note or not note.endswith(")"):
@@ -524,7 +527,9 @@ def _settle_checks(notes: list[str], outcome: Outcome | None) -> list[str]:
         name = note.split(": ", 1)[0]
         head, what = note[: note.rindex(" (check: its ")], note[note.rindex(" (check: its ") + 13 : -1]
         failing = [u for u in (outcome.unsatisfied if outcome is not None else ()) if u.recording == name]
-        if outcome is None:
+        if name not in with_beats:
+            out.append(f"{head} (check will fail its {what}: without beats to replay, the percentile decides)")
+        elif outcome is None:
             out.append(f"{head} (check decides its {what} by the replay of its beats)")
         elif failing:
             u = failing[0]
@@ -677,7 +682,7 @@ def _derive(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
-    notes[:] = _settle_checks(notes, outcome)
+    notes[:] = _settle_checks(notes, outcome, {obs[i].name for i in members if obs[i].has_beats})
     for what, n, need in (
         ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
         ("beats", onsets_ev.n_beats, THIN["beats"]),
