@@ -199,3 +199,23 @@ def test_derive_keeps_the_margin_where_the_valid_range_is_wide():
     assert quiet == pytest.approx(1.25)  # 1.017 s + 0.2 s, rounded up to 0.05 s
     assert PAUSE / HZ + 0.2 <= quiet <= 299 / HZ - 0.2
     assert "cannot be held" not in d.gaps.rule
+
+
+def test_where_no_setting_ends_every_beat_right_derive_names_the_fewest_failures():
+    # A narration pause of 3 s, and the next prompt 2 s after the narration's last word: a quiet time that
+    # bridges the pause (more than 3 s) stalls the beat, one that does not ends it early. No setting works.
+    rng = np.random.default_rng(13)
+    corpus = []
+    for n in range(2):
+        tour = _Tour(rng)
+        tour.beat(ack=False, runs=(60, 181, 60))
+        tour.quiet(120)
+        tour.event("prompt", len(tour.level))
+        tour.beat(ack=False)
+        tour.quiet(300)
+        corpus.append(tour.observation(f"stuck-{n}.wav"))
+    d = derive(corpus, held_out=False)
+    assert d.outcome is not None and d.outcome.n_failed == 2  # one beat of each tour, whatever the setting
+    assert d.floor.rule.startswith("fewest failing beats")
+    assert sorted((u.recording, u.beat) for u in d.outcome.unsatisfied) == [("stuck-0.wav", 0), ("stuck-1.wav", 0)]
+    assert all(u.outcome in ("premature", "stalled") and u.reason for u in d.outcome.unsatisfied)

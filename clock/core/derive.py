@@ -331,6 +331,44 @@ def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: li
     return replace(chosen, quiet_s=q, quiet_rule=rule)
 
 
+def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
+    """The first floor at which some quiet time (not only the formula's) ends every beat right, or None.
+
+    The replay's own answer at each floor (:meth:`clock.core.beats.FloorAnalysis.quiet_range`): quiet times
+    above the longest quiet the clock must bridge and up to the least room before a bound; the quiet time is
+    then chosen on the replayed grid (:func:`_grid_quiet`).
+    """
+    if any(corpus.obs[i].events is None for i in members):
+        return None
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    delay = _prompt_delay(corpus, members)
+    for floor in floors:
+        analyses = [corpus.analysis(i, floor) for i in logged]
+        pause = narration_pause_s(analyses)
+        ranges = [a.quiet_range(narration_pause_s=pause) for a in analyses]
+        need = max((r[0] for r in ranges), default=float("-inf"))
+        room = min((r[1] for r in ranges), default=float("inf"))
+        if not (need > 0 and need < room):
+            continue
+        c = _at_floor(corpus, members, floor, prompt_delay_s=delay)
+        timeout = _timeout(c.latencies, c.waits, corpus.margins.onset_margin_s)
+        if timeout is None:
+            continue
+        margin = corpus.margins.quiet_margin_s
+        quiet = _round_up(need + margin + _CLEAR_S, "0.05")
+        rule = f"the longest quiet the clock must bridge at this floor, {need:.3f} s, + margin {margin:g} s, rounded up"
+        if quiet > room + _EPS_S:
+            quiet = min(room, _round_up(need + _CLEAR_S, "0.001"))
+            rule = (
+                f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
+                f"bound, {room:.3f} s, cannot hold the margin)"
+            )
+        failures = _hidden_ends(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
+        if failures == 0:
+            return _Setting(floor, quiet, timeout, 0, rule, extended=True)
+    return None
+
+
 def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], margin: float) -> float | None:
     if not latencies and not waits:
         return None
@@ -599,6 +637,9 @@ def _derive(
         lo_l, hi_l, ladder = _full_ladder(levels, everyone)
         if ladder:
             found = _search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
+            if found is None and prefer is None:
+                # The formula's quiet time failed on every floor: ask the replay for any quiet time that works.
+                found = _any_quiet(corpus, everyone, ladder)
             span = (
                 f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
                 f"(below the highest speech median, {hi_l:.2g})"
