@@ -219,3 +219,40 @@ def test_where_no_setting_ends_every_beat_right_derive_names_the_fewest_failures
     assert d.floor.rule.startswith("fewest failing beats")
     assert sorted((u.recording, u.beat) for u in d.outcome.unsatisfied) == [("stuck-0.wav", 0), ("stuck-1.wav", 0)]
     assert all(u.outcome in ("premature", "stalled") and u.reason for u in d.outcome.unsatisfied)
+
+
+def _noisy_tour(rng: np.random.Generator, name: str, *, speech: tuple[float, float], noise: tuple[float, float]):
+    tour = _Tour(rng)
+    tour.speak = lambda n: tour.level.extend(rng.uniform(*speech, n))  # type: ignore[method-assign]
+    if noise[1] > 0:
+        tour.quiet = lambda n: tour.level.extend(rng.uniform(*noise, n))  # type: ignore[method-assign]
+    for _ in range(2):
+        tour.beat(ack=False)
+        tour.quiet(300)
+        tour.event("prompt", len(tour.level))
+    return tour.observation(name)
+
+
+@pytest.mark.parametrize(
+    ("quiet_voice", "verdict"),
+    [((0.004, 0.006), "check will fail its speech level"), ((0.012, 0.06), "check passes its speech level")],
+)
+def test_what_derive_says_check_will_do_is_what_check_does(quiet_voice, verdict):
+    # Loud voices over a noise bed, and one voice with exact-zero silence whose window of floors does not meet
+    # theirs: the floor they get is above its speech edge. Entirely under it (0.004-0.006), its beats go silent
+    # and check fails its speech level on a named beat; reaching over it (0.012-0.06), the replay ends its beats
+    # right and check passes with a note. Derive says which beforehand.
+    rng = np.random.default_rng(17)
+    corpus = [_noisy_tour(rng, f"loud-{n}.wav", speech=(0.03, 0.08), noise=(0.009, 0.011)) for n in range(3)]
+    corpus.append(_noisy_tour(rng, "quiet.wav", speech=quiet_voice, noise=(0.0, 0.0)))
+    d = derive(corpus, held_out=False)
+    floor, quiet, timeout = d.setting
+    assert floor is not None and quiet is not None and timeout is not None
+    (note,) = [w for w in d.warnings if w.startswith("quiet.wav: its window")]
+    assert verdict in note, note
+    results = check_corpus(corpus, thresholds=Thresholds(floor, quiet, timeout), margins=Margins())
+    (level,) = [r for r in results if r.recording == "quiet.wav" and r.check == "speech-level"]
+    if "fail" in verdict:
+        assert not level.passed and level.detail.startswith("beat 1 silent: ")
+    else:
+        assert level.passed and level.detail.startswith("note: ")

@@ -75,7 +75,7 @@ import numpy as np
 
 from .beats import FAILURES, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
-from .evidence import floor_that_works
+from .evidence import floor_that_works, level_failures
 from .thresholds import Thresholds
 from .times import clock_time
 
@@ -725,7 +725,7 @@ class _LevelReplay:
 
         # Where the guide spoke, as derive tells speech (without the floor): a beat silent at a floor is lost there.
         self.spoke = [bool(speech[slice(*np.searchsorted(t, [b.terminal_s, b.span_end_s]))].any()) for b in found]
-        self.failing = [b for b, spoke in zip(found, self.spoke) if b.failed or (spoke and b.outcome == "silent")]
+        self.failing = level_failures(obs, speech, found)
 
     def _fails(self, floor: float) -> tuple[int, str] | None:
         """The first beat the setting fails with the floor at ``floor`` (its index and outcome), or None."""

@@ -87,7 +87,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets, narration_pause_s
+from .beats import FAILURES, OUTCOMES, FloorAnalysis, beats, decide, decide_quiets, narration_pause_s
 from .evidence import (
     THIN,
     Comparison,
@@ -111,6 +111,7 @@ from .evidence import (
     _round_up,
     _Setting,
     floor_that_works,
+    level_failures,
 )
 from .thresholds import Thresholds
 from .times import clock_time
@@ -552,11 +553,15 @@ def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margin
 _CHECK = " (check: its {})"
 
 
-def _settle_checks(notes: list[str], outcome: Outcome | None, with_beats: set[str]) -> list[str]:
+def _settle_checks(
+    notes: list[str], corpus: _Corpus, members: list[int], setting: _Setting | None, outcome: Outcome | None
+) -> list[str]:
     """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there.
 
-    A recording without beats has no replay: there the percentile decides, and ``check`` fails it.
+    The beats are those :func:`clock.core.evidence.level_failures` names, as ``check`` finds them. A
+    recording without beats has no replay: there the percentile decides, and ``check`` fails it.
     """
+    by_name = {corpus.obs[i].name: i for i in members}
     out = []
     for note in notes:
         if " (check: its " not in note or not note.endswith(")"):
@@ -564,14 +569,28 @@ def _settle_checks(notes: list[str], outcome: Outcome | None, with_beats: set[st
             continue
         name = note.split(": ", 1)[0]
         head, what = note[: note.rindex(" (check: its ")], note[note.rindex(" (check: its ") + 13 : -1]
-        failing = [u for u in (outcome.unsatisfied if outcome is not None else ()) if u.recording == name]
-        if name not in with_beats:
+        i = by_name.get(name)
+        o = None if i is None else corpus.obs[i]
+        failing = []
+        if o is not None and o.has_beats and outcome is not None and setting is not None:
+            assert o.events is not None and setting.quiet_s is not None and setting.onset_timeout_s is not None
+            found = beats(
+                o.trace,
+                o.events,
+                floor=setting.floor,
+                quiet_s=setting.quiet_s,
+                onset_timeout_s=setting.onset_timeout_s,
+                narration_pause_s=outcome.narration_pause_s,
+            )
+            _, classes = recording_levels(o, corpus.margins)
+            failing = level_failures(o, classes.speech, found)
+        if o is None or not o.has_beats:
             out.append(f"{head} (check will fail its {what}: without beats to replay, the percentile decides)")
         elif outcome is None:
             out.append(f"{head} (check decides its {what} by the replay of its beats)")
         elif failing:
-            u = failing[0]
-            out.append(f"{head} (check will fail its {what}: beat {u.beat + 1} {u.outcome})")
+            b = failing[0]
+            out.append(f"{head} (check will fail its {what}: beat {b.index + 1} {b.outcome})")
         else:
             out.append(f"{head} (check passes its {what} with a note: the replay ends every beat of it right)")
     return out
@@ -723,7 +742,7 @@ def _derive(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
-    notes[:] = _settle_checks(notes, outcome, {obs[i].name for i in members if obs[i].has_beats})
+    notes[:] = _settle_checks(notes, corpus, members, chosen, outcome)
     for what, n, need in (
         ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
         ("beats", onsets_ev.n_beats, THIN["beats"]),

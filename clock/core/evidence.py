@@ -23,6 +23,7 @@ from .beats import (
     OUTPACED,
     PREMATURE,
     STALLED,
+    Beat,
     FloorAnalysis,
     analyse,
     beats,
@@ -778,3 +779,20 @@ def floor_that_works(
         if heard and any(b.spoken for b in a.beats) and need < room:
             return f, max(need, 0.0), room, len(floors)
     return None
+
+
+def level_failures(obs: Observation, speech: NDArray[np.bool_], found: Sequence[Beat]) -> list[Beat]:
+    """The beats a level check fails on: the replay's failures, and beats silent at the floor where the guide spoke.
+
+    ``speech`` is where the guide speaks as derive tells it, without the floor
+    (:func:`clock.core.windows.classify_ticks`); ``found`` the replay of the
+    setting. ``check``'s noise-level and speech-level verdicts, and what
+    ``derive`` says of them, both come from here.
+    """
+    t = obs.trace.t_s
+    out = []
+    for b in found:
+        lo, hi = np.searchsorted(t, [b.terminal_s, b.span_end_s])
+        if b.failed or (b.outcome == "silent" and bool(speech[lo:hi].any())):
+            out.append(b)
+    return out
