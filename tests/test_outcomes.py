@@ -256,3 +256,17 @@ def test_what_derive_says_check_will_do_is_what_check_does(quiet_voice, verdict)
         assert not level.passed and level.detail.startswith("beat 1 silent: ")
     else:
         assert level.passed and level.detail.startswith("note: ")
+
+
+def test_every_beat_the_page_ended_gets_a_line_that_says_what_happened():
+    from clock.report.text import ended_by_page_lines, outcome_sentence
+
+    corpus, ends = visitor_ends_corpus()
+    found = _beats(corpus[0], floor=0.01, quiet_s=3.05, onset_timeout_s=10)
+    (line,) = ended_by_page_lines(found, 3.05)
+    assert line == (
+        f"beat 2 outpaced: the page ended it (end) {ends[0] / HZ:.2f} s after the last word, before the quiet time "
+        f"of 3.05 s; the guide had finished (longer than any narration pause, {PAUSE / HZ:.2f} s)"
+    )
+    sentence = outcome_sentence(judge(corpus, floor=0.01, quiet_s=3.05, onset_timeout_s=10))
+    assert "5 ended right; 0 premature ends, 0 stalls, 5 outpaced ends, 0 missed onsets" in sentence
