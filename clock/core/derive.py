@@ -276,8 +276,13 @@ def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: li
     tick = float(corpus.obs[logged[0]].trace.tick_s)
     if room == float("inf") or need == float("-inf") or room <= need:
         return chosen
-    lo, hi = max(need - margin, tick), min(room + margin, need + MAX_GRID_QUIETS * tick)
-    quiets = [round(lo + k * tick, 9) for k in range(int((hi - lo) / tick) + 1)]
+    # Tick steps across both edges (twice the margin on each side of each); a wide run in between is one run.
+    lo, hi = max(need - margin, tick), room + margin
+    steps = [lo + k * tick for k in range(min(int((hi - lo) / tick), MAX_GRID_QUIETS) + 1)]
+    if hi - lo > 6 * margin:
+        steps = [x for x in steps if x <= need + 2 * margin]
+        steps += [room - 2 * margin + k * tick for k in range(min(int(3 * margin / tick), MAX_GRID_QUIETS) + 1)]
+    quiets = sorted({round(x, 9) for x in steps if x > 0})
     failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
     right = [q for q, f in zip(quiets, failing) if f == 0]
     if not right:
