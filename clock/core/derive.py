@@ -237,6 +237,67 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
 MAX_GRID_QUIETS = 2000
 
 
+def _on_grid(
+    corpus: _Corpus,
+    analyses: list[FloorAnalysis],
+    chosen: _Setting,
+    need: float,
+    room: float,
+    room_at: tuple[str, float | None, str] | None,
+    tick: float,
+) -> tuple[float, str] | None:
+    """The quiet time chosen on a replayed grid of quiet times in tick steps, and its rule (see :func:`_grid_quiet`)."""
+    margin = corpus.margins.quiet_margin_s
+    formula = chosen.quiet_s
+    assert formula is not None and chosen.onset_timeout_s is not None
+    # Tick steps across both edges (twice the margin on each side of each); a wide run in between is one run.
+    lo, hi = max(need - margin, tick), room + margin
+    steps = [lo + k * tick for k in range(min(int((hi - lo) / tick), MAX_GRID_QUIETS) + 1)]
+    if hi - lo > 6 * margin:
+        steps = [x for x in steps if x <= need + 2 * margin]
+        steps += [room - 2 * margin + k * tick for k in range(min(int(3 * margin / tick), MAX_GRID_QUIETS) + 1)]
+    quiets = sorted({round(x, 9) for x in steps if x > 0})
+    failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
+    right = [q for q, f in zip(quiets, failing) if f == 0]
+    if not right:
+        return None
+    where = (
+        "" if room_at is None else f"; the {room_at[2]} after the last word at {room_at[0]}:{clock_time(room_at[1])}"
+    )
+    edges = f"the longest silence it must bridge {need:.3f} s, the shortest room before a bound {room:.3f} s{where}"
+    if room - need >= 2 * margin - _EPS_S:
+        q = _round_up(need + margin + _CLEAR_S, "0.05")
+        if room - q < margin - _EPS_S:
+            q = round(need + margin + _CLEAR_S, 3)
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+    else:
+        centre = (need + room) / 2
+        q = round(centre, 9)
+        for step in ("0.05", "0.01", "0.001"):
+            near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+            if need < near - _EPS_S <= room:
+                q = near
+                break
+        rule = (
+            f"the centre of the quiet times that end every beat right: {q:g} s is {q - need:.2f} s above the longest "
+            f"silence it must bridge ({need:.3f} s), {room - q:.2f} s below the shortest room before a bound "
+            f"({room:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
+        )
+    if _failing_beats(analyses, q, chosen.onset_timeout_s):
+        # Rounding left the run (a tick decides): the replayed quiet time nearest the target instead.
+        target = q
+        q = min(right, key=lambda x: (abs(x - target), x))
+    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
+    longest = max((g for a in analyses for _, _, g, _ in a.gaps()), default=None)
+    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
+    if plain is not None and plain != q:
+        fails = _failing_beats(analyses, plain, chosen.onset_timeout_s)
+        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
+            f", which fails {_count(fails, 'beats')})" if fails else ")"
+        )
+    return q, rule
+
+
 def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str]) -> _Setting:
     """The quiet time that replays right, from a grid of quiet times in tick steps at the chosen floor.
 
@@ -276,53 +337,15 @@ def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: li
     tick = float(corpus.obs[logged[0]].trace.tick_s)
     if room == float("inf") or need == float("-inf") or room <= need:
         return chosen
-    # Tick steps across both edges (twice the margin on each side of each); a wide run in between is one run.
-    lo, hi = max(need - margin, tick), room + margin
-    steps = [lo + k * tick for k in range(min(int((hi - lo) / tick), MAX_GRID_QUIETS) + 1)]
-    if hi - lo > 6 * margin:
-        steps = [x for x in steps if x <= need + 2 * margin]
-        steps += [room - 2 * margin + k * tick for k in range(min(int(3 * margin / tick), MAX_GRID_QUIETS) + 1)]
-    quiets = sorted({round(x, 9) for x in steps if x > 0})
-    failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
-    right = [q for q, f in zip(quiets, failing) if f == 0]
-    if not right:
-        return chosen
-    where = (
-        "" if room_at is None else f"; the {room_at[2]} after the last word at {room_at[0]}:{clock_time(room_at[1])}"
-    )
-    edges = f"the longest silence it must bridge {need:.3f} s, the shortest room before a bound {room:.3f} s{where}"
-    if room - need >= 2 * margin - _EPS_S:
-        if formula - need >= margin - _EPS_S and room - formula >= margin - _EPS_S:
+    q, rule = formula, chosen.quiet_rule
+    if not (
+        room - need >= 2 * margin - _EPS_S and formula - need >= margin - _EPS_S and room - formula >= margin - _EPS_S
+    ):
+        # The formula's quiet time is not the margin from both edges: ask the replayed grid.
+        found = _on_grid(corpus, analyses, chosen, need, room, room_at, tick)
+        if found is None:
             return chosen
-        q = _round_up(need + margin + _CLEAR_S, "0.05")
-        if room - q < margin - _EPS_S:
-            q = round(need + margin + _CLEAR_S, 3)
-        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
-    else:
-        centre = (need + room) / 2
-        q = round(centre, 9)
-        for step in ("0.05", "0.01", "0.001"):
-            near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
-            if need < near - _EPS_S <= room:
-                q = near
-                break
-        rule = (
-            f"the centre of the quiet times that end every beat right: {q:g} s is {q - need:.2f} s above the longest "
-            f"silence it must bridge ({need:.3f} s), {room - q:.2f} s below the shortest room before a bound "
-            f"({room:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
-        )
-    if _failing_beats(analyses, q, chosen.onset_timeout_s):
-        # Rounding left the run (a tick decides): the replayed quiet time nearest the target instead.
-        target = q
-        q = min(right, key=lambda x: (abs(x - target), x))
-    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
-    longest = max((g for a in analyses for _, _, g, _ in a.gaps()), default=None)
-    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
-    if plain is not None and plain != q:
-        fails = _failing_beats(analyses, plain, chosen.onset_timeout_s)
-        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
-            f", which fails {_count(fails, 'beats')})" if fails else ")"
-        )
+        q, rule = found
     # The floor axis: the floors the floor margin away, replayed at this quiet time.
     for sign, way in ((-1, "lower"), (1, "higher")):
         other = float(floor * 10 ** (sign * margins.floor_margin_db / 20))
