@@ -298,7 +298,9 @@ def _on_grid(
     return q, rule
 
 
-def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str]) -> _Setting:
+def _grid_quiet(
+    corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str], *, floor_margin: bool = True
+) -> _Setting:
     """The quiet time that replays right, from a grid of quiet times in tick steps at the chosen floor.
 
     The grid runs from below the longest silence the clock must bridge to past
@@ -347,7 +349,7 @@ def _grid_quiet(corpus: _Corpus, members: list[int], chosen: _Setting, notes: li
             return chosen
         q, rule = found
     # The floor axis: the floors the floor margin away, replayed at this quiet time.
-    for sign, way in ((-1, "lower"), (1, "higher")):
+    for sign, way in ((-1, "lower"), (1, "higher")) if floor_margin else ():
         other = float(floor * 10 ** (sign * margins.floor_margin_db / 20))
         if margins.floor_margin_db <= 0 or not 0 < other <= 1:
             continue
@@ -730,7 +732,8 @@ def _derive(
         and chosen.quiet_s is not None
         and chosen.onset_timeout_s is not None
     ):
-        chosen = _grid_quiet(corpus, judged, chosen, notes)
+        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it.
+        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
