@@ -627,10 +627,17 @@ def _gap_onset_outcome(
     if not kept and left is not None:
         where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
         where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
+        # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
+        limit = quiet - margins.quiet_margin_s - 1e-9
+        held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
+        says = (
+            f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
+            if held
+            else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
+        )
         notes.append(
             f"the margin is not kept: the quiet time {quiet:g} s leaves {left:.3f} s over the longest gap inside a "
-            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; "
-            "check's gap check fails that gap"
+            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; {says}"
         )
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),
