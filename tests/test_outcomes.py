@@ -274,3 +274,27 @@ def test_every_beat_the_page_ended_gets_a_line_that_says_what_happened():
     )
     sentence = outcome_sentence(judge(corpus, floor=0.01, quiet_s=3.05, onset_timeout_s=10))
     assert "5 ended right; 0 premature ends, 0 stalls, 5 outpaced ends, 0 missed onsets" in sentence
+
+
+def test_cannot_work_is_said_only_where_no_replayed_floor_ends_the_beats_right():
+    from clock.core.evidence import floor_that_works
+
+    rng = np.random.default_rng(19)
+    # A 3 s narration pause and the next prompt 2 s after the last word: at every floor, a quiet time that bridges
+    # the pause stalls the beat. A tour whose pauses are 1 s with 5 s of room works at some floor.
+    stuck = _Tour(rng)
+    stuck.beat(ack=False, runs=(60, 181, 60))
+    stuck.quiet(120)
+    stuck.event("prompt", len(stuck.level))
+    stuck.quiet(60)
+    assert floor_that_works(stuck.observation("stuck.wav")) is None
+    fine = _Tour(rng)
+    fine.beat(ack=False)
+    fine.quiet(300)
+    fine.event("prompt", len(fine.level))
+    fine.quiet(60)
+    found = floor_that_works(fine.observation("fine.wav"))
+    assert found is not None
+    floor, need, room, _ = found
+    # The clock counts up to 60 ticks of the 61-tick pause, and 300 ticks before the prompt on the 301st.
+    assert need == pytest.approx((PAUSE - 1) / HZ) and room == pytest.approx(300 / HZ)
