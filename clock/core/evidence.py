@@ -628,7 +628,7 @@ def _gap_onset_outcome(
         where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
         where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
         # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
-        limit = quiet - margins.quiet_margin_s - 1e-9
+        limit = (quiet or 0.0) - margins.quiet_margin_s - 1e-9
         held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
         says = (
             f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
