@@ -674,3 +674,25 @@ def judge_grid(tours: list[Tour], floor: float, quiets_s: np.ndarray, timeouts_s
                     if found in FAILING:
                         out[ti][qi].append(f"{t.name} beat {b.truth.index + 1}: {found}")
     return out
+
+
+def layered_tour(name: str, *, floor: float = EDGE_FLOOR) -> Tour:
+    """A beat whose failures are not nested in the voice's gain (for ``stress``).
+
+    One narration of steady voiced bursts: a first sentence (1.5 s) 7.5 dB
+    above ``floor``, a softer stretch (3 s) 2.5 dB above it, a last
+    sentence (1.5 s) 11.5 dB above it; the next prompt 4 s after the last
+    word. With a quiet time of 2 s: made 3-7 dB quieter, the soft stretch
+    is a quiet the clock ends the beat in (premature); 8-11 dB quieter, only
+    the last sentence is heard and the beat ends right; 12 dB or more, the
+    clock hears nothing of it.
+    """
+    rng = np.random.default_rng(5)
+    b = _Builder(floor, 0.0, 4.0)
+    parts = []
+    for duration, rel_db in ((1.5, 7.5), (3.0, 2.5), (1.5, 11.5)):
+        level = floor * 10 ** (rel_db / 20)
+        parts.append(np.concatenate([steady(rng, 0.3, level) for _ in range(int(duration / 0.3))]))
+    b.beat(rng, [np.concatenate(parts)], [], end=False, page_pause=False, stopped=False, ack=None, ack_silence_s=0.0)
+    b.beats[-1].bound_s = b.t = b.beats[-1].runs[-1].end_s + 4.0
+    return b.tour(name)
