@@ -2,27 +2,31 @@
 
 Generator API (all seeded, no files unless asked, 16 kHz):
 
-``adversarial_tour(rng, name, *, level, longest_pause_s, noise=None, noise_dbfs=None, ends=True,
-page_pauses=True, silent=False, stopped=False) -> Tour``
+``adversarial_tour(rng, name, *, level, longest_pause_s, longest_silence_s=3.5, room_s=1.2, noise=None,
+noise_dbfs=None, ends=True, page_pauses=True, silent=False, stopped=False) -> Tour``
     Two to four beats. Each beat: a ``prompt``, the ``terminal_response``
-    0.3-0.8 s later, sometimes (p = 0.5) an acknowledgment that overlaps the
-    terminal response (a steady burst from 0.2-0.5 s before it, after the prompt,
-    0.4-0.9 s long) followed by a silence of 0.3-3.5 s before the narration, else an
-    onset latency of 0.3-1.5 s; then a narration of one to four sentences
-    (speech-like words, 0.8-2 s each) with pauses of 0.2 s up to
-    ``longest_pause_s`` (at most 3 s) between them. The first beat always
+    0.3-0.8 s later, sometimes (p = 0.5; always in the first beat) an
+    acknowledgment that overlaps the terminal response (a steady burst from
+    0.2-0.5 s before it, after the prompt, 0.4-0.9 s long) followed by a
+    silence of 0.3 s up to ``longest_silence_s`` (at most 3.5 s) before the
+    narration, else an onset latency of 0.3-1.5 s; then a narration of one
+    to four sentences (speech-like words, 0.8-2 s each) with pauses of 0.2 s
+    up to ``longest_pause_s`` (at most 3 s) between them. The first beat
     holds one pause of exactly ``longest_pause_s`` and an acknowledgment
-    followed by ``longest_silence_s`` (so every tour of a corpus drawn with
-    the same values has the same longest narration pause ``P`` and longest
-    acknowledgment silence).
-    ``ends``: later beats may be ended by the page (``end``) anywhere from
-    1 s inside the narration (the guide's audio stops there) to 5 s after
-    its last word, never within 0.35 s of ``P`` (where the analyser's
-    128 ms window would decide "speaking" or "finished"); other beats are
-    bounded by the next ``prompt`` 1.2-5 s after the last word, the last
-    one by the recording's end. ``page_pauses``: a beat not ended by the page
-    may get a ``pause``/``resume`` of 0.3-2 s in a narration pause or in the
-    room after its last word. ``silent``: one beat (never the first) gets a
+    followed by exactly ``longest_silence_s``, so every tour of a corpus
+    drawn with the same values has the same longest narration pause ``P``
+    and longest acknowledgment silence.
+    ``ends``: later beats may be ended by the page (``end``, p = 0.6)
+    anywhere from 1 s inside the narration (inside a sentence; the guide's
+    audio stops there) to 5 s after its last word, never within 0.35 s of
+    ``P`` (where the analyser's 128 ms window would decide "speaking" or
+    "finished") and, past ``P``, never sooner than ``room_s`` after the last
+    word. Other beats are bounded by the next ``prompt`` ``room_s`` (p = 0.3)
+    to ``room_s`` + 2.5 s after the last word, the last one by the
+    recording's end. ``page_pauses``: a beat not ended by the page may get a
+    ``pause``/``resume`` of 0.3-2 s in one of its narration pauses (not the
+    one of length ``P``) or in the room after its last word (the room then
+    lasts as much longer). ``silent``: one beat (never the first) gets a
     terminal response and no speech. ``stopped``: the provider's
     ``output_audio_buffer.stopped`` is logged from 0.5 s before the last
     word to 1 s after it, missing in about one beat in five (for dead-air
@@ -30,12 +34,16 @@ page_pauses=True, silent=False, stopped=False) -> Tour``
     word by word); ``noise``: ``"pink"`` (a 1/f bed) or ``"comfort"`` (white,
     as DTX comfort noise) under the whole recording at ``noise_dbfs`` RMS.
 
-``adversarial_corpus(seed, kind, *, setup=None) -> list[Tour]``
-    Three to five tours of one kind (see :data:`KINDS`): the voices are drawn
-    from 12 dB above to 12 dB below the floor's edge (a reference floor
+``adversarial_corpus(seed, kind, *, setup=None, longest_pause_s=None, longest_silence_s=None, width_s=None)``
+    Three to five tours of one kind (see :data:`KINDS`): voices from 12 dB
+    above to 12 dB below the floor's edge (a reference floor
     :data:`EDGE_FLOOR` against the quietest words, 6 dB under the level),
-    beds from -70 to -50 dBFS. ``setup`` seeds the voices, rooms and ``P``
-    (the same guide, next week), ``seed`` what is said and when.
+    beds from -70 to -50 dBFS and at least 22 dB under the voice. One tour
+    has a silent beat. The shortest room before a bound lies ``width_s``
+    past the longer of ``P`` and the longest silence, so right quiet times
+    exist, in a band as narrow as 0.25 s. ``setup`` seeds the voices,
+    rooms and relations (the same guide, next week), ``seed`` what is said
+    and when.
 
 ``reading_corpus(corpus_dir, half, seed) -> list[Tour]``
     Tours cut from the shared corpus's human reading (``human-read/
@@ -44,6 +52,10 @@ page_pauses=True, silent=False, stopped=False) -> Tour``
     the reading, so two corpora of one kind share no sentence); the room is
     the reading's own tone, and the whole is 12 dB quieter (:data:`READING_GAIN`).
     Ends as above; no acknowledgments.
+
+``layered_tour(name, *, floor=EDGE_FLOOR) -> Tour``
+    One beat whose failures are not nested in the voice's gain (a soft
+    middle between a louder start and a loudest end), for ``stress``.
 
 What each beat carries (:class:`BeatTruth`, from the construction only):
 ``runs`` (every stretch of constructed speech in the beat: the
@@ -54,6 +66,27 @@ narration, or closer to its last word than ``P``), and the provider's
 ``stopped_s``. :meth:`Tour.trace` is the browser-exact level trace
 (:func:`clock.core.levels.levels`, cached); :meth:`Tour.observation` the
 tool's view; :meth:`Tour.write` the recording and its log as files.
+
+Judging by construction (second half of this module; nothing of the tool's
+replay, analysis or judge is used):
+
+``Simulated(tour, floor, quiets_s)``
+    The page clock replayed tick by tick on the trace at one floor: per beat
+    (:class:`Played`) the tick it declares quiet for every quiet time, the
+    wait before it first hears speech, the ticks above the floor whose
+    analyser window overlaps the beat's constructed speech, the narration
+    pauses at that floor (acknowledgment silences excluded), and whether a
+    sentence of the narration goes unheard (``deaf``).
+``outcome(played, sim, qi, timeout_s, longest_pause_s)``
+    The shared outcome definition (issue 22): ``ok``, ``premature``,
+    ``stalled``, ``outpaced``, ``missed-onset``, ``aborted``, ``silent``,
+    ``unheard``, with P of the recordings judged together.
+``judge_setting`` / ``judge_quiets`` / ``judge_grid``
+    The failing beats (:data:`FAILING`, ``deaf`` included) of tours judged
+    together, at one setting or along quiet times and onset timeouts.
+``noise_max(tour)``
+    The loudest tick that hears no constructed speech: above it, every tick
+    above the floor is the guide's.
 """
 
 from __future__ import annotations
