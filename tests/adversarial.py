@@ -729,3 +729,15 @@ def layered_tour(name: str, *, floor: float = EDGE_FLOOR) -> Tour:
     b.beat(rng, [np.concatenate(parts)], [], end=False, page_pause=False, stopped=False, ack=None, ack_silence_s=0.0)
     b.beats[-1].bound_s = b.t = b.beats[-1].runs[-1].end_s + 4.0
     return b.tour(name)
+
+
+def near_p(p: Played, sim: Simulated, longest_pause_s: float, *, ticks: int = 2) -> bool:
+    """A beat the page ended whose last heard word lies within ``ticks`` of P before the end.
+
+    There "closer to the bound than P" depends on whether the bound is taken at the end's time or at its tick,
+    a choice the outcome definition leaves open: the construction does not call such a beat either way.
+    """
+    if p.truth.bound != "end" or p.heard.size == 0:
+        return False
+    gap = p.truth.bound_s - float(sim.t[p.heard[-1]])
+    return abs(gap - longest_pause_s) < ticks * float(sim.t[1] - sim.t[0])
