@@ -369,6 +369,19 @@ def test_the_judge_calls_aborted_exactly_the_beats_the_guide_was_speaking_in(cor
     assert judged >= 20
 
 
+def test_every_generated_corpus_has_right_settings_in_the_band_it_was_built_for(corpora):
+    # The construction leaves quiet times between the longest silence to bridge and the shortest room before a
+    # bound: the brute-force region is never empty, and for "timing" (a 0.25 s band) narrower than twice the
+    # 0.2 s quiet margin at every floor. (Elsewhere a voice near the floor narrows it further: its soft words drop
+    # out and lengthen the pauses.)
+    for kind in KINDS:
+        for c in corpora[kind]:
+            assert c.region.any(), c.name
+            widths = [np.ptp(QUIETS[c.region[fi, :, -1]]) for fi in range(len(FLOORS)) if c.region[fi, :, -1].any()]
+            if kind == "timing":
+                assert max(widths) < 2 * Margins().quiet_margin_s, (c.name, widths)
+
+
 def test_the_relations_are_drawn_across_their_ranges(corpora):
     tours = [t for kind in KINDS for c in corpora[kind] for t in c.tours]
     beats_ = [b for t in tours for b in t.beats]
