@@ -160,11 +160,15 @@ class _Detector:
         return FrameScores(self.name, self.kind, self.thresholds, scores, frame, RATE_HZ, cpu, self.hang)
 
 
+#: The level clock's analyser: its rate, cadence, metric and options.
+_Level = tuple[int, Ticks, str, AnalyserOptions]
+
+
 def detect(
     path: str | os.PathLike[str],
     names: Iterable[str],
     *,
-    level: tuple[int, Ticks, str, AnalyserOptions] | None = None,
+    level: _Level | None = None,
     blocks: Iterable[NDArray[np.float32]] | None = None,
 ) -> list[FrameScores]:
     """Run the named detectors over a recording, streamed: decoded once, each block scored as it comes.
@@ -230,9 +234,7 @@ def detect(
     return [clock] + [d.result() for d in made]
 
 
-def _detect_task(
-    item: tuple[str, tuple[str, ...], tuple[int, Ticks, str, AnalyserOptions] | None],
-) -> list[FrameScores]:
+def _detect_task(item: tuple[str, tuple[str, ...], _Level | None]) -> list[FrameScores]:
     path, names, level = item
     return detect(path, names, level=level)
 
