@@ -15,6 +15,7 @@ against the truth.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
