@@ -15,7 +15,6 @@ against the truth.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
