@@ -225,3 +225,128 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
     fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_silent", "n_aborted")
     assert [getattr(echo, f) for f in fields] == [getattr(level, f) for f in fields]
     assert echo.added_latency_median_s == level.added_latency_median_s
+
+
+# Synthetic traces (no audio): the reference, the heard beats, and the cost of a log.
+
+TRACE_RATE = 48000
+
+
+def _trace(level: np.ndarray):
+    from clock.core.levels import LevelTrace, Ticks
+
+    ticks = Ticks()
+    return LevelTrace(ticks.frames(np.arange(level.size), TRACE_RATE), level, TRACE_RATE, ticks)
+
+
+def _room(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Tick times and a noise bed at about 0.001 (it varies, as a room's does)."""
+    t = np.arange(int(seconds * 60)) / 60
+    return t, 0.001 * (1 + 0.2 * np.random.default_rng(seed).random(t.size))
+
+
+def _observation(level, events):
+    from clock.core.derive import Observation
+    from clock.core.events import Event, EventLog
+
+    log = EventLog(tuple(Event(kind, kind, float(at), n + 1) for n, (kind, at) in enumerate(events)))
+    return Observation("synthetic", _trace(level), log)
+
+
+def test_without_labels_the_reference_is_the_level_split_joined_and_smoothed():
+    from clock.core.compare import Reference
+
+    t, level = _room(10)
+    for a, b in [(1.0, 1.4), (1.6, 2.0), (3.0, 3.5), (5.0, 5.03), (6.0, 6.5), (7.0, 7.2)]:
+        level[(t >= a - 1e-9) & (t < b - 1e-9)] = 0.05
+    ref = Reference.from_level(_trace(level))
+    assert ref.source == "split" and 0.001 * 1.2 < ref.split < 0.05
+    # The 0.2 s dip is joined, the 0.05 s click dropped, the 0.5 s dip kept; ends are the last tick above.
+    expected = [(1.0, 2.0), (3.0, 3.5), (6.0, 6.5), (7.0, 7.2)]
+    got = list(zip(ref.starts_s.tolist(), ref.ends_s.tolist()))
+    assert len(got) == len(expected)
+    for (a, b), (ea, eb) in zip(got, expected):
+        assert a == pytest.approx(ea, abs=1e-9) and eb - 1 / 60 - 1e-9 <= b < eb
+
+
+def test_the_level_clocks_added_latency_is_not_its_quiet_time_by_construction():
+    # A word at 0.05, then a tail at 0.004 for 0.5 s: above the level clock's floor (0.003), far below
+    # the level's two-mode split. The reference ends with the word; the level clock waits for the tail.
+    t, level = _room(9)
+    level[(t >= 1.0) & (t < 2.0)] = 0.05
+    level[(t >= 2.0) & (t < 2.5)] = 0.004
+    o = _observation(level, [("terminal", 0.5), ("prompt", 8.0)])
+    (found,) = compare_endpointers([o], [[]], floor=FLOOR, floors=[FLOOR], onset_timeout_s=4.0, margins=MARGINS)
+    assert found.n_ok == found.n_beats == 1
+    assert found.added_latency_median_s - found.quiet_s == pytest.approx(0.5, abs=1 / 60 + 1e-9)
+
+
+def _random_log(rng, seconds: float, n_terminals: int) -> list[tuple[str, float]]:
+    """Terminal responses at random times, with prompts, ends and a pause among them."""
+    events = [("terminal", float(x)) for x in rng.uniform(0, seconds, n_terminals)]
+    events += [("prompt", float(x)) for x in rng.uniform(0, seconds, max(1, n_terminals // 20))]
+    events += [("end", float(x)) for x in rng.uniform(0, seconds, 2)]
+    pause = float(rng.uniform(0, seconds - 2))
+    events += [("pause", pause), ("resume", pause + 1.5)]
+    return sorted(events, key=lambda e: e[1])
+
+
+def _speech_bursts(seconds: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t, level = _room(seconds, seed)
+    for start in np.arange(0.3, seconds - 1, 1.1):
+        a = start + rng.uniform(0, 0.3)
+        level[(t >= a) & (t < a + rng.uniform(0.1, 0.6))] = 0.05
+    return level
+
+
+@pytest.mark.parametrize("seed,n_terminals", [(1, 40), (2, 300), (3, 3000), (4, 10000)])
+def test_only_the_heard_beats_are_analysed_and_each_as_in_the_whole_log(seed, n_terminals):
+    from clock.core.beats import analyse
+
+    rng = np.random.default_rng(seed)
+    o = _observation(_speech_bursts(30, seed), _random_log(rng, 30, n_terminals))
+    p = prepare(o)
+    whole = analyse(o.trace, o.events, floor=FLOOR).beats
+    cut = analyse(p.trace, p.events, floor=FLOOR).beats
+    heard = [b for b in whole if b.life_end_tick > b.first_tick]
+    assert p.n_beats == len(whole) == n_terminals
+    assert p.n_dropped == len(whole) - len(cut) and p.heard.sum() == len(heard)
+    assert [b.life_end_tick > b.first_tick for b in cut] == p.heard.tolist()
+    if n_terminals > 5 * o.trace.n_ticks:
+        assert p.n_dropped > n_terminals // 2  # most beats are superseded before a tick
+    fields = ("terminal_s", "bound_s", "bound", "first_tick", "life_end_tick", "bound_tick", "start_tick")
+    fields += ("onset_tick", "ack_end_tick", "last_word_tick", "wait_s", "idle_wait_s", "room_s")
+    for b, c in zip(heard, [c for c, h in zip(cut, p.heard) if h]):
+        assert [getattr(c, f) for f in fields] == [getattr(b, f) for f in fields]
+        for f in ("run_word", "run_end", "run_reach_s"):
+            np.testing.assert_array_equal(getattr(c, f), getattr(b, f))
+
+
+def test_compare_costs_what_its_beats_cost():
+    # Four times the terminal responses on one recording: at most linear work and memory (a bound
+    # generous enough not to depend on the machine's load; quadratic work would be 16 times). Memory
+    # is traced on smaller logs (tracing makes every allocation slow).
+    import time
+    import tracemalloc
+
+    level = _speech_bursts(60, 7)
+    speech = level[::2] > 0.01  # a rival deciding every 1/30 s (1600 frames at 48 kHz)
+
+    def run(n_terminals: int, *, traced: bool) -> tuple[float, int]:
+        o = _observation(level, _random_log(np.random.default_rng(n_terminals), 60, n_terminals))
+        rival = [[FrameScores.fixed("rival", speech, 1600, TRACE_RATE, 0.0)]]
+        if traced:
+            tracemalloc.start()
+        start = time.process_time()
+        found, _ = compare_endpointers([o], rival, floor=FLOOR, floors=[FLOOR], onset_timeout_s=4.0, margins=MARGINS)
+        spent = time.process_time() - start
+        peak = tracemalloc.get_traced_memory()[1] if traced else 0
+        tracemalloc.stop()
+        assert found.n_beats == n_terminals
+        return spent, peak
+
+    small, large = run(2000, traced=False)[0], run(8000, traced=False)[0]
+    assert large < 8 * max(small, 0.05)
+    small_peak, large_peak = run(300, traced=True)[1], run(1200, traced=True)[1]
+    assert large_peak < 8 * small_peak
