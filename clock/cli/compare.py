@@ -70,12 +70,18 @@ def compare(
         from .tune import save_figure_file
 
         save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
-    shared = dict(floor=found.floor, onset_timeout_s=found.onset_timeout_s, reference=found.reference)
+    floor, timeout, reference = found.floor, found.onset_timeout_s, found.reference
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
-            out.write(json_text(compare_dict(found.results, skipped=skipped, **shared)))
+            data = compare_dict(
+                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
+            )
+            out.write(json_text(data))
         else:
-            out.write(printable(compare_text(found.results, skipped=skipped, **shared)))
+            text = compare_text(
+                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
+            )
+            out.write(printable(text))
 
 
 def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:

