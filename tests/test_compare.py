@@ -350,3 +350,26 @@ def test_compare_costs_what_its_beats_cost():
     assert large < 8 * max(small, 0.05)
     small_peak, large_peak = run(300, traced=True)[1], run(1200, traced=True)[1]
     assert large_peak < 8 * small_peak
+
+
+def test_the_setting_keeps_the_margins_then_the_least_latency():
+    from clock.core.compare import _choose
+
+    quiets = np.round(np.arange(1, 41) * 0.05, 2)  # 0.05 .. 2.0 s
+    floors_db = np.arange(-60.0, -40.0)  # 20 floors, 1 dB apart
+    failures = np.ones((floors_db.size, quiets.size), np.int64)
+    # Every beat right for floors -55..-46 dB and quiet times 0.5..1.5 s; latency grows with the quiet time.
+    right = (floors_db[:, None] >= -55) & (floors_db[:, None] <= -46) & (quiets >= 0.5) & (quiets <= 1.5)
+    failures[right] = 0
+    latency = np.broadcast_to(quiets, failures.shape) + 0.001 * np.arange(floors_db.size)[:, None]
+    j, q = _choose(failures, latency, quiets, floors_db, MARGINS)
+    # 0.2 s above the shortest quiet time that works, at least 3 dB inside the floors that work, lowest floor.
+    assert quiets[q] == 0.7 and floors_db[j] == -52
+    # A region narrower than twice the margin: its centre along that axis.
+    narrow = np.ones_like(failures)
+    narrow[(floors_db[:, None] == -50) & (quiets >= 0.9) & (quiets <= 1.1)] = 0
+    j, q = _choose(narrow, latency, quiets, floors_db, MARGINS)
+    assert quiets[q] == 1.0 and floors_db[j] == -50
+    # No margin along a threshold without one (a probability): the least latency.
+    j, q = _choose(failures, latency, quiets, None, MARGINS)
+    assert quiets[q] == 0.7 and floors_db[j] == -55

@@ -17,11 +17,12 @@ among them): a grid of its threshold (the level clock's floor in 1 dB steps
 about derive's floor, Silero's probability, webrtcvad's mode, the energy
 detector's level in dB) by the quiet times of :data:`QUIET_LADDER_S`, every
 quiet time of a threshold decided at once (``decide_quiets``). Of the
-settings with the fewest failing beats, the one that stays the margins away
-from every setting that fails more (``quiet_margin_s`` along the quiet time;
-``floor_margin_db`` along a threshold in dB: the floor and the energy
-level), or as far as the grid allows (the centre of a narrower region), then
-with the least mean added latency.
+settings with the fewest failing beats, one that stands the margins inside
+their region, from its last setting before one that fails more
+(``quiet_margin_s`` along the quiet time; ``floor_margin_db`` along a
+threshold in dB: the floor and the energy level), or as far inside as the
+grid allows (the centre of a narrower region); then the one with the least
+mean added latency.
 
 **The reference** (:class:`Reference`) is not a contestant: the recording's
 labels (each extended by the analyser's window, which hears a word that
@@ -441,13 +442,21 @@ def _analysis(p: Prepared, scores: FrameScores | None, threshold: float | None, 
 
 
 def _clearance(worse: NDArray[np.bool_], axis_values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per cell of ``worse`` (rows: settings of the other axis), the distance along the columns' values
-    to the nearest worse cell of its row (inf when none)."""
+    """Per cell of ``worse`` (rows: settings of the other axis), how far along the columns' values it
+    stands inside its region: the distance to the region's last cell before a worse one, on either side
+    (the edge lies somewhere in the step past it, so the margin is held whatever it is); inf when none."""
     out = np.full(worse.shape, np.inf)
+    cells = np.arange(axis_values.size)
     for r in range(worse.shape[0]):
-        bad = axis_values[worse[r]]
-        if bad.size:
-            out[r] = np.min(np.abs(axis_values[:, None] - bad[None, :]), axis=1)
+        bad = np.flatnonzero(worse[r])
+        if bad.size == 0:
+            continue
+        at = np.searchsorted(bad, cells)  # the first worse cell at or after each cell
+        left = np.where(at > 0, bad[np.maximum(at - 1, 0)] + 1, -1)
+        right = np.where(at < bad.size, bad[np.minimum(at, bad.size - 1)] - 1, -1)
+        from_left = np.where(left >= 0, axis_values - axis_values[np.maximum(left, 0)], np.inf)
+        from_right = np.where(right >= 0, axis_values[np.maximum(right, 0)] - axis_values, np.inf)
+        out[r] = np.minimum(from_left, from_right)
     return out
 
 
@@ -499,6 +508,8 @@ class EndpointerResult:
     n_settings : int
         The settings replayed (thresholds by quiet times).
     n_beats, n_ok, n_premature, n_stalled, n_missed_onset, n_silent, n_aborted : int
+    n_failed : int
+        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`).
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
@@ -521,11 +532,7 @@ class EndpointerResult:
     added_latency_median_s: float | None
     added_latency_p95_s: float | None
     cpu_s_per_hour: float | None
-
-    @property
-    def n_failed(self) -> int:
-        """Premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+    n_failed: int
 
 
 def tune(
@@ -609,6 +616,7 @@ def tune(
         float(np.median(lat)) if lat.size else None,
         float(np.percentile(lat, 95)) if lat.size else None,
         per_hour,
+        sum(counts[x] for x in FAILURES),
     )
 
 
