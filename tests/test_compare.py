@@ -69,6 +69,9 @@ def test_comfort_noise_above_the_floor_breaks_the_level_clock_not_a_model_vad(tm
     assert level.n_beats == silero.n_beats == 6
     assert level.n_stalled == level.n_beats  # the noise never lets it count quiet
     assert silero.n_failed == 0 and silero.n_ok == silero.n_beats
+    # Its floor tuned as the rivals' thresholds are, the level clock finds one above the noise.
+    tuned = compare_endpointers(obs, [[]] * len(obs), floor=FLOOR, onset_timeout_s=10.0, margins=MARGINS)[0]
+    assert tuned.threshold > 0.0045 and tuned.n_failed == 0 and tuned.n_ok == tuned.n_beats
 
 
 #: Long pauses (2.3 s) that end within 0.7 s of the next prompt: the quiet time has little room.
