@@ -2,15 +2,18 @@
 
 Real voices (the shared corpus, tests/voices.py) in two rooms:
 
-* comfort noise just above the level clock's floor: the level clock hears
-  the noise as speech and never ends a beat; a model VAD (Silero) hears no
-  speech in it and ends every beat;
-* a quiet voice at -40 dBFS: a fixed energy threshold (auditok's 50 dB of
-  16-bit samples, -40.3 dBFS) drops its softer words, while the level clock
-  (floor 0.003, -50.5 dBFS) and Silero hear them.
+* comfort noise just above the level clock's floor: the level clock at that
+  floor hears the noise as speech and never ends a beat; a model VAD
+  (Silero), its probability tuned, ends every beat; the level clock's floor
+  tuned the same way lands above the noise;
+* a quiet voice at -40 dBFS: the energy detector at auditok's fixed 50 dB of
+  16-bit samples (-40.3 dBFS) drops its softer words and fails beats; its
+  level tuned, it ends every beat.
 
 The labels are the construction's narrations, so every endpointer is judged
-against the truth.
+against the truth. Synthetic traces (no audio) show the reference without
+labels, the beats a log of many terminal responses costs, and the rule that
+picks a setting from the grid.
 """
 
 from __future__ import annotations
