@@ -287,11 +287,17 @@ def test_the_level_clocks_added_latency_is_not_its_quiet_time_by_construction():
     assert found.added_latency_median_s - found.quiet_s == pytest.approx(0.5, abs=1 / 60 + 1e-9)
 
 
-def _random_log(rng, seconds: float, n_terminals: int) -> list[tuple[str, float]]:
-    """Terminal responses at random times, with prompts, ends and a pause among them."""
-    events = [("terminal", float(x)) for x in rng.uniform(0, seconds, n_terminals)]
-    events += [("prompt", float(x)) for x in rng.uniform(0, seconds, max(1, n_terminals // 20))]
-    events += [("end", float(x)) for x in rng.uniform(0, seconds, 2)]
+def _random_log(rng, seconds: float, n_terminals: int, *, step_s: float | None = None) -> list[tuple[str, float]]:
+    """Terminal responses at random times, with prompts, ends and a pause among them (times on a grid
+    of ``step_s``, where many fall together, when given)."""
+
+    def times(n: int) -> list[float]:
+        x = rng.uniform(0, seconds, n)
+        return [float(v) for v in (x if step_s is None else np.round(x / step_s) * step_s)]
+
+    events = [("terminal", x) for x in times(n_terminals)]
+    events += [("prompt", x) for x in times(max(1, n_terminals // 20))]
+    events += [("end", x) for x in times(2)]
     pause = float(rng.uniform(0, seconds - 2))
     events += [("pause", pause), ("resume", pause + 1.5)]
     return sorted(events, key=lambda e: e[1])
@@ -306,12 +312,14 @@ def _speech_bursts(seconds: float, seed: int) -> np.ndarray:
     return level
 
 
-@pytest.mark.parametrize("seed,n_terminals", [(1, 40), (2, 300), (3, 3000), (4, 10000)])
-def test_only_the_heard_beats_are_analysed_and_each_as_in_the_whole_log(seed, n_terminals):
+@pytest.mark.parametrize(
+    "seed,n_terminals,step_s", [(1, 40, None), (2, 300, None), (3, 3000, None), (4, 10000, None), (5, 3000, 0.05)]
+)
+def test_only_the_heard_beats_are_analysed_and_each_as_in_the_whole_log(seed, n_terminals, step_s):
     from clock.core.beats import analyse
 
     rng = np.random.default_rng(seed)
-    o = _observation(_speech_bursts(30, seed), _random_log(rng, 30, n_terminals))
+    o = _observation(_speech_bursts(30, seed), _random_log(rng, 30, n_terminals, step_s=step_s))
     p = prepare(o)
     whole = analyse(o.trace, o.events, floor=FLOOR).beats
     cut = analyse(p.trace, p.events, floor=FLOOR).beats

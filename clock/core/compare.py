@@ -374,7 +374,7 @@ def prepare(observation: Observation) -> Prepared:
     life_end[has_next] = applied[stops[at[has_next]]]
     heard_all = is_term & (life_end > applied)
     terms = np.flatnonzero(is_term)
-    keep_term = heard_all[terms] | np.concatenate([[False], heard_all[terms[:-1]]])
+    keep_term = heard_all[terms] | np.concatenate([[False], heard_all[terms[:-1]]])[: terms.size]
     keep = ~is_term
     keep[terms[keep_term]] = True
     events = replace(o.events, events=tuple(e for e, k in zip(queue, keep.tolist()) if k))
