@@ -149,6 +149,9 @@ def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
     level = data["endpointers"][0]
     assert level["n_aborted"] == 1 and level["n_stalled"] == 0
     text = cli(*args).stdout
+    # The table says what each threshold was tuned over and what every row is judged against.
+    assert "webrtcvad-2: its one mode (not tuned)" in text and "energy: its level in dB" in text
+    assert "judged against the labels (5 recordings): none of the contestants" in text
     for e in data["endpointers"]:
         row = next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])
         assert row[1] == f"{e['threshold']:g}"

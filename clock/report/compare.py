@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.compare import LEVEL_CLOCK, LEVEL_STEPS_DB, REFERENCE_JOIN_S, REFERENCE_MIN_S, EndpointerResult
+from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, REFERENCE_JOIN_S, REFERENCE_MIN_S, EndpointerResult
 from .text import table
 
 __all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]
@@ -62,14 +62,27 @@ def reference_line(reference: Mapping[str, int]) -> str:
     )
 
 
-def compare_heading(*, floor: float, onset_timeout_s: float, reference: Mapping[str, int]) -> str:
-    """What every row shares."""
-    lo, hi = min(LEVEL_STEPS_DB), max(LEVEL_STEPS_DB)
+def _grid(r: EndpointerResult) -> str:
+    """What a contestant's threshold was tuned over."""
+    n = r.n_settings // len(QUIET_LADDER_S)
+    if r.threshold_kind == "floor":
+        lo, hi = min(LEVEL_STEPS_DB), max(LEVEL_STEPS_DB)
+        return f"{r.name}: its floor ({n} floors: derive's, and 1 dB steps {lo}..+{hi} dB about it)"
+    if n <= 1:
+        return f"{r.name}: its one {'mode' if r.threshold_kind == 'mode' else 'setting'} (not tuned)"
+    what = {"mode": "mode", "probability": "speech probability", "energy_db": "level in dB of 16-bit samples"}
+    return f"{r.name}: its {what.get(r.threshold_kind, r.threshold_kind)} ({n} values)"
+
+
+def compare_heading(
+    results: Sequence[EndpointerResult], *, floor: float, onset_timeout_s: float, reference: Mapping[str, int]
+) -> str:
+    """What every row shares, what each threshold was tuned over, and the reference."""
     return (
-        f"threshold and quiet time tuned together on these recordings (fewest failures, then the margins, then the "
-        f"least added latency): the {LEVEL_CLOCK} clock's floor in 1 dB steps {lo}..+{hi} dB about derive's floor "
-        f"{floor:g}, webrtcvad's mode, a model's speech probability, the energy detector's dB of 16-bit samples; "
-        f"every endpointer waits {onset_timeout_s:g} s for onset\n" + reference_line(reference)
+        f"each threshold and quiet time ({len(QUIET_LADDER_S)} from {QUIET_LADDER_S[0]:g} to {QUIET_LADDER_S[-1]:g} s) "
+        "tuned together on these recordings: fewest failures, then the margins, then the least added latency; "
+        f"derive's floor {floor:g}; every endpointer waits {onset_timeout_s:g} s for onset\n"
+        f"thresholds: {'; '.join(_grid(r) for r in results)}\n" + reference_line(reference)
     )
 
 
@@ -113,6 +126,6 @@ def compare_text(
     skipped: Mapping[str, str],
 ) -> str:
     """The comparison as a table, with the settings every endpointer shares."""
-    head = compare_heading(floor=floor, onset_timeout_s=onset_timeout_s, reference=reference) + "\n"
+    head = compare_heading(results, floor=floor, onset_timeout_s=onset_timeout_s, reference=reference) + "\n"
     notes = "".join(f"not run: {name}: {why}\n" for name, why in skipped.items())
     return head + table(COMPARE_HEADER, compare_rows(results)) + notes
