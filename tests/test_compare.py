@@ -160,22 +160,21 @@ def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
         ]
 
 
-def test_every_field_compare_writes_is_documented(cli):
-    from pathlib import Path
-
+def test_every_field_compare_writes_is_documented(cli, tmp_path):
+    from conftest import copy_short_recordings
     from test_formats_doc import documented, field_names, sections
 
-    recordings = Path(__file__).resolve().parent.parent / "recordings"
-    # Every endpointer writes the same fields: one that runs fast is enough.
+    recordings = copy_short_recordings(tmp_path / "recordings")
+    # Every endpointer writes the same fields: one that runs fast on two recordings is enough.
     data = json.loads(cli("compare", recordings, "--no-progress", "--endpointers", "energy", "--format", "json").stdout)
     missing = sorted(field_names(data) - documented(sections()["`compare`"]))
     assert not missing, missing
 
 
-def test_compare_in_two_processes_gives_the_serial_result(cli):
-    from pathlib import Path
+def test_compare_in_two_processes_gives_the_serial_result(cli, tmp_path):
+    from conftest import copy_short_recordings
 
-    recordings = Path(__file__).resolve().parent.parent / "recordings"
+    recordings = copy_short_recordings(tmp_path / "recordings")
 
     def run(jobs: str) -> list[dict]:
         args = ("compare", recordings, "--no-progress", "--endpointers", "energy,webrtcvad-3", "--format", "json")
