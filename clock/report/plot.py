@@ -893,7 +893,7 @@ def plot_evidence(derivation: Derivation) -> Figure:
 
 
 def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
-    """Endpointers at their tuned silence durations: median latency added after the last word
+    """Endpointers at their tuned thresholds and silence durations: median latency added after the last word
     against beats failed (premature, stalled or missed onset), one point each, the level clock among them."""
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -911,7 +911,7 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
         )
         # Labels fan out (points often sit close together).
         ax.annotate(
-            plain_text(f"{r.name} (quiet {r.quiet_s:g} s)"),
+            plain_text(f"{r.name} ({'' if r.threshold is None else f'{r.threshold:g}, '}quiet {r.quiet_s:g} s)"),
             (x, r.n_failed),
             xytext=(8, 12 * (n % 5) - 24),
             textcoords="offset points",
@@ -921,7 +921,7 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
         )
     ax.set_xlabel("median latency added after the last word (s)")
     ax.set_ylabel("beats failed (premature, stalled, missed onset)")
-    ax.set_title("each endpointer at its tuned silence duration")
+    ax.set_title("each endpointer at its tuned threshold and silence duration")
     ax.set_ylim(-1, max((r.n_failed for r in shown), default=0) + 1)
     return fig
 
