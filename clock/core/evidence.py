@@ -15,7 +15,19 @@ from decimal import ROUND_CEILING, Decimal
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import ABORTED, FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
+from .beats import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    PREMATURE,
+    STALLED,
+    FloorAnalysis,
+    analyse,
+    beats,
+    provider_stopped,
+)
+from .rules import DeadAir, RuleEvidence
 from .segments import segments
 from .times import clock_time
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
@@ -249,6 +261,8 @@ class Comparison:
     floor, quiet_s, onset_timeout_s : float
     outcome : Outcome or None
         Its replay over every recording with beats (None when none has).
+    dead_air : DeadAir or None
+        What its beats ended right wait after the last word (None when none has beats).
     """
 
     label: str
@@ -256,6 +270,7 @@ class Comparison:
     quiet_s: float
     onset_timeout_s: float
     outcome: Outcome | None
+    dead_air: DeadAir | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +365,10 @@ class Derivation:
         Derived without each recording with an event log in turn, and
         replayed on it: how the recommendation may hold on recordings it
         did not see (None when not asked, or fewer than 2 recordings).
+    rules : RuleEvidence or None
+        The dead air of the recommendation, and the rules that could end a
+        beat sooner replayed on the same beats (:mod:`clock.core.rules`;
+        None when nothing was recommended or no recording has beats).
     """
 
     group: str
@@ -362,6 +381,7 @@ class Derivation:
     warnings: tuple[str, ...]
     compared: Comparison | None = None
     held_out: HeldOut | None = None
+    rules: RuleEvidence | None = None
 
     @property
     def setting(self) -> tuple[float | None, float | None, float | None]:
@@ -409,6 +429,12 @@ class _Corpus:
         if i not in self.own:
             self.own[i] = _own_floor(self.levels[i])
         return self.own[i]
+
+    def stopped(self, i: int, floor: float) -> tuple[float | None, ...]:
+        """Each beat's provider ``output_audio_buffer.stopped`` at one floor (the spans depend on it)."""
+        events = self.obs[i].events
+        assert events is not None
+        return provider_stopped(events, self.analysis(i, floor))
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""
