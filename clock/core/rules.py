@@ -138,7 +138,7 @@ class Rule:
             return "stopped alone"
         if self.kind == STOPPED_QUIET:
             return f"stopped + {self.hangover_s:g} s quiet"
-        return f"level clock, quiet {self.quiet_s:g} s, {self.hangover_s:g} s once stopped"
+        return f"level {self.quiet_s:g} s, {self.hangover_s:g} s once stopped"
 
 
 @dataclass(frozen=True, slots=True)
