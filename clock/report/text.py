@@ -29,6 +29,7 @@ __all__ = [
     "check_summary",
     "check_text",
     "dead_air_lines",
+    "dead_air_parts",
     "dead_air_summary",
     "rule_header",
     "rule_rows",
@@ -362,26 +363,33 @@ def saving_line(ev: RuleEvidence) -> str:
     return f"less dead air: {ev.reason}{held}"
 
 
-def dead_air_lines(d: Derivation) -> list[str]:
-    """The recommendation's dead air beside the compared setting's, the rules side by side, and the saving."""
+def dead_air_parts(d: Derivation) -> tuple[list[str], str | None, list[str]]:
+    """The dead air in words: (the recommendation's beside the compared setting's, the rules' heading or None
+    when no beat has the provider's event, the saving and its held-out failures). The rules table goes between."""
     ev = d.rules
     if ev is None:
-        return []
-    out = [f"dead air (last word to the clock's declaration): {dead_air_summary(ev.level.dead_air)}"]
+        return [], None, []
+    head = [f"dead air (last word to the clock's declaration): {dead_air_summary(ev.level.dead_air)}"]
     c = d.compared
     if c is not None and c.dead_air is not None:
-        out.append(f"  {c.label} (floor {c.floor:g}, quiet {c.quiet_s:g} s): {dead_air_summary(c.dead_air)}")
+        head.append(f"  {c.label} (floor {c.floor:g}, quiet {c.quiet_s:g} s): {dead_air_summary(c.dead_air)}")
     if not ev.n_with_event:
-        out.append(no_event_line(ev))
-        return out
-    out.append(_rules_heading(ev))
-    out.extend("  " + line for line in table(rule_header(), rule_rows(ev)).splitlines())
-    out.append(saving_line(ev))
+        return head + [no_event_line(ev)], None, []
+    tail = [saving_line(ev)]
     if ev.held_out is not None:
         for name, beat, outcome in ev.held_out.failing:
             where = "nothing derived without it" if beat < 0 else f"beat {beat + 1} {outcome}"
-            out.append(f"  {name}: derived without it: {where}")
-    return out
+            tail.append(f"  {name}: derived without it: {where}")
+    return head, _rules_heading(ev), tail
+
+
+def dead_air_lines(d: Derivation) -> list[str]:
+    """The recommendation's dead air beside the compared setting's, the rules side by side, and the saving."""
+    head, heading, tail = dead_air_parts(d)
+    if heading is None or d.rules is None:
+        return head
+    rows = table(rule_header(), rule_rows(d.rules)).splitlines()
+    return head + [heading] + ["  " + line for line in rows] + tail
 
 
 def outcome_line(d: Derivation) -> str:
