@@ -111,7 +111,17 @@ from .evidence import (
     _round_up,
     _Setting,
 )
-from .rules import LEVEL, DeadAir, Rule, RuleEvidence, held_out_rule, replay_rule, rule_evidence
+from .rules import (
+    LEVEL,
+    DeadAir,
+    Fold,
+    RecordingBeats,
+    Rule,
+    RuleEvidence,
+    held_out_rule,
+    replay_rule,
+    rule_evidence,
+)
 from .thresholds import Thresholds
 from .windows import (
     MARGIN_BOUNDS,
@@ -384,7 +394,7 @@ def derive(
     )
 
 
-def _beats_at(corpus: _Corpus, members: Sequence[int], floor: float) -> list[tuple[str, FloorAnalysis, tuple]]:
+def _beats_at(corpus: _Corpus, members: Sequence[int], floor: float) -> list[RecordingBeats]:
     """Each recording with beats at one floor, with its beats' provider events (what :mod:`.rules` replays)."""
     return [
         (corpus.obs[i].name, corpus.analysis(i, floor), corpus.stopped(i, floor))
@@ -418,7 +428,7 @@ def _rules(
     folds = (
         [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
     )
-    entries = []
+    entries: list[Fold] = []
     for fold in folds:
         f, q, t = _without(corpus, members, fold, group).setting
         rest = [i for i in members if i not in fold]

@@ -78,6 +78,8 @@ __all__ = [
     "RuleEvidence",
     "RuleHeldOut",
     "RuleResult",
+    "Fold",
+    "RecordingBeats",
     "Tour",
     "dead_air",
     "hangover_for",
@@ -93,6 +95,13 @@ RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
 NO_EVENT = "no-event"
 #: The failures of a rule: the clock's, and a missing provider event.
 RULE_FAILURES = (*FAILURES, NO_EVENT)
+
+#: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's provider
+#: ``output_audio_buffer.stopped`` (None where the log has none).
+RecordingBeats = tuple[str, FloorAnalysis, Sequence[float | None]]
+#: One recording left out: its name, the others' beats, its own (None: nothing derived without it), and the
+#: quiet time and onset timeout derived without it.
+Fold = tuple[str, Sequence[RecordingBeats], RecordingBeats | None, float | None, float | None]
 
 _PREFERENCE = (LEVEL_AFTER_STOPPED, STOPPED_QUIET, STOPPED)
 _EPS_S = 1e-9
@@ -385,7 +394,7 @@ def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -
 
 
 def replay_rule(
-    recordings: Sequence[tuple[str, FloorAnalysis, Sequence[float | None]]],
+    recordings: Sequence[RecordingBeats],
     rule: Rule,
     *,
     onset_timeout_s: float,
@@ -450,9 +459,7 @@ def replay_rule(
     )
 
 
-def _need(
-    recordings: Sequence[tuple[str, FloorAnalysis, Sequence[float | None]]], onset_timeout_s: float
-) -> float | None:
+def _need(recordings: Sequence[RecordingBeats], onset_timeout_s: float) -> float | None:
     """The longest quiet counted after the provider's event in a run after which the guide speaks again in the span."""
     longest = float("-inf")
     for _, a, stopped in recordings:
@@ -480,7 +487,7 @@ def _need(
 
 
 def hangover_for(
-    recordings: Sequence[tuple[str, FloorAnalysis, Sequence[float | None]]],
+    recordings: Sequence[RecordingBeats],
     *,
     onset_timeout_s: float,
     quiet_margin_s: float,
@@ -532,7 +539,7 @@ def _choose(results: Sequence[RuleResult]) -> tuple[str | None, str]:
 
 
 def rule_evidence(
-    recordings: Sequence[tuple[str, FloorAnalysis, Sequence[float | None]]],
+    recordings: Sequence[RecordingBeats],
     *,
     floor: float,
     quiet_s: float,
@@ -580,15 +587,7 @@ def rule_evidence(
 
 def held_out_rule(
     kind: str,
-    folds: Sequence[
-        tuple[
-            str,
-            Sequence[tuple[str, FloorAnalysis, Sequence[float | None]]],
-            tuple[str, FloorAnalysis, Sequence[float | None]] | None,
-            float | None,
-            float | None,
-        ]
-    ],
+    folds: Sequence[Fold],
     *,
     quiet_margin_s: float,
 ) -> RuleHeldOut:
