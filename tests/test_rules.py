@@ -7,6 +7,8 @@ ends and when the event came; the tests judge the rules' declarations by that, n
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sessions import RATE, ProviderBeat, Session, provider_tour
@@ -162,3 +164,78 @@ def test_every_rule_is_judged_by_the_one_judge():
         # The hybrid with a hangover as long as the quiet time is the level clock.
         same = replay_rule([(o.name, a, stopped)], Rule(LEVEL_AFTER_STOPPED, 2.5, 2.5), onset_timeout_s=10.0)
         assert [(c.outcome, c.declared_s) for c in same.beats] == [(c.outcome, c.declared_s) for c in level.beats]
+
+
+# --- the views ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Constructed tours written as the page's capture writes them, every beat with the provider's event."""
+    out = tmp_path_factory.mktemp("provider")
+    truths = []
+    for i in range(4):
+        s, truth = provider_tour(300 + i)
+        s.write(out, f"tour{i}")
+        truths.append(truth)
+    return out, truths
+
+
+def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
+    path, truths = folder
+    text = cli("derive", path, "--no-progress").stdout
+    data = json.loads(cli("derive", path, "--format", "json", "--no-progress").stdout)["groups"][0]
+    ev = data["rules"]
+    assert [r["rule"]["kind"] for r in ev["results"]] == [LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED]
+    saving = next(r for r in ev["results"] if r["rule"]["kind"] == ev["recommended"])
+    level = ev["results"][0]
+    assert saving["n_failed"] == 0 and saving["n_beats"] == level["n_beats"] == sum(len(t) for t in truths)
+    line = (
+        f"less dead air: {saving['rule']['label']}: 0 failures, dead air median {saving['dead_air']['median_s']:.2f} s "
+        f"against {level['dead_air']['median_s']:.2f} s of the level clock; derived without each recording in turn: "
+        f"{ev['held_out']['n_right']} of {ev['held_out']['n_recordings']} recordings replay right"
+    )
+    assert line in text.splitlines()
+    for r in ev["results"]:
+        row = next(x for x in text.splitlines() if x.strip().startswith(r["rule"]["label"] + "  "))
+        fields = ("n_beats", "n_failed", "n_premature", "n_stalled", "n_missed_onset", "n_no_event")
+        assert row.split()[-8:-2] == [str(r[k]) for k in fields]
+    js = cli("derive", path, "--format", "js", "--no-progress").stdout
+    config = json.loads(js.split("const SPEECHCLOCK_CONFIG = ", 1)[1].rstrip().rstrip(";"))
+    assert config["rule"] == ev["recommended"] and config["hangover_s"] == saving["rule"]["hangover_s"]
+    assert config["quiet_s"] == data["recommended"]["quiet_s"]
+
+
+def test_the_dead_air_check_holds_every_beat_to_the_committed_maximum(cli, folder, tmp_path):
+    path, truths = folder
+    n_beats = [len(t) for t in truths]
+    (tmp_path / "speechclock.toml").write_text("[thresholds]\nquiet_s = 1.5\nmax_dead_air_s = 1.45\n")
+    for p in path.iterdir():
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    done = cli("check", tmp_path, "--no-progress", "--format", "json")
+    found = json.loads(done.stdout)
+    dead = [r for r in found["results"] if r["check"] == "dead-air"]
+    # The level clock waits its quiet time (1.5 s) after every last word: each beat fails, one line each.
+    assert len(dead) == sum(n_beats) and not any(r["passed"] for r in dead)
+    assert all(r["measured"] >= 1.5 - 1e-9 and r["threshold"] == 1.45 for r in dead)
+    assert done.exit_code == 1 and found["counts"]["checks"] == found["counts"]["recordings"] * 13
+    (tmp_path / "speechclock.toml").write_text("[thresholds]\nquiet_s = 1.5\nmax_dead_air_s = 1.6\n")
+    text = cli("check", tmp_path, "--no-progress").stdout
+    assert "dead-air" not in text and text.splitlines()[-2].startswith("dead air at this setting: median 1.50 s")
+    (tmp_path / "speechclock.toml").write_text("[thresholds]\nmax_dead_air_s = -1\n")
+    bad = cli("check", tmp_path, "--no-progress")
+    assert bad.exit_code == 2 and "thresholds.max_dead_air_s" in bad.stderr
+
+
+def test_the_report_shows_the_dead_air_the_rules_and_their_figure(cli, folder, tmp_path):
+    path, _ = folder
+    out = tmp_path / "report.html"
+    cli("report", path, "--allow-defaults", "--no-progress", "-o", out)
+    page = out.read_text(encoding="utf-8")
+    section = page[page.index('<section id="deadair">') : page.index("</section>", page.index('id="deadair"'))]
+    text = cli("derive", path, "--no-progress").stdout
+    saving = next(x for x in text.splitlines() if x.startswith("less dead air: "))
+    assert f"<li>{saving}</li>" in section
+    assert "<h3>Per tour</h3>" in section and 'alt="rules" src="data:image/png;base64,' in section
+    for label in ("level clock, quiet", "stopped + ", "stopped alone", " once stopped"):
+        assert label in section
