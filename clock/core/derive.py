@@ -418,7 +418,12 @@ def _rules(
         return None
     margin = corpus.margins.quiet_margin_s
     evidence = rule_evidence(
-        _beats_at(corpus, members, floor), floor=floor, quiet_s=quiet, onset_timeout_s=timeout, quiet_margin_s=margin
+        _beats_at(corpus, members, floor),
+        floor=floor,
+        quiet_s=quiet,
+        onset_timeout_s=timeout,
+        quiet_margin_s=margin,
+        level_margin_kept=found.gaps.margin_kept,
     )
     if evidence.recommended is None or not held_out:
         return evidence

@@ -506,11 +506,13 @@ def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:
     ]
 
 
-def _choose(results: Sequence[RuleResult]) -> tuple[str | None, str]:
+def _choose(results: Sequence[RuleResult], level_margin_kept: bool) -> tuple[str | None, str]:
     """The rule with the least median dead air that ends every beat right, keeps its margin, rests on enough beats."""
     level = results[0]
     if level.n_failed or level.dead_air.median_s is None:
         return None, "the level rule does not end every beat right: no rule is compared with it"
+    if not level_margin_kept:
+        return None, "the level setting does not keep its quiet margin: no rule is compared with it"
     base = level.dead_air.median_s
     why = []
     fine = []
@@ -545,6 +547,7 @@ def rule_evidence(
     quiet_s: float,
     onset_timeout_s: float,
     quiet_margin_s: float,
+    level_margin_kept: bool = True,
 ) -> RuleEvidence:
     """Every rule replayed over the recordings' beats at the level setting, and the one to recommend.
 
@@ -555,6 +558,9 @@ def rule_evidence(
     floor, quiet_s, onset_timeout_s : float
         The level setting.
     quiet_margin_s : float
+    level_margin_kept : bool
+        Whether the level setting keeps its quiet margin (``GapEvidence.margin_kept``): without it no rule is
+        recommended beside it.
     """
     hangover = hangover_for(recordings, onset_timeout_s=onset_timeout_s, quiet_margin_s=quiet_margin_s)
     results = tuple(
@@ -571,7 +577,7 @@ def rule_evidence(
         if offsets.size
         else {}
     )
-    pick, reason = _choose(results)
+    pick, reason = _choose(results, level_margin_kept)
     return RuleEvidence(
         floor,
         quiet_s,
