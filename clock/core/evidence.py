@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,10 +28,12 @@ from .beats import (
     beats,
     provider_stopped,
 )
-from .rules import DeadAir, RuleEvidence
 from .segments import segments
 from .times import clock_time
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .rules import DeadAir, RuleEvidence
 
 __all__ = [
     "Comparison",

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -64,6 +63,7 @@ from .beats import (
     decide_quiets,
     judge_declared,
 )
+from .evidence import _round_up
 
 __all__ = [
     "LEVEL",
@@ -347,12 +347,6 @@ class RuleEvidence:
         return None if self.recommended is None else self.result(self.recommended)
 
 
-def _round_up(x: float, step: str) -> float:
-    q = Decimal(step)
-    d = Decimal(repr(x)).quantize(Decimal("1e-9"))
-    return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
-
-
 def _arrival(t: NDArray[np.float64], stopped_s: float | None) -> int | None:
     """The tick the event is applied at (events at a time <= t apply before tick t)."""
     return None if stopped_s is None else int(np.searchsorted(t, stopped_s, side="left"))
@@ -440,7 +434,7 @@ def replay_rule(
             air = at - word if outcome == OK and at is not None and word is not None else None
             costs.append(BeatCost(name, b.index, outcome, word, at, air, stopped[i]))
     need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
-    kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s - _CLEAR_S
+    kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + _EPS_S
     return RuleResult(
         rule,
         n_beats,
