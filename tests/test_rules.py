@@ -239,3 +239,52 @@ def test_the_report_shows_the_dead_air_the_rules_and_their_figure(cli, folder, t
     assert "<h3>Per tour</h3>" in section and 'alt="rules" src="data:image/png;base64,' in section
     for label in ("level clock, quiet", "stopped + ", "stopped alone", " once stopped"):
         assert label in section
+
+
+# --- random tours of a word-like voice (tests/tours.py) ---------------------------------------------
+
+
+def with_provider(tour, rng, *, missing: float = 0.0):
+    """The tour's log with the provider's ``stopped`` for each beat with a narration, from 0.5 s before its last
+    word ends to 1 s after (or, with chance ``missing``, none); returns the times, None where missing."""
+    times = []
+    for truth in tour.truths:
+        if truth.silent or truth.aborted or rng.random() < missing:
+            times.append(None)
+            continue
+        times.append(truth.narration_end_s + float(rng.uniform(-0.5, 1.0)))
+    extra = [{"kind": "output_audio_buffer.stopped", "t": t} for t in times if t is not None]
+    tour.events = sorted(tour.events + extra, key=lambda e: e["t"])
+    return times
+
+
+@pytest.mark.parametrize("seed", [2, 8])
+def test_on_random_tours_the_recommended_rule_ends_every_beat_right_by_construction(seed):
+    from tours import random_tour
+
+    rng = np.random.default_rng(seed)
+    tours, stopped = [], []
+    for i in range(4):
+        level = float(10 ** rng.uniform(np.log10(0.03), np.log10(0.2)))
+        tour = random_tour(rng, f"tour{i}", level=level, room=str(rng.choice(["zero", "comfort"])), log="full")
+        stopped.append(with_provider(tour, rng))
+        tours.append(tour)
+    d = derive([t.observation() for t in tours])
+    ev = d.rules
+    assert ev is not None and ev.n_with_event == ev.n_beats_with_speech
+    truths = {t.name: t.truths for t in tours}
+    events = {t.name: s for t, s in zip(tours, stopped)}
+    # The event alone, well before the last word's end: the guide still speaks after it.
+    for c in ev.result(STOPPED).beats:
+        at = events[c.recording][c.index]
+        if at is not None and at < truths[c.recording][c.index].narration_end_s - 0.3:
+            assert c.outcome == "premature", c
+    saving = ev.saving
+    if saving is None:  # the level clock stays; its reason says which rule failed or saved nothing
+        assert ev.reason
+        return
+    assert saving.n_failed == 0 and saving.dead_air.median_s < ev.level.dead_air.median_s
+    for c in saving.beats:
+        truth = truths[c.recording][c.index]
+        # By construction: declared after the guide's last word ended and before the beat's bound.
+        assert c.declared_s is not None and truth.narration_end_s < c.declared_s < truth.bound_s, (c, truth)
