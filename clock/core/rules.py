@@ -211,10 +211,14 @@ class DeadAir:
 def dead_air(costs: Sequence[BeatCost]) -> DeadAir:
     """The dead air of these beats: per tour, and the median and p95 over all of them."""
     values = np.array([c.dead_air_s for c in costs if c.dead_air_s is not None], np.float64)
-    names = list(dict.fromkeys(c.recording for c in costs))
+    by_tour: dict[str, list[float]] = {}
+    for c in costs:
+        by_tour.setdefault(c.recording, [])
+        if c.dead_air_s is not None:
+            by_tour[c.recording].append(c.dead_air_s)
     tours = []
-    for name in names:
-        mine = np.array([c.dead_air_s for c in costs if c.recording == name and c.dead_air_s is not None])
+    for name, waits in by_tour.items():
+        mine = np.array(waits, np.float64)
         tours.append(
             Tour(
                 name,
