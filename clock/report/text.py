@@ -555,7 +555,8 @@ def derive_markdown(derivations: Sequence[Derivation]) -> str:
             out.append("\n".join(lines) + "\n")
         if d.rules is not None:
             ev = d.rules
-            out.append(f"dead air: {dead_air_summary(ev.level.dead_air)}\n")
+            head, _, _ = dead_air_parts(d)
+            out.extend(line.strip() + "\n" for line in head if line != no_event_line(ev))
             if not ev.n_with_event:
                 out.append(no_event_line(ev) + "\n")
             else:
