@@ -21,7 +21,16 @@ from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.junit import junit_xml
-from ..report.text import check_summary, check_text, derive_dict, derive_markdown, derive_text, not_applicable_lines
+from ..report.text import (
+    check_summary,
+    check_text,
+    dead_air_summary,
+    derive_dict,
+    derive_markdown,
+    derive_text,
+    not_applicable_lines,
+    saving_line,
+)
 from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
@@ -114,8 +123,14 @@ def derive(
 def _write_page_config(
     found: Derivation, thresholds: Thresholds, recordings: tuple[Path, ...], output: Path | None, inputs: Any
 ) -> None:
-    """``derive --format js``: the recommendation (the rest of the config as committed) for speechclock.js."""
-    from ..web import page_config_js
+    """``derive --format js``: the recommendation (the rest of the config as committed) for speechclock.js.
+
+    Where derive recommends a rule that uses the provider's event (``Derivation.rules``), the config also
+    carries ``rule`` and ``hangover_s`` (docs/clock.md); with the level clock it has only the thresholds.
+    """
+    import json
+
+    from ..web import page_config, page_config_js
 
     floor, quiet_s, timeout_s = found.setting
     if floor is None or quiet_s is None:
@@ -123,8 +138,14 @@ def _write_page_config(
         raise SystemExit(1)
     th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
+    text = page_config_js(th, source=source)
+    saving = found.rules.saving if found.rules is not None else None
+    if saving is not None:
+        body = page_config(th) | {"rule": saving.rule.kind, "hangover_s": saving.rule.hangover_s}
+        head = text.split("const SPEECHCLOCK_CONFIG = ", 1)[0]
+        text = f"{head}const SPEECHCLOCK_CONFIG = {json.dumps(body, allow_nan=False)};\n"
     with atomic_output(output, inputs=inputs) as out:
-        out.write(page_config_js(th, source=source))
+        out.write(text)
 
 
 @click.command()
@@ -213,6 +234,7 @@ def check(
         with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
             f.write(junit_xml(results))
     counts = check_counts(results)
+    cost = _dead_air_beside(obs, cfg, label)
     if fmt == "json":
         click.echo(
             json_text(
@@ -229,6 +251,7 @@ def check(
                         "failures": counts.failures,
                     },
                     "results": [_result_dict(r) for r in results],
+                    "dead_air": None if cost is None else cost[1],
                 }
             ),
             nl=False,
@@ -245,9 +268,40 @@ def check(
         click.echo(f"::notice title=speechclock check::{_gh(notice, False)}")
     else:
         click.echo(printable(f"config: {source}"))
-        for line in check_text(results, counts):
+        lines = check_text(results, counts)
+        if cost is not None:
+            lines.insert(len(lines) - 1, cost[0])
+        for line in lines:
             click.echo(printable(line, newlines=False))
     ctx.exit(1 if counts.failed else 0)
+
+
+def _dead_air_beside(obs: list[Observation], cfg: Any, label: str) -> tuple[str, dict[str, Any]] | None:
+    """The checked setting's dead air over the corpus beside the recommendation's (derive, without held-out runs).
+
+    None when no recording has beats or nothing is recommended.
+    """
+    found = derive_thresholds(obs, margins=cfg.margins, compare=cfg.thresholds, compare_label=label, held_out=False)
+    c = found.compared
+    if found.rules is None or c is None or c.dead_air is None:
+        return None
+    mine, theirs = c.dead_air, found.rules.level.dead_air
+    floor, quiet, timeout = found.setting
+    line = (
+        f"dead air at this setting: {dead_air_summary(mine)}; the recommendation (floor {floor:g}, quiet {quiet:g} s): "
+        f"{dead_air_summary(theirs)}"
+    )
+    saving = found.rules.saving
+    if saving is not None:
+        line += f"; {saving_line(found.rules).removeprefix('less dead air: ')}"
+    data = {
+        "setting": asdict(mine),
+        "recommended": asdict(theirs),
+        "recommended_setting": {"floor": floor, "quiet_s": quiet, "onset_timeout_s": timeout},
+        "saving_rule": None if saving is None else {"label": saving.rule.label} | asdict(saving.rule),
+        "saving": None if saving is None else asdict(saving.dead_air),
+    }
+    return line, data
 
 
 def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exception) -> None:

@@ -22,7 +22,7 @@ from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..io.terminal import printable
-from ..report.text import check_summary, sweep_table
+from ..report.text import check_summary, rules_dict, sweep_table
 from .compare import endpointer_names, run_compare
 from .options import (
     TIME,
@@ -315,6 +315,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
         },
         "pareto": [asdict(p) for p in result.pareto],
         "points": [asdict(p) for p in result.points],
+        "rules": None if result.derivation.rules is None else rules_dict(result.derivation.rules),
     }
 
 
@@ -359,7 +360,7 @@ def report(
     --onset-timeout) is checked, plotted and replayed beside the recommendation.
     """
     from ..report.html import RecordingSection, png_data_uri, render_report
-    from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
+    from ..report.plot import plot_evidence, plot_rules, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
     names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
@@ -410,6 +411,9 @@ def report(
         config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
         evidence_image=png_data_uri(plot_evidence(derivation)),
+        rules_image=None
+        if derivation.rules is None or not derivation.rules.n_with_event
+        else png_data_uri(plot_rules(derivation.rules)),
         sweep_images=[
             (
                 "premature ends and stalls by floor and quiet time",

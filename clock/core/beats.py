@@ -105,8 +105,10 @@ __all__ = [
     "beats",
     "decide",
     "decide_quiets",
+    "judge_declared",
     "narration_pause_s",
     "outpaced_line",
+    "provider_stopped",
     "replay",
     "replay_ticks",
     "span_bounds",
@@ -974,11 +976,38 @@ def decide_quiets(
             d = _first_reaching(t, w, target[found])
         else:
             d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
-        code = np.where(d >= b.bound_tick, undone, np.where(e < b.bound_tick, _CODE[PREMATURE], _CODE[OK]))
+        code = _judge_ticks(b, d, undone)
         outcome[i, found] = code
         declared[i, found] = d
         word[i, found] = w
     return Decisions(q, outcome, declared, word)
+
+
+def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
+    """The outcome of declaring a beat with speech over at each tick: ``undone`` at or past the span's bound,
+    premature when the guide speaks after it within the span (a later last word), else ok."""
+    later = declared < (b.last_word_tick if b.last_word_tick is not None else -1)
+    return np.where(declared >= b.bound_tick, undone, np.where(later, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
+
+
+def judge_declared(
+    b: BeatAnalysis, declared_tick: int | None, *, onset_timeout_s: float, narration_pause_s: float
+) -> str:
+    """The outcome of a beat whose clock declared it over at ``declared_tick`` (None: never), as :func:`decide`
+    judges its own declarations: unheard, silent and missed onsets first, then the tick against the span.
+
+    Any rule that ends beats (:mod:`clock.core.rules`) is judged here, so its outcomes mean what the level
+    clock's do. ``narration_pause_s`` is ``P``, as for :func:`decide_quiets`.
+    """
+    if b.life_end_tick <= b.first_tick:
+        return UNHEARD
+    if b.start_tick is None or b.start_tick >= b.bound_tick:
+        return SILENT
+    if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
+        return MISSED_ONSET
+    undone = _CODE[b.undone(narration_pause_s)]
+    tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
+    return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
 
 
 def decide(
@@ -1164,6 +1193,16 @@ def aborted_line(b: Beat) -> str:
         f"the page ended it ({b.bound}) while the guide spoke: {b.end_after_word_s:.2f} s after a word, within "
         f"the longest narration pause ({b.narration_pause_s or 0:.2f} s)"
     )
+
+
+def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
+    """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`Beat.provider_stopped_s` finds it), or None."""
+    signals = _ProviderIndex(events)
+    found = (
+        signals._signal("output_audio_buffer.stopped", term, b.bound_s)
+        for b, term in zip(analysis.beats, events.terminals)
+    )
+    return tuple(None if e is None else e.t_s for e in found)
 
 
 def _warn_outside(events: EventLog, end_s: float) -> None:

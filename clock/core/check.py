@@ -39,6 +39,12 @@ Checks
     ``aborted``: not a failure. ``P``, the longest narration pause that tells
     the two apart, is taken over every recording checked together
     (:func:`clock.core.beats.narration_pause_s` at the floor).
+``dead-air``
+    No beat the replay ends right waits longer than ``max_dead_air_s`` (of
+    ``[thresholds]``) from its last word to the clock's declaration (one
+    failure per beat). Without that key the check does not apply, and says
+    what the recording's beats wait: the median, p95 and max, and the tour's
+    sum.
 ``no-speech``
     The guide spoke in every beat: a terminal response followed by no speech
     before the beat's bound fails, at the terminal response's time.
@@ -101,6 +107,7 @@ CHECKS = (
     "missed-onset",
     "no-speech",
     "premature-risk",
+    "dead-air",
     "logged-quiet",
     "level-agreement",
     "beat-count",
@@ -615,6 +622,7 @@ def _beat_checks(
             "s",
         ),
     )
+    _dead_air_check(found, th, result)
     logged = [b for b in found if b.replay_vs_logged_s is not None]
     allowed = tick_s + _LOG_RESOLUTION_S
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
@@ -639,6 +647,42 @@ def _beat_checks(
         result(
             "beat-count", [], _Finding(None, f"{n} beats", "no expected count in the config", n, None, "beats"), False
         )
+
+
+def _dead_air_check(found: Sequence[Beat], th: Thresholds, result: Any) -> None:
+    """Each beat ended right against ``max_dead_air_s``: the wait from its last word to the declaration."""
+    ended = [(b, b.added_latency_s) for b in found if b.outcome == "ok" and b.added_latency_s is not None]
+    waits = np.array([x for _, x in ended], np.float64)
+    if waits.size:
+        summary = (
+            f"dead air median {float(np.median(waits)):.3f} s, p95 {float(np.percentile(waits, 95)):.3f} s, "
+            f"max {float(waits.max()):.3f} s over {_plural(waits.size, 'beat')} ended right, "
+            f"{float(waits.sum()):.3f} s in the tour"
+        )
+    else:
+        summary = "no beat ended right"
+    worst = None if not waits.size else float(waits.max())
+    limit = th.max_dead_air_s
+    if limit is None:
+        result(
+            "dead-air",
+            [],
+            _Finding(None, f"no max_dead_air_s in [thresholds]; {summary}", "-", worst, None, "s"),
+            False,
+        )
+        return
+    want = f"max_dead_air_s {limit:g} s"
+    result(
+        "dead-air",
+        [
+            _Finding(
+                b.quiet_declared_s, f"beat {b.index + 1}: dead air {x:.3f} s after the last word", want, x, limit, "s"
+            )
+            for b, x in ended
+            if x > limit + _EPS
+        ],
+        _Finding(None, summary, want, worst, limit, "s"),
+    )
 
 
 def _logged_quiet(logged: Sequence[Beat], tick_s: float, allowed: float, result: Any) -> None:

@@ -113,6 +113,17 @@ from .evidence import (
     floor_that_works,
     level_failures,
 )
+from .rules import (
+    LEVEL,
+    DeadAir,
+    Fold,
+    RecordingBeats,
+    Rule,
+    RuleEvidence,
+    held_out_rule,
+    replay_rule,
+    rule_evidence,
+)
 from .thresholds import Thresholds
 from .times import clock_time
 from .windows import (
@@ -541,14 +552,75 @@ def derive(
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
     if held_out:
         found = replace(found, held_out=_held_out(corpus, members, group))
+    found = replace(found, rules=_rules(corpus, members, group, found, held_out=held_out))
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
     outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
     return replace(
         found,
-        compared=Comparison(compare_label, floor, quiet, timeout, outcome if outcome.n_recordings else None),
+        compared=Comparison(
+            compare_label,
+            floor,
+            quiet,
+            timeout,
+            outcome if outcome.n_recordings else None,
+            _dead_air(corpus, members, floor, quiet, timeout) if outcome.n_recordings else None,
+        ),
     )
+
+
+def _beats_at(corpus: _Corpus, members: Sequence[int], floor: float) -> list[RecordingBeats]:
+    """Each recording with beats at one floor, with its beats' provider events (what :mod:`.rules` replays)."""
+    return [
+        (corpus.obs[i].name, corpus.analysis(i, floor), corpus.stopped(i, floor))
+        for i in members
+        if corpus.obs[i].has_beats
+    ]
+
+
+def _dead_air(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> DeadAir:
+    """What a level setting's beats ended right wait after the last word."""
+    found = replay_rule(_beats_at(corpus, members, floor), Rule(LEVEL, quiet), onset_timeout_s=timeout)
+    return found.dead_air
+
+
+def _rules(
+    corpus: _Corpus, members: list[int], group: str, found: Derivation, *, held_out: bool
+) -> RuleEvidence | None:
+    """The recommendation's dead air and the other rules replayed beside it, with the saving rule held out."""
+    floor, quiet, timeout = found.setting
+    if floor is None or quiet is None or timeout is None or found.outcome is None:
+        return None
+    margin = corpus.margins.quiet_margin_s
+    evidence = rule_evidence(
+        _beats_at(corpus, members, floor),
+        floor=floor,
+        quiet_s=quiet,
+        onset_timeout_s=timeout,
+        quiet_margin_s=margin,
+        level_margin_kept=found.gaps.margin_kept,
+    )
+    if evidence.recommended is None or not held_out:
+        return evidence
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if len(members) < 2:
+        return evidence
+    folds = (
+        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
+    )
+    entries: list[Fold] = []
+    for fold in folds:
+        f, q, t = _without(corpus, members, fold, group).setting
+        rest = [i for i in members if i not in fold]
+        for i in fold:
+            name = corpus.obs[i].name
+            if f is None or q is None or t is None:
+                entries.append((name, [], None, None, None))
+                continue
+            left = (name, corpus.analysis(i, f), corpus.stopped(i, f))
+            entries.append((name, _beats_at(corpus, rest, f), left, q, t))
+    return replace(evidence, held_out=held_out_rule(evidence.recommended, entries, quiet_margin_s=margin))
 
 
 def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> tuple[float, float, list[float]]:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,10 +30,14 @@ from .beats import (
     beats,
     narration_pause_s,
     outpaced_line,
+    provider_stopped,
 )
 from .segments import segments
 from .times import clock_time
 from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _ladder, _own_floor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .rules import DeadAir, RuleEvidence
 
 __all__ = [
     "Comparison",
@@ -272,6 +277,8 @@ class Comparison:
     floor, quiet_s, onset_timeout_s : float
     outcome : Outcome or None
         Its replay over every recording with beats (None when none has).
+    dead_air : DeadAir or None
+        What its beats ended right wait after the last word (None when none has beats).
     """
 
     label: str
@@ -279,6 +286,7 @@ class Comparison:
     quiet_s: float
     onset_timeout_s: float
     outcome: Outcome | None
+    dead_air: DeadAir | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,6 +381,10 @@ class Derivation:
         Derived without each recording with an event log in turn, and
         replayed on it: how the recommendation may hold on recordings it
         did not see (None when not asked, or fewer than 2 recordings).
+    rules : RuleEvidence or None
+        The dead air of the recommendation, and the rules that could end a
+        beat sooner replayed on the same beats (:mod:`clock.core.rules`;
+        None when nothing was recommended or no recording has beats).
     """
 
     group: str
@@ -385,6 +397,7 @@ class Derivation:
     warnings: tuple[str, ...]
     compared: Comparison | None = None
     held_out: HeldOut | None = None
+    rules: RuleEvidence | None = None
 
     @property
     def setting(self) -> tuple[float | None, float | None, float | None]:
@@ -436,6 +449,12 @@ class _Corpus:
     def pause(self, members: Sequence[int], floor: float) -> float:
         """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
         return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
+
+    def stopped(self, i: int, floor: float) -> tuple[float | None, ...]:
+        """Each beat's provider ``output_audio_buffer.stopped`` at one floor (the spans depend on it)."""
+        events = self.obs[i].events
+        assert events is not None
+        return provider_stopped(events, self.analysis(i, floor))
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""

@@ -26,6 +26,7 @@ from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
+from ..core.rules import RuleEvidence
 from ..core.segments import Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
@@ -42,6 +43,7 @@ __all__ = [
     "plot_beat_timeline",
     "plot_evidence",
     "plot_recording",
+    "plot_rules",
     "plot_stress",
     "plot_sweep_heatmap",
     "plot_tradeoff",
@@ -777,6 +779,63 @@ def plot_tradeoff(
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
     fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
+    return fig
+
+
+def plot_rules(evidence: RuleEvidence) -> Figure:
+    """Each rule's failures and its dead air per beat, side by side (the rules table of ``derive``).
+
+    Left: beats each rule fails, by cause (premature, stalled, missed onset,
+    no provider event). Right: the dead air of every beat it ends right, one
+    dot per beat, with the median marked; the level clock's median as a line.
+
+    Parameters
+    ----------
+    evidence : RuleEvidence
+        ``Derivation.rules``.
+    """
+    fig = _figure(figsize=(10, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2, sharey=True, width_ratios=(1, 2))
+    results = evidence.results
+    names = [plain_text(r.rule.label) for r in results]
+    y = np.arange(len(results))[::-1]
+    causes = (
+        ("premature", "n_premature", "tab:red"),
+        ("stalled", "n_stalled", "tab:orange"),
+        ("missed onset", "n_missed_onset", "tab:purple"),
+        ("no provider event", "n_no_event", "0.5"),
+    )
+    start = np.zeros(len(results))
+    for label, field, colour in causes:
+        n = np.array([getattr(r, field) for r in results], np.float64)
+        left.barh(y, n, left=start, color=colour, label=label, height=0.6)
+        start += n
+    for yi, r in zip(y, results):
+        left.text(start[list(y).index(yi)] + 0.1, yi, f"{r.n_failed} of {r.n_beats}", va="center", fontsize=7)
+    left.set_yticks(y, names, fontsize=8)
+    left.set_xlabel("beats failed")
+    left.set_xlim(0, max(1.0, float(start.max()) * 1.3 + 1))
+    left.legend(fontsize=7, loc="lower right")
+    rng = np.random.default_rng(0)  # a fixed jitter: the same figure every run
+    for yi, r in zip(y, results):
+        air = np.array([c.dead_air_s for c in r.beats if c.dead_air_s is not None], np.float64)
+        if not air.size:
+            continue
+        right.plot(air, yi + rng.uniform(-0.2, 0.2, air.size), "o", markersize=3, alpha=0.6, color="tab:blue")
+        median = float(np.median(air))
+        right.plot([median, median], [yi - 0.3, yi + 0.3], color="black", linewidth=2)
+        right.text(median, yi + 0.33, f"median {median:.2f} s", fontsize=7, ha="center")
+    level = evidence.level.dead_air.median_s
+    if level is not None:
+        right.axvline(level, color="tab:green", linestyle="--", linewidth=1, label=f"level clock {level:.2f} s")
+        right.legend(fontsize=7, loc="lower right")
+    right.set_xlabel("dead air: last word to the declaration (s), beats ended right")
+    right.set_xlim(left=0)
+    fig.suptitle(
+        f"rules replayed on the same beats (floor {evidence.floor:g}); the provider's event in "
+        f"{evidence.n_with_event} of {evidence.n_beats_with_speech} beats",
+        fontsize=10,
+    )
     return fig
 
 
