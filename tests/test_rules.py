@@ -158,7 +158,9 @@ def test_every_rule_is_judged_by_the_one_judge():
         for i, b in enumerate(a.beats):
             for j in range(3):
                 d = int(found.declared_tick[i, j])
-                assert judge_declared(b, None if d < 0 else d, onset_timeout_s=10.0) == OUTCOMES[found.outcome[i, j]]
+                pause = a.narration_pause_s
+                judged = judge_declared(b, None if d < 0 else d, onset_timeout_s=10.0, narration_pause_s=pause)
+                assert judged == OUTCOMES[found.outcome[i, j]]
         level = replay_rule([(o.name, a, stopped)], Rule(LEVEL, 2.5), onset_timeout_s=10.0)
         assert [c.outcome for c in level.beats] == [OUTCOMES[x] for x in found.outcome[:, 2]]
         # The hybrid with a hangover as long as the quiet time is the level clock.
@@ -198,8 +200,8 @@ def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
     assert line in text.splitlines()
     for r in ev["results"]:
         row = next(x for x in text.splitlines() if x.strip().startswith(r["rule"]["label"] + "  "))
-        fields = ("n_beats", "n_failed", "n_premature", "n_stalled", "n_missed_onset", "n_no_event")
-        assert row.split()[-8:-2] == [str(r[k]) for k in fields]
+        fields = ("n_beats", "n_failed", "n_premature", "n_stalled", "n_outpaced", "n_missed_onset", "n_no_event")
+        assert row.split()[-9:-2] == [str(r[k]) for k in fields]
     js = cli("derive", path, "--format", "js", "--no-progress").stdout
     config = json.loads(js.split("const SPEECHCLOCK_CONFIG = ", 1)[1].rstrip().rstrip(";"))
     assert config["rule"] == ev["recommended"] and config["hangover_s"] == saving["rule"]["hangover_s"]
@@ -218,7 +220,7 @@ def test_the_dead_air_check_holds_every_beat_to_the_committed_maximum(cli, folde
     # The level clock waits its quiet time (1.5 s) after every last word: each beat fails, one line each.
     assert len(dead) == sum(n_beats) and not any(r["passed"] for r in dead)
     assert all(r["measured"] >= 1.5 - 1e-9 and r["threshold"] == 1.45 for r in dead)
-    assert done.exit_code == 1 and found["counts"]["checks"] == found["counts"]["recordings"] * 13
+    assert done.exit_code == 1 and found["counts"]["checks"] == found["counts"]["recordings"] * 14
     (tmp_path / "speechclock.toml").write_text("[thresholds]\nquiet_s = 1.5\nmax_dead_air_s = 1.6\n")
     text = cli("check", tmp_path, "--no-progress").stdout
     assert "dead-air" not in text and text.splitlines()[-2].startswith("dead air at this setting: median 1.50 s")
