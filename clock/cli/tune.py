@@ -91,7 +91,9 @@ def figure_for(
     name = rec.name if beat is None else f"{rec.name}, beat {beat}"
     title = f"{name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
-        return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
+        return plot_beat_timeline(
+            found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title, events=rec.events
+        )
     return plot_recording(
         rec.trace,
         floor=th.floor,

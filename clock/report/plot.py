@@ -263,6 +263,42 @@ def _outcome_at(b: Beat) -> float:
     return b.span_end_s
 
 
+#: At most this many rows of event labels; past them, labels shorten to the kind's initial.
+MAX_EVENT_ROWS = 10
+
+
+def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[float, str, str, int]]:
+    """Every event line in view, labelled: (x, text, colour, row), rows staggered so no two labels collide.
+
+    Terminal responses come first, "terminal N" where every one fits in two rows, else the beat's number
+    alone; the other events (prompts, arrivals, pauses, resumes, end, tool calls, ...) fill the rows above,
+    by name, or by their initial where names would need more than :data:`MAX_EVENT_ROWS` rows in all.
+    """
+    if events is None:
+        return []
+    char = max(hi - lo, 1e-9) * 0.0065
+    terminals = [(n, e) for n, e in enumerate(events.terminals) if lo <= e.t_s <= hi]
+    xs = [e.t_s for _, e in terminals]
+    texts = [f"terminal {_beat_name(n).split()[-1]}" for n, _ in terminals]
+    rows_t = _stagger(xs, [char * (len(x) + 1) for x in texts], 2)
+    if None in rows_t:
+        texts = [_beat_name(n).split()[-1] for n, _ in terminals]
+        rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], MAX_EVENT_ROWS // 2)
+    rows_t = [r if r is not None else i % (MAX_EVENT_ROWS // 2) for i, r in enumerate(rows_t)]
+    used = max(rows_t, default=-1) + 1
+    out = [(x, text, _EVENT_COLOURS["terminal"], row) for x, text, row in zip(xs, texts, rows_t)]
+    others = [e for e in events.events if lo <= e.t_s <= hi and e.kind != "terminal"]
+    free = max(1, MAX_EVENT_ROWS - used)
+    names = [e.kind for e in others]
+    rows = _stagger([e.t_s for e in others], [char * (len(n) + 1) for n in names], free)
+    if None in rows:
+        names = [e.kind[:1] for e in others]
+        rows = _stagger([e.t_s for e in others], [char * 2 for _ in others], free)
+    for i, (e, name, row) in enumerate(zip(others, names, rows)):
+        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + (row if row is not None else i % free)))
+    return out
+
+
 def plot_recording(
     trace: LevelTrace,
     *,
@@ -325,7 +361,10 @@ def plot_recording(
     lo = 0.0 if start_s is None else start_s
     hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
     limit = None if quiet_s is None else quiet_s - quiet_margin_s
-    heights = [0.55, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
+    layout = _event_labels(events, lo, hi)
+    n_rows = max((row for _, _, _, row in layout), default=-1) + 1
+    strip = max(0.55, 0.3 + 0.1 * n_rows)
+    heights = [strip, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
     fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
     axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
     ax_events, ax_wave, ax_level = axes[0], axes[1], axes[2]
@@ -334,42 +373,21 @@ def plot_recording(
     def keep(name: str, artist: Any) -> None:
         handles.setdefault(name, artist)
 
-    # Events: a strip of their own, labels staggered.
+    # Events: a strip of their own, every line labelled, labels staggered in as many rows as they need.
     ax_events.set_yticks([])
-    ax_events.set_ylim(0, 1)
+    ax_events.set_ylim(0, 0.3 + 0.17 * max(n_rows, 4))
     ax_events.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
     if events is not None:
-        span = max(hi - lo, 1e-9)
-        char = span * 0.0065
-        # Every terminal response is labelled (it opens a beat), in rows of its own: "terminal N"
-        # where every one fits, else the beat's number alone; other events fill the rows above.
-        terminals = [(n, e) for n, e in enumerate(events.terminals) if lo <= e.t_s <= hi]
-        xs = [e.t_s for _, e in terminals]
-        texts = [f"terminal {_beat_name(n).split()[-1]}" for n, _ in terminals]
-        rows_t = _stagger(xs, [char * (len(x) + 1) for x in texts], 2)
-        if None in rows_t:
-            texts = [_beat_name(n).split()[-1] for n, _ in terminals]
-            rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], 3)
-            rows_t = [r if r is not None else i % 3 for i, r in enumerate(rows_t)]
-        used = max((r or 0 for r in rows_t), default=-1) + 1
-        for x, text, row in zip(xs, texts, rows_t):
-            y = 0.3 + 0.17 * (row or 0)
-            _text(ax_events, x, y, text, fontsize=6.5, ha="center", va="bottom", color=_EVENT_COLOURS["terminal"])
-        others = [e for e in events.events if lo <= e.t_s <= hi and e.kind != "terminal"]
-        rows = _stagger([e.t_s for e in others], [char * len(e.kind) + char for e in others], max(1, 4 - used))
         for e in events.events:
             if lo <= e.t_s <= hi:
                 colour = _EVENT_COLOURS.get(e.kind, "0.5")
                 for ax in axes[1:]:
                     ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
                 ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
-        for e, row in zip(others, rows):
-            if row is not None:
-                colour = _EVENT_COLOURS.get(e.kind, "0.5")
-                y = 0.3 + 0.17 * (used + row)
-                _text(ax_events, e.t_s, y, e.kind, fontsize=6.5, ha="center", va="bottom", color=colour)
+        for x, text, colour, row in layout:
+            _text(ax_events, x, 0.3 + 0.17 * row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
 
     # Waveform.
     if envelope is not None:
@@ -504,14 +522,35 @@ def _mark_outcomes(ax: Any, beats: Sequence[Beat], lo: float, hi: float, keep: A
             )
 
 
+def _paused_spans(events: EventLog | None, end_s: float) -> list[tuple[float, float]]:
+    """The log's paused intervals (``pause`` to the next ``resume``; one never resumed lasts to ``end_s``)."""
+    spans: list[tuple[float, float]] = []
+    paused_at = None
+    for e in () if events is None else events.of_kind("pause", "resume"):
+        if e.kind == "pause" and paused_at is None:
+            paused_at = e.t_s
+        elif e.kind == "resume" and paused_at is not None:
+            spans.append((paused_at, e.t_s))
+            paused_at = None
+    if paused_at is not None and paused_at < end_s:
+        spans.append((paused_at, end_s))
+    return spans
+
+
 def plot_beat_timeline(
-    beats: Sequence[Beat], *, quiet_s: float, quiet_margin_s: float = 0.2, title: str = ""
+    beats: Sequence[Beat],
+    *,
+    quiet_s: float,
+    quiet_margin_s: float = 0.2,
+    title: str = "",
+    events: EventLog | None = None,
 ) -> Figure:
     """One row per beat, on time since its terminal response: legible for a session of any length.
 
     Each row shows the wait for speech (terminal response to onset), an
     overlapping acknowledgment, the narration with its gaps coloured by how
-    close each comes to ``quiet_s - quiet_margin_s``, the replayed clock's
+    close each comes to ``quiet_s - quiet_margin_s``, the time the page paused
+    the clock inside the beat (hatched, from ``events``), the replayed clock's
     declaration and the linger after it, and the beat's bound.
     """
     n = max(1, len(beats))
@@ -524,8 +563,24 @@ def plot_beat_timeline(
         handles.setdefault(name, artist)
 
     right = 0.0
+    end_s = max((b.span_end_s for b in beats), default=0.0)
+    pauses = _paused_spans(events, end_s)
     for y, b in enumerate(beats):
         t0 = b.terminal_s
+        own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
+        if own:
+            keep(
+                "paused",
+                ax.broken_barh(
+                    [(a - t0, z - a) for a, z in own],
+                    (y - 0.42, 0.84),
+                    facecolor="none",
+                    hatch="///",
+                    edgecolor="0.3",
+                    zorder=3,
+                ),
+            )
+            right = max(right, max(z for _, z in own) - t0)
         if b.onset_s is not None:
             keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
         if b.ack_overlap and b.ack_last_word_s is not None:
