@@ -289,6 +289,11 @@ def sweep(
             out.write(printable(sweep_table(result)))
 
 
+def _with_values(grid: tuple[float, ...], *values: float | None) -> tuple[float, ...]:
+    """A sweep axis with ``values`` added where they are not on it already, in order."""
+    return tuple(sorted(set(grid) | {v for v in values if v is not None and v > 0}))
+
+
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
     if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
         raise click.UsageError(
@@ -380,6 +385,11 @@ def report(
     source = config_source(cfg, opts)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
+    # The grid holds the setting checked (committed or candidate) and the recommendation, so the figures
+    # draw each at its own point rather than at the grid point nearest it.
+    rec_floor, rec_quiet, _ = derivation.setting
+    floors = _with_values(floors, th.floor, rec_floor)
+    quiets = _with_values(quiets, th.quiet_s, rec_quiet)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = []
     for rec in corpus.recordings:

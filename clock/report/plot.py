@@ -672,6 +672,9 @@ def plot_sweep_heatmap(
     for ax, (title, m) in zip(axes, panels):
         image = ax.imshow(m, origin="lower", aspect="auto", cmap="magma_r", norm=norm)
         if m.size <= 600:
+            # As large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt.
+            cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
+            size = float(np.clip(cell_pt * 0.45, 6, 10))
             for (i, j), v in np.ndenumerate(m):
                 if not np.isnan(v):
                     ax.text(
@@ -680,13 +683,19 @@ def plot_sweep_heatmap(
                         f"{int(v)}",
                         ha="center",
                         va="center",
-                        fontsize=6,
+                        fontsize=size,
+                        fontweight="bold",
                         color="white" if v > top / 2 else "black",
                     )
-        ax.set_xticks(range(len(result.quiets_s)), [f"{q:g}" for q in result.quiets_s], fontsize=7, rotation=90)
+        # Unrotated tick labels: every k-th quiet time, as many as fit side by side.
+        k = max(1, int(np.ceil(len(result.quiets_s) / 12)))
+        ticks = range(0, len(result.quiets_s), k)
+        ax.set_xticks(list(ticks), [f"{result.quiets_s[j]:g}" for j in ticks], fontsize=8)
         ax.set_xlabel("quiet time (s)")
         ax.set_title(f"{title} (beats), {result.n_recordings} recordings", fontsize=10)
-    axes[0].set_yticks(range(len(result.floors)), [f"{f:g}" for f in result.floors], fontsize=7)
+    k = max(1, int(np.ceil(len(result.floors) / 16)))
+    ticks = range(0, len(result.floors), k)
+    axes[0].set_yticks(list(ticks), [f"{result.floors[i]:g}" for i in ticks], fontsize=8)
     axes[0].set_ylabel("floor (RMS)")
     floor, quiet, _ = result.recommended
     marks = []
@@ -749,9 +758,11 @@ def plot_tradeoff(
     """Beats cut short or stalled against the latency added after the last word, one series per floor.
 
     Floors whose series are identical share one line (named by all of them);
-    the remaining lines are drawn slightly apart vertically, so none hides
-    another. The recommended setting is a star and the committed one a
-    diamond (the nearest grid point when a setting is not on the grid).
+    the remaining lines are drawn slightly apart vertically, upwards only (a
+    count is never drawn below 0), so none hides another. The recommended
+    setting is a star and the committed one a diamond, each drawn with its
+    own series' offset (at the nearest grid point when a setting is not on
+    the grid: ``report`` puts both on its grid); their legend markers stay small.
 
     Parameters
     ----------
@@ -773,9 +784,11 @@ def plot_tradeoff(
             series.setdefault(tuple((float(p.latency_mean_s or 0.0), p.n_failed) for p in pts), []).append(f)
     n = len(series)
     dodge = 0.0 if n <= 1 else min(0.08, 0.4 / n)
+    offsets: dict[float, float] = {}
     for i, (xy, floors) in enumerate(series.items()):
         name = f"floor {floors[0]:g}" if len(floors) == 1 else "floors " + ", ".join(f"{f:g}" for f in floors)
-        offset = (i - (n - 1) / 2) * dodge
+        offset = i * dodge  # upwards from the true count: a count of 0 is never drawn below 0
+        offsets.update((f, offset) for f in floors)
         ax.plot(
             [x for x, _ in xy],
             [y + offset for _, y in xy],
@@ -808,21 +821,21 @@ def plot_tradeoff(
             if (point.floor, point.quiet_s) == (f, q)
             else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
         )
-        ax.plot(
-            point.latency_mean_s,
-            point.n_failed,
+        style = dict(
             marker=marker,
             color=colour,
             markeredgecolor="black" if marker == "*" else colour,
             markerfacecolor=colour if marker == "*" else "none",
             markeredgewidth=1.2 if marker == "*" else 2,
-            markersize=size,
             linestyle="none",
-            zorder=5,
-            label=f"{name}: floor {f:g}, quiet {q:g} s{where}",
         )
+        y = point.n_failed + offsets.get(point.floor, 0.0)
+        ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
+        # The legend's marker: the same, small (a proxy drawn nowhere).
+        ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
     ax.set_xlabel("mean latency added after the last word (s per beat)")
-    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart)" if dodge else ""))
+    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
+    ax.set_ylim(bottom=-0.4)
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -959,21 +972,28 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
             markersize=14 if level else 7,
             color="black" if level else "tab:blue",
             linestyle="none",
+            zorder=3,
         )
-        # Labels fan out (points often sit close together).
+        # Labels fan out (points often sit close together), start clear of the largest marker (the star's
+        # radius is 7 points) and are drawn over every marker on a white box, so none covers a label.
         ax.annotate(
             plain_text(f"{r.name} (quiet {r.quiet_s:g} s)"),
             (x, r.n_failed),
-            xytext=(8, 12 * (n % 5) - 24),
+            xytext=(14, (14 + 12 * (n % 6 // 2)) * (1 if n % 2 else -1)),  # above or below, never level
             textcoords="offset points",
             fontsize=8,
             va="center",
-            arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "grey"},
+            zorder=4,
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+            arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "grey", "shrinkA": 0, "shrinkB": 8},
         )
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xlabel("median latency added after the last word (s)")
     ax.set_ylabel("beats failed (premature, stalled, missed onset)")
     ax.set_title("each endpointer at its tuned silence duration")
-    ax.set_ylim(-1, max((r.n_failed for r in shown), default=0) + 1)
+    ax.set_ylim(-0.6, max((r.n_failed for r in shown), default=0) + 1)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # beats come whole, and never fewer than 0
     return fig
 
 
