@@ -98,7 +98,9 @@ def derive(
     if plot_path is not None:
         from ..report.plot import plot_evidence
 
-        save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
+        drawn = None if compare is None else compare.floor
+        figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
+        save_figure_file(figure, plot_path, corpus.inputs, "--plot")
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return

@@ -421,7 +421,7 @@ def report(
         recordings=sections,
         config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
-        evidence_image=png_data_uri(plot_evidence(derivation)),
+        evidence_image=png_data_uri(plot_evidence(derivation, committed_floor=th.floor, committed_label=label)),
         sweep_images=[
             (
                 "premature ends and stalls by floor and quiet time",

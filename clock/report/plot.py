@@ -848,7 +848,9 @@ def _to_db(x: float) -> float:
     return _DB_FLOOR if x <= 0 else max(20 * float(np.log10(x)), _DB_FLOOR)
 
 
-def plot_evidence(derivation: Derivation) -> Figure:
+def plot_evidence(
+    derivation: Derivation, *, committed_floor: float | None = None, committed_label: str = "committed"
+) -> Figure:
     """What a recommendation rests on: each recording's levels and window, and the narration gaps.
 
     Left: per recording, the spread of its speech levels (box p5..p95,
@@ -858,6 +860,10 @@ def plot_evidence(derivation: Derivation) -> Figure:
     exponential tail fitted above the 75th percentile, the quiet time, the
     limit ``check`` holds gaps to (quiet time minus its margin) and the least
     room a beat leaves after its last word.
+
+    ``committed_floor`` (named ``committed_label``: ``candidate`` for one given
+    on the command line) is drawn beside the recommendation. A level of exact
+    digital zero has no dBFS; it is drawn at -100 dBFS, and the axis says so.
     """
     fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 3.2), layout="constrained")
     engine: Any = fig.get_layout_engine()
@@ -909,13 +915,22 @@ def plot_evidence(derivation: Derivation) -> Figure:
             zorder=3,
             label=f"floor {f.floor:g} ({_to_db(f.floor):.1f} dBFS)",
         )
+    if committed_floor is not None and committed_floor > 0:
+        ax_lv.axvline(
+            _to_db(committed_floor),
+            color="black",
+            linewidth=1.2,
+            linestyle=":",
+            zorder=3,
+            label=f"{committed_label} floor {committed_floor:g} ({_to_db(committed_floor):.1f} dBFS)",
+        )
     ax_lv.plot([], [], color="tab:blue", linewidth=6, alpha=0.75, label="speech p5..p95 (p1..p99)")
     ax_lv.plot([], [], color="0.45", linewidth=6, alpha=0.75, label="silence p5..p95 (p1..p99)")
     ax_lv.fill_between([], [], color="tab:green", alpha=0.3, label="its window of floors")
     ax_lv.set_yticks(range(len(names)), [plain_text(n) for n in names], fontsize=8, **_LITERAL)
     ax_lv.set_ylim(-0.6, len(names) - 0.4)
     ax_lv.invert_yaxis()
-    ax_lv.set_xlabel("level (dBFS)")
+    ax_lv.set_xlabel(f"level (dBFS; digital zero is drawn at {_DB_FLOOR:g} dBFS)")
     ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
     ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
 
