@@ -73,6 +73,7 @@ __all__ = [
     "check_corpus",
     "check_counts",
     "check_recording",
+    "in_time_order",
 ]
 
 CHECKS = (
@@ -617,3 +618,13 @@ def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: f
     if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
         fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))
     return fails
+
+
+def in_time_order(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """``results`` with each recording's in time order: recordings as they first appear, within one its
+    recording-wide results (no time) first, then the timed ones by time; ties keep their order (stable).
+    """
+    first: dict[str, int] = {}
+    for r in results:
+        first.setdefault(r.recording, len(first))
+    return sorted(results, key=lambda r: (first[r.recording], r.t_s is not None, r.t_s or 0.0))

@@ -272,7 +272,7 @@ def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[f
 
     Terminal responses come first, "terminal N" where every one fits in two rows, else the beat's number
     alone; the other events (prompts, arrivals, pauses, resumes, end, tool calls, ...) fill the rows above,
-    by name, or by their initial where names would need more than :data:`MAX_EVENT_ROWS` rows in all.
+    by name, or by their initial where no row of the :data:`MAX_EVENT_ROWS` has room for the name.
     """
     if events is None:
         return []
@@ -287,15 +287,19 @@ def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[f
     rows_t = [r if r is not None else i % (MAX_EVENT_ROWS // 2) for i, r in enumerate(rows_t)]
     used = max(rows_t, default=-1) + 1
     out = [(x, text, _EVENT_COLOURS["terminal"], row) for x, text, row in zip(xs, texts, rows_t)]
-    others = [e for e in events.events if lo <= e.t_s <= hi and e.kind != "terminal"]
     free = max(1, MAX_EVENT_ROWS - used)
-    names = [e.kind for e in others]
-    rows = _stagger([e.t_s for e in others], [char * (len(n) + 1) for n in names], free)
-    if None in rows:
-        names = [e.kind[:1] for e in others]
-        rows = _stagger([e.t_s for e in others], [char * 2 for _ in others], free)
-    for i, (e, name, row) in enumerate(zip(others, names, rows)):
-        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + (row if row is not None else i % free)))
+    ends = [-np.inf] * free
+    for i, e in enumerate(ev for ev in events.events if lo <= ev.t_s <= hi and ev.kind != "terminal"):
+        # By name in the lowest free row; by initial where no row has room for the name.
+        for name in (e.kind, e.kind[:1]):
+            w = char * (len(name) + 1)
+            row = next((r for r in range(free) if ends[r] < e.t_s - w / 2), None)
+            if row is not None:
+                break
+        if row is None:
+            row = i % free
+        ends[row] = max(ends[row], e.t_s + w / 2)
+        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + row))
     return out
 
 
