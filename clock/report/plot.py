@@ -284,22 +284,22 @@ def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[f
     if None in rows_t:
         texts = [_beat_name(n).split()[-1] for n, _ in terminals]
         rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], MAX_EVENT_ROWS // 2)
-    rows_t = [r if r is not None else i % (MAX_EVENT_ROWS // 2) for i, r in enumerate(rows_t)]
-    used = max(rows_t, default=-1) + 1
-    out = [(x, text, _EVENT_COLOURS["terminal"], row) for x, text, row in zip(xs, texts, rows_t)]
+    placed = [r if r is not None else i % (MAX_EVENT_ROWS // 2) for i, r in enumerate(rows_t)]
+    used = max(placed, default=-1) + 1
+    out = [(x, text, _EVENT_COLOURS["terminal"], row) for x, text, row in zip(xs, texts, placed)]
     free = max(1, MAX_EVENT_ROWS - used)
     ends = [-np.inf] * free
     for i, e in enumerate(ev for ev in events.events if lo <= ev.t_s <= hi and ev.kind != "terminal"):
         # By name in the lowest free row; by initial where no row has room for the name.
+        found: int | None = None
         for name in (e.kind, e.kind[:1]):
             w = char * (len(name) + 1)
-            row = next((r for r in range(free) if ends[r] < e.t_s - w / 2), None)
-            if row is not None:
+            found = next((r for r in range(free) if ends[r] < e.t_s - w / 2), None)
+            if found is not None:
                 break
-        if row is None:
-            row = i % free
-        ends[row] = max(ends[row], e.t_s + w / 2)
-        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + row))
+        at = i % free if found is None else found
+        ends[at] = max(ends[at], e.t_s + w / 2)
+        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + at))
     return out
 
 
@@ -390,8 +390,8 @@ def plot_recording(
                 for ax in axes[1:]:
                     ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
                 ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
-        for x, text, colour, row in layout:
-            _text(ax_events, x, 0.3 + 0.17 * row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
+        for x, text, colour, label_row in layout:
+            _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
 
     # Waveform.
     if envelope is not None:
@@ -825,7 +825,7 @@ def plot_tradeoff(
             if (point.floor, point.quiet_s) == (f, q)
             else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
         )
-        style = dict(
+        style: dict[str, Any] = dict(
             marker=marker,
             color=colour,
             markeredgecolor="black" if marker == "*" else colour,
