@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -83,14 +84,34 @@ def derive(
     if by:
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
-    found = [
-        derive_thresholds(
+    # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
+    # leave-one-out runs are most of a cached run's time); --prefer robust replays stress, so it is derived.
+    from ..io.cache import resolve_cache
+    from ..io.results import cached_result
+    from .scale import scale_settings
+
+    results = None if prefer == "robust" else resolve_cache(scale_settings()[1])
+
+    def derived(members: list[Observation], name: str) -> Derivation:
+        return derive_thresholds(
             members,
             margins=cfg.margins,
             group=name,
             compare=compare,
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+        )
+
+    found = [
+        cached_result(
+            results,
+            "derive",
+            members,
+            functools.partial(derived, members, name),
+            margins=cfg.margins,
+            group=name,
+            compare=compare,
+            compare_label=label,
         )
         for name, members in groups.items()
     ]
