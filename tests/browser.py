@@ -28,7 +28,7 @@ WEBRTC_FLAGS = ["--allow-loopback-in-peer-connection", "--disable-features=WebRt
 
 
 def run_page(
-    html: str, *, timeout_s: float = 60.0, flags: tuple[str, ...] = (), files: dict[str, bytes] | None = None
+    html: str, *, timeout_s: float = 300.0, flags: tuple[str, ...] = (), files: dict[str, bytes] | None = None
 ) -> dict[str, bytes]:
     """Serve ``html`` at ``/`` on localhost, open it, and return the bodies it POSTs, by path.
 
@@ -36,7 +36,8 @@ def run_page(
     data too big to inline in the page.
 
     The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
-    with its body as the message.
+    with its body as the message. ``timeout_s`` guards against a hung browser; it is no time the page
+    must beat (a busy machine starts Chromium slowly), so it is minutes.
     """
     posted: dict[str, bytes] = {}
     finished = threading.Event()
@@ -63,7 +64,13 @@ def run_page(
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass  # a browser that hangs up early must not print a traceback into a test's captured stderr
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.Popen(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -92,8 +93,16 @@ def derive(
     if by:
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
-    found = [
-        derive_thresholds(
+    # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
+    # leave-one-out runs are most of a cached run's time); --prefer robust replays stress, so it is derived.
+    from ..io.cache import resolve_cache
+    from ..io.results import cached_result
+    from .scale import scale_settings
+
+    results = None if prefer == "robust" else resolve_cache(scale_settings()[1])
+
+    def derived(members: list[Observation], name: str) -> Derivation:
+        return derive_thresholds(
             members,
             margins=cfg.margins,
             group=name,
@@ -101,13 +110,27 @@ def derive(
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
         )
+
+    found = [
+        cached_result(
+            results,
+            "derive",
+            members,
+            functools.partial(derived, members, name),
+            margins=cfg.margins,
+            group=name,
+            compare=compare,
+            compare_label=label,
+        )
         for name, members in groups.items()
     ]
     committed = corpus.config.thresholds if corpus.config.path is not None else None
     if plot_path is not None:
         from ..report.plot import plot_evidence
 
-        save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
+        drawn = None if compare is None else compare.floor
+        figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
+        save_figure_file(figure, plot_path, corpus.inputs, "--plot")
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return

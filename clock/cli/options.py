@@ -308,7 +308,8 @@ def level_options(f: F) -> F:
                 "tick_s",
                 callback=_period,
                 metavar="S",
-                help="Seconds between ticks, exact: 1/60 (default, requestAnimationFrame), 0.05, 1.",
+                help="Seconds between the clock's ticks (it polls its analyser on a timer), exact: "
+                "1/60 (default), 0.05, 1.",
             ),
             click.option(
                 "--tick-frames",

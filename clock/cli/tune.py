@@ -91,7 +91,9 @@ def figure_for(
     name = rec.name if beat is None else f"{rec.name}, beat {beat}"
     title = f"{name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
-        return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
+        return plot_beat_timeline(
+            found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title, events=rec.events
+        )
     return plot_recording(
         rec.trace,
         floor=th.floor,
@@ -287,6 +289,11 @@ def sweep(
             out.write(printable(sweep_table(result)))
 
 
+def _with_values(grid: tuple[float, ...], *values: float | None) -> tuple[float, ...]:
+    """A sweep axis with ``values`` added where they are not on it already, in order."""
+    return tuple(sorted(set(grid) | {v for v in values if v is not None and v > 0}))
+
+
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
     if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
         raise click.UsageError(
@@ -379,6 +386,11 @@ def report(
     source = config_source(cfg, opts)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
+    # The grid holds the setting checked (committed or candidate) and the recommendation, so the figures
+    # draw each at its own point rather than at the grid point nearest it.
+    rec_floor, rec_quiet, _ = derivation.setting
+    floors = _with_values(floors, th.floor, rec_floor)
+    quiets = _with_values(quiets, th.quiet_s, rec_quiet)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = []
     for rec in corpus.recordings:
@@ -410,7 +422,7 @@ def report(
         recordings=sections,
         config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
-        evidence_image=png_data_uri(plot_evidence(derivation)),
+        evidence_image=png_data_uri(plot_evidence(derivation, committed_floor=th.floor, committed_label=label)),
         rules_image=None
         if derivation.rules is None or not derivation.rules.n_with_event
         else png_data_uri(plot_rules(derivation.rules)),

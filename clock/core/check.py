@@ -95,6 +95,7 @@ __all__ = [
     "check_corpus",
     "check_counts",
     "check_recording",
+    "in_time_order",
 ]
 
 CHECKS = (
@@ -833,3 +834,13 @@ def _level_verdict(
         f"{'a voice' if sign < 0 else 'the recording'} {margin}"
     )
     result(check, [], replace(finding, t_s=None, detail=note))
+
+
+def in_time_order(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """``results`` with each recording's in time order: recordings as they first appear, within one its
+    recording-wide results (no time) first, then the timed ones by time; ties keep their order (stable).
+    """
+    first: dict[str, int] = {}
+    for r in results:
+        first.setdefault(r.recording, len(first))
+    return sorted(results, key=lambda r: (first[r.recording], r.t_s is not None, r.t_s or 0.0))

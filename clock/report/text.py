@@ -89,7 +89,11 @@ def _time(x: float | None) -> str | None:
 
 
 def _secs(x: float | None) -> str | None:
-    return None if x is None else f"{x:.3f}"
+    """Seconds to the millisecond; a value that rounds to zero prints ``0.000``, never ``-0.000``."""
+    if x is None:
+        return None
+    text = f"{x:.3f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 #: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
