@@ -12,13 +12,15 @@ Real voices (the shared corpus, tests/voices.py) in two rooms:
 
 The labels are the construction's narrations, so every endpointer is judged
 against the truth. Synthetic traces (no audio) show the reference without
-labels, the beats a log of many terminal responses costs, and the rule that
-picks a setting from the grid.
+labels, the beats a log of many terminal responses costs, the rule that
+picks a setting from the grid, and the page's ``end`` after the guide has
+finished (outpaced) or while it may still speak (aborted).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -152,12 +154,12 @@ def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):
     # The table says what each threshold was tuned over and what every row is judged against.
     assert "webrtcvad-2: its one mode (not tuned)" in text and "energy: its level in dB" in text
     assert "judged against the labels (5 recordings): none of the contestants" in text
+    header = next(line.split() for line in text.splitlines() if line.split()[:1] == ["name"])
+    counts = ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_outpaced", "n_aborted")
     for e in data["endpointers"]:
-        row = next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])
-        assert row[1] == f"{e['threshold']:g}"
-        assert [int(x) for x in row[3:9]] == [
-            e[k] for k in ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_aborted")
-        ]
+        row = dict(zip(header, next(line.split() for line in text.splitlines() if line.split()[:1] == [e["name"]])))
+        assert row["threshold"] == f"{e['threshold']:g}"
+        assert [int(row[k]) for k in counts] == [e[k] for k in counts]
 
 
 def test_every_field_compare_writes_is_documented(cli, tmp_path):
@@ -230,7 +232,8 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
         scores.append([FrameScores.fixed("echo", speech, 128, RATE, 0.0)])
     level, echo = compare_endpointers(obs, scores, floor=FLOOR, floors=[FLOOR], onset_timeout_s=10.0, margins=MARGINS)
     assert level.n_beats > 0
-    fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_silent", "n_aborted")
+    fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_outpaced", "n_silent")
+    fields += ("n_aborted",)
     assert [getattr(echo, f) for f in fields] == [getattr(level, f) for f in fields]
     assert echo.added_latency_median_s == level.added_latency_median_s
 
@@ -389,3 +392,48 @@ def test_the_setting_keeps_the_margins_then_the_least_latency():
     # No margin along a threshold without one (a probability): the least latency.
     j, q = _choose(failures, latency, quiets, None, MARGINS)
     assert quiets[q] == 0.7 and floors_db[j] == -55
+
+
+def _window_s() -> float:
+    """How long the analyser hears a word after it ends (its window)."""
+    return _trace(np.zeros(1)).options.fft_size / TRACE_RATE
+
+
+def _tour(words: list[tuple[float, float]], bound: tuple[str, float], seconds: float):
+    """A tour whose guide says ``words`` (labelled, and on the level as the analyser hears them: each
+    word a window longer) after a terminal response at 0.5 s, until the ``bound`` event."""
+    from clock.core.events import Label
+
+    t, level = _room(seconds)
+    for a, b in words:
+        level[(t >= a) & (t < b + _window_s())] = 0.05
+    o = _observation(level, [("terminal", 0.5), bound])
+    return replace(o, labels=tuple(Label(a, b, "narration") for a, b in words))
+
+
+def test_a_page_end_after_the_guide_finished_is_outpaced_and_one_while_it_spoke_is_aborted():
+    # Tour 1: narration pauses of 1.0 and 1.2 s, the page's end 3 s after the reference's last word.
+    # Tour 2: the page's end 0.5 s after the last word. Every narration pause is under 1.5 s, so the
+    # first end came after the guide had finished, the second while it may have been between sentences.
+    level_clock = dict(name=LEVEL_CLOCK, kind="floor", thresholds=(FLOOR,), onset_timeout_s=4.0, margins=MARGINS)
+    window = _window_s()  # the reference's last word is the label's end and a window
+    finished = _tour([(1.0, 2.0), (3.0, 4.0), (5.2, 6.0)], ("end", 6.0 + window + 3.0), 11.0)
+    speaking = _tour([(1.0, 2.0), (3.0, 3.6)], ("end", 3.6 + window + 0.5), 6.0)
+
+    def judged(observations, quiet_s):
+        return tune([prepare(o) for o in observations], None, quiets_s=[quiet_s], **level_clock)
+
+    slow = judged([finished], 3.5)
+    assert (slow.n_beats, slow.n_outpaced, slow.n_failed, slow.n_aborted, slow.n_stalled) == (1, 1, 1, 0, 0)
+    assert 1.2 - window - 1 / 60 <= slow.narration_pause_s <= 1.2 - window + 1 / 60  # P, from the reference
+    fast = judged([finished], 2.0)
+    assert (fast.n_ok, fast.n_outpaced, fast.n_failed) == (1, 0, 0)
+    for quiet_s in (2.0, 3.5):
+        cut = judged([speaking], quiet_s)
+        assert (cut.n_aborted, cut.n_outpaced, cut.n_failed, cut.n_ok) == (1, 0, 0, 0)
+    # P is over the recordings compared together: beside a tour whose narration pauses 3.2 s (then a
+    # prompt 4 s after its last word), the guide of tour 1 may still have been speaking 3 s after its word.
+    long_pause = _tour([(1.0, 2.0), (5.2, 6.0)], ("prompt", 10.0 + window), 11.0)
+    together = judged([finished, long_pause], 3.5)
+    assert together.narration_pause_s > 3.0
+    assert (together.n_beats, together.n_aborted, together.n_outpaced, together.n_ok) == (2, 1, 0, 1)

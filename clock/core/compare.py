@@ -36,8 +36,18 @@ at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
     that, within the span;
 ``stalled``
     the reference has speech, and the endpointer did not declare the end
-    before the span's bound (``aborted``, neither right nor a failure, when
-    the endpointer's own replay says so: the page's ``end`` came first);
+    before the span's bound, where that is not the page's ``end``;
+``outpaced``, ``aborted``
+    the reference has speech, the page's ``end`` bounds the span, and the
+    endpointer did not declare the end before it: as
+    :meth:`clock.core.beats.BeatAnalysis.undone` judges it on the
+    reference's beats, ``aborted`` (neither right nor a failure) when the
+    reference speaks at the bound's tick or its last word is closer to the
+    ``end`` than ``P``, the longest narration pause of the reference over
+    the recordings compared together
+    (:func:`clock.core.beats.narration_pause_s`), else ``outpaced`` (a
+    failure: the guide had finished, and the endpointer was slower than the
+    visitor);
 ``missed-onset``
     the reference has speech, and it never heard the guide start;
 ``silent``
@@ -68,6 +78,7 @@ from .beats import (
     MISSED_ONSET,
     OK,
     OUTCOMES,
+    OUTPACED,
     PREMATURE,
     SILENT,
     STALLED,
@@ -75,7 +86,7 @@ from .beats import (
     FloorAnalysis,
     analyse,
     decide_quiets,
-    span_bounds,
+    narration_pause_s,
 )
 from .events import EventLog, Label
 from .levels import LevelTrace
@@ -332,10 +343,15 @@ class Prepared:
     has_speech, last_word_s, bound_s : ndarray
         Per terminal of ``events``: the reference has speech in the span, its
         latest end there, and where the span ends (the reference's speech
-        deciding an overlapping acknowledgment, as :func:`~clock.core.beats.span_bounds` does).
+        deciding an overlapping acknowledgment, as :func:`~clock.core.beats.span_bounds` does for the clock).
     source : str
         The reference's source.
     audio_s : float
+    reference : FloorAnalysis
+        The reference's beats: :func:`~clock.core.beats.analyse` of a trace
+        whose level is the reference's speech at each tick (its narration
+        pauses give ``P``; its speech at each bound and last word tell an
+        aborted beat from an outpaced one).
     """
 
     trace: LevelTrace
@@ -348,6 +364,7 @@ class Prepared:
     bound_s: NDArray[np.float64]
     source: str
     audio_s: float
+    reference: FloorAnalysis
 
 
 def prepare(observation: Observation) -> Prepared:
@@ -380,14 +397,16 @@ def prepare(observation: Observation) -> Prepared:
     events = replace(o.events, events=tuple(e for e, k in zip(queue, keep.tolist()) if k))
     heard = heard_all[terms[keep_term]]
     ref = Reference.of(o)
-    end_s = float(t[-1]) + trace.tick_s if t.size else 0.0
-    bounds = span_bounds(events, t_s=t, speech=ref.speech_at(t), end_s=end_s)
-    bound_s = np.array([b for b, _ in bounds], np.float64)
+    # The reference's beats, as the clock's replay analyses a level: its speech decides each span's bound.
+    level = np.where(ref.speech_at(t), SPEECH_LEVEL, SILENCE_LEVEL)
+    mask = LevelTrace(trace.frames, level, trace.sample_rate_hz, trace.ticks, "reference", trace.options)
+    reference = analyse(mask, events, floor=DECISION_FLOOR, t_s=t)
+    bound_s = np.array([b.bound_s for b in reference.beats], np.float64)
     terminal_s = np.array([e.t_s for e in events.terminals], np.float64)
     has, last = ref.within(terminal_s, bound_s)
     return Prepared(
         trace, events, heard, int(terms.size), int((~keep_term).sum()), has, last, bound_s, ref.source,
-        trace.n_ticks * trace.tick_s,
+        trace.n_ticks * trace.tick_s, reference,
     )  # fmt: skip
 
 
@@ -399,8 +418,13 @@ class _Judged:
     latency_s: NDArray[np.float64]
 
 
-def _judge(p: Prepared, a: FloorAnalysis, quiets_s: Sequence[float], onset_timeout_s: float) -> _Judged:
-    """Every beat of ``p`` against the reference, for each quiet time (see the module notes)."""
+def _judge(
+    p: Prepared, a: FloorAnalysis, quiets_s: Sequence[float], onset_timeout_s: float, *, narration_pause_s: float
+) -> _Judged:
+    """Every beat of ``p`` against the reference, for each quiet time (see the module notes).
+
+    ``narration_pause_s`` is ``P`` of the reference over the recordings compared together.
+    """
     n_b, n_q = len(a.beats), len(quiets_s)
     codes = np.full((n_b, n_q), _CODE[UNHEARD], np.int8)
     latency = np.full((n_b, n_q), np.nan)
@@ -412,17 +436,20 @@ def _judge(p: Prepared, a: FloorAnalysis, quiets_s: Sequence[float], onset_timeo
     if live.size == 0:
         return _Judged(codes, latency)
     d = decide_quiets(
-        replace(a, beats=tuple(a.beats[i] for i in live.tolist())), quiets_s=quiets_s, onset_timeout_s=onset_timeout_s
+        replace(a, beats=tuple(a.beats[i] for i in live.tolist())),
+        quiets_s=quiets_s,
+        onset_timeout_s=onset_timeout_s,
+        narration_pause_s=narration_pause_s,
     )
     own, declared = d.outcome, d.declared_tick
     has = p.has_speech[live][:, None]
     last = p.last_word_s[live][:, None]
     bound = p.bound_s[live][:, None]
-    ends = np.array([a.beats[i].ended_by_page for i in live.tolist()], bool)[:, None]
     at = np.where(declared >= 0, a.t_s[np.maximum(declared, 0)], np.inf)
-    # Undone: the endpointer's own replay says how (stalled, or aborted by the page's end).
-    own_undone = (own != _CODE[OK]) & (own != _CODE[PREMATURE])
-    undone = np.where(own_undone, own, np.where(ends, _CODE[ABORTED], _CODE[STALLED])).astype(np.int8)
+    # Not declared before the bound: the one outcome judge on the reference's beat says how (stalled,
+    # or, where the page's end bounds it, aborted while the reference spoke or outpaced after it finished).
+    ref = p.reference.beats
+    undone = np.array([_CODE[ref[i].undone(narration_pause_s)] for i in live.tolist()], np.int8)[:, None]
     out = np.where(at >= bound, undone, np.where(last > at, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
     missed = (own == _CODE[SILENT]) | (own == _CODE[MISSED_ONSET])
     out = np.where(missed, _CODE[MISSED_ONSET], out)
@@ -507,14 +534,19 @@ class EndpointerResult:
         Its silence duration (tuned).
     n_settings : int
         The settings replayed (thresholds by quiet times).
-    n_beats, n_ok, n_premature, n_stalled, n_missed_onset, n_silent, n_aborted : int
+    n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
     n_failed : int
-        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`).
+        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`:
+        premature, stalled, outpaced, missed onset).
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
         CPU seconds the detector took per hour of audio, at its tuned
         threshold (None: not measured).
+    narration_pause_s : float
+        ``P``: the longest narration pause of the reference over the
+        recordings compared together (the same for every contestant), which
+        tells an aborted beat from an outpaced one.
     """
 
     name: str
@@ -526,6 +558,7 @@ class EndpointerResult:
     n_ok: int
     n_premature: int
     n_stalled: int
+    n_outpaced: int
     n_missed_onset: int
     n_silent: int
     n_aborted: int
@@ -533,6 +566,7 @@ class EndpointerResult:
     added_latency_p95_s: float | None
     cpu_s_per_hour: float | None
     n_failed: int
+    narration_pause_s: float
 
 
 def tune(
@@ -552,7 +586,8 @@ def tune(
     Parameters
     ----------
     prepared : sequence of Prepared
-        The recordings (:func:`prepare`).
+        The recordings (:func:`prepare`), compared together: ``P`` is the
+        longest narration pause of their references.
     scores : sequence of FrameScores, or None
         Per recording, the endpointer's scores; None for the level clock
         (``thresholds`` are then its floors).
@@ -566,13 +601,15 @@ def tune(
     quiets_s : sequence of float
     """
     q = np.asarray(quiets_s, np.float64)
+    pause = narration_pause_s([p.reference for p in prepared])
     n_t = len(thresholds)
     failures = np.zeros((n_t, q.size), np.int64)
     lat_sum = np.zeros((n_t, q.size))
     n_ok = np.zeros((n_t, q.size), np.int64)
     for j, th in enumerate(thresholds):
         for r, p in enumerate(prepared):
-            found = _judge(p, _analysis(p, None if scores is None else scores[r], th, j), quiets_s, onset_timeout_s)
+            a = _analysis(p, None if scores is None else scores[r], th, j)
+            found = _judge(p, a, quiets_s, onset_timeout_s, narration_pause_s=pause)
             failures[j] += np.isin(found.codes, _FAIL_CODES).sum(axis=0)
             ok = found.codes == _CODE[OK]
             n_ok[j] += ok.sum(axis=0)
@@ -587,9 +624,8 @@ def tune(
     counts = dict.fromkeys(OUTCOMES, 0)
     latencies = []
     for r, p in enumerate(prepared):
-        found = _judge(
-            p, _analysis(p, None if scores is None else scores[r], thresholds[j], j), [q[k]], onset_timeout_s
-        )
+        a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
+        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=pause)
         codes = found.codes[:, 0]
         for name_, code in _CODE.items():
             counts[name_] += int((codes == code).sum())
@@ -610,6 +646,7 @@ def tune(
         counts[OK],
         counts[PREMATURE],
         counts[STALLED],
+        counts[OUTPACED],
         counts[MISSED_ONSET],
         counts[SILENT],
         counts[ABORTED],
@@ -617,6 +654,7 @@ def tune(
         float(np.percentile(lat, 95)) if lat.size else None,
         per_hour,
         sum(counts[x] for x in FAILURES),
+        pause,
     )
 
 

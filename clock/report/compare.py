@@ -20,6 +20,7 @@ COMPARE_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_outpaced",
     "n_aborted",
     "added_latency_median_s",
     "added_latency_p95_s",
@@ -82,7 +83,19 @@ def compare_heading(
         f"each threshold and quiet time ({len(QUIET_LADDER_S)} from {QUIET_LADDER_S[0]:g} to {QUIET_LADDER_S[-1]:g} s) "
         "tuned together on these recordings: fewest failures, then the margins, then the least added latency; "
         f"derive's floor {floor:g}; every endpointer waits {onset_timeout_s:g} s for onset\n"
-        f"thresholds: {'; '.join(_grid(r) for r in results)}\n" + reference_line(reference)
+        f"thresholds: {'; '.join(_grid(r) for r in results)}\n" + reference_line(reference) + _ends(results)
+    )
+
+
+def _ends(results: Sequence[EndpointerResult]) -> str:
+    """How a beat the page's ``end`` bounds is judged when a contestant waits past it (P is shared by all)."""
+    if not results:
+        return ""
+    pause = results[0].narration_pause_s
+    return (
+        "\na beat the page's end bounds, not declared over before it: aborted when the reference speaks at the end or "
+        f"its last word is less than {pause:.2f} s before it (the reference's longest narration pause), "
+        "else outpaced (a failure: the guide had finished)"
     )
 
 
@@ -107,6 +120,7 @@ def compare_dict(
         "schema": 2,
         "level_floor": floor,
         "onset_timeout_s": onset_timeout_s,
+        "narration_pause_s": results[0].narration_pause_s if results else None,
         "reference": {
             "source": _source(reference),
             "n_labels": reference.get("labels", 0),
