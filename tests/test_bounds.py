@@ -486,3 +486,95 @@ def test_ctrl_c_while_starting_prints_one_line_and_no_traceback():
     _, err = proc.communicate(timeout=60)
     assert "Traceback" not in err and len(err.splitlines()) <= 1, err
     assert proc.returncode in (0, 130), err
+
+
+# --- an interrupt at any moment: 130/143, and the new verdict or an <error>, never the old one -----
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (speechclock's first line has run)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    except OSError:
+        pass
+    return False
+
+
+def test_the_set_aside_junit_is_what_the_junit_writer_writes():
+    from clock import _startup
+    from clock.report.junit import junit_xml
+
+    assert _startup._SET_ASIDE.decode() == junit_xml([], error=_startup.SET_ASIDE_MESSAGE)
+    assert _startup.junit_target(["-m", "check", "a.wav", "--junit", "j.xml"]) == "j.xml"
+    assert _startup.junit_target(["-m", "check", "--junit=j.xml", "a.wav"]) == "j.xml"
+    assert _startup.junit_target(["-m", "check", "--", "--junit", "j.xml"]) is None
+    assert _startup.junit_target(["-m", "check", "--junit", "j.xml", "--help"]) is None
+    assert _startup.junit_target(["-m", "derive", "--junit", "j.xml"]) is None
+
+
+def test_the_set_aside_never_replaces_what_is_not_a_junit_report(tmp_path):
+    from clock import _startup
+
+    other = tmp_path / "notes.xml"
+    other.write_text("<notes/>")
+    readonly = tmp_path / "ro.xml"
+    readonly.write_text("<testsuites/>")
+    readonly.chmod(0o444)
+    _startup.set_aside(str(other))
+    _startup.set_aside(str(readonly))
+    _startup.set_aside(str(tmp_path / "missing" / "j.xml"))
+    assert other.read_text() == "<notes/>" and readonly.read_text() == "<testsuites/>"
+    assert not (tmp_path / "missing").exists()
+    _startup.set_aside(str(tmp_path / "new.xml"))
+    assert _startup.SET_ASIDE_MESSAGE in (tmp_path / "new.xml").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.xml", "notes.xml", "ro.xml"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
+def test_an_interrupt_at_any_moment_exits_130_or_143_and_leaves_no_old_verdict(tmp_path):
+    """SIGINT and SIGTERM, in turn, 0.05 s apart from the start to 1.5 s (imports, reading, checking, writing).
+
+    Before the interpreter runs speechclock's first line nothing of it exists (the system's default applies),
+    so a signal due earlier waits for that line; the assertions are on the end state only.
+    """
+    import shutil
+
+    for path in (REPO / "recordings").glob("short-en-029-44k.*"):
+        shutil.copy(path, tmp_path / path.name)
+    rec = tmp_path / "short-en-029-44k.wav"
+    junit = tmp_path / "junit.xml"
+    old = '<?xml version="1.0"?>\n<testsuites><testsuite><testcase name="OLD-VERDICT"/></testsuite></testsuites>\n'
+    seen = set()
+    for step in range(1, 31):
+        sig = (signal.SIGINT, signal.SIGTERM)[step % 2]
+        junit.write_text(old)
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            while proc.poll() is None and not (time.monotonic() - start >= 0.05 * step and _catches_sigterm(proc.pid)):
+                time.sleep(0.005)
+            if proc.poll() is None:
+                proc.send_signal(sig)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        text = junit.read_text()
+        assert "OLD-VERDICT" not in text, (step, proc.returncode, err)
+        assert proc.returncode in (0, 1, 128 + sig), (step, sig, proc.returncode, err)
+        assert "Traceback" not in err, err
+        if proc.returncode == 128 + sig:
+            assert "<error" in text or 'errors="0"' in text, text  # its error case, or its verdict just written
+        else:
+            assert "<error" not in text and "<testcase" in text, text
+        seen.add(proc.returncode)
+    assert 130 in seen and 143 in seen  # some runs were interrupted, of both kinds

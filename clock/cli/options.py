@@ -77,11 +77,20 @@ class Group(click.Group):
             raise  # not reached
 
     def invoke(self, ctx: click.Context) -> Any:
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN:
             try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             except ValueError:  # not the main thread
-                pass
+                previous = None
+        try:
+            return self._invoke(ctx)
+        finally:
+            if previous is not None and previous is not signal.SIG_IGN:
+                # the start-up handler again: a signal while the interpreter ends still exits 130/143
+                signal.signal(signal.SIGINT, previous)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
             set_force(False)  # until the command's --force says otherwise
