@@ -16,7 +16,7 @@ from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
-from .options import corpus_options, load_corpus, output_option
+from .options import OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
 
 
@@ -33,7 +33,7 @@ from .scale import scale_settings
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the figure (added latency against failures, one point per endpointer) as .png, .svg or .pdf.",
 )
 @output_option

@@ -22,7 +22,7 @@ from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.junit import junit_xml
 from ..report.text import check_summary, check_text, derive_dict, derive_markdown, derive_text, not_applicable_lines
-from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
 
@@ -50,7 +50,7 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the evidence figure (levels and windows per recording, narration gaps) as .png, .svg or .pdf.",
 )
 @output_option
@@ -130,9 +130,7 @@ def _write_page_config(
 @click.command()
 @corpus_options
 @candidate_options
-@click.option(
-    "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here (on every exit)."
-)
+@click.option("--junit", type=OutputPath(), help="Also write JUnit XML here (on every exit).")
 @click.option(
     "--format",
     "fmt",

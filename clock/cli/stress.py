@@ -13,7 +13,7 @@ from ..io.output import atomic_output, json_text
 from ..io.sources import name_of
 from ..io.terminal import printable
 from ..report.stress import stress_dict, stress_text
-from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .scale import scale_settings
 from .shared import figure_format, save_figure_file
 
@@ -54,7 +54,7 @@ def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, 
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the margins figure (one row per axis, the settings side by side) as .png, .svg or .pdf.",
 )
 @output_option
