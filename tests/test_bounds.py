@@ -578,3 +578,51 @@ def test_an_interrupt_at_any_moment_exits_130_or_143_and_leaves_no_old_verdict(t
             assert "<error" not in text and "<testcase" in text, text
         seen.add(proc.returncode)
     assert 130 in seen and 143 in seen  # some runs were interrupted, of both kinds
+
+
+# --- error messages are linear in what they echo ----------------------------------
+
+
+def test_redaction_is_the_credential_pattern_in_linear_time():
+    import random
+    import re
+
+    from clock.io.terminal import redact
+
+    pattern = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+://)[^/@\s]*@")  # what it hides, as a regex says it
+    rng = random.Random(1)
+    for _ in range(5000):
+        text = "".join(rng.choice("ab:/@ .+-1Z\n") for _ in range(rng.randint(0, 40)))
+        if rng.random() < 0.3:
+            text += " https://user:secret@host/a.wav " + text
+        assert redact(text) == pattern.sub(r"\g<scheme>***@", text), text
+
+    def cost(n: int) -> float:
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for text in ("a" * n, "ftp://" * (n // 6), "a://@" * (n // 5), "a1" * (n // 2) + "://x@"):
+                redact(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = cost(20_000), cost(200_000)
+    assert large < 40 * small + 0.05  # 10x the text: ~10x the time (quadratic would be 100x)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("stress", "--axes"), ("compare", "--endpointers"), ("report", "-o", "r.html", "--compare")],
+    ids=["axes", "endpointers", "compare"],
+)
+def test_a_100k_character_value_is_refused_at_once_and_echoed_cut(cli, tmp_path, args):
+    (tmp_path / "r").mkdir()
+    value = "a" * 100_000
+    t0 = time.perf_counter()
+    result = cli(args[0], tmp_path / "r", *args[1:], value)
+    elapsed = time.perf_counter() - t0
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr[:500]
+    assert elapsed < 10, elapsed
+    if "pip install" not in lines[0]:  # without the compare extra, the value is not looked at
+        assert len(lines[0]) < 600 and "(100,000 characters)" in lines[0], lines[0][:300]

@@ -79,6 +79,7 @@ def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
     Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
     """
     from ..io.endpointers import ENDPOINTERS, missing_extra, unavailable
+    from ..io.terminal import clipped
 
     need = missing_extra()
     if need is not None:
@@ -90,12 +91,12 @@ def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
     unknown = [n for n in names if n not in ENDPOINTERS]
     if unknown or not names:
         raise click.BadParameter(
-            f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS)}",
+            f"unknown endpointer {clipped(', '.join(unknown) or '(none)')}; known: {', '.join(ENDPOINTERS)}",
             param_hint="'--endpointers'",
         )
     cannot = [n for n in names if n in skipped]
     if cannot:
-        raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+        raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
     return names, {}
 
 
