@@ -626,3 +626,92 @@ def test_a_100k_character_value_is_refused_at_once_and_echoed_cut(cli, tmp_path,
     assert elapsed < 10, elapsed
     if "pip install" not in lines[0]:  # without the compare extra, the value is not looked at
         assert len(lines[0]) < 600 and "(100,000 characters)" in lines[0], lines[0][:300]
+
+
+# --- a log of many beats costs what its beats cost -----------------------------------
+
+
+def _many_beats_log(path: Path, n: int, seconds: float) -> Path:
+    import json
+
+    with open(path, "w") as f:
+        f.write(json.dumps({"type": "recording.started", "t_ms": 0.0}) + "\n")
+        for i in range(n):
+            f.write(json.dumps({"type": "terminal_response", "t_ms": round(1000 * seconds * i / n, 3)}) + "\n")
+    return path
+
+
+def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypatch):
+    import numpy as np
+
+    import clock.core.beats as beats_module
+    from clock.core.events import Event, EventLog
+
+    trace = _trace(6.0, bursts=3)
+    n = 20 * trace.n_ticks  # twenty terminal responses per tick: nearly all superseded at once
+    log = EventLog(tuple(Event("terminal", "terminal_response", 6.0 * i / n, i + 1) for i in range(n)))
+    calls = []
+    real = beats_module._analyse_beat
+    monkeypatch.setattr(beats_module, "_analyse_beat", lambda *a, **k: calls.append(1) or real(*a, **k))
+    memo: dict = {}
+    first = beats_module.analyse(trace, log, floor=0.01, reuse=memo)
+    speech_ticks = int(np.count_nonzero(trace.level > 0.01))
+    # The clock's lives are disjoint: each beat replayed has a speech tick of its own in its life.
+    assert 0 < len(calls) <= speech_ticks < n // 20
+    assert list(first.active_beats()) == [b.index for b in first.beats if b.start_tick is not None]
+    second = beats_module.analyse(trace, log, floor=0.02, reuse=memo)
+    plain = beats_module.analyse(trace, log, floor=0.02)
+    assert all(
+        (a.index, a.bound_s, a.bound, a.first_tick, a.life_end_tick, a.bound_tick, a.start_tick, a.idle_wait_s)
+        == (b.index, b.bound_s, b.bound, b.first_tick, b.life_end_tick, b.bound_tick, b.start_tick, b.idle_wait_s)
+        for a, b in zip(second.beats, plain.beats, strict=True)
+    )
+    shared = sum(a is b for a, b in zip(first.beats, second.beats))
+    assert shared > n - 2 * speech_ticks  # a silent beat's analysis is kept once for every floor
+
+
+def _cpu_s(work) -> float:
+    best = float("inf")
+    for _ in range(2):
+        t0 = time.process_time()
+        work()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["beats", "check", pytest.param("derive", marks=pytest.mark.slow), pytest.param("sweep", marks=pytest.mark.slow)],
+)
+def test_each_command_grows_linearly_in_the_beats_of_a_log(cli, tmp_path, command):
+    """The same 8 s recording with n and 4n terminal responses: the work grows about 4x, never 16x."""
+    import math
+
+    import numpy as np
+    import soundfile as sf
+
+    rate = 16000
+    t = np.arange(8 * rate) / rate
+    voice = (0.2 * np.sin(2 * np.pi * 300 * t) * ((t % 2.0) < 0.8)).astype(np.float32)
+
+    def make(n: int):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        sf.write(str(folder / "a.wav"), voice, rate)
+        _many_beats_log(folder / "a.events.jsonl", n, 8.0)
+        target = folder / "a.wav" if command == "beats" else folder
+        extra = ("--allow-defaults",) if command == "check" else ()
+
+        def run():
+            result = cli(command, target, *extra)
+            assert result.exit_code in (0, 1), result.stderr[-500:]
+
+        return run
+
+    n = 1500 if command in ("beats", "check") else 400  # derive and sweep analyse every beat at many floors
+    small, big = make(n), make(4 * n)
+    small()  # warm up imports and the trace cache
+    big()
+    ratio = _cpu_s(big) / _cpu_s(small)
+    bound = 2.0 * (4 * n * math.log(4 * n)) / (n * math.log(n))
+    assert ratio < bound, f"{command}: {n} -> {4 * n} beats: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"

@@ -255,7 +255,9 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
         endless = sum(
-            b.spoken and b.room_s == float("-inf") and not b.ended_by_page for a in c.analyses for b in a.beats
+            b.spoken and b.room_s == float("-inf") and not b.ended_by_page
+            for a in c.analyses
+            for b in (a.beats[j] for j in a.active_beats().tolist())
         )
         return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
