@@ -15,7 +15,7 @@ from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import Derivation, Observation
 from ..core.derive import derive as derive_thresholds
 from ..core.thresholds import Thresholds
-from ..errors import SpeechClockError
+from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.output import atomic_output, json_text
@@ -119,8 +119,12 @@ def _write_page_config(
 
     floor, quiet_s, timeout_s = found.setting
     if floor is None or quiet_s is None:
-        click.echo("speechclock derive: no recommendation to write as JavaScript (the table says why)", err=True)
-        raise SystemExit(1)
+        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
+        if floor is None:
+            why = f"no floor recommended ({found.floor.rule})"
+        else:
+            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
+        raise InvalidParameterError(f"--format js: nothing to write, {why}")
     th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
     with atomic_output(output, inputs=inputs) as out:
