@@ -23,10 +23,12 @@ A library import of :mod:`clock`, and a worker process, leave signals alone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
 import sys
+from collections.abc import Iterator
 
 #: The message of the ``<error>`` case that stands in for the verdict until the run writes it.
 SET_ASIDE_MESSAGE = "the run did not finish (interrupted or stopped before its verdict); no verdict"
@@ -115,31 +117,41 @@ def set_aside(path: str) -> None:
     tmp = os.path.join(
         os.path.dirname(full), f".speechclock-{os.path.basename(full)[:200]}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
     )
-    held = {signal.SIGINT, signal.SIGTERM}
-    blocking = hasattr(signal, "pthread_sigmask")
-    if blocking:
-        signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with _signals_held():
         try:
-            if st is not None:
-                os.fchmod(fd, stat.S_IMODE(st.st_mode))  # the report keeps its permissions
-            os.write(fd, _SET_ASIDE)
-        finally:
-            os.close(fd)
-        os.replace(tmp, full)
-    except OSError:
-        try:
-            os.unlink(tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                if st is not None:
+                    os.fchmod(fd, stat.S_IMODE(st.st_mode))  # the report keeps its permissions
+                os.write(fd, _SET_ASIDE)
+            finally:
+                os.close(fd)
+            os.replace(tmp, full)
         except OSError:
-            pass
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held (delivered when it ends), where the platform can hold them."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
     finally:
-        if blocking:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 if _command_line():
-    install()
-    _target = junit_target(sys.argv)
-    if _target is not None:
-        set_aside(_target)
+    # Held until the handlers are in place and a previous verdict is set aside: a signal meanwhile exits
+    # 130/143 right after, leaving the stand-in error case, never the previous verdict.
+    with _signals_held():
+        install()
+        _target = junit_target(sys.argv)
+        if _target is not None:
+            set_aside(_target)
