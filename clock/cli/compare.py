@@ -73,8 +73,8 @@ def compare(
             out.write(printable(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
 
 
-def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
-    """The endpointers ``--endpointers`` names, and those ``all`` leaves out here (with why).
+def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str], dict[str, str]]:
+    """The endpointers ``option`` (``--endpointers``, ``report --compare``) names, and those ``all`` leaves out.
 
     Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
     """
@@ -92,11 +92,11 @@ def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
     if unknown or not names:
         raise click.BadParameter(
             f"unknown endpointer {clipped(', '.join(unknown) or '(none)')}; known: {', '.join(ENDPOINTERS)}",
-            param_hint="'--endpointers'",
+            param_hint=f"'{option}'",
         )
     cannot = [n for n in names if n in skipped]
     if cannot:
-        raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+        raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint=f"'{option}'")
     return names, {}
 
 

@@ -363,7 +363,7 @@ def report(
     from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
+    names, skipped = endpointer_names(endpointers, "--compare") if endpointers is not None else ([], {})
     corpus = load_corpus(
         recordings,
         config,
