@@ -16,7 +16,7 @@ from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
-from .options import corpus_options, load_corpus, output_option
+from .options import OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
 
 
@@ -36,7 +36,7 @@ from .scale import scale_settings
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the figure (added latency against failures, one point per endpointer) as .png, .svg or .pdf.",
 )
 @output_option
@@ -84,12 +84,13 @@ def compare(
             out.write(printable(text))
 
 
-def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
-    """The endpointers ``--endpointers`` names, and those ``all`` leaves out here (with why).
+def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str], dict[str, str]]:
+    """The endpointers ``option`` (``--endpointers``, ``report --compare``) names, and those ``all`` leaves out.
 
     Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
     """
     from ..io.endpointers import ENDPOINTERS, FIXED, missing_extra, unavailable
+    from ..io.terminal import clipped
 
     need = missing_extra()
     if need is not None:
@@ -101,12 +102,12 @@ def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
     unknown = [n for n in names if n not in ENDPOINTERS + FIXED]
     if unknown or not names:
         raise click.BadParameter(
-            f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS + FIXED)}",
-            param_hint="'--endpointers'",
+            f"unknown endpointer {clipped(', '.join(unknown) or '(none)')}; known: {', '.join(ENDPOINTERS + FIXED)}",
+            param_hint=f"'{option}'",
         )
     cannot = [n for n in names if n in skipped]
     if cannot:
-        raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+        raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint=f"'{option}'")
     return names, {}
 
 

@@ -16,7 +16,7 @@ from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import Derivation, Observation
 from ..core.derive import derive as derive_thresholds
 from ..core.thresholds import Thresholds
-from ..errors import SpeechClockError
+from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.output import atomic_output, json_text
@@ -32,7 +32,7 @@ from ..report.text import (
     not_applicable_lines,
     saving_line,
 )
-from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
 
@@ -60,7 +60,7 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the evidence figure (levels and windows per recording, narration gaps) as .png, .svg or .pdf.",
 )
 @output_option
@@ -157,8 +157,12 @@ def _write_page_config(
 
     floor, quiet_s, timeout_s = found.setting
     if floor is None or quiet_s is None:
-        click.echo("speechclock derive: no recommendation to write as JavaScript (the table says why)", err=True)
-        raise SystemExit(1)
+        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
+        if floor is None:
+            why = f"no floor recommended ({found.floor.rule})"
+        else:
+            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
+        raise InvalidParameterError(f"--format js: nothing to write, {why}")
     th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
     text = page_config_js(th, source=source)
@@ -174,9 +178,7 @@ def _write_page_config(
 @click.command()
 @corpus_options
 @candidate_options
-@click.option(
-    "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here (on every exit)."
-)
+@click.option("--junit", type=OutputPath(), help="Also write JUnit XML here (on every exit).")
 @click.option(
     "--format",
     "fmt",

@@ -26,6 +26,7 @@ from ..report.text import check_summary, rules_dict, sweep_table
 from .compare import endpointer_names, run_compare
 from .options import (
     TIME,
+    OutputPath,
     candidate_options,
     clock_options,
     config_option,
@@ -226,10 +227,10 @@ sweep_quiet_times = click.option(
     "[default: the config's, else 10].",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--heatmap", type=click.Path(dir_okay=False, path_type=Path), help="Save the premature-end heatmap here.")
+@click.option("--heatmap", type=OutputPath(), help="Save the premature-end heatmap here.")
 @click.option(
     "--tradeoff",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Save the trade-off plot (premature ends vs added latency, Pareto front) here.",
 )
 @output_option
@@ -370,7 +371,7 @@ def report(
     from ..report.plot import plot_evidence, plot_rules, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
+    names, skipped = endpointer_names(endpointers, "--compare") if endpointers is not None else ([], {})
     corpus = load_corpus(
         recordings,
         config,

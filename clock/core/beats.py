@@ -71,7 +71,7 @@ same decisions as :func:`replay_ticks`.
 from __future__ import annotations
 
 import warnings
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -443,6 +443,9 @@ FAILURES = (PREMATURE, STALLED, OUTPACED, MISSED_ONSET)
 OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
 
 _NO_TICK = np.zeros(0, np.int64)
+_NO_REACH = np.zeros(0, np.float64)
+_NO_TICK.setflags(write=False)
+_NO_REACH.setflags(write=False)
 
 
 def span_bounds(
@@ -465,31 +468,66 @@ def span_bounds(
         kind is ``"prompt"``, ``"terminal"``, ``"end"``, ``"acknowledgment"``
         or ``"recording end"``.
     """
+    bound_s, codes = _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)
+    return list(zip(bound_s.tolist(), [_BOUND_KINDS[c] for c in codes.tolist()]))
+
+
+_BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
+
+
+def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
+    """What an analysis needs of a log at any floor, as arrays (made once per log and trace by ``reuse``)."""
+    queue = events.events
     bounds = events.of_kind("terminal", "prompt", "end")
+    bound_times = np.array([e.t_s for e in bounds], np.float64)
+    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    term_t = np.array([e.t_s for e in events.terminals], np.float64)
+    return {
+        "t_s": t_s,
+        # The tick each event is applied at (events at a time <= t apply before that tick).
+        "applied": np.searchsorted(t_s, np.array([e.t_s for e in queue], np.float64), side="left"),
+        # Beats the clock sees start at a terminal; the next terminal or end aborts them.
+        "terms": np.array([i for i, e in enumerate(queue) if e.kind == "terminal"], np.int64),
+        "stops": np.array([i for i, e in enumerate(queue) if e.kind in ("terminal", "end")], np.int64),
+        "bound_times": bound_times,
+        "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
+        "term_t": term_t,
+        "at": np.searchsorted(bound_times, term_t, side="right"),  # the first bound after each terminal
+    }
+
+
+def _span_bound_arrays(
+    events: EventLog,
+    *,
+    t_s: NDArray[np.float64],
+    speech: NDArray[np.bool_] | None,
+    end_s: float,
+    log: dict[str, Any] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+    """:func:`span_bounds` as arrays of bounds and kinds (indices into ``_BOUND_KINDS``), vectorised."""
+    log = _log_arrays(events, t_s) if log is None else log
     n = t_s.size
-    run_first = None
-    if speech is not None:
+    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    bound_times, bound_codes, term_t, at = log["bound_times"], log["bound_codes"], log["term_t"], log["at"]
+    has = at < bound_times.size
+    pick = np.minimum(at, max(bound_times.size - 1, 0))
+    out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
+    out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
+    out_k = out_k.astype(np.int8)
+    if speech is not None and n and term_t.size:
         # The first tick of the speech run each tick belongs to.
         idx = np.arange(n)
         rising = speech & ~np.concatenate([[False], speech[:-1]])
         run_first = np.maximum.accumulate(np.where(rising, idx, 0))
-    out = []
-    bound_times = [e.t_s for e in bounds]
-    for term in events.terminals:
-        at = bisect_right(bound_times, term.t_s)  # the first bound after the terminal (events are in time order)
-        nxt = bounds[at] if at < len(bounds) else None
-        if nxt is None:
-            out.append((end_s, "recording end"))
-            continue
-        bound, kind = nxt.t_s, nxt.kind
-        if kind == "terminal" and speech is not None and run_first is not None:
-            k = int(np.searchsorted(t_s, nxt.t_s, side="left"))
-            if 0 < k < n and speech[k] and speech[k - 1]:
-                first = int(run_first[k])
-                if t_s[first] > term.t_s:
-                    bound, kind = float(t_s[first]), "acknowledgment"
-        out.append((bound, kind))
-    return out
+        k = np.searchsorted(t_s, out_s, side="left")
+        inside = (out_k == code["terminal"]) & (k > 0) & (k < n)
+        kk = np.where(inside, k, 1)
+        overlap = inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1]
+        first = run_first[np.minimum(kk, n - 1)]
+        ack = overlap & (t_s[first] > term_t)
+        out_s = np.where(ack, t_s[first], out_s)
+        out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
+    return out_s, out_k
 
 
 @dataclass(frozen=True, slots=True)
@@ -644,6 +682,12 @@ class FloorAnalysis:
         Terminal responses after the last tick (the clock never sees them).
     pauses : tuple of (float, float)
         The log's paused intervals.
+    active : ndarray of int64, optional
+        The beats with speech in the clock's life, in order (the others are
+        unheard or silent whatever the setting, and loops over a floor's
+        beats visit only these). Derived from ``beats`` when not given.
+    unheard : ndarray of int64, optional
+        The beats of which the clock sees no tick (given with ``active``).
     """
 
     floor: float
@@ -651,6 +695,14 @@ class FloorAnalysis:
     beats: tuple[BeatAnalysis, ...]
     after_end: int = 0
     pauses: tuple[tuple[float, float], ...] = ()
+    active: NDArray[np.int64] | None = None
+    unheard: NDArray[np.int64] | None = None
+
+    def active_beats(self) -> NDArray[np.int64]:
+        """The indices of the beats with speech in the clock's life (see ``active``)."""
+        if self.active is not None:
+            return self.active
+        return np.array([i for i, b in enumerate(self.beats) if b.start_tick is not None], np.int64)
 
     @property
     def narration_pause_s(self) -> float:
@@ -686,7 +738,8 @@ class FloorAnalysis:
         narration.
         """
         out = []
-        for b in self.beats:
+        for i in self.active_beats().tolist():
+            b = self.beats[i]
             if not b.spoken:
                 continue
             for w, e in zip(b.run_word[b.inner].tolist(), b.run_end[b.inner].tolist()):
@@ -737,7 +790,12 @@ def _paused_at(t: NDArray[np.float64], spans: tuple[tuple[float, float], ...]) -
 
 
 def analyse(
-    trace: LevelTrace, events: EventLog, *, floor: float, t_s: NDArray[np.float64] | None = None
+    trace: LevelTrace,
+    events: EventLog,
+    *,
+    floor: float,
+    t_s: NDArray[np.float64] | None = None,
+    reuse: dict[str, Any] | None = None,
 ) -> FloorAnalysis:
     """Analyse every beat of a recording at one floor (see :class:`BeatAnalysis`).
 
@@ -750,6 +808,11 @@ def analyse(
     t_s : ndarray, optional
         ``trace.t_s``, when the caller already has it (a sweep analyses one
         trace at many floors).
+    reuse : dict, optional
+        A memo kept by a caller that analyses the same trace and log at many
+        floors (start with ``{}``): the beats without speech in the clock's
+        life whose bounds are as at an earlier floor are the same objects,
+        so many such beats cost their memory once, not once per floor.
 
     Returns
     -------
@@ -762,28 +825,78 @@ def analyse(
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
     spans = _pause_spans(events)
     queue = events.events
-    # The tick each event is applied at (events at a time <= t apply before that tick).
-    applied = np.searchsorted(t, np.array([e.t_s for e in queue], np.float64), side="left")
-    # Beats the clock sees start at a terminal; the next terminal or end aborts them.
-    stops = [i for i, e in enumerate(queue) if e.kind in ("terminal", "end")]
-    bounds = span_bounds(events, t_s=t, speech=speech, end_s=end_s)
+    log = None if reuse is None else reuse.get("log")
+    if log is None or (log["t_s"] is not t and not np.array_equal(log["t_s"], t)):
+        log = _log_arrays(events, t)
+        if reuse is not None:
+            reuse.clear()
+            reuse["log"] = log
+    applied, terms, stops = log["applied"], log["terms"], log["stops"]
+    bound_s, bound_codes = _span_bound_arrays(events, t_s=t, speech=speech, end_s=end_s, log=log)
     is_speech_idx = np.flatnonzero(speech)
-    found = []
-    after_end = 0
-    index = 0
-    for i, e in enumerate(queue):
-        if e.kind != "terminal":
-            continue
-        bound_s, bound_kind = bounds[index]
-        k0 = int(applied[i])
-        if k0 >= n:
-            after_end += 1
-        at = bisect_right(stops, i)
-        nxt = stops[at] if at < len(stops) else None
-        ka = n if nxt is None else int(applied[nxt])
-        found.append(_analyse_beat(index, e.t_s, bound_s, bound_kind, k0, max(k0, ka), t, speech, is_speech_idx, spans))
-        index += 1
-    return FloorAnalysis(floor, t, tuple(found), after_end, spans)
+    m = terms.size
+    k0 = applied[terms] if m else np.zeros(0, np.int64)
+    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
+    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
+    ka = np.maximum(k0, ka).astype(np.int64)
+    after_end = int(np.count_nonzero(k0 >= n))
+    # A beat with no speech in the clock's life (superseded before any, or silent) needs no replay of its own:
+    # its analysis is its bounds, made here for all such beats at once, and kept from the last floor's
+    # analysis (``reuse``) where its bounds are the same.
+    heard = np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka)
+    ends_with_recording = bound_codes == _BOUND_KINDS.index("recording end")
+    kb = np.where(ends_with_recording, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
+    kb = np.maximum(kb, k0).astype(np.int64)
+    lived = ka > k0
+    objs = np.empty(m, object)
+    idle = ~heard
+    if reuse is not None and reuse.get("n") == m:
+        same = (
+            idle & reuse["made"] & (reuse["bound_s"] == bound_s) & (reuse["kb"] == kb) & (reuse["kind"] == bound_codes)
+        )
+        objs[same] = reuse["objs"][same]
+    else:
+        same = np.zeros(m, bool)
+        if reuse is not None:
+            reuse.update(
+                n=m, made=np.zeros(m, bool), objs=np.empty(m, object), bound_s=bound_s.copy(), kb=kb.copy(),
+                kind=bound_codes.copy(),
+            )  # fmt: skip
+    make = np.flatnonzero(idle & ~same)
+    if make.size:
+        term_s = log["term_t"][make]
+        last = t[np.maximum(ka[make] - 1, 0)] if n else term_s
+        idle_s = _unpaused_each(term_s, last, spans).tolist()
+        for j, ts, wait in zip(make.tolist(), term_s.tolist(), idle_s):
+            objs[j] = BeatAnalysis(
+                j, ts, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]), int(kb[j]),
+                None, None, None, None, None, wait if lived[j] else None,
+                _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
+            )  # fmt: skip
+        if reuse is not None:
+            reuse["objs"][make] = objs[make]
+            reuse["made"][make] = True
+            reuse["bound_s"][make] = bound_s[make]
+            reuse["kb"][make] = kb[make]
+            reuse["kind"][make] = bound_codes[make]
+    for j in np.flatnonzero(heard).tolist():
+        i = int(terms[j])
+        objs[j] = _analyse_beat(
+            j, queue[i].t_s, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]),
+            t, speech, is_speech_idx, spans,
+        )  # fmt: skip
+    active, unheard = np.flatnonzero(heard).astype(np.int64), np.flatnonzero(~lived).astype(np.int64)
+    return FloorAnalysis(floor, t, tuple(objs.tolist()), after_end, spans, active, unheard)
+
+
+def _unpaused_each(
+    a: NDArray[np.float64], b: NDArray[np.float64], spans: tuple[tuple[float, float], ...]
+) -> NDArray[np.float64]:
+    """:func:`_unpaused` for pairs ``a[i]``, ``b[i]`` (the same float operations, element by element)."""
+    paused = np.zeros_like(b)
+    for lo, hi in spans:
+        paused = paused + np.maximum(0.0, np.minimum(b, hi) - np.maximum(a, lo))
+    return (b - a) - paused
 
 
 def _analyse_beat(
@@ -952,7 +1065,15 @@ def decide_quiets(
     word = np.full((n_b, n_q), -1, np.int64)
     t = analysis.t_s
     target = q - _EPS_S
-    for i, b in enumerate(analysis.beats):
+    # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
+    outcome[:] = _CODE[SILENT]
+    active = analysis.active_beats()
+    if analysis.active is not None and analysis.unheard is not None:
+        outcome[analysis.unheard] = _CODE[UNHEARD]
+    else:
+        active = np.arange(n_b)
+    for i in active.tolist():
+        b = analysis.beats[i]
         if b.life_end_tick <= b.first_tick:
             outcome[i] = _CODE[UNHEARD]
             continue
@@ -1120,9 +1241,10 @@ def beats(
         time = lambda k: None if k is None else float(t[k])  # noqa: E731
         onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
         narration_gaps = []
-        for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
-            if a.spoken and a.onset_tick is not None and w >= a.onset_tick:
-                narration_gaps.append((float(t[w]), float(t[e])))
+        if a.spoken and a.onset_tick is not None:  # (a beat without speech has no runs: nothing to visit)
+            for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
+                if w >= a.onset_tick:
+                    narration_gaps.append((float(t[w]), float(t[e])))
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         declared = rb.quiet_declared_s
         premature = False

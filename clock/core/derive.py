@@ -442,7 +442,7 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
         endless = sum(
             b.spoken and b.room_s == float("-inf") and not b.speaking_at_end(c.narration_pause_s)
             for a in c.analyses
-            for b in a.beats
+            for b in (a.beats[j] for j in a.active_beats().tolist())
         )
         return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c

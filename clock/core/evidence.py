@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -438,6 +438,7 @@ class _Corpus:
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
     own: dict[int, float | None] = field(default_factory=dict)
     times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    reuse: dict[int, dict[str, Any]] = field(default_factory=dict)  # per recording: see analyse(reuse=)
     #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
 
@@ -464,7 +465,8 @@ class _Corpus:
             assert o.events is not None
             if i not in self.times:
                 self.times[i] = o.trace.t_s
-            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i])
+            memo = self.reuse.setdefault(i, {})
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i], reuse=memo)
         return self.analyses[key]
 
 
@@ -527,7 +529,9 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
         out.gaps.extend((o.name, w, g, narration) for _, w, g, narration in a.gaps())
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
-        for b in a.beats:
+        # Only beats with speech at this floor or at the recording's own floor say anything here.
+        visit = a.active_beats() if ref is None else np.union1d(a.active_beats(), ref.active_beats())
+        for b in (a.beats[j] for j in visit.tolist()):
             # Only where a prompt (or the end) bounds the beat: without prompts, the span runs to the next terminal
             # response, and the next beat's acknowledgment, heard at one floor and not the other, is not its end.
             alike = ref is not None and ref.beats[b.index].bound_s == b.bound_s and b.bound not in _UNPROMPTED
