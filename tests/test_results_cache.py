@@ -93,3 +93,26 @@ def test_warnings_of_the_derivation_are_shown_again_on_a_hit(cli, tmp_path, coun
     again = cli("derive", folder, "--cache", cache)
     assert "a warning the derivation gave" in first.stderr
     assert again.stderr == first.stderr and again.stdout == first.stdout
+
+
+def test_a_forged_entry_is_never_read_back(cli, tmp_path, counted, monkeypatch):
+    """An entry another key signed (a cache restored from another machine), or a pickle written in its place with
+    any content, is derived afresh: a results cache can change no verdict."""
+    import pickle
+
+    folder = copy_short_recordings(tmp_path / "r")
+    cache = tmp_path / "cache"
+    good = cli("derive", folder, "--cache", cache)
+    (entry,) = _entries(cache)
+    value, shown = pickle.loads(entry.read_bytes()[32:])
+    # A forger who knows the format but not the key: the same layout, a digest of their own.
+    forged = pickle.dumps((value, [("forged warning", UserWarning, "x.py", 1)]))
+    entry.write_bytes(b"\0" * 32 + forged)
+    again = cli("derive", folder, "--cache", cache)
+    assert (again.stdout, again.stderr) == (good.stdout, good.stderr) and len(counted) == 2
+    # An entry signed with another machine's key is not read either.
+    other = tmp_path / "other-key"
+    other.write_bytes(b"k" * 32)
+    monkeypatch.setenv("SPEECHCLOCK_CACHE_KEY", str(other))
+    elsewhere = cli("derive", folder, "--cache", cache)
+    assert elsewhere.stdout == good.stdout and len(counted) == 3

@@ -10,13 +10,17 @@ fingerprint, :func:`clock.io.cache.tool_fingerprint`), so a change to any
 input or to the code derives afresh; an entry that cannot be read is
 derived afresh and replaced. Entries live under ``results/`` in the cache
 folder (``--no-cache`` uses none), are written atomically, and are Python
-pickles of the tool's own frozen dataclasses: the cache folder is the
-user's own, like the traces beside it.
+pickles of the tool's own frozen dataclasses, each signed with the trace
+cache's key (an HMAC-SHA256 with the secret kept outside the cache, see
+:mod:`clock.io.cache`): an entry another machine wrote, or anyone forged, is
+never unpickled, and is derived afresh, so a cache can change no verdict.
+Without the key no result is kept.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import pickle
 import tempfile
@@ -25,14 +29,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .cache import TraceCache, tool_fingerprint
+from .cache import TraceCache, _NoKey, tool_fingerprint
 
 __all__ = ["cached_result", "result_key"]
 
 T = TypeVar("T")
 
 #: Bumped when what an entry holds changes shape.
-_FORMAT = 1
+_FORMAT = 2
+_DIGEST = hashlib.sha256().digest_size
 
 
 def result_key(kind: str, observations: Sequence[Any], params: dict[str, Any]) -> str | None:
@@ -66,10 +71,18 @@ def cached_result(
     key = None if cache is None else result_key(kind, observations, params)
     if cache is None or key is None:
         return compute()
+    try:
+        secret = cache._secret()
+    except _NoKey:
+        return compute()  # the trace cache has said why, once
     path = Path(cache.folder) / "results" / key[:2] / f"{key}.pickle"
     try:
         with open(path, "rb") as f:
-            value, shown = pickle.load(f)
+            data = f.read()
+        mac, body = data[:_DIGEST], data[_DIGEST:]
+        if not hmac.compare_digest(mac, hmac.new(secret, key.encode() + body, hashlib.sha256).digest()):
+            raise ValueError("not signed with this cache's key")
+        value, shown = pickle.loads(body)
         _show(shown)  # the warnings the computation gave, again, as the trace cache does
         return value  # type: ignore[no-any-return]
     except FileNotFoundError:
@@ -84,8 +97,9 @@ def cached_result(
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".part")
         try:
+            body = pickle.dumps((value, shown), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(fd, "wb") as f:
-                pickle.dump((value, shown), f, protocol=pickle.HIGHEST_PROTOCOL)
+                f.write(hmac.new(secret, key.encode() + body, hashlib.sha256).digest() + body)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
