@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install browser demo test figures clean
+.PHONY: install browser demo test stress-test figures clean
 
 install: $(VENV)/.installed
 
@@ -29,6 +29,24 @@ browser:
 test: install browser
 # Two workers (the machine's two cores); a module's tests stay on one worker, so its shared fixtures are built once.
 	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest -n 2 --dist loadscope --durations=10
+
+# The suite beside three CPU-bound processes per core, three times in a row; any failure fails the target.
+# The busy loops are this recipe's own children, killed by their ids when it ends (or is interrupted).
+STRESS_RUNS ?= 3
+stress-test: install browser
+	@set -u; pids=""; \
+	stop() { [ -z "$$pids" ] || kill $$pids 2>/dev/null; wait $$pids 2>/dev/null; pids=""; }; \
+	trap 'stop; exit 130' INT TERM; trap stop EXIT; \
+	n=$$(( 3 * $$(nproc) )); i=0; \
+	while [ $$i -lt $$n ]; do $(BIN)/python -c 'while True: pass' & pids="$$pids $$!"; i=$$((i + 1)); done; \
+	echo "stress-test: $$n CPU-bound processes beside the suite"; start=$$(date +%s); run=1; \
+	while [ $$run -le $(STRESS_RUNS) ]; do \
+	  echo "stress-test: run $$run of $(STRESS_RUNS)"; \
+	  PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest -n 2 --dist loadscope -q -p no:cacheprovider \
+	    || { echo "stress-test: run $$run failed"; exit 1; }; \
+	  run=$$((run + 1)); \
+	done; \
+	echo "stress-test: $(STRESS_RUNS) runs, 0 failures, $$(( $$(date +%s) - start )) s in all ($$(date -u +%Y-%m-%dT%H:%MZ))"
 
 # The README's and docs' pictures, from the bundled recordings.
 SAMPLE := recordings/sample-session-48k.webm

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from .core.check import CheckResult, check_corpus
+from .core.check import CheckResult, check_corpus, in_time_order
 from .core.derive import Observation
 from .core.thresholds import Thresholds
 from .errors import ConfigError
@@ -37,17 +37,19 @@ def check_config(
         replaced it): logged decisions are compared only at that setting
         [default: ``cfg``].
     """
-    return check_corpus(
-        list(observations),
-        thresholds=cfg.thresholds,
-        margins=cfg.margins,
-        baseline=dict(baseline),
-        onset_tolerance_s=cfg.baseline.onset_tolerance_s,
-        max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
-        lossless_tolerance=cfg.agreement.lossless_tolerance,
-        recorder_tolerance=cfg.agreement.recorder_tolerance,
-        max_floor_disagreements=cfg.agreement.max_floor_disagreements,
-        page_thresholds=(page or cfg).thresholds,
+    return in_time_order(
+        check_corpus(
+            list(observations),
+            thresholds=cfg.thresholds,
+            margins=cfg.margins,
+            baseline=dict(baseline),
+            onset_tolerance_s=cfg.baseline.onset_tolerance_s,
+            max_gap_tolerance_s=cfg.baseline.max_gap_tolerance_s,
+            lossless_tolerance=cfg.agreement.lossless_tolerance,
+            recorder_tolerance=cfg.agreement.recorder_tolerance,
+            max_floor_disagreements=cfg.agreement.max_floor_disagreements,
+            page_thresholds=(page or cfg).thresholds,
+        )
     )
 
 

@@ -71,6 +71,7 @@ def _beat_row(b: Beat) -> dict[str, Any]:
         provider_stopped_vs_last_word_s=b.provider_stopped_vs_last_word_s,
         cut=b.cut,
         aborted=b.aborted,
+        outpaced=b.outpaced,
         n_gaps=len(b.gaps_s),
         max_gap_s=max(b.quiet_gaps_s, default=None),
     )

@@ -102,7 +102,7 @@ class DevTools:
 def run_page(
     html: str,
     *,
-    timeout_s: float = 60.0,
+    timeout_s: float = 300.0,
     flags: tuple[str, ...] = (),
     files: dict[str, bytes] | None = None,
     devtools: dict[str, Callable[[DevTools], object]] | None = None,
@@ -115,7 +115,8 @@ def run_page(
     waits for it), e.g. hide the page.
 
     The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
-    with its body as the message.
+    with its body as the message. ``timeout_s`` guards against a hung browser; it is no time the page
+    must beat (a busy machine starts Chromium slowly), so it is minutes.
     """
     posted: dict[str, bytes] = {}
     finished = threading.Event()
@@ -158,7 +159,13 @@ def run_page(
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass  # a browser that hangs up early must not print a traceback into a test's captured stderr
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as profile:
         command = [CHROMIUM, *FLAGS, *flags, f"--user-data-dir={profile}", f"http://127.0.0.1:{server.server_port}/"]

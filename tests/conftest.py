@@ -22,6 +22,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 # The trace cache of the tests' runs lives in a temporary folder, never in the user's.
 _CACHE_HOME = tempfile.TemporaryDirectory(prefix="speechclock-cache-")
 os.environ["SPEECHCLOCK_CACHE"] = _CACHE_HOME.name
+# ... and its key outside it, never the user's.
+_KEY_HOME = tempfile.TemporaryDirectory(prefix="speechclock-key-")
+os.environ["SPEECHCLOCK_CACHE_KEY"] = os.path.join(_KEY_HOME.name, "cache-key")
 
 from clock.cli import main  # noqa: E402
 

@@ -55,3 +55,59 @@ class Session:
         lines = [json.dumps(e) for e in self.events]
         (folder / f"{name}.events.jsonl").write_text("\n".join(lines) + "\n")
         return path
+
+
+@dataclass
+class ProviderBeat:
+    """One constructed beat: when its narration's last word ends (the audio), and the provider's event."""
+
+    terminal_s: float
+    end_s: float
+    bound_s: float
+    stopped_s: float | None
+
+    @property
+    def heard_s(self) -> float:
+        """When the analyser stops hearing the last word (it leaves the window)."""
+        return self.end_s + WINDOW_S
+
+
+def provider_tour(
+    seed: int, *, n_beats: int = 3, missing: float = 0.0, early_s: float = 0.5, late_s: float = 1.0
+) -> tuple[Session, list[ProviderBeat]]:
+    """A tour whose provider says ``output_audio_buffer.stopped`` from ``early_s`` before the last word reaches
+    the analyser (the jitter buffer still playing) to ``late_s`` after it; with chance ``missing``, not at all.
+
+    Narrations are sentences of words (0.2-0.4 s, dips of 0.08-0.12 s between them, each sentence at least
+    1.2 s) with pauses of 0.4-1.2 s between sentences; the next prompt comes 3.5-4.5 s after the last word.
+    Events carry each beat's ``response_id``.
+    """
+    rng = np.random.default_rng(seed)
+    s = Session(0.0)
+    truth: list[ProviderBeat] = []
+    t = 0.5
+    for k in range(n_beats):
+        rid = f"resp{seed}-{k}"
+        s.event("prompt", t)
+        terminal = t + float(rng.uniform(0.4, 0.8))
+        s.event("terminal_response", terminal, response_id=rid)
+        cursor = terminal + float(rng.uniform(0.3, 0.8))
+        for i in range(int(rng.integers(2, 4))):
+            if i:
+                cursor += float(rng.uniform(0.4, 1.2))
+            begun = cursor
+            while cursor - begun < 1.2:
+                length = float(rng.uniform(0.2, 0.4))
+                s.say(cursor, cursor + length)
+                cursor += length + float(rng.uniform(0.08, 0.12))
+            cursor = s.utterances[-1][1]
+        end = cursor
+        stopped = None if rng.random() < missing else end + float(rng.uniform(-early_s, late_s))
+        if stopped is not None:
+            s.event("output_audio_buffer.stopped", stopped, response_id=rid)
+        t = end + float(rng.uniform(3.5, 4.5))
+        truth.append(ProviderBeat(terminal, end, t, stopped))
+    s.duration_s = t + 0.5
+    truth[-1].bound_s = s.duration_s  # no prompt after the last beat: the recording's end bounds it
+    s.events.sort(key=lambda e: e["t"])
+    return s, truth

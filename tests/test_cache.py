@@ -329,9 +329,14 @@ def test_corpus_commands_take_the_scale_options(cli):
 # --- forged, swapped and bombed entries (bounded, never a wrong answer) -----------
 
 
-def _forge(entry: Path, *, header_change=None, body: bytes | None = None) -> None:
-    """Rewrite an entry with a changed header or body and a recomputed checksum (what a forger can do)."""
+def _forge(entry: Path, *, header_change=None, body: bytes | None = None, secret: bytes | None = None) -> None:
+    """Rewrite an entry with a changed header or body and a recomputed checksum (what a forger can do).
+
+    With ``secret`` the forger even holds the cache's key (the entry's own checks must still hold);
+    without, the checksum is a plain SHA-256, as anyone who can write the folder can compute.
+    """
     import hashlib
+    import hmac
     import json
     import zlib
 
@@ -344,7 +349,8 @@ def _forge(entry: Path, *, header_change=None, body: bytes | None = None) -> Non
     head = json.dumps(header, sort_keys=True).encode()
     packed = data[start + n_head : -32] if body is None else zlib.compress(body, 9)
     out = cache_module._MAGIC + len(head).to_bytes(8, "little") + head + packed
-    entry.write_bytes(out + hashlib.sha256(out).digest())
+    mac = hashlib.sha256(out).digest() if secret is None else hmac.new(secret, out, hashlib.sha256).digest()
+    entry.write_bytes(out + mac)
 
 
 def _bomb(n_bytes: int) -> bytes:
@@ -362,16 +368,17 @@ def _bomb(n_bytes: int) -> bytes:
 def test_a_forged_entry_is_a_miss_with_one_warning_never_an_answer(wav, store, decodes, forgery, tmp_path):
     good = read_recording(wav, cache=store)
     (entry,) = entries(store)
+    key = store._secret()
     if forgery == "period 1/0":
-        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="1/0"))
+        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="1/0"), secret=key)
     elif forgery == "period 0":
-        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="0"))
+        _forge(entry, header_change=lambda h: h["traces"][0].update(period_s="0"), secret=key)
     elif forgery == "more ticks than the recording has":
-        _forge(entry, header_change=lambda h: h["traces"][0].update(n=10**9))
+        _forge(entry, header_change=lambda h: h["traces"][0].update(n=10**9), secret=key)
     elif forgery == "frames out of order":
         t = good.trace
         body = t.frames[::-1].astype("<i8").tobytes() + t.level.astype("<f8").tobytes()
-        _forge(entry, body=body)
+        _forge(entry, body=body, secret=key)
     else:  # another recording's valid entry, its key rewritten to this one's
         other = tmp_path / "other.wav"
         sf.write(str(other), np.zeros(48000, np.int16), 48000, subtype="PCM_16")
@@ -457,3 +464,124 @@ def test_a_url_with_a_weak_or_mtime_etag_is_keyed_by_its_content(store, monkeypa
     first = store._content("https://example.com/a.webm")
     body[0] = b"other body"  # rewritten in place: same size, same ETag
     assert store._content("https://example.com/a.webm") != first
+
+
+# --- a cache can change no verdict: authenticated index and entries ----------------
+
+
+def _silenced(entry: Path) -> None:
+    """Rewrite an entry's levels to silence, as a consistent entry with a recomputed SHA-256 (a forger's)."""
+    import json
+    import zlib
+
+    data = entry.read_bytes()
+    start = len(cache_module._MAGIC) + 8
+    n_head = int.from_bytes(data[len(cache_module._MAGIC) : start], "little")
+    header = json.loads(data[start : start + n_head])
+    body = bytearray(zlib.decompress(data[start + n_head : -32]))
+    at = 0
+    for meta in header["traces"]:
+        n = int(meta["n"])
+        body[at + 8 * n : at + 16 * n] = np.full(n, -100.0, "<f8").tobytes()
+        at += 16 * n
+    _forge(entry, body=bytes(body))
+
+
+def _index_records(store: TraceCache) -> dict[str, Path]:
+    import json
+
+    return {json.loads(p.read_text())["path"]: p for p in (store.folder / "files").rglob("*.json")}
+
+
+def _swap_contents(a: Path, b: Path) -> None:
+    """Swap the content hashes two index records give (the forgery of issue 24), nothing else."""
+    import json
+
+    ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
+    ra["content"], rb["content"] = rb["content"], ra["content"]
+    a.write_text(json.dumps(ra))
+    b.write_text(json.dumps(rb))
+
+
+def test_a_consistent_forged_entry_is_refused_and_recomputed(wav, store, decodes):
+    good = read_recording(wav, cache=store)
+    (entry,) = entries(store)
+    _silenced(entry)
+    n = len(decodes)
+    with pytest.warns(SpeechClockWarning, match=r"damaged cache entry for .*a\.wav .*not authenticated"):
+        again = read_recording(wav, cache=store)
+    assert len(decodes) == n + 1 and same(again, good)
+
+
+def test_a_forged_index_is_never_believed(store, tmp_path, rng, monkeypatch):
+    monkeypatch.setattr(cache_module, "RACY_S", 0.0)  # the index is trusted as much as it ever is
+    paths = []
+    for name, scale in (("a.wav", 3000), ("b.wav", 30)):
+        path = tmp_path / name
+        sf.write(str(path), (rng.standard_normal(24000) * scale).astype(np.int16), 48000, subtype="PCM_16")
+        paths.append(path)
+    plain = [read_recording(p) for p in paths]
+    for p in paths:
+        read_recording(p, cache=store)
+    records = _index_records(store)
+    _swap_contents(*(records[os.path.realpath(p)] for p in paths))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = [read_recording(p, cache=store) for p in paths]
+    assert all(same(x, y) for x, y in zip(again, plain, strict=True))
+
+
+def test_a_cache_made_under_another_key_is_cold_not_believed(wav, store, decodes, tmp_path):
+    read_recording(wav, cache=store)
+    elsewhere = TraceCache(store.folder, key_file=tmp_path / "other-machine" / "key")
+    n = len(decodes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = read_recording(wav, cache=elsewhere)
+        read_recording(wav, cache=elsewhere)
+    assert len(decodes) == n + 1 and same(again, read_recording(wav))
+
+
+def test_the_key_is_made_private_outside_the_cache_and_refused_inside_it(wav, tmp_path):
+    import stat
+
+    store = TraceCache(tmp_path / "cache", key_file=tmp_path / "config" / "key")
+    read_recording(wav, cache=store)
+    mode = os.stat(tmp_path / "config" / "key").st_mode
+    assert stat.S_IMODE(mode) == 0o600 and (tmp_path / "config" / "key").stat().st_size == 32
+    inside = TraceCache(tmp_path / "cache2", key_file=tmp_path / "cache2" / "key")
+    cache_module._warn_no_key.cache_clear()
+    with pytest.warns(SpeechClockWarning, match="inside the cache folder.*continuing without the cache"):
+        assert not inside.writable()
+    cache_module._warn_no_key.cache_clear()
+    with pytest.warns(SpeechClockWarning, match="inside the cache folder"):
+        rec = read_recording(wav, cache=inside)
+    assert same(rec, read_recording(wav)) and not (tmp_path / "cache2" / "traces").exists()
+
+
+@pytest.mark.parametrize("forgery", ["index", "trace"])
+@pytest.mark.parametrize("command", ["derive", "check", "sweep"])
+def test_a_forged_cache_gives_the_bytes_of_no_cache(cli, tmp_path, short_recordings, monkeypatch, command, forgery):
+    monkeypatch.setattr(cache_module, "RACY_S", 0.0)
+    rec = tmp_path / "rec"
+    shutil.copytree(short_recordings, rec)
+    folder = tmp_path / "cache"
+    plain = cli(command, rec, "--no-cache")
+    cli(command, rec, "--cache", folder)  # fills the cache
+    store = TraceCache(folder)
+    if forgery == "index":
+        records = _index_records(store)
+        a, b = (
+            records[os.path.realpath(rec / f"{name}{ext}")]
+            for name, ext in (("short-en-029-44k", ".wav"), ("tour-en-us-48k", ".webm"))
+        )
+        _swap_contents(a, b)
+    else:
+        for entry in entries(store):
+            _silenced(entry)
+    forged = cli(command, rec, "--cache", folder)
+    assert forged.exit_code == plain.exit_code and forged.stdout == plain.stdout
+    if forgery == "trace":
+        assert forged.stderr.count("not authenticated") == 2
+    again = cli(command, rec, "--cache", folder)  # and the entries rewritten are good
+    assert again.stdout == plain.stdout and again.stderr == plain.stderr

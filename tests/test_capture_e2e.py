@@ -59,8 +59,16 @@ def page() -> str:
   const audioContext = ctx, remoteStream = remote.stream;
   {doc_block("function level()")}
   let state = "idle", lastWord = 0;
+  // How late the page ran, measured rather than assumed: the longest interval between two ticks,
+  // and the range of the audio clock's lag behind the wall clock (a busy machine stalls rendering,
+  // and the recorder's timeline, stamped by the wall clock, then runs ahead of the schedule).
+  const wall0 = performance.now(), audio0 = ctx.currentTime;
+  let lastTick = wall0, maxTickMs = 0, lagMinMs = Infinity, lagMaxMs = -Infinity;
   setInterval(() => {{
     const now = performance.now(), speech = level() > 0.003;
+    const lagMs = (now - wall0) - (ctx.currentTime - audio0) * 1000;
+    lagMinMs = Math.min(lagMinMs, lagMs); lagMaxMs = Math.max(lagMaxMs, lagMs);
+    maxTickMs = Math.max(maxTickMs, now - lastTick); lastTick = now;
     if (state === "waiting" && speech) {{ state = "speaking"; lastWord = now; }}
     else if (state === "speaking") {{
       if (speech) lastWord = now;
@@ -79,15 +87,21 @@ def page() -> str:
   const {{audio, events, names}} = await capture.stop();
   await post('/audio', audio);
   await post('/events', events);
-  await post('/done', JSON.stringify({{mime: audio.type, names, outputLatency: ctx.outputLatency}}));
+  await post('/done', JSON.stringify({{mime: audio.type, names, outputLatency: ctx.outputLatency,
+                                        maxTickMs, lagMinMs, lagMaxMs}}));
 }})();
 </script></body></html>"""
 
 
 def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path, cli):
-    posted = run_page(page(), timeout_s=90)
+    posted = run_page(page())
     meta = json.loads(posted["/done"])
     assert meta["mime"].startswith("audio/webm")
+    # On a busy machine rendering stalls, and the recording drifts from the schedule by at most the
+    # range of the audio clock's lag the page measured (about 0 on a quiet machine); the page's own
+    # clock and its log run late by at most its longest tick past one tick, plus that drift.
+    drift = (meta["lagMaxMs"] - meta["lagMinMs"]) / 1000
+    late = max(0.0, meta["maxTickMs"] / 1000 - TICK) + drift
     # A unique name per session, its extension from the recorder's actual mimeType.
     assert re.fullmatch(r"session-\d{8}T\d{6}Z-[0-9a-f]{8}\.webm", meta["names"]["audio"])
     assert meta["names"]["events"] == meta["names"]["audio"][: -len(".webm")] + ".events.jsonl"
@@ -106,21 +120,23 @@ def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path,
     offset = found[0]["onset_quantum_s"] - UTTERANCES[0][0]
     eps = 0.005  # codec ramp and one render quantum
     for s, (a, b) in zip(found, UTTERANCES):
-        assert a + offset - eps <= s["onset_quantum_s"] <= a + offset + eps
+        assert a + offset - eps - drift <= s["onset_quantum_s"] <= a + offset + eps + drift
         # The clock's tick sees the onset within one tick of it ...
-        assert a + offset - eps <= s["onset_s"] <= a + offset + TICK + eps
+        assert s["onset_quantum_s"] - eps <= s["onset_s"] <= s["onset_quantum_s"] + TICK + eps
         # ... and the last word until the speech has left the analyser's window.
-        assert b + offset + WINDOW_S - TICK - eps <= s["last_word_s"] <= b + offset + WINDOW_S + eps
+        lo, hi = b + offset + WINDOW_S - TICK - eps - drift, b + offset + WINDOW_S + eps + drift
+        assert lo <= s["last_word_s"] <= hi
     long_gaps = [g for g in seg["gaps_s"] if g >= 0.15]
     assert len(long_gaps) == len(GAPS)
 
     beats = json.loads(cli("beats", rec, "--format", "json").stdout)["beats"]
     (beat,) = beats
     # Against the log, times also carry the recorder's start-up latency.
-    assert beat["onset_latency_s"] == pytest.approx(UTTERANCES[0][0], abs=TICK + 0.15)
+    assert beat["onset_latency_s"] == pytest.approx(UTTERANCES[0][0], abs=TICK + 0.15 + late)
     assert beat["gaps_s"] == pytest.approx(long_gaps, abs=1e-9)
     # The page's own clock, polling its analyser live, and speechclock's replay
     # of the recording declare the beat over at the same time, within one tick
-    # plus the recorder's latency and the page timer's jitter.
+    # plus the recorder's latency and the page timer's jitter; on a busy machine, plus how late the
+    # page measured its own ticks and its audio clock to run.
     assert beat["logged_quiet_s"] is not None and beat["quiet_declared_s"] is not None
-    assert abs(beat["replay_vs_logged_s"]) <= TICK + 0.1
+    assert abs(beat["replay_vs_logged_s"]) <= TICK + 0.1 + late

@@ -72,7 +72,9 @@ def assert_decide_matches_replay(trace: LevelTrace, log: EventLog) -> int:
                         assert d.declared_tick is not None, where
                         assert float(analysis.t_s[d.declared_tick]) == b.quiet_declared_s, where
                         assert float(analysis.t_s[d.last_word_tick]) == b.replay.last_word_s, where
-                    assert a.allows(quiet, timeout) == (d.outcome not in FAILURES), where
+                    assert a.allows(quiet, timeout, narration_pause_s=analysis.narration_pause_s) == (
+                        d.outcome not in FAILURES
+                    ), where
                     checked += 1
     return checked
 
@@ -154,3 +156,27 @@ def test_all_quiet_times_at_once_match_one_at_a_time():
                 for j, q in enumerate(quiets):
                     found = beats(trace, log, floor=floor, quiet_s=float(q), onset_timeout_s=1.0)
                     assert [OUTCOMES[c] for c in many.outcome[:, j]] == [b.outcome for b in found]
+
+
+def test_decide_matches_the_replay_with_a_corpus_narration_pause():
+    """With ``P`` given (the recordings judged together), ``decide_quiets`` still gives the replay's outcomes, and
+    the fuzzer reaches both ends of the page's ``end``: aborted and outpaced."""
+    from clock.core.beats import OUTCOMES, decide_quiets
+
+    rng = np.random.default_rng(2212)
+    seen = set()
+    for _ in range(25):
+        trace, log = random_session(rng)
+        for floor in FLOORS:
+            a = analyse(trace, log, floor=floor)
+            for pause in (0.0, 0.5, 2.0):
+                many = decide_quiets(a, quiets_s=QUIETS, onset_timeout_s=1.0, narration_pause_s=pause)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    for j, q in enumerate(QUIETS):
+                        found = beats(trace, log, floor=floor, quiet_s=q, onset_timeout_s=1.0, narration_pause_s=pause)
+                        assert [OUTCOMES[c] for c in many.outcome[:, j]] == [b.outcome for b in found]
+                        for b, ba in zip(found, a.beats):
+                            assert ba.allows(q, 1.0, narration_pause_s=pause) == (b.outcome not in FAILURES)
+                            seen.add(b.outcome)
+    assert {"aborted", "outpaced"} <= seen

@@ -218,3 +218,27 @@ def test_any_sweep_range(folder, floors, quiets, jobs):
 def test_any_plot_zoom(folder, tmp_path_factory, start, end):
     out = tmp_path_factory.getbasetemp() / "fuzz-plot.png"
     assert_contract(invoke("plot", folder / "rec.wav", "-o", out, "--start", start, "--end", end), "plot")
+
+
+#: The options that run more of the tool over the same inputs (issue 24): each must keep the contract too.
+COMBINATIONS = [
+    ("derive", "--prefer", "robust"),
+    ("derive", "--format", "js"),
+    ("derive", "--format", "js", "--prefer", "robust"),
+    ("stress", "--axes", "gain,pause"),
+    ("compare", "--endpointers", "energy"),
+]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(event_lines, max_size=4), combo=st.sampled_from(COMBINATIONS))
+def test_any_event_log_with_each_option_combination(folder, tmp_path_factory, lines, combo):
+    import shutil
+
+    own = tmp_path_factory.mktemp("combo")
+    shutil.copy(folder / "rec.wav", own / "rec.wav")
+    (own / "rec.events.jsonl").write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
+    result = invoke(combo[0], own, *combo[1:], "--no-progress")
+    assert_contract(result, combo[0])
+    if "js" in combo and result.exit_code == 0:
+        assert result.stdout.startswith("//") or "SPEECHCLOCK_CONFIG" in result.stdout

@@ -574,3 +574,92 @@ def test_an_overlong_line_of_a_type_the_clock_does_not_read_is_skipped_with_a_wa
     log.write_text(json.dumps({"type": "terminal_response", "t": 1, "pad": "x" * (2 << 20)}) + "\n")
     with pytest.raises(ValueError, match=f"{log}:1: line longer than 1024 KiB"):
         read_events(log)
+
+
+@pytest.mark.parametrize("kind", ["nested", "huge", "nan", "not-utf8"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("derive", "--prefer", "robust"),
+        ("derive", "--format", "js"),
+        ("stress", "--axes", "gain"),
+        ("compare", "--endpointers", "energy"),
+        ("report", "-o", "REPORT", "--stress", "--compare", "energy", "--allow-defaults"),
+    ],
+    ids=["prefer-robust", "format-js", "stress", "compare", "report-stress-compare"],
+)
+def test_a_hostile_event_line_is_one_error_with_every_option_combination(cli, tmp_path, session, kind, options):
+    """The log is read (and refused) before any of the work these options add."""
+    rec = session
+    log = rec.with_name(rec.stem + ".events.jsonl")
+    write_log(log, HOSTILE_LINES[kind])
+    args = [a if a != "REPORT" else tmp_path / "r.html" for a in options[1:]]
+    result = cli(options[0], rec.parent, *args)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, result.stderr
+    errors = [line for line in lines if line.startswith("speechclock: error:")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    if "pip install" not in errors[0]:  # without the compare extra, that is said first
+        assert f"{log}:2:" in errors[0] and HOSTILE_MESSAGES[kind] in errors[0], errors[0]
+    assert not (tmp_path / "r.html").exists()
+
+
+def _hostile_recording(folder: Path, kind: str) -> Path:
+    import numpy as np
+    import soundfile as sf
+
+    folder.mkdir()
+    if kind == "random-bytes":
+        path = folder / "rec.wav"
+        path.write_bytes(np.random.default_rng(3).bytes(5000))
+    elif kind == "empty":
+        path = folder / "rec.webm"
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        path = folder / "rec.wav"
+        sf.write(str(path), np.zeros(8000, np.float32), 8000, subtype="PCM_16")
+        path.write_bytes(path.read_bytes()[:60])
+    else:  # all silence, one beat that hears nothing
+        path = folder / "rec.wav"
+        sf.write(str(path), np.zeros(3 * 8000, np.float32), 8000, subtype="PCM_16")
+    (folder / "rec.events.jsonl").write_text('{"type": "terminal_response", "t": 0.5}\n')
+    return path
+
+
+@pytest.mark.parametrize("kind", ["random-bytes", "empty", "truncated", "silence"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("derive", "--prefer", "robust"),
+        ("derive", "--format", "js"),
+        ("stress", "--axes", "gain"),
+        ("compare", "--endpointers", "energy"),
+    ],
+    ids=["prefer-robust", "format-js", "stress", "compare"],
+)
+def test_a_hostile_recording_keeps_the_contract_with_every_option_combination(cli, tmp_path, kind, options):
+    _hostile_recording(tmp_path / "rec", kind)
+    result = cli(options[0], tmp_path / "rec", *options[1:], "--no-cache")
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code in (0, 2) and "Traceback" not in result.stderr, result.stderr
+    assert all(line.startswith("speechclock: ") for line in lines), result.stderr
+    errors = [line for line in lines if line.startswith("speechclock: error:")]
+    assert len(errors) == (result.exit_code == 2) and not any("internal error" in e for e in errors), errors
+
+
+def test_derive_format_js_with_nothing_to_recommend_says_why_in_one_line_and_writes_nothing(cli, tmp_path):
+    _hostile_recording(tmp_path / "rec", "silence")
+    out = tmp_path / "config.js"
+    table = cli("derive", tmp_path / "rec")
+    result = cli("derive", tmp_path / "rec", "--format", "js", "-o", out)
+    assert table.exit_code == 0 and ("none recommended" in table.stdout or "no recording has a window" in table.stdout)
+    assert result.exit_code == 2 and result.stdout == "" and not out.exists()
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("speechclock: error: --format js: nothing to write, no ") and "recommended (" in line
+
+
+def test_a_url_whose_scheme_cannot_be_read_is_named(cli):
+    for url in ("ftp://127.0.0.1:1/a.wav", "gopher://127.0.0.1:1/a.wav"):
+        result = cli("derive", url)
+        (line,) = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and line.startswith(f"speechclock: error: {url}: "), line

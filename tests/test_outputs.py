@@ -414,7 +414,75 @@ def test_a_signal_stops_the_workers_of_jobs_too(tmp_path, signum, code):
         proc.wait()
     err = log.read_bytes()
     assert proc.returncode == code and b"Traceback" not in err, err
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a wait for them to go (a busy machine is slow to reap), not a race
     while any(alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(w) for w in workers)  # not left decoding the rest of the corpus
+
+
+# --- every output target is checked before the work --------------------------------
+
+
+_CORPUS_TARGETS = [
+    ("derive", "-o"),
+    ("derive", "--plot"),
+    ("check", "--junit"),
+    ("sweep", "-o"),
+    ("sweep", "--heatmap"),
+    ("sweep", "--tradeoff"),
+    ("report", "-o"),
+    ("compare", "-o"),
+    ("compare", "--plot"),
+    ("stress", "-o"),
+    ("stress", "--plot"),
+]
+_ONE_TARGETS = [("levels", "-o"), ("beats", "-o"), ("segments", "-o"), ("plot", "-o")]
+_FIGURES = {"--plot", "--heatmap", "--tradeoff"}
+
+
+def _bad_targets(tmp_path: Path, option: str, command: str) -> list[tuple[str, str]]:
+    """(target, what the one line says) for each way an output cannot be written."""
+    suffix = ".png" if option in _FIGURES or command == "plot" else ".html" if command == "report" else ".txt"
+    ro = tmp_path / f"read-only{suffix}"
+    if not ro.exists():
+        ro.write_text("mine")
+        ro.chmod(0o444)
+    bad = [
+        (str(ro), "not writable"),
+        (str(tmp_path / "missing" / f"out{suffix}"), "does not exist"),
+        ("", "an empty file name"),
+        (str(tmp_path), "directory"),
+    ]
+    if Path("/dev/full").exists():  # a figure's name needs its suffix first
+        bad.append(("/dev/full", "must end in .png" if option in _FIGURES or command == "plot" else "holds nothing"))
+    if option in _FIGURES:
+        bad.append((str(tmp_path / "figure.txt"), "must end in .png"))
+    return bad
+
+
+@pytest.fixture
+def no_decoding(monkeypatch):
+    """Decoding a recording is an error: what these runs refuse, they refuse before any."""
+    import clock.io.recording as recording_module
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("DECODED-BEFORE-THE-OUTPUT-WAS-CHECKED")
+
+    monkeypatch.setattr(recording_module, "iter_blocks", refuse)
+
+
+@pytest.mark.parametrize(("command", "option"), _CORPUS_TARGETS + _ONE_TARGETS)
+def test_every_output_target_is_checked_before_the_work(cli, short_recordings, tmp_path, no_decoding, command, option):
+    rec = tmp_path / "rec"
+    shutil.copytree(short_recordings, rec)
+    args = [command, rec if (command, option) in _CORPUS_TARGETS else rec / "short-en-029-44k.wav"]
+    if command == "check":
+        args.append("--allow-defaults")
+    for target, says in _bad_targets(tmp_path, option, command):
+        result = cli(*args, option, target, *(("--no-cache",) if (command, option) in _CORPUS_TARGETS else ()))
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2, (target, result.stderr)
+        assert len(lines) == 1 and lines[0].startswith("speechclock: error:") and says in lines[0], (target, lines)
+        assert target in lines[0] or option in lines[0], lines
+        assert "DECODED" not in result.stderr
+    assert all(p.read_text() == "mine" for p in tmp_path.glob("read-only.*"))

@@ -152,7 +152,7 @@ def hide(tools: DevTools) -> None:
 @pytest.mark.parametrize(("path", "hidden"), [("worklet", False), ("poll", False), ("worklet", True)])
 def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(chromium, tmp_path, path, hidden):
     devtools = {"/hide": hide} if hidden else None
-    posted = run_page(live_page(path, hidden=hidden), timeout_s=90, flags=tuple(WEBRTC_FLAGS), devtools=devtools)
+    posted = run_page(live_page(path, hidden=hidden), flags=tuple(WEBRTC_FLAGS), devtools=devtools)
     done = json.loads(posted["/done"])
     audio = tmp_path / done["names"]["audio"]
     audio.write_bytes(posted["/audio"])

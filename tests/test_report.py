@@ -89,7 +89,9 @@ def test_event_labels_never_collide_and_user_text_is_not_mathtext():
     ax_events = fig.axes[0]
     boxes = [t.get_window_extent() for t in ax_events.texts]
     assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
-    assert len(boxes) < 14  # some labels had no free row; their marks stay
+    # Every event line is labelled (the crowded ones by their kind's initial), beside the beat's outcome.
+    shown = [t.get_text() for t in ax_events.texts]
+    assert sum(x in ("custom", "c") for x in shown) == 12 and {"terminal 1", "prompt"} <= set(shown)
 
 
 def _obs(gap_s: float, *, prompt_after_s: float | None = None) -> Observation:
@@ -340,3 +342,113 @@ def test_evidence_draws_the_shared_window_above_the_floor():
     ]
     assert len(edges) == 2 and all(e.get_zorder() > floor_line.get_zorder() for e in edges)
     assert any(f"({hi - lo:.1f} dB)" in t.get_text() for t in ax.get_legend().get_texts())
+
+
+def test_every_event_line_is_labelled_pauses_end_and_tool_calls_too():
+    from clock.core.segments import segments
+    from clock.report.plot import plot_recording
+
+    s = Session(20.0).say(1.0, 3.0).say(6.0, 8.0)
+    kinds = [("terminal", 0.5), ("tool_call", 0.7), ("prompt", 0.8), ("pause", 4.0), ("resume", 4.3)]
+    kinds += [("arrival", 4.4), ("clock.quiet", 4.5), ("end", 19.0)]
+    log = EventLog(tuple(Event(k, k, t) for k, t in kinds))
+    trace = levels(s.samples(), RATE)
+    fig = plot_recording(trace, floor=0.003, segmentation=segments(trace, floor=0.003), events=log)
+    fig.canvas.draw()
+    texts = fig.axes[0].texts
+    assert sorted(t.get_text() for t in texts) == sorted(["terminal 1", *(k for k, _ in kinds[1:])])
+    boxes = [t.get_window_extent() for t in texts]
+    assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_the_beats_view_marks_a_beats_own_pause():
+    from matplotlib.collections import PolyCollection
+
+    from clock.core.beats import beats as find_beats
+    from clock.report.plot import plot_beat_timeline
+
+    s = Session(30.0).say(1.0, 3.0).say(6.5, 8.0).say(16.0, 18.0)
+    log = EventLog(
+        (
+            Event("terminal", "terminal_response", 0.5),
+            Event("pause", "pause", 4.0),
+            Event("resume", "resume", 6.0),
+            Event("terminal", "terminal_response", 15.5),
+        )
+    )
+    trace = levels(s.samples(), RATE)
+    found = find_beats(trace, log, floor=0.003, quiet_s=2.5)
+    ax = plot_beat_timeline(found, quiet_s=2.5, events=log).axes[0]
+    hatched = [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_hatch()]
+    (paused,) = hatched  # beat 1's pause only: beat 2 had none
+    (path,) = paused.get_paths()
+    xs, ys = path.vertices[:, 0], path.vertices[:, 1]
+    assert (xs.min(), xs.max()) == (pytest.approx(3.5), pytest.approx(5.5))  # since beat 1's terminal response
+    assert ys.min() > -0.5 and ys.max() < 0.5  # in beat 1's row
+    assert "paused" in {t.get_text() for t in ax.figure.legends[0].get_texts()}
+
+
+def test_tradeoff_floors_drawn_apart_never_go_below_zero():
+    from clock.report.plot import plot_tradeoff
+
+    obs = [_obs(1.2), _obs(2.0, prompt_after_s=1.0)]
+    result = sweep(obs, floors=[0.001, 0.002, 0.003, 0.004, 0.02], quiets_s=grid("1.0:2.6:0.2"))
+    fig = plot_tradeoff(result, committed=(0.003, 2.4))
+    ax = fig.axes[0]
+    drawn = [y for line in ax.lines for y in np.asarray(line.get_ydata(), float)]
+    assert drawn and min(drawn) >= 0
+    assert ax.get_ylim()[0] < 0  # a zero count stays in view
+    # The legend's star is small; the one on the axes keeps its size.
+    legend = fig.legends[0]
+    star = next(h for h in legend.legend_handles if getattr(h, "get_marker", lambda: None)() == "*")
+    assert star.get_markersize() <= 8
+    assert max(line.get_markersize() for line in ax.lines if line.get_marker() == "*") > 8
+
+
+def test_heatmap_ticks_are_unrotated_and_counts_legible():
+    from clock.report.plot import plot_sweep_heatmap
+
+    result = sweep([_obs(1.2), _obs(2.0)], floors=[0.002, 0.003], quiets_s=grid("1.0:4.0:0.1"))
+    fig = plot_sweep_heatmap(result)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(t.get_rotation() == 0 for t in labels)
+    boxes = [t.get_window_extent() for t in labels]
+    assert all(not a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    assert all(t.get_fontsize() >= 6 for t in ax.texts)
+
+
+def test_report_grid_holds_the_candidate_floor(cli, tmp_path, short_recordings):
+    import html as html_lib
+
+    out = tmp_path / "r.html"
+    result = cli("report", short_recordings, "--floor", "0.00317", "--floors", "0.002:0.004:0.001", "-o", out)
+    assert result.exit_code in (0, 1), result.stderr
+    page = html_lib.unescape(out.read_text())
+    # The sweep's table has the candidate's floor as rows of its own (one per quiet time), beside the grid's.
+    quiets = len(re.findall(r">0\.002<", page))
+    assert quiets >= 2 and len(re.findall(r">0\.00317<", page)) >= quiets
+
+
+def test_beats_wide_never_prints_negative_zero():
+    from clock.report.text import _secs
+
+    assert _secs(-0.0004) == "0.000" and _secs(-0.0) == "0.000" and _secs(-0.0006) == "-0.001"
+    assert _secs(0.0004) == "0.000" and _secs(None) is None
+
+
+def test_check_lines_of_a_recording_come_in_time_order():
+    from clock.core.check import CheckResult, in_time_order
+
+    def r(rec, t):
+        return CheckResult(rec, "gap", False, t, "d", "e")
+
+    given = [r("b", 5.0), r("a", 3.0), r("b", 1.0), r("b", None), r("a", 2.0)]
+    assert [(x.recording, x.t_s) for x in in_time_order(given)] == [
+        ("b", None),
+        ("b", 1.0),
+        ("b", 5.0),
+        ("a", 2.0),
+        ("a", 3.0),
+    ]

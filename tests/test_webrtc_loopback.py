@@ -59,6 +59,19 @@ RECORDER_P99 = 0.03
 pytestmark = pytest.mark.slow
 
 
+def late_s(events_path: Path) -> float:
+    """How late the page ran, from its own log: its longest interval between ticks past one tick,
+    plus the range of its audio clock's lag behind the wall clock (``t_ms`` against ``frame``).
+    About 0 on a quiet machine; a busy one stalls timers and rendering, and the bounds below widen by
+    what the page measured rather than by a guess."""
+    lines = [json.loads(line) for line in events_path.read_text().splitlines()]
+    ticks = [(e["t_ms"] / 1000, e["frame"] / RATE) for e in lines if e["type"] == "clock.level"]
+    walls = [w for w, _ in ticks]
+    lag = [w - a for w, a in ticks]
+    longest = max(b - a for a, b in zip(walls, walls[1:]))
+    return max(0.0, longest - TICK) + (max(lag) - min(lag))
+
+
 def level_block() -> str:
     blocks = re.findall(r"```js\n(.*?)```", (DOCS / "capture.md").read_text(), re.S)
     return next(b for b in blocks if "function level()" in b)
@@ -169,7 +182,7 @@ def session(tmp_path_factory):
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    posted = run_page(page(), timeout_s=90, flags=tuple(WEBRTC_FLAGS))
+    posted = run_page(page(), flags=tuple(WEBRTC_FLAGS))
     meta = json.loads(posted["/done"])
     folder = tmp_path_factory.mktemp("loopback")
     (lossless_names, recorder_names) = meta["names"]
@@ -251,7 +264,8 @@ def test_recorder_file_agrees_within_the_codec_tolerance_after_the_offset_estima
     # With the log aligned, the recorder file's replay agrees with the page's decision
     # within a tick, the page's timer jitter and the recorder's 10 ms slips.
     (beat,) = data["beats"]
-    assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05
+    late = late_s(files["recorder"].with_suffix(".events.jsonl"))
+    assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05 + late
 
 
 def test_provider_signals_and_session_metadata_reach_the_tool(session, cli):
@@ -263,7 +277,8 @@ def test_provider_signals_and_session_metadata_reach_the_tool(session, cli):
     # after the last syllable included; the analyser heard the last syllable a jitter
     # buffer and (up to) an analyser window later.
     trailing_s = (VOICE.size - 1 - np.flatnonzero(VOICE)[-1]) / RATE
-    assert -0.35 < beat["provider_stopped_vs_last_word_s"] - trailing_s < 0.05
+    late = late_s(files["lossless"].with_suffix(".events.jsonl"))
+    assert -0.35 - late < beat["provider_stopped_vs_last_word_s"] - trailing_s < 0.05 + late
     corpus = load_corpus([files["lossless"]])
     (obs,) = corpus.observations
     assert obs.meta["voice"] == "synthetic-saw" and obs.meta["page_version"] == "test-1"

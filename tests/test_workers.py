@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import multiprocessing
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -216,25 +215,49 @@ def test_file_urls_on_the_cluster_read_as_the_paths_do(cli, generated, cluster):
     assert serial.stderr == paths.stderr.replace(str(generated), url.rstrip("/"))
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
+# The test server runs in its own process with its stderr sent to /dev/null, so nothing it says (a
+# traceback for a client that hung up early, on a busy machine) can reach the stderr the CLI's tests read;
+# its handler and server keep quiet as well. It prints its port once it listens, so no wait is timed.
+_SERVER = """
+import functools, http.server, sys
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
         pass
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass
+
+server = Server(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[1]))
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
 
 
 @pytest.fixture
 def web(tmp_path):
-    """Two of the bundled recordings served over HTTP on the loopback interface."""
+    """Two of the bundled recordings served over HTTP on the loopback interface, from another process."""
     from conftest import copy_short_recordings
 
     root = copy_short_recordings(tmp_path / "www")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(root)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", root
+        port = server.stdout.readline().strip()
+        assert port.isdigit(), "the test server did not start"
+        yield f"http://127.0.0.1:{port}", root
     finally:
-        server.shutdown()
-        server.server_close()
+        server.kill()
+        server.wait()
+        server.stdout.close()
 
 
 def test_https_style_urls_stream_through_fsspec(cli, web, tmp_path):

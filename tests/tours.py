@@ -12,7 +12,9 @@ responses, no log). The truth is the construction's, as in tests/voices.py.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +71,7 @@ class Tour:
             (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
 
     def observation(self) -> Observation:
-        trace = levels(self.samples.astype(np.float32), RATE)
+        trace = cached_levels(self.samples.astype(np.float32))
         if not self.has_log:
             return Observation(self.name, trace)
         log = EventLog(tuple(Event(e["kind"], e["kind"], e["t"], i + 1, None) for i, e in enumerate(self.events)))
@@ -181,7 +183,84 @@ def random_tour(
 KINDS = ("plain", "aborted", "silent", "bed", "quiet", "opus")
 
 
+@cache
+def _corpus_cache() -> Path:
+    """Where generated corpora are kept between runs, keyed by the generator's own source and the
+    libraries its draws depend on: outside the repository, shared by a run's workers."""
+    import hashlib
+    import tempfile
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(np.__version__.encode())
+    for name in ("tours.py", "voices.py"):
+        digest.update((here / name).read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or tempfile.gettempdir())
+    return base / "speechclock-tests" / f"tours-{digest.hexdigest()[:16]}"
+
+
+@cache
+def _core_digest() -> str:
+    """The tool's pure core, by content: a trace cached under it is the trace the code would compute now."""
+    import hashlib
+
+    core = Path(__file__).resolve().parent.parent / "clock" / "core"
+    digest = hashlib.sha256(np.__version__.encode())
+    for path in sorted(core.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cached_levels(x: np.ndarray):
+    """``levels(x, RATE)``, cached by the samples' content and the core's source (so a change to how levels
+    are computed is never hidden by the cache)."""
+    import hashlib
+    import pickle
+
+    key = hashlib.sha256(x.tobytes()).hexdigest()[:24]
+    path = _corpus_cache() / f"traces-{_core_digest()}" / f"{key}.pickle"
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        pass
+    trace = levels(x, RATE)
+    _write_atomically(path, trace)
+    return trace
+
+
+def _write_atomically(path: Path, value) -> None:
+    import pickle
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    with open(part, "wb") as f:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(part, path)  # whole or absent, whichever worker writes it first
+
+
 def random_corpus(seed: int, kind: str = "plain", *, setup: int | None = None) -> list[Tour]:
+    """:func:`generate_corpus`, built once for given parameters and generator: later calls (other tests,
+    other workers, later runs) read the same corpus back from a cache keyed by them (fresh objects each time).
+    """
+    import pickle
+
+    key = f"{seed}-{kind}-{setup}"
+    if kind == "opus":
+        import av
+
+        key += f"-av{av.__version__}"
+    path = _corpus_cache() / f"{key}.pickle"
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        pass
+    tours = generate_corpus(seed, kind, setup=setup)
+    _write_atomically(path, tours)
+    return tours
+
+
+def generate_corpus(seed: int, kind: str = "plain", *, setup: int | None = None) -> list[Tour]:
     """Three to five tours with different voices, rooms and logs.
 
     ``kind``: ``plain``; ``aborted`` (tours whose page ends a beat mid-sentence,

@@ -19,7 +19,7 @@ from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text
 from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
 from ..io.terminal import printable
-from ..report.text import BEAT_TABLE, BEAT_WIDE, agreement_text, beat_header, beat_rows, table
+from ..report.text import BEAT_TABLE, BEAT_WIDE, agreement_text, beat_header, beat_rows, ended_by_page_lines, table
 from .options import (
     TIME,
     agreement_config,
@@ -195,8 +195,12 @@ def beats(
     silence before the narration reaches the quiet time; PREMATURE the clock
     declared quiet and the guide spoke again; STALLED the guide spoke and the
     clock did not declare quiet before the beat's bound (the next prompt,
-    terminal response, end or the recording's end); ABORTED the page's end
-    came while the guide was still speaking (not a failure); MISSED-ONSET the clock
+    terminal response, end or the recording's end); OUTPACED the page's end
+    came after the guide had finished (longer after the last word than any
+    pause inside the recording's narrations) and before the clock declared
+    quiet (a failure: the clock was slower than the visitor); ABORTED the
+    page's end came while the guide was still speaking (not a failure); a line
+    under the table says what happened in each; MISSED-ONSET the clock
     gave up waiting, yet the guide spoke within the beat; BARGE-IN the visitor
     spoke (input_audio_buffer.speech_started) before the beat ended; CLEARED
     the provider cleared its audio buffer. provider_stopped_vs_last_word_s is
@@ -245,6 +249,8 @@ def beats(
         out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n"))
         columns = BEAT_WIDE if wide else BEAT_TABLE
         out.write(printable(table(beat_header(columns), beat_rows(found, columns))))
+        for line in ended_by_page_lines(found, th.quiet_s):
+            out.write(printable(line + "\n"))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:

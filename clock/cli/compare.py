@@ -10,13 +10,13 @@ from typing import Any
 
 import click
 
-from ..core.compare import EndpointerResult, FrameDecisions, compare_endpointers
+from ..core.compare import EndpointerResult, FrameScores, compare_endpointers, reference_sources
 from ..core.derive import derive as derive_thresholds
 from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
-from .options import corpus_options, load_corpus, output_option
+from .options import OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
 
 
@@ -27,13 +27,16 @@ from .scale import scale_settings
     default="all",
     show_default=True,
     metavar="NAMES",
-    help="Comma-separated: webrtcvad-0..3, silero, ten-vad, energy (or all: every one that runs here).",
+    help=(
+        "Comma-separated: webrtcvad, silero, ten-vad, energy (each with its threshold tuned), webrtcvad-0..3 "
+        "(one mode), or all: every tuned one that runs here."
+    ),
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the figure (added latency against failures, one point per endpointer) as .png, .svg or .pdf.",
 )
 @output_option
@@ -52,9 +55,11 @@ def compare(
     """Replay other endpointers (VADs) over the beats of RECORDINGS, beside the level clock.
 
     Each waits for onset after the terminal response, then ends the beat
-    after a silence duration tuned on these recordings by replaying a ladder
-    of quiet times; all are judged against the labels (else the level
-    clock's speech). Needs the extra: pip install 'speech-clock[compare]'.
+    after a silence duration; its detection threshold and silence duration
+    are tuned together on these recordings by replaying a grid, and all are
+    judged against the labels (else a two-mode split of each recording's
+    level, which is none of them). Needs the extra: pip install
+    'speech-clock[compare]'.
     """
     names, skipped = endpointer_names(endpointers)
     outputs = {"-o": output, "--plot": plot_path}
@@ -65,20 +70,27 @@ def compare(
         from .tune import save_figure_file
 
         save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
-    r, floor, timeout = found.results, found.floor, found.onset_timeout_s
+    floor, timeout, reference = found.floor, found.onset_timeout_s, found.reference
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
-            out.write(json_text(compare_dict(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
+            data = compare_dict(
+                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
+            )
+            out.write(json_text(data))
         else:
-            out.write(printable(compare_text(r, floor=floor, onset_timeout_s=timeout, skipped=skipped)))
+            text = compare_text(
+                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
+            )
+            out.write(printable(text))
 
 
-def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
-    """The endpointers ``--endpointers`` names, and those ``all`` leaves out here (with why).
+def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str], dict[str, str]]:
+    """The endpointers ``option`` (``--endpointers``, ``report --compare``) names, and those ``all`` leaves out.
 
     Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
     """
-    from ..io.endpointers import ENDPOINTERS, missing_extra, unavailable
+    from ..io.endpointers import ENDPOINTERS, FIXED, missing_extra, unavailable
+    from ..io.terminal import clipped
 
     need = missing_extra()
     if need is not None:
@@ -87,15 +99,15 @@ def endpointer_names(spec: str) -> tuple[list[str], dict[str, str]]:
     if spec == "all":
         return [n for n in ENDPOINTERS if n not in skipped], skipped
     names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = [n for n in names if n not in ENDPOINTERS]
+    unknown = [n for n in names if n not in ENDPOINTERS + FIXED]
     if unknown or not names:
         raise click.BadParameter(
-            f"unknown endpointer {', '.join(unknown) or '(none)'}; known: {', '.join(ENDPOINTERS)}",
-            param_hint="'--endpointers'",
+            f"unknown endpointer {clipped(', '.join(unknown) or '(none)')}; known: {', '.join(ENDPOINTERS + FIXED)}",
+            param_hint=f"'{option}'",
         )
     cannot = [n for n in names if n in skipped]
     if cannot:
-        raise click.BadParameter(f"{cannot[0]}: {skipped[cannot[0]]}", param_hint="'--endpointers'")
+        raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint=f"'{option}'")
     return names, {}
 
 
@@ -106,6 +118,7 @@ class Compared:
     results: tuple[EndpointerResult, ...]
     floor: float
     onset_timeout_s: float
+    reference: dict[str, int]
 
 
 def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress: bool) -> Compared:
@@ -114,21 +127,22 @@ def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress:
     from ..io.workers import Workers
 
     obs = list(corpus.observations)
-    floor, _quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins).setting
+    floor, _quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins, held_out=False).setting
     th = corpus.config.thresholds
     floor = th.floor if floor is None else floor
     timeout = th.onset_timeout_s if timeout is None else timeout
     logged = [i for i, o in enumerate(obs) if o.has_beats]
     paths = [corpus.recordings[i].info.path for i in logged]
+    levels = [(t.sample_rate_hz, t.ticks, t.metric, t.options) for t in (obs[i].trace for i in logged)]
     workers = Workers(jobs=jobs, scheduler=scale_settings()[0])
     if no_progress or not sys.stderr.isatty():
-        found = detect_all(paths, names, workers=workers)
+        found = detect_all(paths, names, levels=levels, workers=workers)
     else:
         with click.progressbar(length=len(paths), label="endpointers", file=sys.stderr) as bar:
-            found = detect_all(paths, names, workers=workers, progress=lambda _: bar.update(1))
-    decisions: list[list[FrameDecisions]] = [[] for _ in obs]
+            found = detect_all(paths, names, levels=levels, workers=workers, progress=lambda _: bar.update(1))
+    scores: list[list[FrameScores]] = [[] for _ in obs]
     for i, d in zip(logged, found):
-        decisions[i] = d
-    margin_s = corpus.config.margins.quiet_margin_s
-    results = compare_endpointers(obs, decisions, floor=floor, onset_timeout_s=timeout, margin_s=margin_s)
-    return Compared(results, floor, timeout)
+        scores[i] = d
+    margins = corpus.config.margins
+    results = compare_endpointers(obs, scores, floor=floor, onset_timeout_s=timeout, margins=margins)
+    return Compared(results, floor, timeout, reference_sources(obs))

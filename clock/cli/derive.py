@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -24,8 +25,17 @@ from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.junit import junit_xml
-from ..report.text import check_summary, check_text, derive_dict, derive_markdown, derive_text, not_applicable_lines
-from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from ..report.text import (
+    check_summary,
+    check_text,
+    dead_air_summary,
+    derive_dict,
+    derive_markdown,
+    derive_text,
+    not_applicable_lines,
+    saving_line,
+)
+from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
 
@@ -53,7 +63,7 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the evidence figure (levels and windows per recording, narration gaps) as .png, .svg or .pdf.",
 )
 @output_option
@@ -86,8 +96,16 @@ def derive(
     if by:
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
-    found = [
-        derive_thresholds(
+    # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
+    # leave-one-out runs are most of a cached run's time); --prefer robust replays stress, so it is derived.
+    from ..io.cache import resolve_cache
+    from ..io.results import cached_result
+    from .scale import scale_settings
+
+    results = None if prefer == "robust" else resolve_cache(scale_settings()[1])
+
+    def derived(members: list[Observation], name: str) -> Derivation:
+        return derive_thresholds(
             members,
             margins=cfg.margins,
             group=name,
@@ -95,13 +113,27 @@ def derive(
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
         )
+
+    found = [
+        cached_result(
+            results,
+            "derive",
+            members,
+            functools.partial(derived, members, name),
+            margins=cfg.margins,
+            group=name,
+            compare=compare,
+            compare_label=label,
+        )
         for name, members in groups.items()
     ]
     committed = corpus.config.thresholds if corpus.config.path is not None else None
     if plot_path is not None:
         from ..report.plot import plot_evidence
 
-        save_figure_file(plot_evidence(found[0]), plot_path, corpus.inputs, "--plot")
+        drawn = None if compare is None else compare.floor
+        figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
+        save_figure_file(figure, plot_path, corpus.inputs, "--plot")
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return
@@ -117,25 +149,39 @@ def derive(
 def _write_page_config(
     found: Derivation, thresholds: Thresholds, recordings: tuple[Path, ...], output: Path | None, inputs: Any
 ) -> None:
-    """``derive --format js``: the recommendation (the rest of the config as committed) for speechclock.js."""
-    from ..web import page_config_js
+    """``derive --format js``: the recommendation (the rest of the config as committed) for speechclock.js.
+
+    Where derive recommends a rule that uses the provider's event (``Derivation.rules``), the config also
+    carries ``rule`` and ``hangover_s`` (docs/clock.md); with the level clock it has only the thresholds.
+    """
+    import json
+
+    from ..web import page_config, page_config_js
 
     floor, quiet_s, timeout_s = found.setting
     if floor is None or quiet_s is None:
-        click.echo("speechclock derive: no recommendation to write as JavaScript (the table says why)", err=True)
-        raise SystemExit(1)
+        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
+        if floor is None:
+            why = f"no floor recommended ({found.floor.rule})"
+        else:
+            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
+        raise InvalidParameterError(f"--format js: nothing to write, {why}")
     th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
+    text = page_config_js(th, source=source)
+    saving = found.rules.saving if found.rules is not None else None
+    if saving is not None:
+        body = page_config(th) | {"rule": saving.rule.kind, "hangover_s": saving.rule.hangover_s}
+        head = text.split("const SPEECHCLOCK_CONFIG = ", 1)[0]
+        text = f"{head}const SPEECHCLOCK_CONFIG = {json.dumps(body, allow_nan=False)};\n"
     with atomic_output(output, inputs=inputs) as out:
-        out.write(page_config_js(th, source=source))
+        out.write(text)
 
 
 @click.command()
 @corpus_options
 @candidate_options
-@click.option(
-    "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Also write JUnit XML here (on every exit)."
-)
+@click.option("--junit", type=OutputPath(), help="Also write JUnit XML here (on every exit).")
 @click.option(
     "--format",
     "fmt",
@@ -223,6 +269,7 @@ def check(
         with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
             f.write(junit_xml(results))
     counts = check_counts(results)
+    cost = _dead_air_beside(obs, cfg, label)
     if fmt == "json":
         click.echo(
             json_text(
@@ -239,6 +286,7 @@ def check(
                         "failures": counts.failures,
                     },
                     "results": [_result_dict(r) for r in results],
+                    "dead_air": None if cost is None else cost[1],
                 }
             ),
             nl=False,
@@ -255,9 +303,40 @@ def check(
         click.echo(f"::notice title=speechclock check::{_gh(notice, False)}")
     else:
         click.echo(printable(f"config: {source}"))
-        for line in check_text(results, counts):
+        lines = check_text(results, counts)
+        if cost is not None:
+            lines.insert(len(lines) - 1, cost[0])
+        for line in lines:
             click.echo(printable(line, newlines=False))
     ctx.exit(1 if counts.failed else 0)
+
+
+def _dead_air_beside(obs: list[Observation], cfg: Any, label: str) -> tuple[str, dict[str, Any]] | None:
+    """The checked setting's dead air over the corpus beside the recommendation's (derive, without held-out runs).
+
+    None when no recording has beats or nothing is recommended.
+    """
+    found = derive_thresholds(obs, margins=cfg.margins, compare=cfg.thresholds, compare_label=label, held_out=False)
+    c = found.compared
+    if found.rules is None or c is None or c.dead_air is None:
+        return None
+    mine, theirs = c.dead_air, found.rules.level.dead_air
+    floor, quiet, timeout = found.setting
+    line = (
+        f"dead air at this setting: {dead_air_summary(mine)}; the recommendation (floor {floor:g}, quiet {quiet:g} s): "
+        f"{dead_air_summary(theirs)}"
+    )
+    saving = found.rules.saving
+    if saving is not None:
+        line += f"; {saving_line(found.rules).removeprefix('less dead air: ')}"
+    data = {
+        "setting": asdict(mine),
+        "recommended": asdict(theirs),
+        "recommended_setting": {"floor": floor, "quiet_s": quiet, "onset_timeout_s": timeout},
+        "saving_rule": None if saving is None else {"label": saving.rule.label} | asdict(saving.rule),
+        "saving": None if saving is None else asdict(saving.dead_air),
+    }
+    return line, data
 
 
 def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exception) -> None:

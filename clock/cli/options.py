@@ -33,7 +33,7 @@ from ..errors import ConfigError, InvalidParameterError, SpeechClockError, Speec
 from ..io.config import AgreementConfig, Config, find_config, read_config
 from ..io.decode import probe
 from ..io.inputs import Inputs, set_force
-from ..io.output import remove_temporaries
+from ..io.output import check_target, remove_temporaries
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 from ..io.sources import name_of
 from ..io.terminal import printable
@@ -77,11 +77,20 @@ class Group(click.Group):
             raise  # not reached
 
     def invoke(self, ctx: click.Context) -> Any:
-        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN:
             try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             except ValueError:  # not the main thread
-                pass
+                previous = None
+        try:
+            return self._invoke(ctx)
+        finally:
+            if previous is not None and previous is not signal.SIG_IGN:
+                # the start-up handler again: a signal while the interpreter ends still exits 130/143
+                signal.signal(signal.SIGINT, previous)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
             _stdout_keeps_bytes()
             set_force(False)  # until the command's --force says otherwise
@@ -308,7 +317,8 @@ def level_options(f: F) -> F:
                 "tick_s",
                 callback=_period,
                 metavar="S",
-                help="Seconds between ticks, exact: 1/60 (default, requestAnimationFrame), 0.05, 1.",
+                help="Seconds between the clock's ticks (it polls its analyser on a timer), exact: "
+                "1/60 (default), 0.05, 1.",
             ),
             click.option(
                 "--tick-frames",
@@ -401,6 +411,22 @@ def candidate_text(opts: Mapping[str, Any]) -> str:
     return " ".join(f"{names[k]} {v:g}" for k, v in given_thresholds(opts).items())
 
 
+#: Options that always name a figure (its suffix says the format); ``plot``'s ``-o`` checks its own.
+FIGURE_OPTIONS = ("--plot", "--heatmap", "--tradeoff")
+
+
+class OutputPath(click.Path):
+    """A file to write (``-`` standard output); an empty name is a usage error, not the current folder."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value == "":
+            self.fail("an empty file name (give a file, or - for standard output)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def output_file(help: str, *, required: str | None = None) -> Callable[[F], F]:
     """``-o FILE``, written atomically; ``required`` names what to give (``FILE.png``) when it must be given."""
 
@@ -412,7 +438,7 @@ def output_file(help: str, *, required: str | None = None) -> Callable[[F], F]:
     return click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=OutputPath(),
         default=None,
         callback=callback,
         help=help + (" [required]" if required else ""),
@@ -505,7 +531,12 @@ def check_outputs(
     for option, path in outputs.items():
         if path is None or str(path) == "-":
             continue
+        if option in FIGURE_OPTIONS:
+            from .shared import figure_format
+
+            figure_format(path, option)
         inputs.check_output(path, option, allow=(allow or {}).get(option, ()))
+        check_target(path, option)
         key = os.path.realpath(path)
         if key in seen:
             raise click.UsageError(f"{seen[key]} and {option} name the same file ({path})")

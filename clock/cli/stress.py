@@ -11,9 +11,9 @@ import click
 from ..core.stress import AXES, SEARCHES
 from ..io.output import atomic_output, json_text
 from ..io.sources import name_of
-from ..io.terminal import printable
+from ..io.terminal import clipped, printable
 from ..report.stress import stress_dict, stress_text
-from .options import candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .scale import scale_settings
 from .shared import figure_format, save_figure_file
 
@@ -22,7 +22,8 @@ def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, 
     names = tuple(a.strip() for a in value.split(",") if a.strip())
     unknown = [a for a in names if a not in AXES]
     if unknown or not names:
-        raise click.BadParameter(f"{unknown[0] if unknown else value!r}: axes are {', '.join(AXES)}")
+        shown = clipped(unknown[0] if unknown else value, quoted=True)
+        raise click.BadParameter(f"{shown}: axes are {', '.join(AXES)}")
     return tuple(a for a in AXES if a in names)
 
 
@@ -54,7 +55,7 @@ def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, 
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Also save the margins figure (one row per axis, the settings side by side) as .png, .svg or .pdf.",
 )
 @output_option

@@ -22,10 +22,11 @@ from ..io.baseline import read_baseline
 from ..io.output import atomic_output, json_text
 from ..io.recording import Recording, envelope
 from ..io.terminal import printable
-from ..report.text import check_summary, sweep_table
+from ..report.text import check_summary, rules_dict, sweep_table
 from .compare import endpointer_names, run_compare
 from .options import (
     TIME,
+    OutputPath,
     candidate_options,
     clock_options,
     config_option,
@@ -91,7 +92,9 @@ def figure_for(
     name = rec.name if beat is None else f"{rec.name}, beat {beat}"
     title = f"{name}: floor {th.floor:g}, quiet {th.quiet_s:g} s, tick {th.tick_s} s"
     if view == "beats":
-        return plot_beat_timeline(found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title)
+        return plot_beat_timeline(
+            found, quiet_s=th.quiet_s, quiet_margin_s=quiet_margin_s, title=title, events=rec.events
+        )
     return plot_recording(
         rec.trace,
         floor=th.floor,
@@ -224,10 +227,10 @@ sweep_quiet_times = click.option(
     "[default: the config's, else 10].",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--heatmap", type=click.Path(dir_okay=False, path_type=Path), help="Save the premature-end heatmap here.")
+@click.option("--heatmap", type=OutputPath(), help="Save the premature-end heatmap here.")
 @click.option(
     "--tradeoff",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OutputPath(),
     help="Save the trade-off plot (premature ends vs added latency, Pareto front) here.",
 )
 @output_option
@@ -287,6 +290,11 @@ def sweep(
             out.write(printable(sweep_table(result)))
 
 
+def _with_values(grid: tuple[float, ...], *values: float | None) -> tuple[float, ...]:
+    """A sweep axis with ``values`` added where they are not on it already, in order."""
+    return tuple(sorted(set(grid) | {v for v in values if v is not None and v > 0}))
+
+
 def _check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
     if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
         raise click.UsageError(
@@ -315,6 +323,7 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
         },
         "pareto": [asdict(p) for p in result.pareto],
         "points": [asdict(p) for p in result.points],
+        "rules": None if result.derivation.rules is None else rules_dict(result.derivation.rules),
     }
 
 
@@ -359,10 +368,10 @@ def report(
     --onset-timeout) is checked, plotted and replayed beside the recommendation.
     """
     from ..report.html import RecordingSection, png_data_uri, render_report
-    from ..report.plot import plot_evidence, plot_sweep_heatmap, plot_tradeoff
+    from ..report.plot import plot_evidence, plot_rules, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
-    names, skipped = endpointer_names(endpointers) if endpointers is not None else ([], {})
+    names, skipped = endpointer_names(endpointers, "--compare") if endpointers is not None else ([], {})
     corpus = load_corpus(
         recordings,
         config,
@@ -378,6 +387,11 @@ def report(
     source = config_source(cfg, opts)
     th = cfg.thresholds
     derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
+    # The grid holds the setting checked (committed or candidate) and the recommendation, so the figures
+    # draw each at its own point rather than at the grid point nearest it.
+    rec_floor, rec_quiet, _ = derivation.setting
+    floors = _with_values(floors, th.floor, rec_floor)
+    quiets = _with_values(quiets, th.quiet_s, rec_quiet)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = []
     for rec in corpus.recordings:
@@ -409,7 +423,10 @@ def report(
         recordings=sections,
         config_source=source if cfg.path is not None else f"no speechclock.toml: {source}",
         config_text=cfg.path.read_text(encoding="utf-8") if cfg.path is not None else "",
-        evidence_image=png_data_uri(plot_evidence(derivation)),
+        evidence_image=png_data_uri(plot_evidence(derivation, committed_floor=th.floor, committed_label=label)),
+        rules_image=None
+        if derivation.rules is None or not derivation.rules.n_with_event
+        else png_data_uri(plot_rules(derivation.rules)),
         sweep_images=[
             (
                 "premature ends and stalls by floor and quiet time",
@@ -439,7 +456,9 @@ def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jo
 
     found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
     return EndpointersPart(
-        compare_heading(floor=found.floor, onset_timeout_s=found.onset_timeout_s),
+        compare_heading(
+            found.results, floor=found.floor, onset_timeout_s=found.onset_timeout_s, reference=found.reference
+        ),
         compare_rows(found.results),
         png_data_uri(plot_compare(found.results)),
         [f"{name}: {why}" for name, why in skipped.items()],

@@ -47,10 +47,18 @@ allow 1 ns for float rounding.
     end): the tour would wait;
 ``missed-onset``
     the clock gave up waiting for speech, yet the guide spoke within the span;
+``outpaced``
+    the page ended the beat (an ``end`` event bounds its span) before the
+    clock declared quiet, after the guide had finished: the visitor was
+    faster than the clock. A failure, as a stall is (a quiet time that
+    waits past the ``end`` fails on it);
 ``aborted``
-    the page ended the beat (an ``end`` event bounds its span) while the
-    guide was still speaking: speech at the floor within the quiet time
-    before the ``end``, so the clock had not declared quiet. Not a failure:
+    the page ended the beat before the clock declared quiet while the guide
+    was still speaking: speech at the bound's tick, or a last word closer to
+    the ``end`` than the **narration pause** ``P`` (the longest unpaused
+    quiet between a narration's speech runs, acknowledgment silences
+    excluded, of the recordings judged together at that floor:
+    :func:`narration_pause_s`; for one recording, its own). Not a failure:
     the tour did not wait for the clock;
 ``ok``, ``silent`` (no speech in the span), ``unheard`` (the clock saw no
 tick of the beat).
@@ -63,7 +71,7 @@ same decisions as :func:`replay_ticks`.
 from __future__ import annotations
 
 import warnings
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +90,7 @@ __all__ = [
     "FAILURES",
     "IDLE",
     "OUTCOMES",
+    "OUTPACED",
     "SPEAKING",
     "WAITING",
     "Beat",
@@ -91,10 +100,15 @@ __all__ = [
     "FloorAnalysis",
     "Replay",
     "ReplayBeat",
+    "aborted_line",
     "analyse",
     "beats",
     "decide",
     "decide_quiets",
+    "judge_declared",
+    "narration_pause_s",
+    "outpaced_line",
+    "provider_stopped",
     "replay",
     "replay_ticks",
     "span_bounds",
@@ -143,6 +157,9 @@ class Beat:
     See the module notes for each field's meaning; ``None`` where a value
     does not apply. ``span_end_s`` is where the span ends and ``bound`` what
     ends it; ``outcome`` is one of :data:`OUTCOMES`, from the replay.
+    Where the page's ``end`` bounds the span, ``narration_pause_s`` is the
+    ``P`` it was judged with and ``speech_at_end`` whether the level was
+    above the floor at the end's tick (None and False elsewhere).
     """
 
     index: int
@@ -170,6 +187,8 @@ class Beat:
     provider_stopped_s: float | None = None
     barge_in_s: float | None = None
     cleared_s: float | None = None
+    narration_pause_s: float | None = None
+    speech_at_end: bool = False
 
     @property
     def provider_stopped_vs_last_word_s(self) -> float | None:
@@ -187,6 +206,21 @@ class Beat:
     def aborted(self) -> bool:
         """The page ended the beat (``end``) while the guide was still speaking: not a failure."""
         return self.outcome == ABORTED
+
+    @property
+    def outpaced(self) -> bool:
+        """The page ended the beat (``end``) after the guide had finished, before the clock declared quiet."""
+        return self.outcome == OUTPACED
+
+    @property
+    def failed(self) -> bool:
+        """One of :data:`FAILURES`."""
+        return self.outcome in FAILURES
+
+    @property
+    def end_after_word_s(self) -> float | None:
+        """The span's end minus the last word (None without speech)."""
+        return None if self.last_word_s is None else self.span_end_s - self.last_word_s
 
     @property
     def cut(self) -> bool:
@@ -402,13 +436,16 @@ def replay(
 # time and onset timeout from one analysis per floor). Tests hold ``decide``
 # to the replay on every setting of a grid.
 
-#: Beat outcomes. The first three are the clock's failures.
-PREMATURE, STALLED, MISSED_ONSET = "premature", "stalled", "missed-onset"
+#: Beat outcomes, and the four that are the clock's failures.
+PREMATURE, STALLED, OUTPACED, MISSED_ONSET = "premature", "stalled", "outpaced", "missed-onset"
 OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
-FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
-OUTCOMES = (OK, PREMATURE, STALLED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
+FAILURES = (PREMATURE, STALLED, OUTPACED, MISSED_ONSET)
+OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
 
 _NO_TICK = np.zeros(0, np.int64)
+_NO_REACH = np.zeros(0, np.float64)
+_NO_TICK.setflags(write=False)
+_NO_REACH.setflags(write=False)
 
 
 def span_bounds(
@@ -431,31 +468,66 @@ def span_bounds(
         kind is ``"prompt"``, ``"terminal"``, ``"end"``, ``"acknowledgment"``
         or ``"recording end"``.
     """
+    bound_s, codes = _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)
+    return list(zip(bound_s.tolist(), [_BOUND_KINDS[c] for c in codes.tolist()]))
+
+
+_BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
+
+
+def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
+    """What an analysis needs of a log at any floor, as arrays (made once per log and trace by ``reuse``)."""
+    queue = events.events
     bounds = events.of_kind("terminal", "prompt", "end")
+    bound_times = np.array([e.t_s for e in bounds], np.float64)
+    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    term_t = np.array([e.t_s for e in events.terminals], np.float64)
+    return {
+        "t_s": t_s,
+        # The tick each event is applied at (events at a time <= t apply before that tick).
+        "applied": np.searchsorted(t_s, np.array([e.t_s for e in queue], np.float64), side="left"),
+        # Beats the clock sees start at a terminal; the next terminal or end aborts them.
+        "terms": np.array([i for i, e in enumerate(queue) if e.kind == "terminal"], np.int64),
+        "stops": np.array([i for i, e in enumerate(queue) if e.kind in ("terminal", "end")], np.int64),
+        "bound_times": bound_times,
+        "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
+        "term_t": term_t,
+        "at": np.searchsorted(bound_times, term_t, side="right"),  # the first bound after each terminal
+    }
+
+
+def _span_bound_arrays(
+    events: EventLog,
+    *,
+    t_s: NDArray[np.float64],
+    speech: NDArray[np.bool_] | None,
+    end_s: float,
+    log: dict[str, Any] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+    """:func:`span_bounds` as arrays of bounds and kinds (indices into ``_BOUND_KINDS``), vectorised."""
+    log = _log_arrays(events, t_s) if log is None else log
     n = t_s.size
-    run_first = None
-    if speech is not None:
+    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    bound_times, bound_codes, term_t, at = log["bound_times"], log["bound_codes"], log["term_t"], log["at"]
+    has = at < bound_times.size
+    pick = np.minimum(at, max(bound_times.size - 1, 0))
+    out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
+    out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
+    out_k = out_k.astype(np.int8)
+    if speech is not None and n and term_t.size:
         # The first tick of the speech run each tick belongs to.
         idx = np.arange(n)
         rising = speech & ~np.concatenate([[False], speech[:-1]])
         run_first = np.maximum.accumulate(np.where(rising, idx, 0))
-    out = []
-    bound_times = [e.t_s for e in bounds]
-    for term in events.terminals:
-        at = bisect_right(bound_times, term.t_s)  # the first bound after the terminal (events are in time order)
-        nxt = bounds[at] if at < len(bounds) else None
-        if nxt is None:
-            out.append((end_s, "recording end"))
-            continue
-        bound, kind = nxt.t_s, nxt.kind
-        if kind == "terminal" and speech is not None and run_first is not None:
-            k = int(np.searchsorted(t_s, nxt.t_s, side="left"))
-            if 0 < k < n and speech[k] and speech[k - 1]:
-                first = int(run_first[k])
-                if t_s[first] > term.t_s:
-                    bound, kind = float(t_s[first]), "acknowledgment"
-        out.append((bound, kind))
-    return out
+        k = np.searchsorted(t_s, out_s, side="left")
+        inside = (out_k == code["terminal"]) & (k > 0) & (k < n)
+        kk = np.where(inside, k, 1)
+        overlap = inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1]
+        first = run_first[np.minimum(kk, n - 1)]
+        ack = overlap & (t_s[first] > term_t)
+        out_s = np.where(ack, t_s[first], out_s)
+        out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
+    return out_s, out_k
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,6 +574,14 @@ class BeatAnalysis:
         Per-tick quiet counts from ``start_tick`` to ``life_end_tick``
         (-inf where speaking or paused), kept only when a pause touches the
         beat; without pauses a count is the time since the last word.
+    last_word_s : float or None
+        The time of ``last_word_tick``.
+    speech_at_bound : bool
+        The level is above the floor at ``bound_tick`` (the guide speaks as
+        the span ends).
+    pause_s : float
+        The longest unpaused quiet between two speech runs of the narration
+        (from the onset on) inside the span; 0 when it has none.
     """
 
     index: int
@@ -522,6 +602,9 @@ class BeatAnalysis:
     run_reach_s: NDArray[np.float64]
     room_s: float
     count_s: NDArray[np.float64] | None
+    last_word_s: float | None = None
+    speech_at_bound: bool = False
+    pause_s: float = 0.0
 
     @property
     def spoken(self) -> bool:
@@ -544,13 +627,43 @@ class BeatAnalysis:
         inner = self.run_reach_s[self.inner]
         return float(inner.max()) if inner.size else float("-inf")
 
-    def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
-        """Whether this setting ends the beat right (no premature end, stall or missed onset)."""
+    def speaking_at_end(self, narration_pause_s: float) -> bool:
+        """The page's ``end`` bounds the span while the guide speaks.
+
+        Speech at the bound's tick, or a last word closer to the bound than
+        ``narration_pause_s`` (the longest pause inside a narration of the
+        recordings judged together): the guide may have been between two
+        sentences.
+        """
+        if not self.ended_by_page or not self.spoken:
+            return False
+        if self.speech_at_bound:
+            return True
+        return self.last_word_s is not None and self.bound_s - self.last_word_s < narration_pause_s
+
+    def undone(self, narration_pause_s: float) -> str:
+        """The outcome of a beat the clock did not declare quiet in before its bound.
+
+        ``aborted`` when the page ended it while the guide spoke (see
+        :meth:`speaking_at_end`), ``outpaced`` when the page ended it after
+        the guide had finished, ``stalled`` when another bound ends it.
+        """
+        if not self.ended_by_page:
+            return STALLED
+        return ABORTED if self.speaking_at_end(narration_pause_s) else OUTPACED
+
+    def allows(self, quiet_s: float, onset_timeout_s: float, *, narration_pause_s: float) -> bool:
+        """Whether this setting ends the beat right (no premature end, stall, outpaced end or missed onset).
+
+        ``narration_pause_s`` decides whether an ``end`` the clock waits past
+        came while the guide spoke (aborted, not a failure) or after it had
+        finished (outpaced, a failure): see :meth:`speaking_at_end`.
+        """
         if not self.spoken:
             return True
         if self.wait_s is not None and self.wait_s >= onset_timeout_s - _EPS_S:
             return False
-        if self.ended_by_page:
+        if self.speaking_at_end(narration_pause_s):
             return self.need_s < quiet_s - _EPS_S
         return self.need_s < quiet_s - _EPS_S <= self.room_s
 
@@ -569,6 +682,12 @@ class FloorAnalysis:
         Terminal responses after the last tick (the clock never sees them).
     pauses : tuple of (float, float)
         The log's paused intervals.
+    active : ndarray of int64, optional
+        The beats with speech in the clock's life, in order (the others are
+        unheard or silent whatever the setting, and loops over a floor's
+        beats visit only these). Derived from ``beats`` when not given.
+    unheard : ndarray of int64, optional
+        The beats of which the clock sees no tick (given with ``active``).
     """
 
     floor: float
@@ -576,6 +695,40 @@ class FloorAnalysis:
     beats: tuple[BeatAnalysis, ...]
     after_end: int = 0
     pauses: tuple[tuple[float, float], ...] = ()
+    active: NDArray[np.int64] | None = None
+    unheard: NDArray[np.int64] | None = None
+
+    def active_beats(self) -> NDArray[np.int64]:
+        """The indices of the beats with speech in the clock's life (see ``active``)."""
+        if self.active is not None:
+            return self.active
+        return np.array([i for i, b in enumerate(self.beats) if b.start_tick is not None], np.int64)
+
+    @property
+    def narration_pause_s(self) -> float:
+        """The longest pause inside a narration of this recording at this floor (see :func:`narration_pause_s`)."""
+        return narration_pause_s([self])
+
+    def quiet_range(self, *, narration_pause_s: float) -> tuple[float, float, float]:
+        """The settings that end every beat right at this floor, as :meth:`BeatAnalysis.allows` answers.
+
+        Returns ``(need_s, room_s, wait_s)``: a quiet time ``q`` ends every
+        beat right when ``need_s < q <= room_s`` (within the replay's 1 ns),
+        with an onset timeout above ``wait_s``. ``need_s`` is the longest
+        quiet the clock must bridge (-inf: none), ``room_s`` the least quiet
+        left after a last word before a bound the clock must beat (inf: none;
+        -inf: speech runs into a bound, so no quiet time works).
+        """
+        need, room, wait = float("-inf"), float("inf"), float("-inf")
+        for b in self.beats:
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if not b.speaking_at_end(narration_pause_s):
+                room = min(room, b.room_s)
+            if b.wait_s is not None:
+                wait = max(wait, b.wait_s)
+        return need, room, wait
 
     def gaps(self) -> list[tuple[int, float, float, bool]]:
         """Every quiet the clock bridges inside a span, as (beat, last word s, unpaused gap s, narration).
@@ -585,13 +738,30 @@ class FloorAnalysis:
         narration.
         """
         out = []
-        for b in self.beats:
+        for i in self.active_beats().tolist():
+            b = self.beats[i]
             if not b.spoken:
                 continue
             for w, e in zip(b.run_word[b.inner].tolist(), b.run_end[b.inner].tolist()):
                 gap = float(_unpaused(float(self.t_s[w]), self.t_s[e : e + 1], self.pauses)[0])
                 out.append((b.index, float(self.t_s[w]), gap, b.onset_tick is not None and w >= b.onset_tick))
         return out
+
+
+def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
+    """``P``: the longest pause inside a narration of the recordings judged together, at one floor.
+
+    The longest unpaused quiet between two speech runs of a narration
+    (from its onset on, inside its span); the silence between an
+    overlapping acknowledgment and the narration is not a narration pause.
+    An ``end`` whose beat's last word is closer to it than ``P`` came while
+    the guide spoke (``aborted``); one later came after the guide had
+    finished (``outpaced``). The one place ``P`` is computed: every
+    corpus-level caller (derive, sweep, check, :func:`clock.core.derive.judge`)
+    passes this over its recordings at the floor judged; ``beats`` and
+    :func:`decide` default to the recording's own. 0 when there is none.
+    """
+    return max((b.pause_s for a in analyses for b in a.beats), default=0.0)
 
 
 def _pause_spans(events: EventLog) -> tuple[tuple[float, float], ...]:
@@ -620,7 +790,12 @@ def _paused_at(t: NDArray[np.float64], spans: tuple[tuple[float, float], ...]) -
 
 
 def analyse(
-    trace: LevelTrace, events: EventLog, *, floor: float, t_s: NDArray[np.float64] | None = None
+    trace: LevelTrace,
+    events: EventLog,
+    *,
+    floor: float,
+    t_s: NDArray[np.float64] | None = None,
+    reuse: dict[str, Any] | None = None,
 ) -> FloorAnalysis:
     """Analyse every beat of a recording at one floor (see :class:`BeatAnalysis`).
 
@@ -633,6 +808,11 @@ def analyse(
     t_s : ndarray, optional
         ``trace.t_s``, when the caller already has it (a sweep analyses one
         trace at many floors).
+    reuse : dict, optional
+        A memo kept by a caller that analyses the same trace and log at many
+        floors (start with ``{}``): the beats without speech in the clock's
+        life whose bounds are as at an earlier floor are the same objects,
+        so many such beats cost their memory once, not once per floor.
 
     Returns
     -------
@@ -645,28 +825,78 @@ def analyse(
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
     spans = _pause_spans(events)
     queue = events.events
-    # The tick each event is applied at (events at a time <= t apply before that tick).
-    applied = np.searchsorted(t, np.array([e.t_s for e in queue], np.float64), side="left")
-    # Beats the clock sees start at a terminal; the next terminal or end aborts them.
-    stops = [i for i, e in enumerate(queue) if e.kind in ("terminal", "end")]
-    bounds = span_bounds(events, t_s=t, speech=speech, end_s=end_s)
+    log = None if reuse is None else reuse.get("log")
+    if log is None or (log["t_s"] is not t and not np.array_equal(log["t_s"], t)):
+        log = _log_arrays(events, t)
+        if reuse is not None:
+            reuse.clear()
+            reuse["log"] = log
+    applied, terms, stops = log["applied"], log["terms"], log["stops"]
+    bound_s, bound_codes = _span_bound_arrays(events, t_s=t, speech=speech, end_s=end_s, log=log)
     is_speech_idx = np.flatnonzero(speech)
-    found = []
-    after_end = 0
-    index = 0
-    for i, e in enumerate(queue):
-        if e.kind != "terminal":
-            continue
-        bound_s, bound_kind = bounds[index]
-        k0 = int(applied[i])
-        if k0 >= n:
-            after_end += 1
-        at = bisect_right(stops, i)
-        nxt = stops[at] if at < len(stops) else None
-        ka = n if nxt is None else int(applied[nxt])
-        found.append(_analyse_beat(index, e.t_s, bound_s, bound_kind, k0, max(k0, ka), t, speech, is_speech_idx, spans))
-        index += 1
-    return FloorAnalysis(floor, t, tuple(found), after_end, spans)
+    m = terms.size
+    k0 = applied[terms] if m else np.zeros(0, np.int64)
+    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
+    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
+    ka = np.maximum(k0, ka).astype(np.int64)
+    after_end = int(np.count_nonzero(k0 >= n))
+    # A beat with no speech in the clock's life (superseded before any, or silent) needs no replay of its own:
+    # its analysis is its bounds, made here for all such beats at once, and kept from the last floor's
+    # analysis (``reuse``) where its bounds are the same.
+    heard = np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka)
+    ends_with_recording = bound_codes == _BOUND_KINDS.index("recording end")
+    kb = np.where(ends_with_recording, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
+    kb = np.maximum(kb, k0).astype(np.int64)
+    lived = ka > k0
+    objs = np.empty(m, object)
+    idle = ~heard
+    if reuse is not None and reuse.get("n") == m:
+        same = (
+            idle & reuse["made"] & (reuse["bound_s"] == bound_s) & (reuse["kb"] == kb) & (reuse["kind"] == bound_codes)
+        )
+        objs[same] = reuse["objs"][same]
+    else:
+        same = np.zeros(m, bool)
+        if reuse is not None:
+            reuse.update(
+                n=m, made=np.zeros(m, bool), objs=np.empty(m, object), bound_s=bound_s.copy(), kb=kb.copy(),
+                kind=bound_codes.copy(),
+            )  # fmt: skip
+    make = np.flatnonzero(idle & ~same)
+    if make.size:
+        term_s = log["term_t"][make]
+        last = t[np.maximum(ka[make] - 1, 0)] if n else term_s
+        idle_s = _unpaused_each(term_s, last, spans).tolist()
+        for j, ts, wait in zip(make.tolist(), term_s.tolist(), idle_s):
+            objs[j] = BeatAnalysis(
+                j, ts, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]), int(kb[j]),
+                None, None, None, None, None, wait if lived[j] else None,
+                _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
+            )  # fmt: skip
+        if reuse is not None:
+            reuse["objs"][make] = objs[make]
+            reuse["made"][make] = True
+            reuse["bound_s"][make] = bound_s[make]
+            reuse["kb"][make] = kb[make]
+            reuse["kind"][make] = bound_codes[make]
+    for j in np.flatnonzero(heard).tolist():
+        i = int(terms[j])
+        objs[j] = _analyse_beat(
+            j, queue[i].t_s, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]),
+            t, speech, is_speech_idx, spans,
+        )  # fmt: skip
+    active, unheard = np.flatnonzero(heard).astype(np.int64), np.flatnonzero(~lived).astype(np.int64)
+    return FloorAnalysis(floor, t, tuple(objs.tolist()), after_end, spans, active, unheard)
+
+
+def _unpaused_each(
+    a: NDArray[np.float64], b: NDArray[np.float64], spans: tuple[tuple[float, float], ...]
+) -> NDArray[np.float64]:
+    """:func:`_unpaused` for pairs ``a[i]``, ``b[i]`` (the same float operations, element by element)."""
+    paused = np.zeros_like(b)
+    for lo, hi in spans:
+        paused = paused + np.maximum(0.0, np.minimum(b, hi) - np.maximum(a, lo))
+    return (b - a) - paused
 
 
 def _analyse_beat(
@@ -726,9 +956,19 @@ def _analyse_beat(
         room = float("-inf")
         if last_word is not None and last_word < kb - 1:
             room = float(count[last_word + 1 - ks : kb - ks].max())
+    pause = 0.0
+    if onset is not None:
+        inner = (run_end < kb) & (run_word >= onset)
+        if inner.any():
+            w_in, e_in = run_word[inner], run_end[inner]
+            if not spans:
+                pause = float((t[e_in] - t[w_in]).max())
+            else:
+                pause = max(float(_unpaused(float(t[w]), t[e : e + 1], spans)[0]) for w, e in zip(w_in, e_in))
     return BeatAnalysis(
         index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
         run_word, run_end, np.asarray(reach, np.float64), room, count,
+        None if last_word is None else float(t[last_word]), bool(kb < n and speech[kb]), pause,
     )  # fmt: skip
 
 
@@ -757,11 +997,13 @@ class Decision:
     outcome : str
         One of :data:`OUTCOMES`: ``ok``; ``premature`` (declared quiet, then
         the guide spoke again within the span); ``stalled`` (the guide spoke
-        and quiet was not declared before the bound); ``missed-onset`` (the
-        clock gave up waiting, yet the guide spoke within the span);
-        ``silent`` (no speech in the span); ``unheard`` (the clock never saw
-        a tick of the beat); ``aborted`` (the page's ``end`` came before the
-        clock declared quiet, the guide still speaking).
+        and quiet was not declared before the bound); ``outpaced`` (the
+        page's ``end`` came before the clock declared quiet, after the guide
+        had finished); ``missed-onset`` (the clock gave up waiting, yet the
+        guide spoke within the span); ``silent`` (no speech in the span);
+        ``unheard`` (the clock never saw a tick of the beat); ``aborted``
+        (the page's ``end`` came before the clock declared quiet, the guide
+        still speaking).
     declared_tick, last_word_tick : int or None
         Where the clock declared quiet, and the last word it had seen then.
     """
@@ -793,14 +1035,27 @@ class Decisions:
 _CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
 
 
-def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_timeout_s: float) -> Decisions:
+def decide_quiets(
+    analysis: FloorAnalysis,
+    *,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+    narration_pause_s: float | None = None,
+) -> Decisions:
     """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
 
     Gives the tick-by-tick replay's decisions (the tests hold it to
     :func:`replay_ticks` on every setting of a grid), in one vectorised pass
     per beat: a quiet time only decides which quiet run first lasts long
     enough, and where in it the count reaches it.
+
+    ``narration_pause_s`` is ``P`` (see :func:`narration_pause_s`): an
+    ``end`` the clock waits past is ``aborted`` when the beat's last word is
+    closer to it than ``P`` (or speech is at its tick), else ``outpaced``.
+    Default: this recording's own (``analysis.narration_pause_s``); callers
+    judging recordings together pass the largest over them at this floor.
     """
+    pause = analysis.narration_pause_s if narration_pause_s is None else narration_pause_s
     q = np.asarray(quiets_s, dtype=np.float64)
     for value in q.tolist():
         _check_times(value, onset_timeout_s)
@@ -810,7 +1065,15 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
     word = np.full((n_b, n_q), -1, np.int64)
     t = analysis.t_s
     target = q - _EPS_S
-    for i, b in enumerate(analysis.beats):
+    # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
+    outcome[:] = _CODE[SILENT]
+    active = analysis.active_beats()
+    if analysis.active is not None and analysis.unheard is not None:
+        outcome[analysis.unheard] = _CODE[UNHEARD]
+    else:
+        active = np.arange(n_b)
+    for i in active.tolist():
+        b = analysis.beats[i]
         if b.life_end_tick <= b.first_tick:
             outcome[i] = _CODE[UNHEARD]
             continue
@@ -824,7 +1087,7 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
         found = r < best.size
-        undone = _CODE[ABORTED] if b.ended_by_page else _CODE[STALLED]
+        undone = _CODE[b.undone(pause)]
         outcome[i] = undone
         if not found.any():
             continue
@@ -834,27 +1097,60 @@ def decide_quiets(analysis: FloorAnalysis, *, quiets_s: Sequence[float], onset_t
             d = _first_reaching(t, w, target[found])
         else:
             d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
-        code = np.where(d >= b.bound_tick, undone, np.where(e < b.bound_tick, _CODE[PREMATURE], _CODE[OK]))
+        code = _judge_ticks(b, d, undone)
         outcome[i, found] = code
         declared[i, found] = d
         word[i, found] = w
     return Decisions(q, outcome, declared, word)
 
 
-def decide(analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float) -> tuple[Decision, ...]:
+def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
+    """The outcome of declaring a beat with speech over at each tick: ``undone`` at or past the span's bound,
+    premature when the guide speaks after it within the span (a later last word), else ok."""
+    later = declared < (b.last_word_tick if b.last_word_tick is not None else -1)
+    return np.where(declared >= b.bound_tick, undone, np.where(later, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
+
+
+def judge_declared(
+    b: BeatAnalysis, declared_tick: int | None, *, onset_timeout_s: float, narration_pause_s: float
+) -> str:
+    """The outcome of a beat whose clock declared it over at ``declared_tick`` (None: never), as :func:`decide`
+    judges its own declarations: unheard, silent and missed onsets first, then the tick against the span.
+
+    Any rule that ends beats (:mod:`clock.core.rules`) is judged here, so its outcomes mean what the level
+    clock's do. ``narration_pause_s`` is ``P``, as for :func:`decide_quiets`.
+    """
+    if b.life_end_tick <= b.first_tick:
+        return UNHEARD
+    if b.start_tick is None or b.start_tick >= b.bound_tick:
+        return SILENT
+    if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
+        return MISSED_ONSET
+    undone = _CODE[b.undone(narration_pause_s)]
+    tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
+    return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
+
+
+def decide(
+    analysis: FloorAnalysis, *, quiet_s: float, onset_timeout_s: float, narration_pause_s: float | None = None
+) -> tuple[Decision, ...]:
     """The clock's decision in every beat for one setting (see :func:`decide_quiets`).
 
     Parameters
     ----------
     analysis : FloorAnalysis
     quiet_s, onset_timeout_s : float
+    narration_pause_s : float, optional
+        ``P`` of the recordings judged together (default: this recording's own).
 
     Returns
     -------
     tuple of Decision
         One per beat.
     """
-    found = decide_quiets(analysis, quiets_s=[quiet_s], onset_timeout_s=onset_timeout_s)
+    found = decide_quiets(
+        analysis, quiets_s=[quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=narration_pause_s
+    )
     return tuple(
         Decision(OUTCOMES[int(code)], None if d < 0 else int(d), None if w < 0 else int(w))
         for code, d, w in zip(found.outcome[:, 0], found.declared_tick[:, 0], found.last_word_tick[:, 0])
@@ -891,6 +1187,7 @@ def beats(
     floor: float,
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
+    narration_pause_s: float | None = None,
 ) -> list[Beat]:
     """Analyse each beat of a recording and replay the clock over it.
 
@@ -907,6 +1204,11 @@ def beats(
     onset_timeout_s : float, optional
         How long the clock waits for speech (default: 10 s, as the command
         line; ``float("inf")`` waits forever).
+    narration_pause_s : float, optional
+        ``P``, the longest pause inside a narration of the recordings judged
+        together at this floor (:func:`narration_pause_s`): an ``end`` the
+        clock waits past is ``aborted`` within it of the last word, else
+        ``outpaced``. Default: this recording's own.
 
     Returns
     -------
@@ -921,6 +1223,7 @@ def beats(
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
     analysis = analyse(trace, events, floor=floor)
+    pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
     speech = trace.level > floor
     n = trace.n_ticks
@@ -939,9 +1242,10 @@ def beats(
         time = lambda k: None if k is None else float(t[k])  # noqa: E731
         onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
         narration_gaps = []
-        for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
-            if a.spoken and a.onset_tick is not None and w >= a.onset_tick:
-                narration_gaps.append((float(t[w]), float(t[e])))
+        if a.spoken and a.onset_tick is not None:  # (a beat without speech has no runs: nothing to visit)
+            for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
+                if w >= a.onset_tick:
+                    narration_gaps.append((float(t[w]), float(t[e])))
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         declared = rb.quiet_declared_s
         premature = False
@@ -950,8 +1254,7 @@ def beats(
             premature = hi > lo and bool(spoken_before[hi] > spoken_before[lo])
         spoke = a.spoken
         undone = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
-        aborted = undone and a.ended_by_page
-        stalled = undone and not aborted
+        stalled = undone and not a.ended_by_page
         missed = spoke and rb.no_onset
         outcome = (
             UNHEARD
@@ -960,10 +1263,8 @@ def beats(
             if not spoke
             else MISSED_ONSET
             if missed
-            else STALLED
-            if stalled
-            else ABORTED
-            if aborted
+            else a.undone(pause)
+            if undone
             else PREMATURE
             if premature
             else OK
@@ -991,10 +1292,40 @@ def beats(
                 stalled=stalled,
                 missed_onset=missed,
                 outcome=outcome,
+                narration_pause_s=pause if a.ended_by_page else None,
+                speech_at_end=a.speech_at_bound if a.ended_by_page else False,
                 **signals.of(term, a.bound_s, rb),
             )
         )
     return result
+
+
+def outpaced_line(b: Beat, quiet_s: float) -> str:
+    """What happened in an outpaced beat: the page ended it after the guide had finished, before the quiet time."""
+    return (
+        f"the page ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before the quiet time of "
+        f"{quiet_s:g} s; the guide had finished (longer than any narration pause, {b.narration_pause_s or 0:.2f} s)"
+    )
+
+
+def aborted_line(b: Beat) -> str:
+    """What happened in an aborted beat: the guide was speaking when the page ended it."""
+    if b.speech_at_end:
+        return f"the page ended it ({b.bound}) while the guide spoke (speech at the {b.bound})"
+    return (
+        f"the page ended it ({b.bound}) while the guide spoke: {b.end_after_word_s:.2f} s after a word, within "
+        f"the longest narration pause ({b.narration_pause_s or 0:.2f} s)"
+    )
+
+
+def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
+    """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`Beat.provider_stopped_s` finds it), or None."""
+    signals = _ProviderIndex(events)
+    found = (
+        signals._signal("output_audio_buffer.stopped", term, b.bound_s)
+        for b, term in zip(analysis.beats, events.terminals)
+    )
+    return tuple(None if e is None else e.t_s for e in found)
 
 
 def _warn_outside(events: EventLog, end_s: float) -> None:

@@ -9,21 +9,42 @@ Checks
 ------
 ``noise-level``
     The recording's noise (the 99th percentile of its silence ticks, away
-    from speech) is below the floor. A recording whose noise reaches its
-    speech fails with a plain sentence: a level-floor clock cannot work on it.
+    from speech) is below the floor.
 ``speech-level``
     The low speech percentile (``margins.speech_percentile``) is above the
     floor by ``margins.floor_margin_db``.
+
+    The percentiles are evidence; the verdict of both is the replay's. Where
+    a percentile crosses the floor on a recording with beats, the check fails
+    only when the replay at the setting fails a beat of it, and its line names
+    that beat and what happened; where the replay ends every beat right, it
+    passes with a note that says how much quieter the voice (speech level) or
+    louder the recording (noise level) may get before a beat fails, and which
+    (the floor scaled by that gain, replayed). A recording whose noise reaches
+    within ``floor_margin_db`` of its speech is one a level-floor clock
+    "cannot work" on only when no replayed floor (a ladder about 1 dB apart
+    from its noise to its speech, every quiet time) ends its beats right.
+    Without an event log there is no replay, and the percentile decides.
 ``gap``
     Every narration gap, counting only unpaused time, is shorter than
     ``quiet_s - margins.quiet_margin_s`` (one failure per gap).
-``premature``, ``stalled``, ``missed-onset``, ``premature-risk``
+``premature``, ``stalled``, ``outpaced``, ``missed-onset``, ``premature-risk``
     The replayed clock never ends a beat while the guide is still talking,
     always declares quiet before the beat's bound (the next prompt, terminal
-    response, ``end`` or the end of the recording), always hears an onset
-    within the timeout, and no acknowledgment's silence reaches the quiet
-    time. A beat the page ended (``end``) while the guide was still speaking
-    is ``aborted``: not a stall, and not a failure.
+    response or the end of the recording), declares it before the page's
+    ``end`` when the guide had finished (else the beat is ``outpaced``: the
+    visitor was faster than the clock), always hears an onset within the
+    timeout, and no acknowledgment's silence reaches the quiet time. A beat
+    the page ended (``end``) while the guide was still speaking is
+    ``aborted``: not a failure. ``P``, the longest narration pause that tells
+    the two apart, is taken over every recording checked together
+    (:func:`clock.core.beats.narration_pause_s` at the floor).
+``dead-air``
+    No beat the replay ends right waits longer than ``max_dead_air_s`` (of
+    ``[thresholds]``) from its last word to the clock's declaration (one
+    failure per beat). Without that key the check does not apply, and says
+    what the recording's beats wait: the median, p95 and max, and the tour's
+    sum.
 ``no-speech``
     The guide spoke in every beat: a terminal response followed by no speech
     before the beat's bound fails, at the terminal response's time.
@@ -58,8 +79,9 @@ from typing import Any
 
 import numpy as np
 
-from .beats import Beat, beats
+from .beats import FAILURES, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
+from .evidence import floor_that_works, level_failures
 from .thresholds import Thresholds
 from .times import clock_time
 
@@ -73,6 +95,7 @@ __all__ = [
     "check_corpus",
     "check_counts",
     "check_recording",
+    "in_time_order",
 ]
 
 CHECKS = (
@@ -81,9 +104,11 @@ CHECKS = (
     "gap",
     "premature",
     "stalled",
+    "outpaced",
     "missed-onset",
     "no-speech",
     "premature-risk",
+    "dead-air",
     "logged-quiet",
     "level-agreement",
     "beat-count",
@@ -243,13 +268,15 @@ def check_recording(
     recorder_tolerance: float = 0.03,
     max_floor_disagreements: int = 0,
     page_thresholds: Thresholds | None = None,
+    narration_pause_s: float | None = None,
 ) -> list[CheckResult]:
     """Run every check on one recording.
 
     ``page_thresholds`` is the setting the page ran when it logged its
     decisions (the committed one); ``logged-quiet`` compares the replay with
     the log only at that setting (the log's ``session`` line, when it gives
-    the setting, decides over it).
+    the setting, decides over it). ``narration_pause_s`` is ``P`` of the
+    recordings checked together (default: this recording's own).
 
     Returns
     -------
@@ -279,24 +306,41 @@ def check_recording(
         )
 
     rec, classes = recording_levels(obs, margins)
+    has_beats = obs.events is not None and bool(obs.events.terminals)
+    found: list[Beat] = []
+    if has_beats:
+        assert obs.events is not None
+        found = beats(
+            trace,
+            obs.events,
+            floor=th.floor,
+            quiet_s=th.quiet_s,
+            onset_timeout_s=th.onset_timeout_s,
+            narration_pause_s=narration_pause_s,
+        )
+    replay = _LevelReplay(obs, th, found, narration_pause_s, classes.speech) if has_beats else None
     fl = f"floor {th.floor:g}"
     noise_label = f"noise p{NOISE_PERCENTILE:g}"
     if rec.noise_high is None:
         result("noise-level", [], _Finding(None, "no silence ticks", fl, None, th.floor, "RMS"), False)
     elif rec.window is None and rec.speech_low is not None:
-        detail = (
+        evidence = (
             f"{noise_label} {rec.noise_high:.5f} within {margins.floor_margin_db:g} dB of speech "
-            f"p{margins.speech_percentile:g} {rec.speech_low:.5f}: a level-floor clock cannot work on this recording"
+            f"p{margins.speech_percentile:g} {rec.speech_low:.5f}"
         )
-        result(
-            "noise-level",
-            [_Finding(rec.noise_loudest_s, detail, fl, rec.noise_high, th.floor, "RMS")],
-            _Finding(None, "", ""),
-        )
+        finding = _Finding(rec.noise_loudest_s, evidence, fl, rec.noise_high, th.floor, "RMS")
+        if replay is None:
+            detail = f"{evidence} (no event log to replay: the percentiles decide)"
+            result("noise-level", [replace(finding, detail=detail)], _Finding(None, "", ""))
+        else:
+            _level_verdict("noise-level", finding, replay, +1, result, hopeless=True)
     else:
         noise = rec.noise_high
         finding = _Finding(rec.noise_loudest_s, f"{noise_label} {noise:.5f}", fl, noise, th.floor, "RMS")
-        result("noise-level", [finding] if noise >= th.floor else [], replace(finding, t_s=None))
+        if noise < th.floor or replay is None:
+            result("noise-level", [finding] if noise >= th.floor else [], replace(finding, t_s=None))
+        else:
+            _level_verdict("noise-level", finding, replay, +1, result)
     need = th.floor * 10 ** (margins.floor_margin_db / 20)
     want = f"floor + {margins.floor_margin_db:g} dB = {need:.5f}"
     if rec.speech_low is not None:
@@ -304,22 +348,32 @@ def check_recording(
         quiet_ticks = np.flatnonzero(classes.speech & (trace.level < need))
         where = float(trace.t_s[quiet_ticks[0]]) if quiet_ticks.size else None
         finding = _Finding(where, f"speech p{margins.speech_percentile:g} {low:.5f}", want, low, need, "RMS")
-        result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
+        if low >= need or replay is None:
+            result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
+        else:
+            _level_verdict("speech-level", finding, replay, -1, result)
     else:
         result("speech-level", [_Finding(None, "no speech ticks", want, None, need, "RMS")], _Finding(None, "", ""))
 
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
-    if obs.events is None or not obs.events.terminals:
+    if not has_beats:
         for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
             out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
         return out
-    found = beats(trace, obs.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    assert obs.events is not None
     page, known = _page_setting(obs, page_thresholds)
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
     at_page = None
     if known and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
         # The log says what the page ran: its decisions are held to the replay at that setting.
-        at_page = beats(trace, obs.events, floor=page[0], quiet_s=page[1], onset_timeout_s=page[2])
+        at_page = beats(
+            trace,
+            obs.events,
+            floor=page[0],
+            quiet_s=page[1],
+            onset_timeout_s=page[2],
+            narration_pause_s=narration_pause_s,
+        )
     # One tick: the longest interval between two ticks' times (frames over the rate; a tick reads at
     # a render-quantum boundary, so 1/60 s at 48 kHz is 768 or 896 frames).
     step_s = float(np.diff(trace.frames).max()) / trace.sample_rate_hz if trace.n_ticks > 1 else trace.tick_s
@@ -379,8 +433,20 @@ def check_corpus(
     max_floor_disagreements: int = 0,
     page_thresholds: Thresholds | None = None,
 ) -> list[CheckResult]:
-    """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``."""
+    """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``.
+
+    The recordings are judged together: ``P`` (the longest narration pause,
+    which tells an aborted beat from an outpaced one) is taken over all of
+    them at the floor.
+    """
     out: list[CheckResult] = []
+    pause = narration_pause_s(
+        [
+            analyse(o.trace, o.events, floor=thresholds.floor)
+            for o in observations
+            if o.events is not None and o.events.terminals
+        ]
+    )
     for o in observations:
         out.extend(
             check_recording(
@@ -395,6 +461,7 @@ def check_corpus(
                 recorder_tolerance=recorder_tolerance,
                 max_floor_disagreements=max_floor_disagreements,
                 page_thresholds=page_thresholds,
+                narration_pause_s=pause,
             )
         )
     return out
@@ -470,9 +537,10 @@ def _beat_checks(
         ],
         _Finding(None, f"{n} beats", "no premature end", 0, 0, "beats"),
     )
-    rooms = [b for b in found if b.replay.last_word_s is not None and not b.aborted]
+    rooms = [b for b in found if b.replay.last_word_s is not None and b.bound != "end"]
     n_aborted = sum(b.aborted for b in found)
     aborted = f" ({n_aborted} aborted by the page's end while the guide spoke)" if n_aborted else ""
+    ended = [b for b in found if b.bound == "end" and b.outcome not in ("silent", "unheard")]
     spoken = [b for b in found if b.outcome not in ("silent", "unheard")]
     result(
         "stalled",
@@ -491,11 +559,36 @@ def _beat_checks(
         _Finding(
             None,
             f"{n} beats{aborted}",
-            "quiet declared in every beat the page did not end" if n_aborted else "quiet declared in every beat",
+            "quiet declared in every beat the page did not end" if ended else "quiet declared in every beat",
             min((b.span_end_s - (b.last_word_s or b.span_end_s) for b in rooms), default=None),
             th.quiet_s,
             "s",
         ),
+    )
+    said = "".join(f"; beat {b.index + 1}: {aborted_line(b)}" for b in ended if b.aborted)
+    result(
+        "outpaced",
+        [
+            _Finding(
+                b.last_word_s,
+                f"beat {b.index + 1}: {outpaced_line(b, th.quiet_s)}",
+                q,
+                b.end_after_word_s,
+                th.quiet_s,
+                "s",
+            )
+            for b in ended
+            if b.outpaced
+        ],
+        _Finding(
+            None,
+            f"{_plural(len(ended), 'beat')} the page ended{said}" if ended else "no beat the page ended",
+            "quiet declared before the page's end once the guide had finished",
+            min((b.end_after_word_s for b in ended if not b.aborted and b.end_after_word_s is not None), default=None),
+            th.quiet_s,
+            "s",
+        ),
+        bool(ended),
     )
     result(
         "missed-onset",
@@ -526,7 +619,8 @@ def _beat_checks(
         [
             _Finding(
                 b.terminal_s,
-                f"beat {b.index}: no speech after the terminal response before the {b.bound} at {b.span_end_s:.3f} s",
+                f"beat {b.index + 1}: no speech after the terminal response before the {b.bound} "
+                f"at {b.span_end_s:.3f} s",
                 f"floor {th.floor:g}",
                 0,
                 1,
@@ -560,6 +654,7 @@ def _beat_checks(
             "s",
         ),
     )
+    _dead_air_check(found, th, result)
     logged = [b for b in found if b.replay_vs_logged_s is not None]
     allowed = tick_s + _LOG_RESOLUTION_S
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
@@ -585,6 +680,42 @@ def _beat_checks(
         result(
             "beat-count", [], _Finding(None, f"{n} beats", "no expected count in the config", n, None, "beats"), False
         )
+
+
+def _dead_air_check(found: Sequence[Beat], th: Thresholds, result: Any) -> None:
+    """Each beat ended right against ``max_dead_air_s``: the wait from its last word to the declaration."""
+    ended = [(b, b.added_latency_s) for b in found if b.outcome == "ok" and b.added_latency_s is not None]
+    waits = np.array([x for _, x in ended], np.float64)
+    if waits.size:
+        summary = (
+            f"dead air median {float(np.median(waits)):.3f} s, p95 {float(np.percentile(waits, 95)):.3f} s, "
+            f"max {float(waits.max()):.3f} s over {_plural(waits.size, 'beat')} ended right, "
+            f"{float(waits.sum()):.3f} s in the tour"
+        )
+    else:
+        summary = "no beat ended right"
+    worst = None if not waits.size else float(waits.max())
+    limit = th.max_dead_air_s
+    if limit is None:
+        result(
+            "dead-air",
+            [],
+            _Finding(None, f"no max_dead_air_s in [thresholds]; {summary}", "-", worst, None, "s"),
+            False,
+        )
+        return
+    want = f"max_dead_air_s {limit:g} s"
+    result(
+        "dead-air",
+        [
+            _Finding(
+                b.quiet_declared_s, f"beat {b.index + 1}: dead air {x:.3f} s after the last word", want, x, limit, "s"
+            )
+            for b, x in ended
+            if x > limit + _EPS
+        ],
+        _Finding(None, summary, want, worst, limit, "s"),
+    )
 
 
 def _logged_quiet(
@@ -648,3 +779,107 @@ def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: f
     if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
         fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))
     return fails
+
+
+#: How far (dB, in 1 dB steps) a level check's note looks for the gain that breaks a beat.
+_GAIN_SEARCH_DB = 24
+
+
+def _what_failed(b: Beat, quiet_s: float) -> str:
+    """A failing beat's outcome, in words."""
+    if b.outcome == "silent":
+        return "the guide's speech stays under the floor"
+    if b.outcome == "outpaced":
+        return outpaced_line(b, quiet_s)
+    if b.outcome == "premature":
+        return "declared quiet, then speech resumed"
+    if b.outcome == "missed-onset":
+        return "the guide spoke after the onset timeout"
+    return f"quiet not declared before the {b.bound} at {b.span_end_s:.3f} s"
+
+
+class _LevelReplay:
+    """The replay behind a level check's verdict: at the setting, at the floor scaled by a gain, at any floor."""
+
+    def __init__(
+        self, obs: Observation, th: Thresholds, found: Sequence[Beat], pause: float | None, speech: np.ndarray
+    ) -> None:
+        self.obs, self.th, self.found, self.pause = obs, th, found, pause
+        t = obs.trace.t_s
+
+        # Where the guide spoke, as derive tells speech (without the floor): a beat silent at a floor is lost there.
+        self.spoke = [bool(speech[slice(*np.searchsorted(t, [b.terminal_s, b.span_end_s]))].any()) for b in found]
+        self.failing = level_failures(obs, speech, found)
+
+    def _fails(self, floor: float) -> tuple[int, str] | None:
+        """The first beat the setting fails with the floor at ``floor`` (its index and outcome), or None."""
+        assert self.obs.events is not None
+        a = analyse(self.obs.trace, self.obs.events, floor=min(floor, 1.0))
+        pause = max(self.pause or 0.0, a.narration_pause_s)
+        decisions = decide(a, quiet_s=self.th.quiet_s, onset_timeout_s=self.th.onset_timeout_s, narration_pause_s=pause)
+        for b, d, was in zip(a.beats, decisions, self.found):
+            # A beat whose guide the changed level hides entirely is lost too (silent where it spoke).
+            if d.outcome in FAILURES or (d.outcome == "silent" and was.outcome not in ("silent", "unheard")):
+                return b.index, "silent (its speech under the floor)" if d.outcome == "silent" else d.outcome
+        return None
+
+    def breaking_gain(self, sign: int) -> tuple[int, int, str] | None:
+        """The least gain (dB; ``sign`` -1 quieter, +1 louder) at which a beat fails: (dB, beat, outcome)."""
+        for db in range(1, _GAIN_SEARCH_DB + 1):
+            # The level scales with the gain: the floor scaled the other way replays the same decisions.
+            found = self._fails(self.th.floor * 10 ** (-sign * db / 20))
+            if found is not None:
+                return db, found[0], found[1]
+        return None
+
+    def any_floor_works(self) -> tuple[float, float, float, int] | None:
+        """A floor at which some quiet time ends every beat right (see :func:`clock.core.evidence.floor_that_works`)."""
+        return floor_that_works(self.obs, narration_pause_s=self.pause or 0.0, spoke=self.spoke)
+
+
+def _level_verdict(
+    check: str, finding: _Finding, replay: _LevelReplay, sign: int, result: Any, *, hopeless: bool = False
+) -> None:
+    """A level check whose percentile crosses the floor: the replay's verdict, with the percentile as evidence."""
+    th = replay.th
+    if replay.failing:
+        b = replay.failing[0]
+        more = f" (and {_plural(len(replay.failing) - 1, 'other beat')})" if len(replay.failing) > 1 else ""
+        detail = f"beat {b.index + 1} {b.outcome}: {_what_failed(b, th.quiet_s)}{more}; {finding.detail}"
+        if hopeless:
+            works = replay.any_floor_works()
+            if works is None:
+                detail += "; no replayed floor ends its beats right: a level-floor clock cannot work on this recording"
+            else:
+                floor, need, room, _ = works
+                upto = "" if room == float("inf") else f" and up to {room:.2f} s"
+                detail += f"; at floor {floor:.2g} a quiet time above {need:.2f} s{upto} ends them right"
+        result(
+            check,
+            [replace(finding, t_s=b.last_word_s if b.last_word_s is not None else b.terminal_s, detail=detail)],
+            finding,
+        )
+        return
+    breaks = replay.breaking_gain(sign)
+    way = "louder" if sign > 0 else "quieter"
+    if breaks is None:
+        margin = f"{way} by up to {_GAIN_SEARCH_DB} dB it still does"
+    else:
+        db, beat, outcome = breaks
+        scaled = th.floor * 10 ** (-sign * db / 20)
+        margin = f"{db} dB {way} (the floor replayed at {scaled:.3g}), beat {beat + 1} is {outcome}"
+    note = (
+        f"note: {finding.detail} crosses the floor, yet the replay at this setting ends every beat right; "
+        f"{'a voice' if sign < 0 else 'the recording'} {margin}"
+    )
+    result(check, [], replace(finding, t_s=None, detail=note))
+
+
+def in_time_order(results: Sequence[CheckResult]) -> list[CheckResult]:
+    """``results`` with each recording's in time order: recordings as they first appear, within one its
+    recording-wide results (no time) first, then the timed ones by time; ties keep their order (stable).
+    """
+    first: dict[str, int] = {}
+    for r in results:
+        first.setdefault(r.recording, len(first))
+    return sorted(results, key=lambda r: (first[r.recording], r.t_s is not None, r.t_s or 0.0))

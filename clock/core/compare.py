@@ -1,50 +1,84 @@
-"""Other endpointers on the same beats: each one's decisions, by the level clock's own replay.
+"""Other endpointers on the same beats: each one tuned and judged by the level clock's own replay.
 
 Pure numpy. An endpointer (a VAD: webrtcvad, Silero, an energy detector)
-gives one speech decision per frame of ``frame_len`` samples at
-``rate_hz``. :func:`decisions_trace` turns them into a level-like trace on
-the clock's tick grid (:data:`SPEECH_LEVEL` where the latest frame complete
-at the tick's frame is speech, :data:`SILENCE_LEVEL` elsewhere), so that
+gives a score per frame of ``frame_len`` samples at ``rate_hz``
+(:class:`FrameScores`: a probability, an energy in dB, or one decision per
+mode); its **detection threshold** turns the scores into speech decisions.
+:func:`decisions_trace` puts the decisions on the clock's tick grid as a
+level-like trace (:data:`SPEECH_LEVEL` where the latest frame complete at the
+tick's frame is speech, :data:`SILENCE_LEVEL` elsewhere), so that
 :func:`clock.core.beats.analyse` and :func:`~clock.core.beats.decide_quiets`
 replay it at :data:`DECISION_FLOOR` exactly as they replay the level clock:
-wait for onset after the terminal response, then end after a silence duration.
+wait for onset after the terminal response, then end after a silence
+duration.
 
-Every endpointer, the level clock among them, is judged against one
-reference of when the guide spoke (:class:`Reference`: the labels when the
-recording has them, else the level clock's speech runs at its floor):
+**Tuning** (:func:`tune`, the same for every contestant, the level clock
+among them): a grid of its threshold (the level clock's floor in 1 dB steps
+about derive's floor, Silero's probability, webrtcvad's mode, the energy
+detector's level in dB) by the quiet times of :data:`QUIET_LADDER_S`, every
+quiet time of a threshold decided at once (``decide_quiets``). Of the
+settings with the fewest failing beats, one that stands the margins inside
+their region, from its last setting before one that fails more
+(``quiet_margin_s`` along the quiet time; ``floor_margin_db`` along a
+threshold in dB: the floor and the energy level), or as far inside as the
+grid allows (the centre of a narrower region); then the one with the least
+mean added latency.
+
+**The reference** (:class:`Reference`) is not a contestant: the recording's
+labels (each extended by the analyser's window, which hears a word that
+long), else its speech by a two-mode split of its level (Otsu's threshold on
+the log-levels, the floor-free split derive tells speech from noise with),
+runs joined across dips shorter than :data:`REFERENCE_JOIN_S` and kept when
+at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
 
 ``premature``
-    it declared the end, and the reference has speech after that, within the span;
+    the endpointer declared the end, and the reference has speech after
+    that, within the span;
 ``stalled``
-    the reference has speech, and it did not declare the end before the span's bound;
-``aborted``
-    the same, but the bound is the page's ``end``: the page ended the beat
-    while the endpointer still heard the guide (neither right nor a failure,
-    as for the level clock);
+    the reference has speech, and the endpointer did not declare the end
+    before the span's bound, where that is not the page's ``end``;
+``outpaced``, ``aborted``
+    the reference has speech, the page's ``end`` bounds the span, and the
+    endpointer did not declare the end before it: as
+    :meth:`clock.core.beats.BeatAnalysis.undone` judges it on the
+    reference's beats, ``aborted`` (neither right nor a failure) when the
+    reference speaks at the bound's tick or its last word is closer to the
+    ``end`` than ``P``, the longest narration pause of the reference over
+    the recordings compared together
+    (:func:`clock.core.beats.narration_pause_s`), else ``outpaced`` (a
+    failure: the guide had finished, and the endpointer was slower than the
+    visitor);
 ``missed-onset``
-    the reference has speech, and it never heard the guide start (it gave up,
-    or heard nothing in the span).
+    the reference has speech, and it never heard the guide start;
+``silent``
+    the reference has no speech in the span; ``unheard``: no tick of the
+    beat's life.
 
-Its **silence duration** is tuned on the corpus by replaying a ladder of
-quiet times (:data:`QUIET_LADDER_S`): the shortest one with the fewest
-failures, plus derive's quiet margin when that fails no more beats.
 **Added latency** is the declaration minus the reference's last word, over
-the beats it ended right.
+the beats ended right.
+
+**Many beats** (:func:`prepare`): a terminal response whose life holds no
+tick (the next one supersedes it first) is unheard for every contestant;
+only the beats the clock hears, and the terminal that bounds each, are
+analysed, and only a beat with speech in its life is replayed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .beats import (
     ABORTED,
+    FAILURES,
     MISSED_ONSET,
     OK,
     OUTCOMES,
+    OUTPACED,
     PREMATURE,
     SILENT,
     STALLED,
@@ -52,29 +86,37 @@ from .beats import (
     FloorAnalysis,
     analyse,
     decide_quiets,
+    narration_pause_s,
 )
-from .derive import Observation
-from .events import Label
+from .events import EventLog, Label
 from .levels import LevelTrace
+from .segments import runs
+from .windows import Margins, Observation, _otsu_log_split
 
 __all__ = [
-    "LEVEL_CLOCK",
     "DECISION_FLOOR",
+    "ENERGY_THRESHOLDS_DB",
+    "LEVEL_CLOCK",
+    "LEVEL_STEPS_DB",
+    "PROBABILITIES",
     "QUIET_LADDER_S",
+    "REFERENCE_JOIN_S",
+    "REFERENCE_MIN_S",
     "SILENCE_LEVEL",
     "SPEECH_LEVEL",
+    "WEBRTC_MODES",
     "EndpointerResult",
-    "FrameDecisions",
-    "Judged",
+    "FrameScores",
+    "Prepared",
     "Reference",
-    "decisions_trace",
     "compare_endpointers",
-    "energy_frames",
+    "decisions_trace",
+    "energy_db",
     "hangover",
-    "judge_all",
-    "judge_beat",
-    "summarise",
-    "tune_quiet",
+    "level_floors",
+    "prepare",
+    "reference_sources",
+    "tune",
 ]
 
 #: The level of a tick an endpointer calls speech, and of one it calls silence; the floor between them.
@@ -83,6 +125,21 @@ SPEECH_LEVEL, SILENCE_LEVEL, DECISION_FLOOR = 1.0, 1e-3, 0.03
 LEVEL_CLOCK = "level"
 #: The quiet times every endpointer's silence duration is chosen from (0.05 s steps up to 6 s).
 QUIET_LADDER_S = tuple(round(0.05 * k, 2) for k in range(1, 121))
+#: A model's speech probability thresholds (Silero, TEN VAD).
+PROBABILITIES = tuple(round(0.05 * k, 2) for k in range(1, 20))
+#: webrtcvad's aggressiveness modes.
+WEBRTC_MODES = (0.0, 1.0, 2.0, 3.0)
+#: The energy detector's thresholds, dB of 16-bit samples (50 dB is auditok's default, -40.3 dBFS).
+ENERGY_THRESHOLDS_DB = tuple(float(x) for x in range(25, 71))
+#: The level clock's floors: derive's floor and 1 dB steps up to 18 dB either side.
+LEVEL_STEPS_DB = tuple(range(-18, 19))
+#: The reference without labels: speech runs joined across dips shorter than this, and at least this long.
+REFERENCE_JOIN_S, REFERENCE_MIN_S = 0.3, 0.1
+
+#: Threshold kinds whose unit is dB (``floor_margin_db`` holds along them).
+_DB_KINDS = ("floor", "energy_db")
+_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+_FAIL_CODES = np.array([_CODE[x] for x in FAILURES], np.int8)
 
 
 def decisions_trace(trace: LevelTrace, speech: NDArray[np.bool_], *, frame_len: int, rate_hz: int) -> LevelTrace:
@@ -112,17 +169,13 @@ def decisions_trace(trace: LevelTrace, speech: NDArray[np.bool_], *, frame_len: 
     return LevelTrace(trace.frames, level, trace.sample_rate_hz, trace.ticks, "decisions", trace.options)
 
 
-def energy_frames(samples: NDArray[np.float32], *, frame_len: int, threshold_db: float) -> NDArray[np.bool_]:
-    """An energy detector's loud frames, as auditok's: the frame's energy in dB
-    (``10 log10(mean(x**2))`` of the samples as 16-bit values) reaches ``threshold_db``.
-
-    ``samples`` are float in [-1, 1]; only whole frames are judged.
-    """
+def energy_db(samples: NDArray[np.float32], *, frame_len: int) -> NDArray[np.float32]:
+    """An energy detector's frame energies, as auditok's: ``10 log10(mean(x**2))`` of the samples as
+    16-bit values (-inf for a silent frame); ``samples`` are float in [-1, 1], only whole frames count."""
     n = samples.size // frame_len
     x = samples[: n * frame_len].astype(np.float64).reshape(n, frame_len) * 32768.0
     with np.errstate(divide="ignore"):
-        energy = 10 * np.log10(np.mean(x * x, axis=1))
-    return np.asarray(energy >= threshold_db, dtype=bool)
+        return np.asarray(10 * np.log10(np.mean(x * x, axis=1)), np.float32)
 
 
 def hangover(loud: NDArray[np.bool_], frames: int) -> NDArray[np.bool_]:
@@ -133,246 +186,510 @@ def hangover(loud: NDArray[np.bool_], frames: int) -> NDArray[np.bool_]:
 
 
 @dataclass(frozen=True, slots=True)
-class Reference:
-    """When the guide spoke in one recording, and where each beat's span ends.
+class FrameScores:
+    """One endpointer's frame scores over one recording, and the thresholds it is tuned over.
 
     Attributes
     ----------
-    spans : tuple of (float, float)
-        Speech from start to end, seconds.
-    source : str
-        ``labels`` or ``level`` (the level clock's speech runs at its floor).
-    bounds_s : tuple of float
-        Each beat's span end (the level clock's analysis).
-    terminals_s : tuple of float
+    name : str
+    kind : str
+        ``probability`` or ``energy_db`` (``scores`` is one score per frame,
+        speech where it reaches the threshold), ``mode`` (``scores`` holds one
+        row of decisions per threshold), ``fixed`` (one row, no threshold),
+        ``floor`` (the level clock: no scores, its CPU time only).
+    thresholds : tuple of float or None
+    scores : ndarray
+        float32, shape (n_frames,), or bool, shape (n_thresholds, n_frames).
+    frame_len, rate_hz : int
+        Samples per frame, and the rate the detector ran at.
+    cpu_s : tuple of float
+        CPU seconds the detector took: one for every threshold, or one per threshold.
+    hangover_frames : int
+        Speech runs on for this many frames after the last one at the threshold.
     """
 
-    spans: tuple[tuple[float, float], ...]
-    source: str
-    bounds_s: tuple[float, ...]
-    terminals_s: tuple[float, ...]
+    name: str
+    kind: str
+    thresholds: tuple[float | None, ...]
+    scores: NDArray[np.generic]
+    frame_len: int
+    rate_hz: int
+    cpu_s: tuple[float, ...]
+    hangover_frames: int = 0
 
     @classmethod
-    def of(cls, level: FloorAnalysis, labels: Sequence[Label] | None, window_s: float) -> Reference:
-        """From labels (each extended by the analyser's window, which hears a word that long), or else
-        from the level clock's speech runs at its floor."""
-        if labels:
-            spans = tuple((lab.start_s, lab.end_s + window_s) for lab in labels)
-            source = "labels"
-        else:
-            runs = []
-            for b in level.beats:
-                if b.start_tick is None:
-                    continue
-                words = np.concatenate([[b.start_tick], b.run_end]).tolist()
-                ends = np.concatenate([b.run_word, [b.last_word_tick or b.start_tick]]).tolist()
-                runs += [(float(level.t_s[a]), float(level.t_s[e])) for a, e in zip(words, ends) if e >= a]
-            spans, source = tuple(sorted(set(runs))), "level"
-        return cls(spans, source, tuple(b.bound_s for b in level.beats), tuple(b.terminal_s for b in level.beats))
+    def fixed(cls, name: str, speech: NDArray[np.bool_], frame_len: int, rate_hz: int, cpu_s: float) -> FrameScores:
+        """Decisions with no threshold to tune."""
+        return cls(name, "fixed", (None,), np.asarray(speech, bool)[None, :], frame_len, rate_hz, (cpu_s,))
 
-    def spoken(self, i: int) -> tuple[tuple[float, float], ...]:
-        """The speech within beat ``i``'s span."""
-        lo, hi = self.terminals_s[i], self.bounds_s[i]
-        return tuple((a, b) for a, b in self.spans if b > lo and a < hi)
+    def speech(self, j: int) -> NDArray[np.bool_]:
+        """The decisions at threshold ``j``."""
+        threshold = self.thresholds[j]
+        if self.kind in ("mode", "fixed") or threshold is None:
+            out = np.asarray(self.scores[j], bool)
+        else:
+            out = np.asarray(np.asarray(self.scores, np.float64) >= threshold, bool)
+        return hangover(out, self.hangover_frames) if self.hangover_frames else out
+
+    def cpu_at(self, j: int) -> float:
+        """CPU seconds of the detector at threshold ``j``."""
+        return self.cpu_s[j] if len(self.cpu_s) > 1 else self.cpu_s[0]
+
+
+def _merged(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The union of intervals, as sorted disjoint intervals."""
+    if starts.size == 0:
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    a, b = starts[order], ends[order]
+    reach = np.maximum.accumulate(b)
+    new = np.concatenate([[True], a[1:] > reach[:-1]])
+    group = np.cumsum(new) - 1
+    out_b = np.full(int(group[-1]) + 1, -np.inf)
+    np.maximum.at(out_b, group, b)
+    return a[new], out_b
 
 
 @dataclass(frozen=True, slots=True)
-class Judged:
-    """One beat's outcome against the reference, and the latency added after its last word (ok beats)."""
+class Reference:
+    """When the guide spoke in one recording (see the module notes), as sorted disjoint spans.
 
-    outcome: str
-    added_latency_s: float | None = None
-
-
-def judge_beat(
-    reference: Reference,
-    i: int,
-    t_s: NDArray[np.float64],
-    own: str,
-    declared_tick: int,
-    *,
-    ended_by_page: bool = False,
-) -> Judged:
-    """Beat ``i`` against the reference (see the module notes).
-
-    ``own`` is the outcome of the endpointer's replay in its own view (an
-    index of :data:`~clock.core.beats.OUTCOMES` as a name), ``declared_tick``
-    the tick it declared the end at (-1: never); ``ended_by_page``, whether
-    the page's ``end`` bounds the beat (undeclared by then, it is aborted).
+    Attributes
+    ----------
+    starts_s, ends_s : ndarray of float64
+    source : str
+        ``labels``, or ``split`` (the level's two-mode split, joined and smoothed).
+    split : float or None
+        The level the split put between noise and speech (``split`` only).
     """
-    undone = ABORTED if ended_by_page else STALLED
-    spoken = reference.spoken(i)
-    if own == UNHEARD:
-        return Judged(UNHEARD)
-    if not spoken:
-        return Judged(SILENT)
-    if own in (SILENT, MISSED_ONSET):
-        return Judged(MISSED_ONSET)
-    if declared_tick < 0:
-        return Judged(undone)
-    declared = float(t_s[declared_tick])
-    if declared >= reference.bounds_s[i]:
-        return Judged(undone)
-    if any(b > declared for _, b in spoken):
-        return Judged(PREMATURE)
-    return Judged(OK, declared - max(b for _, b in spoken))
+
+    starts_s: NDArray[np.float64]
+    ends_s: NDArray[np.float64]
+    source: str
+    split: float | None = None
+
+    @classmethod
+    def from_labels(cls, labels: Sequence[Label], window_s: float) -> Reference:
+        """Each label, extended by the analyser's window (it hears a word that long)."""
+        a = np.array([lab.start_s for lab in labels], np.float64)
+        b = np.array([lab.end_s + window_s for lab in labels], np.float64)
+        return cls(*_merged(a, b), "labels")
+
+    @classmethod
+    def from_level(cls, trace: LevelTrace) -> Reference:
+        """The ticks above the two-mode split of the level, joined across short dips, short runs dropped."""
+        split = _otsu_log_split(trace.level)
+        if split is None or trace.n_ticks == 0:
+            empty = np.zeros(0, np.float64)
+            return cls(empty, empty, "split", split)
+        t = trace.t_s
+        found = runs(trace.level > split)
+        a, b = t[found[:, 0]], t[found[:, 1]]
+        if a.size:
+            firsts = np.flatnonzero(np.concatenate([[True], a[1:] - b[:-1] >= REFERENCE_JOIN_S - 1e-9]))
+            lasts = np.concatenate([firsts[1:] - 1, [a.size - 1]])
+            a, b = a[firsts], b[lasts]
+            keep = b - a >= REFERENCE_MIN_S - 1e-9
+            a, b = a[keep], b[keep]
+        return cls(a, b, "split", split)
+
+    @classmethod
+    def of(cls, observation: Observation) -> Reference:
+        """The labels when the recording has them, else the level's split."""
+        trace = observation.trace
+        if observation.labels:
+            return cls.from_labels(observation.labels, trace.options.fft_size / trace.sample_rate_hz)
+        return cls.from_level(trace)
+
+    def speech_at(self, t_s: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """Whether each time lies in a span."""
+        k = np.searchsorted(self.starts_s, t_s, side="right") - 1
+        inside = k >= 0
+        inside[inside] = t_s[inside] <= self.ends_s[k[inside]]
+        return inside
+
+    def within(self, lo_s: NDArray[np.float64], hi_s: NDArray[np.float64]) -> tuple[NDArray[np.bool_], NDArray]:
+        """Per interval (lo, hi): whether a span meets it, and the latest end of those that do."""
+        first = np.searchsorted(self.ends_s, lo_s, side="right")
+        last = np.searchsorted(self.starts_s, hi_s, side="left") - 1
+        has = last >= first
+        end = np.full(lo_s.size, -np.inf)
+        end[has] = self.ends_s[last[has]]
+        return has, end
 
 
-def judge_all(
-    references: Sequence[Reference],
-    analyses: Sequence[FloorAnalysis],
-    *,
-    quiets_s: Sequence[float],
-    onset_timeout_s: float,
-) -> list[list[list[Judged]]]:
-    """Per quiet time, per recording, per beat: the outcome against the reference."""
-    out: list[list[list[Judged]]] = [[] for _ in quiets_s]
-    for ref, a in zip(references, analyses):
-        d = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
-        for q in range(len(quiets_s)):
-            out[q].append(
-                [
-                    judge_beat(
-                        ref,
-                        i,
-                        a.t_s,
-                        OUTCOMES[int(d.outcome[i, q])],
-                        int(d.declared_tick[i, q]),
-                        ended_by_page=a.beats[i].ended_by_page,
-                    )
-                    for i in range(len(a.beats))
-                ]
-            )
+def reference_sources(observations: Sequence[Observation]) -> dict[str, int]:
+    """How many recordings with beats are judged against their labels, and how many against the split."""
+    found = {"labels": 0, "split": 0}
+    for o in observations:
+        if o.has_beats:
+            found["labels" if o.labels else "split"] += 1
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One recording made ready for every contestant: the beats the clock hears, and the reference.
+
+    Attributes
+    ----------
+    trace : LevelTrace
+    events : EventLog
+        The log without the terminal responses no tick hears, except one that bounds a heard beat.
+    heard : ndarray of bool
+        Per terminal of ``events``: the clock sees a tick of its beat.
+    n_beats, n_dropped : int
+        Terminal responses of the whole log, and those left out of ``events`` (unheard).
+    has_speech, last_word_s, bound_s : ndarray
+        Per terminal of ``events``: the reference has speech in the span, its
+        latest end there, and where the span ends (the reference's speech
+        deciding an overlapping acknowledgment, as :func:`~clock.core.beats.span_bounds` does for the clock).
+    source : str
+        The reference's source.
+    audio_s : float
+    reference : FloorAnalysis
+        The reference's beats: :func:`~clock.core.beats.analyse` of a trace
+        whose level is the reference's speech at each tick (its narration
+        pauses give ``P``; its speech at each bound and last word tell an
+        aborted beat from an outpaced one).
+    """
+
+    trace: LevelTrace
+    events: EventLog
+    heard: NDArray[np.bool_]
+    n_beats: int
+    n_dropped: int
+    has_speech: NDArray[np.bool_]
+    last_word_s: NDArray[np.float64]
+    bound_s: NDArray[np.float64]
+    source: str
+    audio_s: float
+    reference: FloorAnalysis
+
+
+def prepare(observation: Observation) -> Prepared:
+    """The recording's reference, and its log cut to the beats the clock can hear (see the module notes).
+
+    A terminal response is heard when a tick lies between the tick it is
+    applied at and the one its next ``terminal`` or ``end`` is applied at.
+    Kept: every event that is not a terminal response, every heard terminal
+    response, and the one after each heard one (the next stop, or the bound of
+    its span). Each kept beat is analysed as in the whole log.
+    """
+    o = observation
+    assert o.events is not None
+    trace, queue = o.trace, o.events.events
+    t = trace.t_s
+    n = len(queue)
+    kinds = np.array([e.kind for e in queue], dtype=object)
+    applied = np.searchsorted(t, np.array([e.t_s for e in queue], np.float64), side="left")
+    is_term = kinds == "terminal"
+    stops = np.flatnonzero(is_term | (kinds == "end"))
+    at = np.searchsorted(stops, np.arange(n), side="right")
+    life_end = np.full(n, t.size, np.int64)
+    has_next = at < stops.size
+    life_end[has_next] = applied[stops[at[has_next]]]
+    heard_all = is_term & (life_end > applied)
+    terms = np.flatnonzero(is_term)
+    keep_term = heard_all[terms] | np.concatenate([[False], heard_all[terms[:-1]]])[: terms.size]
+    keep = ~is_term
+    keep[terms[keep_term]] = True
+    events = replace(o.events, events=tuple(e for e, k in zip(queue, keep.tolist()) if k))
+    heard = heard_all[terms[keep_term]]
+    ref = Reference.of(o)
+    # The reference's beats, as the clock's replay analyses a level: its speech decides each span's bound.
+    level = np.where(ref.speech_at(t), SPEECH_LEVEL, SILENCE_LEVEL)
+    mask = LevelTrace(trace.frames, level, trace.sample_rate_hz, trace.ticks, "reference", trace.options)
+    reference = analyse(mask, events, floor=DECISION_FLOOR, t_s=t)
+    bound_s = np.array([b.bound_s for b in reference.beats], np.float64)
+    terminal_s = np.array([e.t_s for e in events.terminals], np.float64)
+    has, last = ref.within(terminal_s, bound_s)
+    return Prepared(
+        trace, events, heard, int(terms.size), int((~keep_term).sum()), has, last, bound_s, ref.source,
+        trace.n_ticks * trace.tick_s, reference,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """One recording at one threshold, every quiet time: outcome codes (n_beats, n_quiets) and added latency."""
+
+    codes: NDArray[np.int8]
+    latency_s: NDArray[np.float64]
+
+
+def _judge(
+    p: Prepared, a: FloorAnalysis, quiets_s: Sequence[float], onset_timeout_s: float, *, narration_pause_s: float
+) -> _Judged:
+    """Every beat of ``p`` against the reference, for each quiet time (see the module notes).
+
+    ``narration_pause_s`` is ``P`` of the reference over the recordings compared together.
+    """
+    n_b, n_q = len(a.beats), len(quiets_s)
+    codes = np.full((n_b, n_q), _CODE[UNHEARD], np.int8)
+    latency = np.full((n_b, n_q), np.nan)
+    started = np.array([b.start_tick is not None for b in a.beats], bool) & p.heard
+    quiet_beats = p.heard & ~started
+    codes[quiet_beats & ~p.has_speech] = _CODE[SILENT]
+    codes[quiet_beats & p.has_speech] = _CODE[MISSED_ONSET]
+    live = np.flatnonzero(started)
+    if live.size == 0:
+        return _Judged(codes, latency)
+    d = decide_quiets(
+        replace(a, beats=tuple(a.beats[i] for i in live.tolist())),
+        quiets_s=quiets_s,
+        onset_timeout_s=onset_timeout_s,
+        narration_pause_s=narration_pause_s,
+    )
+    own, declared = d.outcome, d.declared_tick
+    has = p.has_speech[live][:, None]
+    last = p.last_word_s[live][:, None]
+    bound = p.bound_s[live][:, None]
+    at = np.where(declared >= 0, a.t_s[np.maximum(declared, 0)], np.inf)
+    # Not declared before the bound: the one outcome judge on the reference's beat says how (stalled,
+    # or, where the page's end bounds it, aborted while the reference spoke or outpaced after it finished).
+    ref = p.reference.beats
+    undone = np.array([_CODE[ref[i].undone(narration_pause_s)] for i in live.tolist()], np.int8)[:, None]
+    out = np.where(at >= bound, undone, np.where(last > at, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
+    missed = (own == _CODE[SILENT]) | (own == _CODE[MISSED_ONSET])
+    out = np.where(missed, _CODE[MISSED_ONSET], out)
+    out = np.where(has, out, _CODE[SILENT]).astype(np.int8)
+    codes[live] = out
+    latency[live] = np.where(out == _CODE[OK], at - last, np.nan)
+    return _Judged(codes, latency)
+
+
+def _analysis(p: Prepared, scores: FrameScores | None, threshold: float | None, j: int) -> FloorAnalysis:
+    """The contestant's beats at threshold ``j`` (the level clock: at the floor ``threshold``)."""
+    if scores is None:
+        assert threshold is not None
+        return analyse(p.trace, p.events, floor=threshold)
+    trace = decisions_trace(p.trace, scores.speech(j), frame_len=scores.frame_len, rate_hz=scores.rate_hz)
+    return analyse(trace, p.events, floor=DECISION_FLOOR)
+
+
+def _clearance(worse: NDArray[np.bool_], axis_values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per cell of ``worse`` (rows: settings of the other axis), how far along the columns' values it
+    stands inside its region: the distance to the region's last cell before a worse one, on either side
+    (the edge lies somewhere in the step past it, so the margin is held whatever it is); inf when none."""
+    out = np.full(worse.shape, np.inf)
+    cells = np.arange(axis_values.size)
+    for r in range(worse.shape[0]):
+        bad = np.flatnonzero(worse[r])
+        if bad.size == 0:
+            continue
+        at = np.searchsorted(bad, cells)  # the first worse cell at or after each cell
+        left = np.where(at > 0, bad[np.maximum(at - 1, 0)] + 1, -1)
+        right = np.where(at < bad.size, bad[np.minimum(at, bad.size - 1)] - 1, -1)
+        from_left = np.where(left >= 0, axis_values - axis_values[np.maximum(left, 0)], np.inf)
+        from_right = np.where(right >= 0, axis_values[np.maximum(right, 0)] - axis_values, np.inf)
+        out[r] = np.minimum(from_left, from_right)
     return out
 
 
-def _failures(judged: list[list[Judged]]) -> int:
-    return sum(j.outcome in (PREMATURE, STALLED, MISSED_ONSET) for rec in judged for j in rec)
+def _choose(
+    failures: NDArray[np.int64],
+    mean_latency: NDArray[np.float64],
+    quiets_s: NDArray[np.float64],
+    thresholds_db: NDArray[np.float64] | None,
+    margins: Margins,
+) -> tuple[int, int]:
+    """The setting (threshold index, quiet index) by the rule in the module notes."""
+    fewest = failures.min()
+    worse = failures > fewest
+    clear_q = np.minimum(_clearance(worse, quiets_s), margins.quiet_margin_s)
+    if thresholds_db is None:
+        clear_t = np.zeros(failures.shape)
+    else:
+        clear_t = np.minimum(_clearance(worse.T, thresholds_db).T, margins.floor_margin_db)
+    n_t, n_q = failures.shape
+    cells = [(j, q) for j in range(n_t) for q in range(n_q) if failures[j, q] == fewest]
 
+    def key(cell: tuple[int, int]) -> tuple[float, float, float, float, int]:
+        j, q = cell
+        lat = mean_latency[j, q]
+        return (
+            -round(float(clear_q[j, q]), 9),
+            -round(float(clear_t[j, q]), 9),
+            float(lat) if np.isfinite(lat) else math.inf,
+            float(quiets_s[q]),
+            j,
+        )
 
-def tune_quiet(
-    references: Sequence[Reference],
-    analyses: Sequence[FloorAnalysis],
-    *,
-    onset_timeout_s: float,
-    margin_s: float,
-    quiets_s: Sequence[float] = QUIET_LADDER_S,
-) -> tuple[float, list[list[Judged]]]:
-    """The silence duration for one endpointer: the shortest quiet time with the fewest failures,
-    plus ``margin_s`` (derive's quiet margin) when that fails no more beats; and its judged beats."""
-    judged = judge_all(references, analyses, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
-    failures = [_failures(j) for j in judged]
-    best = int(np.argmin(failures))
-    quiet = float(quiets_s[best])
-    padded = round(quiet + margin_s, 9)
-    with_margin = judge_all(references, analyses, quiets_s=[padded], onset_timeout_s=onset_timeout_s)[0]
-    if _failures(with_margin) <= failures[best]:
-        return padded, with_margin
-    return quiet, judged[best]
+    return min(cells, key=key)
 
 
 @dataclass(frozen=True, slots=True)
 class EndpointerResult:
-    """One endpointer at its tuned silence duration, over the corpus.
+    """One endpointer at its tuned setting, over the corpus.
 
     Attributes
     ----------
     name : str
+    threshold_kind : str
+        ``floor``, ``probability``, ``mode``, ``energy_db`` or ``fixed``.
+    threshold : float or None
+        Its detection threshold (tuned; None when it has none).
     quiet_s : float
         Its silence duration (tuned).
-    n_beats, n_ok, n_premature, n_stalled, n_missed_onset, n_silent, n_aborted : int
+    n_settings : int
+        The settings replayed (thresholds by quiet times).
+    n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
+    n_failed : int
+        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`:
+        premature, stalled, outpaced, missed onset).
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
-        CPU seconds it took per hour of audio (None: not measured; the level
-        clock's trace comes from the decoder and the trace cache).
+        CPU seconds the detector took per hour of audio, at its tuned
+        threshold (None: not measured).
+    narration_pause_s : float
+        ``P``: the longest narration pause of the reference over the
+        recordings compared together (the same for every contestant), which
+        tells an aborted beat from an outpaced one.
     """
 
     name: str
+    threshold_kind: str
+    threshold: float | None
     quiet_s: float
+    n_settings: int
     n_beats: int
     n_ok: int
     n_premature: int
     n_stalled: int
+    n_outpaced: int
     n_missed_onset: int
     n_silent: int
+    n_aborted: int
     added_latency_median_s: float | None
     added_latency_p95_s: float | None
     cpu_s_per_hour: float | None
-    n_aborted: int = 0
-
-    @property
-    def n_failed(self) -> int:
-        """Premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+    n_failed: int
+    narration_pause_s: float
 
 
-def summarise(
-    name: str, quiet_s: float, judged: list[list[Judged]], *, cpu_s: float | None, audio_s: float
+def tune(
+    prepared: Sequence[Prepared],
+    scores: Sequence[FrameScores] | None,
+    *,
+    name: str,
+    kind: str,
+    thresholds: Sequence[float | None],
+    onset_timeout_s: float,
+    margins: Margins,
+    cpu_s: float | None = None,
+    quiets_s: Sequence[float] = QUIET_LADDER_S,
 ) -> EndpointerResult:
-    """The counts and latencies of one endpointer's judged beats."""
-    flat = [j for rec in judged for j in rec]
-    count = {o: sum(j.outcome == o for j in flat) for o in OUTCOMES}
-    lat = np.array([j.added_latency_s for j in flat if j.added_latency_s is not None], np.float64)
+    """One contestant tuned over its thresholds by ``quiets_s`` and judged at the chosen setting.
+
+    Parameters
+    ----------
+    prepared : sequence of Prepared
+        The recordings (:func:`prepare`), compared together: ``P`` is the
+        longest narration pause of their references.
+    scores : sequence of FrameScores, or None
+        Per recording, the endpointer's scores; None for the level clock
+        (``thresholds`` are then its floors).
+    name, kind : str
+    thresholds : sequence of float or None
+    onset_timeout_s : float
+    margins : Margins
+        ``quiet_margin_s`` and ``floor_margin_db`` (see the module notes).
+    cpu_s : float, optional
+        The level clock's CPU seconds (an endpointer's come with its scores).
+    quiets_s : sequence of float
+    """
+    q = np.asarray(quiets_s, np.float64)
+    pause = narration_pause_s([p.reference for p in prepared])
+    n_t = len(thresholds)
+    failures = np.zeros((n_t, q.size), np.int64)
+    lat_sum = np.zeros((n_t, q.size))
+    n_ok = np.zeros((n_t, q.size), np.int64)
+    for j, th in enumerate(thresholds):
+        for r, p in enumerate(prepared):
+            a = _analysis(p, None if scores is None else scores[r], th, j)
+            found = _judge(p, a, quiets_s, onset_timeout_s, narration_pause_s=pause)
+            failures[j] += np.isin(found.codes, _FAIL_CODES).sum(axis=0)
+            ok = found.codes == _CODE[OK]
+            n_ok[j] += ok.sum(axis=0)
+            lat_sum[j] += np.where(ok, found.latency_s, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_ok > 0, lat_sum / np.maximum(n_ok, 1), np.nan)
+    in_db: NDArray[np.float64] | None = None
+    if kind in _DB_KINDS and n_t > 1:
+        values = np.array(thresholds, np.float64)
+        in_db = 20 * np.log10(values) if kind == "floor" else values
+    j, k = _choose(failures, mean, q, in_db, margins)
+    counts = dict.fromkeys(OUTCOMES, 0)
+    latencies = []
+    for r, p in enumerate(prepared):
+        a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
+        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=pause)
+        codes = found.codes[:, 0]
+        for name_, code in _CODE.items():
+            counts[name_] += int((codes == code).sum())
+        counts[UNHEARD] += p.n_dropped
+        latencies.append(found.latency_s[codes == _CODE[OK], 0])
+    lat = np.concatenate(latencies) if latencies else np.zeros(0)
+    audio_s = sum(p.audio_s for p in prepared)
+    if scores is not None:
+        cpu_s = sum(s.cpu_at(j) for s in scores)
+    per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
     return EndpointerResult(
         name,
-        quiet_s,
-        len(flat),
-        count[OK],
-        count[PREMATURE],
-        count[STALLED],
-        count[MISSED_ONSET],
-        count[SILENT],
+        kind,
+        thresholds[j],
+        float(q[k]),
+        n_t * q.size,
+        sum(p.n_beats for p in prepared),
+        counts[OK],
+        counts[PREMATURE],
+        counts[STALLED],
+        counts[OUTPACED],
+        counts[MISSED_ONSET],
+        counts[SILENT],
+        counts[ABORTED],
         float(np.median(lat)) if lat.size else None,
         float(np.percentile(lat, 95)) if lat.size else None,
-        None if cpu_s is None else cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0,
-        count[ABORTED],
+        per_hour,
+        sum(counts[x] for x in FAILURES),
+        pause,
     )
 
 
-@dataclass(frozen=True, slots=True)
-class FrameDecisions:
-    """One endpointer's decisions over one recording.
-
-    Attributes
-    ----------
-    name : str
-    speech : ndarray of bool
-        One decision per consecutive frame of ``frame_len`` samples at ``rate_hz``.
-    frame_len, rate_hz : int
-    cpu_s : float
-        CPU seconds it took.
-    """
-
-    name: str
-    speech: NDArray[np.bool_]
-    frame_len: int
-    rate_hz: int
-    cpu_s: float
+def level_floors(floor: float) -> tuple[float, ...]:
+    """The level clock's floors: ``floor`` and :data:`LEVEL_STEPS_DB` about it (within (0, 1))."""
+    out = {float(floor)} | {float(f"{floor * 10 ** (k / 20):.3g}") for k in LEVEL_STEPS_DB}
+    return tuple(sorted(f for f in out if 0 < f < 1))
 
 
 def compare_endpointers(
     observations: Sequence[Observation],
-    decisions: Sequence[Sequence[FrameDecisions]],
+    scores: Sequence[Sequence[FrameScores]],
     *,
     floor: float,
     onset_timeout_s: float,
-    margin_s: float,
+    margins: Margins,
+    floors: Sequence[float] | None = None,
 ) -> tuple[EndpointerResult, ...]:
-    """The level clock at ``floor`` and each endpointer, tuned and judged on the same beats.
+    """The level clock and each endpointer, each tuned and judged on the same beats.
 
     Parameters
     ----------
     observations : sequence of Observation
         The recordings (those without terminal responses in a log are skipped).
-    decisions : sequence of sequence of FrameDecisions
-        Per observation, every endpointer's decisions (the same names in the same order).
+    scores : sequence of sequence of FrameScores
+        Per observation, every endpointer's scores (the same names in the same
+        order); an entry named :data:`LEVEL_CLOCK` carries the level clock's
+        CPU time only.
     floor : float
-        The level clock's floor (derive's recommendation).
+        Derive's floor: the level clock's floors are :func:`level_floors` of it.
     onset_timeout_s : float
         How long every endpointer waits for speech after a terminal response.
-    margin_s : float
-        Derive's quiet margin, added to each tuned silence duration when it fails no more beats.
+    margins : Margins
+    floors : sequence of float, optional
+        The level clock's floors instead.
 
     Returns
     -------
@@ -380,27 +697,38 @@ def compare_endpointers(
         The level clock first, then the endpointers in the order given.
     """
     keep = [i for i, o in enumerate(observations) if o.has_beats]
-    refs, level_analyses, audio_s = [], [], 0.0
-    for i in keep:
-        o = observations[i]
-        assert o.events is not None
-        a = analyse(o.trace, o.events, floor=floor)
-        window_s = o.trace.options.fft_size / o.trace.sample_rate_hz
-        refs.append(Reference.of(a, o.labels, window_s))
-        level_analyses.append(a)
-        audio_s += o.trace.n_ticks * o.trace.tick_s
-    results = []
-    quiet, judged = tune_quiet(refs, level_analyses, onset_timeout_s=onset_timeout_s, margin_s=margin_s)
-    results.append(summarise(LEVEL_CLOCK, quiet, judged, cpu_s=None, audio_s=audio_s))
-    names = [d.name for d in decisions[keep[0]]] if keep else []
+    prepared = [prepare(observations[i]) for i in keep]
+    names = [s.name for s in scores[keep[0]]] if keep else []
+    level_cpu = None
+    if LEVEL_CLOCK in names:
+        level_cpu = sum(scores[i][names.index(LEVEL_CLOCK)].cpu_s[0] for i in keep)
+    grid = tuple(floors) if floors is not None else level_floors(floor)
+    results = [
+        tune(
+            prepared,
+            None,
+            name=LEVEL_CLOCK,
+            kind="floor",
+            thresholds=grid,
+            cpu_s=level_cpu,
+            onset_timeout_s=onset_timeout_s,
+            margins=margins,
+        )
+    ]
     for n, name in enumerate(names):
-        analyses, cpu_s = [], 0.0
-        for i in keep:
-            o, d = observations[i], decisions[i][n]
-            assert o.events is not None and d.name == name
-            trace = decisions_trace(o.trace, d.speech, frame_len=d.frame_len, rate_hz=d.rate_hz)
-            analyses.append(analyse(trace, o.events, floor=DECISION_FLOOR))
-            cpu_s += d.cpu_s
-        quiet, judged = tune_quiet(refs, analyses, onset_timeout_s=onset_timeout_s, margin_s=margin_s)
-        results.append(summarise(name, quiet, judged, cpu_s=cpu_s, audio_s=audio_s))
+        if name == LEVEL_CLOCK:
+            continue
+        own = [scores[i][n] for i in keep]
+        assert all(s.name == name for s in own)
+        first = own[0]
+        found = tune(
+            prepared,
+            own,
+            name=name,
+            kind=first.kind,
+            thresholds=first.thresholds,
+            onset_timeout_s=onset_timeout_s,
+            margins=margins,
+        )
+        results.append(found)
     return tuple(results)

@@ -87,7 +87,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from .beats import FAILURES, OUTCOMES, FloorAnalysis, decide, decide_quiets
+from .beats import FAILURES, OUTCOMES, FloorAnalysis, beats, decide, decide_quiets, narration_pause_s
 from .evidence import (
     THIN,
     Comparison,
@@ -110,8 +110,22 @@ from .evidence import (
     _replay_outcome,
     _round_up,
     _Setting,
+    floor_that_works,
+    level_failures,
+)
+from .rules import (
+    LEVEL,
+    DeadAir,
+    Fold,
+    RecordingBeats,
+    Rule,
+    RuleEvidence,
+    held_out_rule,
+    replay_rule,
+    rule_evidence,
 )
 from .thresholds import Thresholds
+from .times import clock_time
 from .windows import (
     MARGIN_BOUNDS,
     NOISE_PERCENTILE,
@@ -176,10 +190,14 @@ _FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
 
 
 def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
-    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets)."""
+    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets).
+
+    The analyses are judged together: ``P`` is the largest narration pause over them.
+    """
     total = np.zeros(len(quiets_s), np.int64)
+    pause = narration_pause_s(analyses)
     for a in analyses:
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
         total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
     return [int(x) for x in total]
 
@@ -226,6 +244,173 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
 
 
+#: The most quiet times one grid replays at a floor (tick steps; a wider span is replayed near its edges only).
+MAX_GRID_QUIETS = 2000
+
+
+def _on_grid(
+    corpus: _Corpus,
+    analyses: list[FloorAnalysis],
+    chosen: _Setting,
+    need: float,
+    room: float,
+    room_at: tuple[str, float | None, str] | None,
+    tick: float,
+) -> tuple[float, str] | None:
+    """The quiet time chosen on a replayed grid of quiet times in tick steps, and its rule (see :func:`_grid_quiet`)."""
+    margin = corpus.margins.quiet_margin_s
+    formula = chosen.quiet_s
+    assert formula is not None and chosen.onset_timeout_s is not None
+    # Tick steps across both edges (twice the margin on each side of each); a wide run in between is one run.
+    lo, hi = max(need - margin, tick), room + margin
+    steps = [lo + k * tick for k in range(min(int((hi - lo) / tick), MAX_GRID_QUIETS) + 1)]
+    if hi - lo > 6 * margin:
+        steps = [x for x in steps if x <= need + 2 * margin]
+        steps += [room - 2 * margin + k * tick for k in range(min(int(3 * margin / tick), MAX_GRID_QUIETS) + 1)]
+    quiets = sorted({round(x, 9) for x in steps if x > 0})
+    failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
+    right = [q for q, f in zip(quiets, failing) if f == 0]
+    if not right:
+        return None
+    where = (
+        "" if room_at is None else f"; the {room_at[2]} after the last word at {room_at[0]}:{clock_time(room_at[1])}"
+    )
+    edges = f"the longest silence it must bridge {need:.3f} s, the shortest room before a bound {room:.3f} s{where}"
+    if room - need >= 2 * margin - _EPS_S:
+        q = _round_up(need + margin + _CLEAR_S, "0.05")
+        if room - q < margin - _EPS_S:
+            q = round(need + margin + _CLEAR_S, 3)
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+    else:
+        centre = (need + room) / 2
+        q = round(centre, 9)
+        for step in ("0.05", "0.01", "0.001"):
+            near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+            if need < near - _EPS_S <= room:
+                q = near
+                break
+        rule = (
+            f"the centre of the quiet times that end every beat right: {q:g} s is {q - need:.2f} s above the longest "
+            f"silence it must bridge ({need:.3f} s), {room - q:.2f} s below the shortest room before a bound "
+            f"({room:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
+        )
+    if _failing_beats(analyses, q, chosen.onset_timeout_s):
+        # Rounding left the run (a tick decides): the replayed quiet time nearest the target instead.
+        target = q
+        q = min(right, key=lambda x: (abs(x - target), x))
+    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
+    longest = max((g for a in analyses for _, _, g, _ in a.gaps()), default=None)
+    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
+    if plain is not None and plain != q:
+        fails = _failing_beats(analyses, plain, chosen.onset_timeout_s)
+        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
+            f", which fails {_count(fails, 'beats')})" if fails else ")"
+        )
+    return q, rule
+
+
+def _grid_quiet(
+    corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str], *, floor_margin: bool = True
+) -> _Setting:
+    """The quiet time that replays right, from a grid of quiet times in tick steps at the chosen floor.
+
+    The grid runs from below the longest silence the clock must bridge to past
+    the shortest room before a bound, every quiet time decided at once per
+    recording (:func:`clock.core.beats.decide_quiets`, the sweep's shared
+    work). The settings that end every beat right are a run of it; the
+    recommendation is the least quiet time at least ``quiet_margin_s`` from
+    every failing one (the formula's value, longest gap + margin rounded up to
+    0.05 s, when it is), or, where the run is narrower than twice the margin,
+    its centre, said with both edges. The floors ``floor_margin_db`` above and
+    below are replayed at that quiet time too, and a warning says when one
+    fails.
+    """
+    margins = corpus.margins
+    margin = margins.quiet_margin_s
+    floor, formula = chosen.floor, chosen.quiet_s
+    assert formula is not None and chosen.onset_timeout_s is not None
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if not logged or any(corpus.obs[i].events is None for i in members):
+        return chosen
+    analyses = [corpus.analysis(i, floor) for i in logged]
+    pause = narration_pause_s(analyses)
+    delay = _prompt_delay(corpus, members)
+    need, room, room_at = float("-inf"), float("inf"), None
+    for i, a in zip(logged, analyses):
+        for b in a.beats:
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if b.speaking_at_end(pause) or b.room_s == float("-inf"):
+                continue
+            # Without the prompt in the log, the page prompted some time before the next response.
+            r = b.room_s - (delay if b.bound in ("terminal", "acknowledgment") else 0.0)
+            if r < room:
+                room, room_at = r, (corpus.obs[i].name, b.last_word_s, b.bound)
+    tick = float(corpus.obs[logged[0]].trace.tick_s)
+    if room == float("inf") or need == float("-inf") or room <= need:
+        return chosen
+    q, rule = formula, chosen.quiet_rule
+    if not (
+        room - need >= 2 * margin - _EPS_S and formula - need >= margin - _EPS_S and room - formula >= margin - _EPS_S
+    ):
+        # The formula's quiet time is not the margin from both edges: ask the replayed grid.
+        found = _on_grid(corpus, analyses, chosen, need, room, room_at, tick)
+        if found is None:
+            return chosen
+        q, rule = found
+    # The floor axis: the floors the floor margin away, replayed at this quiet time.
+    for sign, way in ((-1, "lower"), (1, "higher")) if floor_margin else ():
+        other = float(floor * 10 ** (sign * margins.floor_margin_db / 20))
+        if margins.floor_margin_db <= 0 or not 0 < other <= 1:
+            continue
+        fails = _failing_beats([corpus.analysis(i, other) for i in logged], q, chosen.onset_timeout_s)
+        if fails:
+            notes.append(
+                f"a floor {margins.floor_margin_db:g} dB {way} ({other:.2g}) fails {_count(fails, 'beats')} at quiet "
+                f"{q:g} s: the floor margin is not held on that side"
+            )
+    return replace(chosen, quiet_s=q, quiet_rule=rule)
+
+
+def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
+    """The first floor at which some quiet time (not only the formula's) ends every beat right, or None.
+
+    The replay's own answer at each floor (:meth:`clock.core.beats.FloorAnalysis.quiet_range`): quiet times
+    above the longest quiet the clock must bridge and up to the least room before a bound; the quiet time is
+    then chosen on the replayed grid (:func:`_grid_quiet`).
+    """
+    if any(corpus.obs[i].events is None for i in members):
+        return None
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    delay = _prompt_delay(corpus, members)
+    for floor in floors:
+        analyses = [corpus.analysis(i, floor) for i in logged]
+        pause = narration_pause_s(analyses)
+        ranges = [a.quiet_range(narration_pause_s=pause) for a in analyses]
+        need = max((r[0] for r in ranges), default=float("-inf"))
+        room = min((r[1] for r in ranges), default=float("inf"))
+        if not (need > 0 and need < room):
+            continue
+        c = _at_floor(corpus, members, floor, prompt_delay_s=delay)
+        timeout = _timeout(c.latencies, c.waits, corpus.margins.onset_margin_s)
+        if timeout is None:
+            continue
+        margin = corpus.margins.quiet_margin_s
+        quiet = _round_up(need + margin + _CLEAR_S, "0.05")
+        rule = f"the longest quiet the clock must bridge at this floor, {need:.3f} s, + margin {margin:g} s, rounded up"
+        if quiet > room + _EPS_S:
+            quiet = min(room, _round_up(need + _CLEAR_S, "0.001"))
+            rule = (
+                f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
+                f"bound, {room:.3f} s, cannot hold the margin)"
+            )
+        failures = _hidden_ends(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
+        if failures == 0:
+            return _Setting(floor, quiet, timeout, 0, rule, extended=True)
+    return None
+
+
 def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], margin: float) -> float | None:
     if not latencies and not waits:
         return None
@@ -255,7 +440,9 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
         endless = sum(
-            b.spoken and b.room_s == float("-inf") and not b.ended_by_page for a in c.analyses for b in a.beats
+            b.spoken and b.room_s == float("-inf") and not b.speaking_at_end(c.narration_pause_s)
+            for a in c.analyses
+            for b in (a.beats[j] for j in a.active_beats().tolist())
         )
         return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
     return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
@@ -365,14 +552,75 @@ def derive(
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
     if held_out:
         found = replace(found, held_out=_held_out(corpus, members, group))
+    found = replace(found, rules=_rules(corpus, members, group, found, held_out=held_out))
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
     outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
     return replace(
         found,
-        compared=Comparison(compare_label, floor, quiet, timeout, outcome if outcome.n_recordings else None),
+        compared=Comparison(
+            compare_label,
+            floor,
+            quiet,
+            timeout,
+            outcome if outcome.n_recordings else None,
+            _dead_air(corpus, members, floor, quiet, timeout) if outcome.n_recordings else None,
+        ),
     )
+
+
+def _beats_at(corpus: _Corpus, members: Sequence[int], floor: float) -> list[RecordingBeats]:
+    """Each recording with beats at one floor, with its beats' provider events (what :mod:`.rules` replays)."""
+    return [
+        (corpus.obs[i].name, corpus.analysis(i, floor), corpus.stopped(i, floor))
+        for i in members
+        if corpus.obs[i].has_beats
+    ]
+
+
+def _dead_air(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> DeadAir:
+    """What a level setting's beats ended right wait after the last word."""
+    found = replay_rule(_beats_at(corpus, members, floor), Rule(LEVEL, quiet), onset_timeout_s=timeout)
+    return found.dead_air
+
+
+def _rules(
+    corpus: _Corpus, members: list[int], group: str, found: Derivation, *, held_out: bool
+) -> RuleEvidence | None:
+    """The recommendation's dead air and the other rules replayed beside it, with the saving rule held out."""
+    floor, quiet, timeout = found.setting
+    if floor is None or quiet is None or timeout is None or found.outcome is None:
+        return None
+    margin = corpus.margins.quiet_margin_s
+    evidence = rule_evidence(
+        _beats_at(corpus, members, floor),
+        floor=floor,
+        quiet_s=quiet,
+        onset_timeout_s=timeout,
+        quiet_margin_s=margin,
+        level_margin_kept=found.gaps.margin_kept,
+    )
+    if evidence.recommended is None or not held_out:
+        return evidence
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if len(members) < 2:
+        return evidence
+    folds = (
+        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
+    )
+    entries: list[Fold] = []
+    for fold in folds:
+        f, q, t = _without(corpus, members, fold, group).setting
+        rest = [i for i in members if i not in fold]
+        for i in fold:
+            name = corpus.obs[i].name
+            if f is None or q is None or t is None:
+                entries.append((name, [], None, None, None))
+                continue
+            left = (name, corpus.analysis(i, f), corpus.stopped(i, f))
+            entries.append((name, _beats_at(corpus, rest, f), left, q, t))
+    return replace(evidence, held_out=held_out_rule(evidence.recommended, entries, quiet_margin_s=margin))
 
 
 def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> tuple[float, float, list[float]]:
@@ -399,8 +647,55 @@ def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margin
         f"{name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
         f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
         f"yet the floor {floor:g} {where} still ends its beats right in the replay"
-        + (f" (check will fail its {' and '.join(fails)})" if fails else "")
+        + (_CHECK.format(" and ".join(fails)) if fails else "")
     ).replace("  ", " ")
+
+
+#: Where a note says what ``check`` will make of a level check; settled by the replay once it is known.
+_CHECK = " (check: its {})"
+
+
+def _settle_checks(
+    notes: list[str], corpus: _Corpus, members: list[int], setting: _Setting | None, outcome: Outcome | None
+) -> list[str]:
+    """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there.
+
+    The beats are those :func:`clock.core.evidence.level_failures` names, as ``check`` finds them. A
+    recording without beats has no replay: there the percentile decides, and ``check`` fails it.
+    """
+    by_name = {corpus.obs[i].name: i for i in members}
+    out = []
+    for note in notes:
+        if " (check: its " not in note or not note.endswith(")"):
+            out.append(note)
+            continue
+        name = note.split(": ", 1)[0]
+        head, what = note[: note.rindex(" (check: its ")], note[note.rindex(" (check: its ") + 13 : -1]
+        i = by_name.get(name)
+        o = None if i is None else corpus.obs[i]
+        failing = []
+        if o is not None and o.has_beats and outcome is not None and setting is not None:
+            assert o.events is not None and setting.quiet_s is not None and setting.onset_timeout_s is not None
+            found = beats(
+                o.trace,
+                o.events,
+                floor=setting.floor,
+                quiet_s=setting.quiet_s,
+                onset_timeout_s=setting.onset_timeout_s,
+                narration_pause_s=outcome.narration_pause_s,
+            )
+            _, classes = recording_levels(o, corpus.margins)
+            failing = level_failures(o, classes.speech, found)
+        if o is None or not o.has_beats:
+            out.append(f"{head} (check will fail its {what}: without beats to replay, the percentile decides)")
+        elif outcome is None:
+            out.append(f"{head} (check decides its {what} by the replay of its beats)")
+        elif failing:
+            b = failing[0]
+            out.append(f"{head} (check will fail its {what}: beat {b.index + 1} {b.outcome})")
+        else:
+            out.append(f"{head} (check passes its {what} with a note: the replay ends every beat of it right)")
+    return out
 
 
 def _derive(
@@ -463,6 +758,9 @@ def _derive(
         lo_l, hi_l, ladder = _full_ladder(levels, everyone)
         if ladder:
             found = _search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
+            if found is None and prefer is None:
+                # The formula's quiet time failed on every floor: ask the replay for any quiet time that works.
+                found = _any_quiet(corpus, everyone, ladder)
             span = (
                 f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
                 f"(below the highest speech median, {hi_l:.2g})"
@@ -483,8 +781,31 @@ def _derive(
             continue
         if i in rescued and chosen is not None:
             notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
+        elif stability and obs[i].has_beats and rec.speech_low is not None:
+            # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
+            works = floor_that_works(obs[i])
+            if works is None:
+                notes.append(
+                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; no replayed floor ends its beats right, so a "
+                    "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
+                )
+            else:
+                notes.append(
+                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; alone, the replay at floor {works[0]:.2g} ends "
+                    f"its beats right (a quiet time above {works[1]:.2f} s), but no floor does for it and the others "
+                    "together; it contributes no gap or quiet-time evidence"
+                )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
+    if (
+        prefer is None
+        and chosen is not None
+        and chosen.failures == 0
+        and chosen.quiet_s is not None
+        and chosen.onset_timeout_s is not None
+    ):
+        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it.
+        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
@@ -513,17 +834,18 @@ def _derive(
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
                 f"{floor:g} is {_db(floor) - _db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
-                "the floor (check will fail its speech level)"
+                "the floor" + _CHECK.format("speech level")
             )
         else:
             notes.append(
                 f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
-                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g} (check will fail its noise level)"
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + _CHECK.format("noise level")
             )
     floor_ev = _floor_evidence(
         corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
+    notes[:] = _settle_checks(notes, corpus, members, chosen, outcome)
     for what, n, need in (
         ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
         ("beats", onsets_ev.n_beats, THIN["beats"]),
@@ -572,7 +894,9 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
                 found[i] = HeldOutRecording(name, floor, quiet, timeout, 0, False, ())
                 continue
             a = corpus.analysis(i, floor)
-            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout)
+            # Judged with the recordings it was derived from: P over them and it, at that floor.
+            pause = corpus.pause([*members], floor)
+            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
             heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
             failing = tuple(
                 Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
@@ -591,17 +915,24 @@ def judge(
     quiet_s: float,
     onset_timeout_s: float,
     margins: Margins | None = None,
+    narration_pause_s: float | None = None,
 ) -> Outcome:
     """One setting replayed over recordings and counted as :func:`derive` counts its recommendation's replay.
 
     The one judge of a replay: ``derive`` (its recommendation and the
     compared setting) and ``stress`` (every transformed corpus) both count
-    outcomes here.
+    outcomes here. The recordings are judged together: ``P``, which tells an
+    aborted beat from an outpaced one, is the longest narration pause over
+    them at the floor (:func:`clock.core.beats.narration_pause_s`), unless
+    ``narration_pause_s`` gives it (a caller judging one recording of a
+    larger corpus passes the corpus's).
     """
     obs = list(observations)
     margins = margins or Margins()
     corpus = _Corpus(obs, _LazyLevels(obs, margins), [], [], margins)  # type: ignore[arg-type]
-    return _replay_outcome(corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s)
+    return _replay_outcome(
+        corpus, list(range(len(obs))), floor, quiet_s, onset_timeout_s, narration_pause_s=narration_pause_s
+    )
 
 
 class _LazyLevels(Sequence[RecordingLevels]):

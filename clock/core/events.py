@@ -183,6 +183,10 @@ class EventLog:
     start: CaptureStart | None = None
     session: dict[str, Any] = field(default_factory=dict)
     setting: PageSetting | None = None
+    # The events of each set of kinds asked for, found once (an analysis per floor asks again and again).
+    _by_kinds: dict[tuple[str, ...], tuple[Event, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def shifted(self, offset_s: float) -> EventLog:
         """The same log with every event and reading moved by ``offset_s`` seconds.
@@ -203,7 +207,10 @@ class EventLog:
 
     def of_kind(self, *kinds: str) -> tuple[Event, ...]:
         """The events of the given kinds, in time order."""
-        return tuple(e for e in self.events if e.kind in kinds)
+        found = self._by_kinds.get(kinds)
+        if found is None:
+            found = self._by_kinds[kinds] = tuple(e for e in self.events if e.kind in kinds)
+        return found
 
     @property
     def terminals(self) -> tuple[Event, ...]:

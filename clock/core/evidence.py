@@ -11,14 +11,33 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import ABORTED, FAILURES, MISSED_ONSET, OK, PREMATURE, STALLED, FloorAnalysis, analyse, beats
+from .beats import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTPACED,
+    PREMATURE,
+    STALLED,
+    Beat,
+    FloorAnalysis,
+    analyse,
+    beats,
+    narration_pause_s,
+    outpaced_line,
+    provider_stopped,
+)
 from .segments import segments
 from .times import clock_time
-from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _own_floor
+from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _ladder, _own_floor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .rules import DeadAir, RuleEvidence
 
 __all__ = [
     "Comparison",
@@ -197,7 +216,7 @@ class Unsatisfied:
     t_s : float
         Where to look.
     outcome : str
-        ``premature``, ``stalled`` or ``missed-onset``.
+        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``.
     reason : str
     """
 
@@ -220,6 +239,13 @@ class Outcome:
     n_aborted : int
         Beats the page ended (``end``) while the guide was still speaking:
         neither right nor a failure.
+    n_outpaced : int
+        Beats the page ended (``end``) after the guide had finished, before
+        the clock declared quiet: a failure (the clock was slower than the
+        visitor).
+    narration_pause_s : float or None
+        ``P``: the longest pause inside a narration of these recordings at
+        the floor, which tells an aborted beat from an outpaced one.
     """
 
     n_recordings: int
@@ -231,11 +257,13 @@ class Outcome:
     n_silent: int
     unsatisfied: tuple[Unsatisfied, ...]
     n_aborted: int = 0
+    n_outpaced: int = 0
+    narration_pause_s: float | None = None
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+        """Premature ends, stalls, outpaced ends and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +277,8 @@ class Comparison:
     floor, quiet_s, onset_timeout_s : float
     outcome : Outcome or None
         Its replay over every recording with beats (None when none has).
+    dead_air : DeadAir or None
+        What its beats ended right wait after the last word (None when none has beats).
     """
 
     label: str
@@ -256,6 +286,7 @@ class Comparison:
     quiet_s: float
     onset_timeout_s: float
     outcome: Outcome | None
+    dead_air: DeadAir | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +381,10 @@ class Derivation:
         Derived without each recording with an event log in turn, and
         replayed on it: how the recommendation may hold on recordings it
         did not see (None when not asked, or fewer than 2 recordings).
+    rules : RuleEvidence or None
+        The dead air of the recommendation, and the rules that could end a
+        beat sooner replayed on the same beats (:mod:`clock.core.rules`;
+        None when nothing was recommended or no recording has beats).
     """
 
     group: str
@@ -362,6 +397,7 @@ class Derivation:
     warnings: tuple[str, ...]
     compared: Comparison | None = None
     held_out: HeldOut | None = None
+    rules: RuleEvidence | None = None
 
     @property
     def setting(self) -> tuple[float | None, float | None, float | None]:
@@ -402,6 +438,7 @@ class _Corpus:
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
     own: dict[int, float | None] = field(default_factory=dict)
     times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
+    reuse: dict[int, dict[str, Any]] = field(default_factory=dict)  # per recording: see analyse(reuse=)
     #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
 
@@ -409,6 +446,16 @@ class _Corpus:
         if i not in self.own:
             self.own[i] = _own_floor(self.levels[i])
         return self.own[i]
+
+    def pause(self, members: Sequence[int], floor: float) -> float:
+        """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
+        return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
+
+    def stopped(self, i: int, floor: float) -> tuple[float | None, ...]:
+        """Each beat's provider ``output_audio_buffer.stopped`` at one floor (the spans depend on it)."""
+        events = self.obs[i].events
+        assert events is not None
+        return provider_stopped(events, self.analysis(i, floor))
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""
@@ -418,7 +465,8 @@ class _Corpus:
             assert o.events is not None
             if i not in self.times:
                 self.times[i] = o.trace.t_s
-            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i])
+            memo = self.reuse.setdefault(i, {})
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i], reuse=memo)
         return self.analyses[key]
 
 
@@ -446,6 +494,7 @@ class _AtFloor:
     needs: list[float]
     hidden: list[tuple[str, int, float]]  # recording, beat, narration end hidden by this floor (s)
     analyses: list[FloorAnalysis]
+    narration_pause_s: float = 0.0  # P of these recordings at this floor
 
 
 def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
@@ -467,6 +516,7 @@ def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
 
 def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_delay_s: float = 0.0) -> _AtFloor:
     out = _AtFloor([], [], [], [], [], [], [], [])
+    pause = out.narration_pause_s = corpus.pause(members, floor)
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
@@ -479,7 +529,9 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
         out.gaps.extend((o.name, w, g, narration) for _, w, g, narration in a.gaps())
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
-        for b in a.beats:
+        # Only beats with speech at this floor or at the recording's own floor say anything here.
+        visit = a.active_beats() if ref is None else np.union1d(a.active_beats(), ref.active_beats())
+        for b in (a.beats[j] for j in visit.tolist()):
             # Only where a prompt (or the end) bounds the beat: without prompts, the span runs to the next terminal
             # response, and the next beat's acknowledgment, heard at one floor and not the other, is not its end.
             alike = ref is not None and ref.beats[b.index].bound_s == b.bound_s and b.bound not in _UNPROMPTED
@@ -493,8 +545,9 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             out.needs.append(b.need_s)
             if b.onset_tick is not None:
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None and not b.ended_by_page:
-                # A beat the page ended leaves no room to respect (a quiet time longer aborts it, not stalls it).
+            if b.last_word_tick is not None and not b.speaking_at_end(pause):
+                # A beat the page ended while the guide spoke leaves no room to respect (a quiet time longer aborts
+                # it, not a failure); one it ended after the guide had finished does (a longer one is outpaced).
                 # Without the prompt in the log, the page prompted some time before the next response.
                 unknown = b.bound in ("terminal", "acknowledgment")
                 if b.room_s == float("-inf"):
@@ -597,10 +650,17 @@ def _gap_onset_outcome(
     if not kept and left is not None:
         where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
         where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
+        # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
+        limit = (quiet or 0.0) - margins.quiet_margin_s - 1e-9
+        held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
+        says = (
+            f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
+            if held
+            else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
+        )
         notes.append(
             f"the margin is not kept: the quiet time {quiet:g} s leaves {left:.3f} s over the longest gap inside a "
-            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; "
-            "check's gap check fails that gap"
+            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; {says}"
         )
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),
@@ -651,11 +711,20 @@ def _gap_onset_outcome(
     return gaps_ev, onsets_ev, outcome
 
 
-def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> Outcome:
-    """The recommendation replayed tick by tick over every recording with beats."""
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, "silent"), 0)
+def _replay_outcome(
+    corpus: _Corpus,
+    members: list[int],
+    floor: float,
+    quiet: float,
+    timeout: float,
+    *,
+    narration_pause_s: float | None = None,
+) -> Outcome:
+    """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given)."""
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
+    pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
@@ -663,7 +732,7 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         n_rec += 1
         assert o.events is not None
         # The replay warns (once per recording and cause) about events outside the recording.
-        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
         a = corpus.analysis(i, floor)
         for b, ba in zip(found, a.beats):
             if b.outcome == "unheard":
@@ -682,6 +751,8 @@ def _replay_outcome(corpus: _Corpus, members: list[int], floor: float, quiet: fl
         counts["silent"],
         tuple(failing),
         counts[ABORTED],
+        counts[OUTPACED],
+        pause,
     )
 
 
@@ -696,6 +767,8 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
         reason = f"the guide starts {ba.wait_s:.3f} s after the terminal response, past the timeout {timeout:g} s"
         return Unsatisfied(name, b.index, b.terminal_s, MISSED_ONSET, reason)
     last = None if ba.last_word_tick is None else float(t[ba.last_word_tick])
+    if b.outcome == OUTPACED:
+        return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, OUTPACED, outpaced_line(b, quiet))
     if ba.room_s == float("-inf"):
         reason = f"the level stays above the floor {floor:g} until the {ba.bound}{noise}"
     else:
@@ -704,3 +777,52 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
             f"less than the quiet time {quiet:g} s"
         )
     return Unsatisfied(name, b.index, last if last is not None else b.terminal_s, STALLED, reason)
+
+
+def floor_that_works(
+    obs: Observation, *, narration_pause_s: float = 0.0, spoke: Sequence[bool] | None = None
+) -> tuple[float, float, float, int] | None:
+    """A floor at which some quiet time ends every beat of one recording right, replayed on a ladder.
+
+    The ladder runs about 1 dB apart from the recording's quietest non-zero
+    level to its loudest. At each floor the replay's own answer
+    (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
+    to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
+    exists, with every beat in ``spoke`` (where the guide spoke, as derive
+    tells speech) heard. Returns ``(floor, need_s, room_s, n_floors)``, or
+    None when no floor of the ladder works: only then can a level-floor clock
+    not work on the recording.
+    """
+    assert obs.events is not None
+    level = obs.trace.level
+    positive = level[level > 0]
+    if positive.size == 0:
+        return None
+    floors = _ladder(float(positive.min()), float(positive.max()))
+    t = obs.trace.t_s
+    for f in floors:
+        a = analyse(obs.trace, obs.events, floor=f, t_s=t)
+        need, room, _ = a.quiet_range(narration_pause_s=max(narration_pause_s, a.narration_pause_s))
+        heard = (
+            all(b.spoken for b in a.beats) if spoke is None else all(b.spoken or not s for b, s in zip(a.beats, spoke))
+        )
+        if heard and any(b.spoken for b in a.beats) and need < room:
+            return f, max(need, 0.0), room, len(floors)
+    return None
+
+
+def level_failures(obs: Observation, speech: NDArray[np.bool_], found: Sequence[Beat]) -> list[Beat]:
+    """The beats a level check fails on: the replay's failures, and beats silent at the floor where the guide spoke.
+
+    ``speech`` is where the guide speaks as derive tells it, without the floor
+    (:func:`clock.core.windows.classify_ticks`); ``found`` the replay of the
+    setting. ``check``'s noise-level and speech-level verdicts, and what
+    ``derive`` says of them, both come from here.
+    """
+    t = obs.trace.t_s
+    out = []
+    for b in found:
+        lo, hi = np.searchsorted(t, [b.terminal_s, b.span_end_s])
+        if b.failed or (b.outcome == "silent" and bool(speech[lo:hi].any())):
+            out.append(b)
+    return out

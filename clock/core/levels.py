@@ -84,7 +84,7 @@ __all__ = [
     "trace_of",
 ]
 
-#: requestAnimationFrame on a 60 Hz display.
+#: The page clock polls its analyser on a timer (speechclock.js: setInterval), 60 times a second by default.
 DEFAULT_TICK_S = Fraction(1, 60)
 
 METRICS = ("rms", "peak", "byte-mean", "max-db")

@@ -16,8 +16,13 @@ event log:
   quiet before the next prompt, terminal response, ``end`` or the end of the
   recording (the tour would wait);
 * ``n_missed_onset``: beats whose onset the clock would give up waiting for;
+* ``n_outpaced``: beats the page ended (``end``) after the guide had
+  finished, before the clock declared quiet (a failure: the clock was slower
+  than the visitor);
 * ``n_aborted``: beats the page ended (``end``) while the guide was still
-  speaking (not a failure, and not a beat ended right);
+  speaking (not a failure, and not a beat ended right); ``P``, which tells
+  the two apart, is the longest narration pause of all the recordings at
+  that floor (:func:`clock.core.beats.narration_pause_s`);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
   exact sums of ticks, never as floats. Measured from the last word the
@@ -51,11 +56,13 @@ from .beats import (
     MISSED_ONSET,
     OK,
     OUTCOMES,
+    OUTPACED,
     PREMATURE,
     STALLED,
     FloorAnalysis,
     analyse,
     decide_quiets,
+    narration_pause_s,
 )
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
 from .thresholds import check_floor, check_wait_s
@@ -82,6 +89,9 @@ class SweepPoint:
     n_ok, n_premature, n_stalled, n_missed_onset : int
     n_aborted : int
         Beats the page ended while the guide was still speaking (not failures).
+    n_outpaced : int
+        Beats the page ended after the guide had finished, before the clock
+        declared quiet (failures).
     latency_mean_s, latency_p95_s, latency_max_s : float or None
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
@@ -106,11 +116,12 @@ class SweepPoint:
     n_aborted: int = 0
     after_speech_mean_s: float | None = None
     after_speech_max_s: float | None = None
+    n_outpaced: int = 0
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+        """Premature ends, stalls, outpaced ends and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset
 
     @property
     def mean_ticks(self) -> Fraction | None:
@@ -225,17 +236,16 @@ def _points(
 ) -> list[SweepPoint]:
     """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
     n_q = len(quiets_s)
-    counts = np.zeros((5, n_q), np.int64)
+    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED)]
+    counts = np.zeros((len(codes), n_q), np.int64)
     added: list[NDArray[np.float64]] = []
     after: list[NDArray[np.float64]] = []
     ticks = np.zeros(n_q, np.int64)
-    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED)]
-    for o, said in zip(observations, speech):
-        if not o.has_beats or said is None:
-            continue
-        assert o.events is not None
-        a = analyse(o.trace, o.events, floor=floor)
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
+    judged = [(o, said) for o, said in zip(observations, speech) if o.has_beats and said is not None]
+    analyses = [analyse(o.trace, o.events, floor=floor) for o, _ in judged]  # type: ignore[arg-type]
+    pause = narration_pause_s(analyses)
+    for (o, said), a in zip(judged, analyses):
+        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
         for row, code in enumerate(codes):
             counts[row] += (found.outcome == code).sum(axis=0)
         ok = found.outcome == codes[0]
@@ -251,12 +261,12 @@ def _points(
         lat = lat[~np.isnan(lat)]
         waits = after_all[:, j]
         waits = waits[~np.isnan(waits)]
-        ok, premature, stalled, missed, aborted = (int(x) for x in counts[:, j])
+        ok, premature, stalled, missed, aborted, outpaced = (int(x) for x in counts[:, j])
         out.append(
             SweepPoint(
                 floor,
                 q,
-                ok + premature + stalled + missed + aborted,
+                ok + premature + stalled + missed + aborted + outpaced,
                 ok,
                 premature,
                 stalled,
@@ -268,6 +278,7 @@ def _points(
                 aborted,
                 float(waits.mean()) if waits.size else None,
                 float(waits.max()) if waits.size else None,
+                outpaced,
             )
         )
     return out

@@ -8,6 +8,7 @@ explode (a tick of 1e-9 s would ask for a billion ticks a second):
 ``quiet_s``                   in (0, 3600] s
 ``onset_timeout_s``           in (0, 3600] s
 ``tick_s``                    in [1 ms, 60 s]
+``max_dead_air_s``            in (0, 3600] s (``check``'s, not the clock's)
 ============================  ==========================================
 
 The same checks serve the command line, the config and the library.
@@ -90,6 +91,10 @@ class Thresholds:
         The clock's polling period.
     fft_size : int
         The analyser's ``fftSize``.
+    max_dead_air_s : float or None
+        Not the clock's: what ``check`` holds the dead air to (the wait from
+        a beat's last word to the clock's declaration, in every beat ended
+        right); None: not checked.
     """
 
     floor: float = 0.003
@@ -97,11 +102,14 @@ class Thresholds:
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S
     tick_s: Fraction = DEFAULT_TICK_S
     fft_size: int = 2048
+    max_dead_air_s: float | None = None
 
     def __post_init__(self) -> None:
         check_floor(self.floor)
         for name in ("quiet_s", "onset_timeout_s"):
             check_wait_s(getattr(self, name), name)
+        if self.max_dead_air_s is not None:
+            check_wait_s(self.max_dead_air_s, "max_dead_air_s")
         check_tick_s(self.tick_s, "tick_s")
 
     def with_(self, **changes: object) -> Thresholds:

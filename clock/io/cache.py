@@ -22,10 +22,22 @@ hit) under a key made of all of these:
   files, and the versions of numpy, soundfile/libsndfile, PyAV/FFmpeg and
   soxr. Any new release, local edit or decoder upgrade starts afresh.
 
+Nothing in the folder is trusted on its word: CI caches are restored from
+other branches and machines, and anyone who can write the folder could
+rewrite an entry with a recomputed checksum. Index records and entries are
+therefore authenticated with an HMAC-SHA256 under a per-user **key kept
+outside the cache** (:func:`default_key_file`, ``$SPEECHCLOCK_CACHE_KEY`` to
+move it), 32 random bytes created ``0600`` on first use. The key's id is part
+of every entry's name, so a cache made with another key (another machine, a
+restored CI cache) is simply cold; an index record or entry whose HMAC does
+not verify is never used: the file is hashed, the recording decoded again.
+A key that cannot be read or created, or one inside the cache folder, means
+the run goes on without the cache, with one warning.
+
 Entries are written to a temporary file and renamed into place, so a reader
-never sees half an entry, and they end with a SHA-256 of their bytes: an
-entry that is truncated, damaged or filed under the wrong key is recomputed,
-with a warning naming it, and never trusted. Every entry carries the key it
+never sees half an entry, and they end with the HMAC of their bytes: an
+entry that is truncated, damaged, forged or filed under the wrong key is
+recomputed, with a warning naming it, and never trusted. Every entry carries the key it
 was made for, checked on every read; its header is read first (at most
 4 MiB) and the rest only as far as the traces it declares, which must fit the
 recording it describes (its length, else :data:`MAX_CACHED_S`) at the key's
@@ -49,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
 import os
 import re
@@ -74,18 +87,22 @@ from .sources import Source, is_url, local_path, open_binary, url_info
 
 __all__ = [
     "CACHE_ENV",
+    "KEY_ENV",
     "DEFAULT_MAX_MB",
     "MAX_CACHED_S",
     "RACY_S",
     "SIZE_ENV",
     "TraceCache",
     "default_folder",
+    "default_key_file",
     "resolve_cache",
     "tool_fingerprint",
 ]
 
 #: Environment variable that moves the cache.
 CACHE_ENV = "SPEECHCLOCK_CACHE"
+#: Environment variable that moves the key authenticating the cache (a file outside the cache folder).
+KEY_ENV = "SPEECHCLOCK_CACHE_KEY"
 #: Environment variable that bounds its size (megabytes).
 SIZE_ENV = "SPEECHCLOCK_CACHE_MB"
 #: Default bound on the cache's size (megabytes).
@@ -93,14 +110,15 @@ DEFAULT_MAX_MB = 2048
 #: A file modified this close to its hashing is hashed again next time.
 RACY_S = 2.0
 
-_FORMAT = 1
+_FORMAT = 2
+_KEY_BYTES = 32
 #: The longest recording an entry may describe when its header gives no length (seconds).
 MAX_CACHED_S = 24 * 3600
 # An index file, and an entry's header, are never read beyond these.
 _MAX_INDEX_BYTES = 64 << 10
 _MAX_HEADER_BYTES = 4 << 20
 _MAGIC = b"speechclock trace cache\n"
-_DIGEST = 32  # bytes of SHA-256 at the end of an entry
+_DIGEST = 32  # bytes of HMAC-SHA256 at the end of an entry
 _READ = 1 << 20
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -127,6 +145,73 @@ def default_folder() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "speechclock"
+
+
+def default_key_file() -> Path:
+    """The key authenticating the cache: ``$SPEECHCLOCK_CACHE_KEY``, else the user's config folder + ``speechclock``."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "speechclock" / "cache-key"
+    if sys.platform == "win32":
+        roaming = os.environ.get("APPDATA")
+        return (Path(roaming) if roaming else Path.home() / "AppData" / "Roaming") / "speechclock" / "cache-key"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "speechclock" / "cache-key"
+
+
+class _NoKey(Exception):
+    """The cache key cannot be had (the message says why)."""
+
+
+@functools.cache
+def _load_secret(key_file: str, folder: str) -> bytes:
+    """The key in ``key_file``, created (32 random bytes, mode 0600) when absent; never one inside ``folder``."""
+    real_key = os.path.realpath(key_file)
+    real_folder = os.path.realpath(folder)
+    if real_key == real_folder or real_key.startswith(real_folder.rstrip(os.sep) + os.sep):
+        raise _NoKey("it is inside the cache folder, where anyone restoring the cache could replace it")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(key_file, flags)
+    except FileNotFoundError:
+        try:
+            _create_key(Path(key_file))
+            fd = os.open(key_file, flags)
+        except OSError as err:
+            raise _NoKey(err.strerror or str(err)) from None
+    except OSError as err:
+        raise _NoKey(err.strerror or str(err)) from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise _NoKey("not a regular file")
+        data = f.read(4096)
+    if len(data) < _KEY_BYTES:
+        raise _NoKey(f"{len(data)} bytes, fewer than the {_KEY_BYTES} of a key")
+    return data
+
+
+def _create_key(path: Path) -> None:
+    """Write a new key to ``path`` (0600), never replacing one another process wrote meanwhile."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".cache-key.", suffix=".tmp", dir=path.parent)  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(os.urandom(_KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another run made it first: use theirs
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _mac(secret: bytes, data: bytes) -> bytes:
+    return hmac.new(secret, data, hashlib.sha256).digest()
 
 
 def _max_bytes() -> int:
@@ -217,26 +302,38 @@ class TraceCache:
     folder : Path
     max_bytes : int
         :meth:`prune` keeps the cache under this size.
+    key_file : Path, optional
+        The key authenticating the cache (default :func:`default_key_file`); never inside ``folder``.
     """
 
     folder: Path
     max_bytes: int = DEFAULT_MAX_MB * 2**20
+    key_file: Path | None = None
+
+    def _secret(self) -> bytes:
+        """The key; raises :class:`_NoKey` when it cannot be had."""
+        return _load_secret(os.fspath(self.key_file or default_key_file()), os.fspath(self.folder))
+
+    def _key_id(self, secret: bytes) -> str:
+        return hmac.new(secret, b"speechclock trace cache key id", hashlib.sha256).hexdigest()[:32]
 
     # -- keys -------------------------------------------------------------
 
-    def _local_content(self, path: str) -> tuple[str, dict[str, Any] | None]:
+    def _local_content(self, path: str, secret: bytes | None = None) -> tuple[str, dict[str, Any] | None]:
         """The content hash of a local file, and its identity (None when it must not be indexed).
 
         The index file is read only up to :data:`_MAX_INDEX_BYTES`; a damaged,
-        oversized or too deeply nested one is ignored (the file is hashed again).
+        oversized, too deeply nested or unauthenticated one (its HMAC under
+        ``secret`` does not verify) is ignored: the file is hashed again.
         A path that is not a regular file raises OSError before anything opens it.
         """
         real = os.path.realpath(path)
         st = os.stat(real)
         if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: never hashed (the decoder refuses it)
             raise OSError(f"{path}: not a regular file")
+        secret = self._secret() if secret is None else secret
         ident = _identity(st, real)
-        name = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()
+        name = hmac.new(secret, real.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()
         index = self.folder / "files" / name[:2] / f"{name}.json"
         try:
             with open(index, "rb") as f:
@@ -244,6 +341,7 @@ class TraceCache:
             known = json.loads(raw) if len(raw) <= _MAX_INDEX_BYTES else None
             if (
                 isinstance(known, dict)
+                and _index_authentic(known, secret)
                 and {k: known.get(k) for k in ident} == ident
                 and known.get("format") == _FORMAT
                 and isinstance(known.get("content"), str)
@@ -259,7 +357,9 @@ class TraceCache:
             content = _sha256_of(raw_file)
         if _identity(os.stat(real), real) != ident:
             return content, None  # changed while it was read: keep nothing
-        self._write(index, json.dumps({**ident, "format": _FORMAT, "content": content, "hashed_at_ns": hashed_at}))
+        record = {**ident, "format": _FORMAT, "content": content, "hashed_at_ns": hashed_at}
+        record["mac"] = _mac(secret, _canonical(record)).hex()
+        self._write(index, json.dumps(record))
         return content, ident
 
     def _url_content(self, url: str) -> str:
@@ -271,13 +371,14 @@ class TraceCache:
         with open_binary(url) as f:
             return _sha256_of(f)
 
-    def _content(self, source: Source) -> tuple[str, dict[str, Any] | None]:
+    def _content(self, source: Source, secret: bytes | None = None) -> tuple[str, dict[str, Any] | None]:
+        secret = self._secret() if secret is None else secret
         if is_url(source):
             path = local_path(str(source))
             if path is not None:
-                return self._local_content(path)
+                return self._local_content(path, secret)
             return self._url_content(str(source)), None
-        return self._local_content(os.fspath(source))
+        return self._local_content(os.fspath(source), secret)
 
     def _entry_path(self, key: Mapping[str, Any]) -> Path:
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
@@ -293,10 +394,21 @@ class TraceCache:
         """
         display = str(source) if is_url(source) else str(Path(source))
         try:
-            content, ident = self._content(source)
+            secret = self._secret()
+        except _NoKey as err:
+            _warn_no_key(self.key_file or default_key_file(), str(err))
+            return compute()
+        try:
+            content, ident = self._content(source, secret)
         except OSError:
             return compute()  # the decoder names the problem
-        key = {"format": _FORMAT, "tool": tool_fingerprint(), "content": content, "params": dict(params)}
+        key = {
+            "format": _FORMAT,
+            "tool": tool_fingerprint(),
+            "keyed": self._key_id(secret),
+            "content": content,
+            "params": dict(params),
+        }
         entry = self._entry_path(key)
         try:
             f = open(entry, "rb")  # noqa: SIM115 - closed below
@@ -305,7 +417,7 @@ class TraceCache:
         if f is not None:
             try:
                 with f:
-                    info, traces, messages = _decode_entry(_read_entry(f, key), key, display)
+                    info, traces, messages = _decode_entry(_read_entry(f, key), key, display, secret)
             except OSError:
                 pass  # vanished or unreadable: a miss
             except _Damaged as err:
@@ -328,7 +440,7 @@ class TraceCache:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)  # shown as without the cache
         still = ident is None or self._unchanged(ident)
         if still:
-            self._write(entry, _encode_entry(key, info, traces, messages, display))
+            self._write(entry, _encode_entry(key, info, traces, messages, display, secret))
         return info, traces
 
     def _unchanged(self, ident: Mapping[str, Any]) -> bool:
@@ -357,7 +469,12 @@ class TraceCache:
             _warn_unwritable(self.folder, err.strerror or str(err))
 
     def writable(self) -> bool:
-        """Whether entries can be written here (creating the folder); warns once when not."""
+        """Whether entries can be written here (creating the folder) under a key; warns once when not."""
+        try:
+            self._secret()
+        except _NoKey as err:
+            _warn_no_key(self.key_file or default_key_file(), str(err))
+            return False
         try:
             if not self.folder.is_dir():
                 self.folder.mkdir(parents=True, exist_ok=True)
@@ -418,6 +535,25 @@ def _warn_unwritable(folder: Path, reason: str) -> None:
     )
 
 
+@functools.cache
+def _warn_no_key(key_file: Path, reason: str) -> None:
+    warnings.warn(
+        f"{key_file}: cannot use it as the trace cache's key ({reason}); continuing without the cache",
+        SpeechClockWarning,
+        stacklevel=3,
+    )
+
+
+def _canonical(record: Mapping[str, Any]) -> bytes:
+    return json.dumps({k: v for k, v in record.items() if k != "mac"}, sort_keys=True).encode()
+
+
+def _index_authentic(record: Mapping[str, Any], secret: bytes) -> bool:
+    """Whether an index record was written under ``secret`` (and not changed since)."""
+    mac = record.get("mac")
+    return isinstance(mac, str) and hmac.compare_digest(mac.encode(), _mac(secret, _canonical(record)).hex().encode())
+
+
 def resolve_cache(spec: TraceCache | str | os.PathLike[str] | bool | None) -> TraceCache | None:
     """A cache from ``True`` (the default folder), a folder, a :class:`TraceCache`, or None/False (none)."""
     if spec is None or spec is False:
@@ -430,7 +566,7 @@ def resolve_cache(spec: TraceCache | str | os.PathLike[str] | bool | None) -> Tr
 
 # -- the entry format -----------------------------------------------------------
 #
-#   magic | 8-byte little-endian header length | header (JSON) | zlib(arrays) | SHA-256 of all before
+#   magic | 8-byte little-endian header length | header (JSON) | zlib(arrays) | HMAC-SHA256 of all before
 #
 # The header repeats the key, so an entry filed under the wrong name is refused.
 
@@ -447,7 +583,12 @@ def _trace_meta(t: LevelTrace) -> dict[str, Any]:
 
 
 def _encode_entry(
-    key: Mapping[str, Any], info: AudioInfo, traces: list[LevelTrace], messages: list[str], display: str
+    key: Mapping[str, Any],
+    info: AudioInfo,
+    traces: list[LevelTrace],
+    messages: list[str],
+    display: str,
+    secret: bytes,
 ) -> bytes:
     prefix = display + ":"
     header = {
@@ -462,7 +603,7 @@ def _encode_entry(
     )
     head = json.dumps(header, sort_keys=True).encode()
     data = _MAGIC + len(head).to_bytes(8, "little") + head + zlib.compress(body, 1)
-    return data + hashlib.sha256(data).digest()
+    return data + _mac(secret, data)
 
 
 def _read_header(data: bytes) -> dict[str, Any]:
@@ -523,12 +664,14 @@ def _read_entry(f: Any, key: Mapping[str, Any]) -> bytes:
     return head + raw_header + rest
 
 
-def _decode_entry(data: bytes, key: Mapping[str, Any], display: str) -> tuple[AudioInfo, list[LevelTrace], list[str]]:
+def _decode_entry(
+    data: bytes, key: Mapping[str, Any], display: str, secret: bytes
+) -> tuple[AudioInfo, list[LevelTrace], list[str]]:
     start = len(_MAGIC) + 8
     if len(data) < start + _DIGEST or not data.startswith(_MAGIC):
         raise _Damaged("truncated or not a cache entry")
-    if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
-        raise _Damaged("checksum mismatch")
+    if not hmac.compare_digest(_mac(secret, data[:-_DIGEST]), data[-_DIGEST:]):
+        raise _Damaged("not authenticated by this cache's key")
     n_head = int.from_bytes(data[len(_MAGIC) : start], "little")
     try:
         if n_head > _MAX_HEADER_BYTES:

@@ -8,6 +8,7 @@ Example::
     onset_timeout_s = 10.0   # how long the clock waits for speech
     tick_s = "1/60"          # the clock's polling period (exact)
     fft_size = 2048
+    max_dead_air_s = 2.8     # check: no beat ended right waits longer after its last word (optional)
 
     [margins]
     quiet_margin_s = 0.2     # derive: quiet = max gap + margin; check: gaps < quiet - margin
@@ -82,6 +83,7 @@ _THRESHOLD_KEYS = {
     "onset_timeout_s": _NUMBER,
     "tick_s": (str, *_NUMBER),
     "fft_size": (int,),
+    "max_dead_air_s": _NUMBER,
 }
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}

@@ -57,6 +57,7 @@ __all__ = [
     "STALE_TEMP_S",
     "TEMP_PATTERN",
     "atomic_output",
+    "check_target",
     "json_text",
     "remove_temporaries",
     "write_json_columns",
@@ -249,12 +250,82 @@ def atomic_output(
         raise InvalidParameterError(f"{name}: is a directory")
     if st is not None and not stat.S_ISREG(st.st_mode):
         # /dev/null, a FIFO, a terminal: write to it, never replace it.
+        why = _holds_nothing(st)
+        if why is not None:
+            raise InvalidParameterError(f"{name}: cannot write {option} to {why}")
         fd = _open_write_through(name, st)
         with _write_through(fd, binary, name) as out:
             yield out
         return
     with _replace(name, st, binary) as out:
         yield out
+
+
+def _holds_nothing(st: os.stat_result) -> str | None:
+    """Why a device cannot take an output (a block device, or one like /dev/full), or None."""
+    if stat.S_ISBLK(st.st_mode):
+        return "a block device (a disk), never an output"
+    if stat.S_ISCHR(st.st_mode):
+        try:
+            full = os.stat("/dev/full")
+        except OSError:
+            return None
+        if stat.S_ISCHR(full.st_mode) and st.st_rdev == full.st_rdev:
+            return "a device that holds nothing (every write to it fails: no space left)"
+    return None
+
+
+def check_target(path: str | os.PathLike[str] | None, option: str = "-o") -> None:
+    """Refuse, before any work, an output that could not be written where it is named.
+
+    The checks :func:`atomic_output` makes when it writes, made first: the
+    name is not empty, not a directory, its folder exists and takes a new
+    file (a temporary file is made and removed there), an existing file is
+    writable, and a device can hold it (a block device or ``/dev/full``
+    cannot; ``/dev/null``, a FIFO or a terminal is written through).
+    Standard output (``-``, ``/dev/stdout``, ``/dev/fd/N``) is not checked.
+
+    Raises
+    ------
+    InvalidParameterError
+        One line naming the output and the problem.
+    """
+    if path is None:
+        return
+    name = os.fspath(path)
+    if name == "":
+        raise InvalidParameterError(f"{option}: an empty file name (give a file, or - for standard output)")
+    if name == "-" or _DESCRIPTOR.match(os.path.abspath(name)):
+        return
+    try:
+        st: os.stat_result | None = os.stat(name)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise InvalidParameterError(f"{name}: is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        why = _holds_nothing(st)
+        if why is not None:
+            raise InvalidParameterError(f"{name}: cannot write {option} to {why}")
+        return  # written through when the time comes (a FIFO waits for its reader then)
+    target = os.path.realpath(name)
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        raise InvalidParameterError(f"{name}: output folder {os.path.dirname(name) or '.'} does not exist")
+    if st is not None and (not os.access(target, os.W_OK) or not st.st_mode & 0o222):
+        raise InvalidParameterError(f"{name}: not writable (permission denied); it is left as it is")
+    tmp = os.path.join(folder, _temp_name(os.path.basename(target)))
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as err:
+        raise InvalidParameterError(f"{name}: cannot write in {folder} ({err.strerror or err})") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 def _open_write_through(name: str, st: os.stat_result) -> int:

@@ -103,7 +103,9 @@ def _fs(url: str) -> tuple[Any, str]:
         fs, path = fsspec.core.url_to_fs(url, **options)
     except (ImportError, ValueError) as err:
         # fsspec names the package a protocol needs ("Install s3fs to access S3").
-        raise InvalidParameterError(f"{url}: {str(err).splitlines()[0]}") from None
+        raise InvalidParameterError(f"{url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
+    except Exception as err:  # noqa: BLE001 - a filesystem that connects as it is made (ftp://, sftp://) raises anything
+        raise _unreachable(url, err) from None
     return fs, path
 
 

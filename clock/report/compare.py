@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.compare import LEVEL_CLOCK, EndpointerResult
+from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, REFERENCE_JOIN_S, REFERENCE_MIN_S, EndpointerResult
 from .text import table
 
-__all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text"]
+__all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]
 
 #: The table's columns (the names of the JSON fields they show).
 COMPARE_HEADER = [
     "name",
+    "threshold",
     "quiet_s",
     "n_beats",
     "n_ok",
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_outpaced",
     "n_aborted",
     "added_latency_median_s",
     "added_latency_p95_s",
@@ -26,9 +28,11 @@ COMPARE_HEADER = [
 ]
 
 
-def _cell(value: Any) -> Any:
+def _cell(key: str, value: Any) -> Any:
     if value is None:
         return "-"
+    if key == "threshold":
+        return f"{value:g}"
     if isinstance(value, float):
         return f"{value:.3f}"
     return value
@@ -36,40 +40,106 @@ def _cell(value: Any) -> Any:
 
 def compare_rows(results: Sequence[EndpointerResult]) -> list[list[Any]]:
     """One row per endpointer, in :data:`COMPARE_HEADER` order (``-`` for none, seconds to the ms)."""
-    return [[_cell(getattr(r, k)) for k in COMPARE_HEADER] for r in results]
+    return [[_cell(k, getattr(r, k)) for k in COMPARE_HEADER] for r in results]
 
 
-def compare_heading(*, floor: float, onset_timeout_s: float) -> str:
-    """What every row shares."""
+def _source(reference: Mapping[str, int]) -> str:
+    kinds = [k for k in ("labels", "split") if reference.get(k)]
+    return " and ".join(kinds) if kinds else "none"
+
+
+def reference_line(reference: Mapping[str, int]) -> str:
+    """What every endpointer, the level clock too, is judged against."""
+    parts = []
+    if reference.get("labels"):
+        parts.append(f"the labels ({reference['labels']} recordings)")
+    if reference.get("split"):
+        parts.append(
+            f"a two-mode split of the level, runs joined across {REFERENCE_JOIN_S:g} s and at least "
+            f"{REFERENCE_MIN_S:g} s long ({reference['split']} recordings without labels)"
+        )
     return (
-        f"{LEVEL_CLOCK}: the level clock at floor {floor:g}; every endpointer waits {onset_timeout_s:g} s "
-        "for onset, its quiet time tuned on these recordings"
+        "judged against " + (" and ".join(parts) or "nothing (no recording with beats)") + ": none of the contestants"
+    )
+
+
+def _grid(r: EndpointerResult) -> str:
+    """What a contestant's threshold was tuned over."""
+    n = r.n_settings // len(QUIET_LADDER_S)
+    if r.threshold_kind == "floor":
+        lo, hi = min(LEVEL_STEPS_DB), max(LEVEL_STEPS_DB)
+        return f"{r.name}: its floor ({n} floors: derive's, and 1 dB steps {lo}..+{hi} dB about it)"
+    if n <= 1:
+        return f"{r.name}: its one {'mode' if r.threshold_kind == 'mode' else 'setting'} (not tuned)"
+    what = {"mode": "mode", "probability": "speech probability", "energy_db": "level in dB of 16-bit samples"}
+    return f"{r.name}: its {what.get(r.threshold_kind, r.threshold_kind)} ({n} values)"
+
+
+def compare_heading(
+    results: Sequence[EndpointerResult], *, floor: float, onset_timeout_s: float, reference: Mapping[str, int]
+) -> str:
+    """What every row shares, what each threshold was tuned over, and the reference."""
+    return (
+        f"each threshold and quiet time ({len(QUIET_LADDER_S)} from {QUIET_LADDER_S[0]:g} to {QUIET_LADDER_S[-1]:g} s) "
+        "tuned together on these recordings: fewest failures, then the margins, then the least added latency; "
+        f"derive's floor {floor:g}; every endpointer waits {onset_timeout_s:g} s for onset\n"
+        f"thresholds: {'; '.join(_grid(r) for r in results)}\n" + reference_line(reference) + _ends(results)
+    )
+
+
+def _ends(results: Sequence[EndpointerResult]) -> str:
+    """How a beat the page's ``end`` bounds is judged when a contestant waits past it (P is shared by all)."""
+    if not results:
+        return ""
+    pause = results[0].narration_pause_s
+    return (
+        "\na beat the page's end bounds, not declared over before it: aborted when the reference speaks at the end or "
+        f"its last word is less than {pause:.2f} s before it (the reference's longest narration pause), "
+        "else outpaced (a failure: the guide had finished)"
     )
 
 
 def compare_dict(
-    results: Sequence[EndpointerResult], *, floor: float, onset_timeout_s: float, skipped: Mapping[str, str]
+    results: Sequence[EndpointerResult],
+    *,
+    floor: float,
+    onset_timeout_s: float,
+    reference: Mapping[str, int],
+    skipped: Mapping[str, str],
 ) -> dict[str, Any]:
-    """``compare --format json`` (schema 1; docs/formats.md)."""
+    """``compare --format json`` (schema 2; docs/formats.md)."""
     rows = []
     for r in results:
         row = {k: getattr(r, k) for k in COMPARE_HEADER}
+        row["threshold_kind"] = r.threshold_kind
+        row["n_settings"] = r.n_settings
         row["n_silent"] = r.n_silent
         row["n_failed"] = r.n_failed
         rows.append(row)
     return {
-        "schema": 1,
+        "schema": 2,
         "level_floor": floor,
         "onset_timeout_s": onset_timeout_s,
+        "narration_pause_s": results[0].narration_pause_s if results else None,
+        "reference": {
+            "source": _source(reference),
+            "n_labels": reference.get("labels", 0),
+            "n_split": reference.get("split", 0),
+        },
         "endpointers": rows,
         "skipped": [{"name": name, "reason": why} for name, why in skipped.items()],
     }
 
 
 def compare_text(
-    results: Sequence[EndpointerResult], *, floor: float, onset_timeout_s: float, skipped: Mapping[str, str]
+    results: Sequence[EndpointerResult],
+    *,
+    floor: float,
+    onset_timeout_s: float,
+    reference: Mapping[str, int],
+    skipped: Mapping[str, str],
 ) -> str:
     """The comparison as a table, with the settings every endpointer shares."""
-    head = compare_heading(floor=floor, onset_timeout_s=onset_timeout_s) + "\n"
+    head = compare_heading(results, floor=floor, onset_timeout_s=onset_timeout_s, reference=reference) + "\n"
     notes = "".join(f"not run: {name}: {why}\n" for name, why in skipped.items())
     return head + table(COMPARE_HEADER, compare_rows(results)) + notes

@@ -30,11 +30,14 @@ from .text import (
     beat_rows,
     check_summary,
     compared_line,
+    dead_air_parts,
     held_out_lines,
     not_applicable_lines,
     outcome_line,
     recommended_line,
     recording_rows,
+    rule_header,
+    rule_rows,
     summary_rows,
     sweep_marks,
     sweep_rows,
@@ -46,6 +49,7 @@ __all__ = ["SECTIONS", "EndpointersPart", "RecordingSection", "png_data_uri", "r
 SECTIONS = (
     ("summary", "Verdict"),
     ("derive", "Recommendation"),
+    ("deadair", "Dead air"),
     ("check", "Checks"),
     ("beats", "Beats"),
     ("agreement", "Page-logged levels"),
@@ -141,6 +145,35 @@ def _marked_rows(sweep: SweepResult) -> list[list[Any]]:
     return [r + [m] for r, m in zip(sweep_rows(sweep), sweep_marks(sweep))]
 
 
+def _dead_air_part(d: Derivation, image: str | None) -> dict[str, Any] | None:
+    """The Dead air section: the recommendation's cost beside the compared setting's, the rules, per tour."""
+    ev = d.rules
+    if ev is None:
+        return None
+    head, heading, tail = dead_air_parts(d)
+    tours = [[t.recording, t.n_beats, t.total_s, t.median_s] for t in ev.level.dead_air.tours]
+    c = d.compared
+    if c is not None and c.dead_air is not None:
+        mine = {t.recording: t for t in c.dead_air.tours}
+        tours = [row + [mine[row[0]].total_s if row[0] in mine else None] for row in tours]
+    saving = ev.saving
+    if saving is not None:
+        theirs = {t.recording: t for t in saving.dead_air.tours}
+        tours = [row + [theirs[row[0]].total_s if row[0] in theirs else None] for row in tours]
+    header = ["recording", "beats ended right", "recommended: total s", "median s"]
+    if c is not None and c.dead_air is not None:
+        header.append(f"{c.label}: total s")
+    if saving is not None:
+        header.append(f"{saving.rule.label}: total s")
+    return {
+        "lines": head + ([] if heading is None else [heading]),
+        "after": tail,
+        "table": None if heading is None else _table(rule_header(), rule_rows(ev)),
+        "tours": _table(header, tours),
+        "image": image if ev.n_with_event else None,
+    }
+
+
 def render_report(
     *,
     title: str,
@@ -155,6 +188,7 @@ def render_report(
     agreements: Sequence[tuple[str, Agreement | None]] = (),
     endpointers: EndpointersPart | None = None,
     stress: tuple[str, str] | None = None,
+    rules_image: str | None = None,
 ) -> str:
     """The report as one HTML string.
 
@@ -173,6 +207,8 @@ def render_report(
         The config as used.
     evidence_image : str, optional
         derive's evidence figure, as a data URI.
+    rules_image : str, optional
+        The rules figure (:func:`clock.report.plot.plot_rules`) as a data URI, for the Dead air section.
     sweep_images : sequence of (caption, data URI)
     agreements : sequence of (recording, Agreement or None)
         The page-logged levels of each recording against its own.
@@ -281,6 +317,7 @@ def render_report(
             }
             for rec in recordings
         ],
+        dead_air=_dead_air_part(derivation, rules_image),
         sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
         sweep_images=list(sweep_images),
         sweep_count=0 if sweep is None else len(sweep.points),

@@ -26,6 +26,7 @@ from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
+from ..core.rules import RuleEvidence
 from ..core.segments import Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
@@ -42,6 +43,7 @@ __all__ = [
     "plot_beat_timeline",
     "plot_evidence",
     "plot_recording",
+    "plot_rules",
     "plot_stress",
     "plot_sweep_heatmap",
     "plot_tradeoff",
@@ -134,6 +136,7 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
     "ok": ("tab:green", "o"),
     "premature": ("tab:red", "X"),
     "stalled": ("tab:red", "s"),
+    "outpaced": ("tab:red", "P"),
     "missed-onset": ("tab:red", "v"),
     "aborted": ("tab:purple", "D"),
     "silent": ("0.5", "o"),
@@ -263,6 +266,46 @@ def _outcome_at(b: Beat) -> float:
     return b.span_end_s
 
 
+#: At most this many rows of event labels; past them, labels shorten to the kind's initial.
+MAX_EVENT_ROWS = 10
+
+
+def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[float, str, str, int]]:
+    """Every event line in view, labelled: (x, text, colour, row), rows staggered so no two labels collide.
+
+    Terminal responses come first, "terminal N" where every one fits in two rows, else the beat's number
+    alone; the other events (prompts, arrivals, pauses, resumes, end, tool calls, ...) fill the rows above,
+    by name, or by their initial where no row of the :data:`MAX_EVENT_ROWS` has room for the name.
+    """
+    if events is None:
+        return []
+    char = max(hi - lo, 1e-9) * 0.0065
+    terminals = [(n, e) for n, e in enumerate(events.terminals) if lo <= e.t_s <= hi]
+    xs = [e.t_s for _, e in terminals]
+    texts = [f"terminal {_beat_name(n).split()[-1]}" for n, _ in terminals]
+    rows_t = _stagger(xs, [char * (len(x) + 1) for x in texts], 2)
+    if None in rows_t:
+        texts = [_beat_name(n).split()[-1] for n, _ in terminals]
+        rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], MAX_EVENT_ROWS // 2)
+    placed = [r if r is not None else i % (MAX_EVENT_ROWS // 2) for i, r in enumerate(rows_t)]
+    used = max(placed, default=-1) + 1
+    out = [(x, text, _EVENT_COLOURS["terminal"], row) for x, text, row in zip(xs, texts, placed)]
+    free = max(1, MAX_EVENT_ROWS - used)
+    ends = [-np.inf] * free
+    for i, e in enumerate(ev for ev in events.events if lo <= ev.t_s <= hi and ev.kind != "terminal"):
+        # By name in the lowest free row; by initial where no row has room for the name.
+        found: int | None = None
+        for name in (e.kind, e.kind[:1]):
+            w = char * (len(name) + 1)
+            found = next((r for r in range(free) if ends[r] < e.t_s - w / 2), None)
+            if found is not None:
+                break
+        at = i % free if found is None else found
+        ends[at] = max(ends[at], e.t_s + w / 2)
+        out.append((e.t_s, name, _EVENT_COLOURS.get(e.kind, "0.5"), used + at))
+    return out
+
+
 def plot_recording(
     trace: LevelTrace,
     *,
@@ -325,7 +368,10 @@ def plot_recording(
     lo = 0.0 if start_s is None else start_s
     hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
     limit = None if quiet_s is None else quiet_s - quiet_margin_s
-    heights = [0.55, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
+    layout = _event_labels(events, lo, hi)
+    n_rows = max((row for _, _, _, row in layout), default=-1) + 1
+    strip = max(0.55, 0.3 + 0.1 * n_rows)
+    heights = [strip, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
     fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
     axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
     ax_events, ax_wave, ax_level = axes[0], axes[1], axes[2]
@@ -334,42 +380,21 @@ def plot_recording(
     def keep(name: str, artist: Any) -> None:
         handles.setdefault(name, artist)
 
-    # Events: a strip of their own, labels staggered.
+    # Events: a strip of their own, every line labelled, labels staggered in as many rows as they need.
     ax_events.set_yticks([])
-    ax_events.set_ylim(0, 1)
+    ax_events.set_ylim(0, 0.3 + 0.17 * max(n_rows, 4))
     ax_events.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
     if events is not None:
-        span = max(hi - lo, 1e-9)
-        char = span * 0.0065
-        # Every terminal response is labelled (it opens a beat), in rows of its own: "terminal N"
-        # where every one fits, else the beat's number alone; other events fill the rows above.
-        terminals = [(n, e) for n, e in enumerate(events.terminals) if lo <= e.t_s <= hi]
-        xs = [e.t_s for _, e in terminals]
-        texts = [f"terminal {_beat_name(n).split()[-1]}" for n, _ in terminals]
-        rows_t = _stagger(xs, [char * (len(x) + 1) for x in texts], 2)
-        if None in rows_t:
-            texts = [_beat_name(n).split()[-1] for n, _ in terminals]
-            rows_t = _stagger(xs, [char * (len(x) + 1.5) for x in texts], 3)
-            rows_t = [r if r is not None else i % 3 for i, r in enumerate(rows_t)]
-        used = max((r or 0 for r in rows_t), default=-1) + 1
-        for x, text, row in zip(xs, texts, rows_t):
-            y = 0.3 + 0.17 * (row or 0)
-            _text(ax_events, x, y, text, fontsize=6.5, ha="center", va="bottom", color=_EVENT_COLOURS["terminal"])
-        others = [e for e in events.events if lo <= e.t_s <= hi and e.kind != "terminal"]
-        rows = _stagger([e.t_s for e in others], [char * len(e.kind) + char for e in others], max(1, 4 - used))
         for e in events.events:
             if lo <= e.t_s <= hi:
                 colour = _EVENT_COLOURS.get(e.kind, "0.5")
                 for ax in axes[1:]:
                     ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
                 ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
-        for e, row in zip(others, rows):
-            if row is not None:
-                colour = _EVENT_COLOURS.get(e.kind, "0.5")
-                y = 0.3 + 0.17 * (used + row)
-                _text(ax_events, e.t_s, y, e.kind, fontsize=6.5, ha="center", va="bottom", color=colour)
+        for x, text, colour, label_row in layout:
+            _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
 
     # Waveform.
     if envelope is not None:
@@ -504,14 +529,35 @@ def _mark_outcomes(ax: Any, beats: Sequence[Beat], lo: float, hi: float, keep: A
             )
 
 
+def _paused_spans(events: EventLog | None, end_s: float) -> list[tuple[float, float]]:
+    """The log's paused intervals (``pause`` to the next ``resume``; one never resumed lasts to ``end_s``)."""
+    spans: list[tuple[float, float]] = []
+    paused_at = None
+    for e in () if events is None else events.of_kind("pause", "resume"):
+        if e.kind == "pause" and paused_at is None:
+            paused_at = e.t_s
+        elif e.kind == "resume" and paused_at is not None:
+            spans.append((paused_at, e.t_s))
+            paused_at = None
+    if paused_at is not None and paused_at < end_s:
+        spans.append((paused_at, end_s))
+    return spans
+
+
 def plot_beat_timeline(
-    beats: Sequence[Beat], *, quiet_s: float, quiet_margin_s: float = 0.2, title: str = ""
+    beats: Sequence[Beat],
+    *,
+    quiet_s: float,
+    quiet_margin_s: float = 0.2,
+    title: str = "",
+    events: EventLog | None = None,
 ) -> Figure:
     """One row per beat, on time since its terminal response: legible for a session of any length.
 
     Each row shows the wait for speech (terminal response to onset), an
     overlapping acknowledgment, the narration with its gaps coloured by how
-    close each comes to ``quiet_s - quiet_margin_s``, the replayed clock's
+    close each comes to ``quiet_s - quiet_margin_s``, the time the page paused
+    the clock inside the beat (hatched, from ``events``), the replayed clock's
     declaration and the linger after it, and the beat's bound.
     """
     n = max(1, len(beats))
@@ -524,8 +570,24 @@ def plot_beat_timeline(
         handles.setdefault(name, artist)
 
     right = 0.0
+    end_s = max((b.span_end_s for b in beats), default=0.0)
+    pauses = _paused_spans(events, end_s)
     for y, b in enumerate(beats):
         t0 = b.terminal_s
+        own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
+        if own:
+            keep(
+                "paused",
+                ax.broken_barh(
+                    [(a - t0, z - a) for a, z in own],
+                    (y - 0.42, 0.84),
+                    facecolor="none",
+                    hatch="///",
+                    edgecolor="0.3",
+                    zorder=3,
+                ),
+            )
+            right = max(right, max(z for _, z in own) - t0)
         if b.onset_s is not None:
             keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
         if b.ack_overlap and b.ack_last_word_s is not None:
@@ -608,7 +670,10 @@ def plot_sweep_heatmap(
     axes = fig.subplots(1, 2, sharey=True)
     panels = (
         ("premature ends", result.matrix("n_premature")),
-        ("stalls and missed onsets", result.matrix("n_stalled") + result.matrix("n_missed_onset")),
+        (
+            "stalls, outpaced ends and missed onsets",
+            result.matrix("n_stalled") + result.matrix("n_outpaced") + result.matrix("n_missed_onset"),
+        ),
     )
     top = int(max(1, *(np.nanmax(m) if m.size else 0 for _, m in panels)))
     bounds = np.arange(-0.5, top + 1.5, 1.0)
@@ -617,6 +682,9 @@ def plot_sweep_heatmap(
     for ax, (title, m) in zip(axes, panels):
         image = ax.imshow(m, origin="lower", aspect="auto", cmap="magma_r", norm=norm)
         if m.size <= 600:
+            # As large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt.
+            cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
+            size = float(np.clip(cell_pt * 0.45, 6, 10))
             for (i, j), v in np.ndenumerate(m):
                 if not np.isnan(v):
                     ax.text(
@@ -625,13 +693,19 @@ def plot_sweep_heatmap(
                         f"{int(v)}",
                         ha="center",
                         va="center",
-                        fontsize=6,
+                        fontsize=size,
+                        fontweight="bold",
                         color="white" if v > top / 2 else "black",
                     )
-        ax.set_xticks(range(len(result.quiets_s)), [f"{q:g}" for q in result.quiets_s], fontsize=7, rotation=90)
+        # Unrotated tick labels: every k-th quiet time, as many as fit side by side.
+        k = max(1, int(np.ceil(len(result.quiets_s) / 12)))
+        ticks = range(0, len(result.quiets_s), k)
+        ax.set_xticks(list(ticks), [f"{result.quiets_s[j]:g}" for j in ticks], fontsize=8)
         ax.set_xlabel("quiet time (s)")
         ax.set_title(f"{title} (beats), {result.n_recordings} recordings", fontsize=10)
-    axes[0].set_yticks(range(len(result.floors)), [f"{f:g}" for f in result.floors], fontsize=7)
+    k = max(1, int(np.ceil(len(result.floors) / 16)))
+    ticks = range(0, len(result.floors), k)
+    axes[0].set_yticks(list(ticks), [f"{result.floors[i]:g}" for i in ticks], fontsize=8)
     axes[0].set_ylabel("floor (RMS)")
     floor, quiet, _ = result.recommended
     marks = []
@@ -694,9 +768,11 @@ def plot_tradeoff(
     """Beats cut short or stalled against the latency added after the last word, one series per floor.
 
     Floors whose series are identical share one line (named by all of them);
-    the remaining lines are drawn slightly apart vertically, so none hides
-    another. The recommended setting is a star and the committed one a
-    diamond (the nearest grid point when a setting is not on the grid).
+    the remaining lines are drawn slightly apart vertically, upwards only (a
+    count is never drawn below 0), so none hides another. The recommended
+    setting is a star and the committed one a diamond, each drawn with its
+    own series' offset (at the nearest grid point when a setting is not on
+    the grid: ``report`` puts both on its grid); their legend markers stay small.
 
     Parameters
     ----------
@@ -718,9 +794,11 @@ def plot_tradeoff(
             series.setdefault(tuple((float(p.latency_mean_s or 0.0), p.n_failed) for p in pts), []).append(f)
     n = len(series)
     dodge = 0.0 if n <= 1 else min(0.08, 0.4 / n)
+    offsets: dict[float, float] = {}
     for i, (xy, floors) in enumerate(series.items()):
         name = f"floor {floors[0]:g}" if len(floors) == 1 else "floors " + ", ".join(f"{f:g}" for f in floors)
-        offset = (i - (n - 1) / 2) * dodge
+        offset = i * dodge  # upwards from the true count: a count of 0 is never drawn below 0
+        offsets.update((f, offset) for f in floors)
         ax.plot(
             [x for x, _ in xy],
             [y + offset for _, y in xy],
@@ -753,21 +831,21 @@ def plot_tradeoff(
             if (point.floor, point.quiet_s) == (f, q)
             else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
         )
-        ax.plot(
-            point.latency_mean_s,
-            point.n_failed,
+        style: dict[str, Any] = dict(
             marker=marker,
             color=colour,
             markeredgecolor="black" if marker == "*" else colour,
             markerfacecolor=colour if marker == "*" else "none",
             markeredgewidth=1.2 if marker == "*" else 2,
-            markersize=size,
             linestyle="none",
-            zorder=5,
-            label=f"{name}: floor {f:g}, quiet {q:g} s{where}",
         )
+        y = point.n_failed + offsets.get(point.floor, 0.0)
+        ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
+        # The legend's marker: the same, small (a proxy drawn nowhere).
+        ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
     ax.set_xlabel("mean latency added after the last word (s per beat)")
-    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart)" if dodge else ""))
+    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
+    ax.set_ylim(bottom=-0.4)
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -776,11 +854,70 @@ def plot_tradeoff(
     return fig
 
 
+def plot_rules(evidence: RuleEvidence) -> Figure:
+    """Each rule's failures and its dead air per beat, side by side (the rules table of ``derive``).
+
+    Left: beats each rule fails, by cause (premature, stalled, missed onset,
+    no provider event). Right: the dead air of every beat it ends right, one
+    dot per beat, with the median marked; the level clock's median as a line.
+
+    Parameters
+    ----------
+    evidence : RuleEvidence
+        ``Derivation.rules``.
+    """
+    fig = _figure(figsize=(10, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2, sharey=True, width_ratios=(1, 2))
+    results = evidence.results
+    names = [plain_text(r.rule.label) for r in results]
+    y = np.arange(len(results))[::-1]
+    causes = (
+        ("premature", "n_premature", "tab:red"),
+        ("stalled", "n_stalled", "tab:orange"),
+        ("missed onset", "n_missed_onset", "tab:purple"),
+        ("no provider event", "n_no_event", "0.5"),
+    )
+    start = np.zeros(len(results))
+    for label, field, colour in causes:
+        n = np.array([getattr(r, field) for r in results], np.float64)
+        left.barh(y, n, left=start, color=colour, label=label, height=0.6)
+        start += n
+    for yi, r in zip(y, results):
+        left.text(start[list(y).index(yi)] + 0.1, yi, f"{r.n_failed} of {r.n_beats}", va="center", fontsize=7)
+    left.set_yticks(y, names, fontsize=8)
+    left.set_xlabel("beats failed")
+    left.set_xlim(0, max(1.0, float(start.max()) * 1.3 + 1))
+    left.legend(fontsize=7, loc="lower right")
+    rng = np.random.default_rng(0)  # a fixed jitter: the same figure every run
+    for yi, r in zip(y, results):
+        air = np.array([c.dead_air_s for c in r.beats if c.dead_air_s is not None], np.float64)
+        if not air.size:
+            continue
+        right.plot(air, yi + rng.uniform(-0.2, 0.2, air.size), "o", markersize=3, alpha=0.6, color="tab:blue")
+        median = float(np.median(air))
+        right.plot([median, median], [yi - 0.3, yi + 0.3], color="black", linewidth=2)
+        right.text(median, yi + 0.33, f"median {median:.2f} s", fontsize=7, ha="center")
+    level = evidence.level.dead_air.median_s
+    if level is not None:
+        right.axvline(level, color="tab:green", linestyle="--", linewidth=1, label=f"level clock {level:.2f} s")
+        right.legend(fontsize=7, loc="lower right")
+    right.set_xlabel("dead air: last word to the declaration (s), beats ended right")
+    right.set_xlim(left=0)
+    fig.suptitle(
+        f"rules replayed on the same beats (floor {evidence.floor:g}); the provider's event in "
+        f"{evidence.n_with_event} of {evidence.n_beats_with_speech} beats",
+        fontsize=10,
+    )
+    return fig
+
+
 def _to_db(x: float) -> float:
     return _DB_FLOOR if x <= 0 else max(20 * float(np.log10(x)), _DB_FLOOR)
 
 
-def plot_evidence(derivation: Derivation) -> Figure:
+def plot_evidence(
+    derivation: Derivation, *, committed_floor: float | None = None, committed_label: str = "committed"
+) -> Figure:
     """What a recommendation rests on: each recording's levels and window, and the narration gaps.
 
     Left: per recording, the spread of its speech levels (box p5..p95,
@@ -790,6 +927,10 @@ def plot_evidence(derivation: Derivation) -> Figure:
     exponential tail fitted above the 75th percentile, the quiet time, the
     limit ``check`` holds gaps to (quiet time minus its margin) and the least
     room a beat leaves after its last word.
+
+    ``committed_floor`` (named ``committed_label``: ``candidate`` for one given
+    on the command line) is drawn beside the recommendation. A level of exact
+    digital zero has no dBFS; it is drawn at -100 dBFS, and the axis says so.
     """
     fig = _figure(figsize=(13, 0.5 * max(4, len(derivation.floor.recordings)) + 3.2), layout="constrained")
     engine: Any = fig.get_layout_engine()
@@ -841,13 +982,22 @@ def plot_evidence(derivation: Derivation) -> Figure:
             zorder=3,
             label=f"floor {f.floor:g} ({_to_db(f.floor):.1f} dBFS)",
         )
+    if committed_floor is not None and committed_floor > 0:
+        ax_lv.axvline(
+            _to_db(committed_floor),
+            color="black",
+            linewidth=1.2,
+            linestyle=":",
+            zorder=3,
+            label=f"{committed_label} floor {committed_floor:g} ({_to_db(committed_floor):.1f} dBFS)",
+        )
     ax_lv.plot([], [], color="tab:blue", linewidth=6, alpha=0.75, label="speech p5..p95 (p1..p99)")
     ax_lv.plot([], [], color="0.45", linewidth=6, alpha=0.75, label="silence p5..p95 (p1..p99)")
     ax_lv.fill_between([], [], color="tab:green", alpha=0.3, label="its window of floors")
     ax_lv.set_yticks(range(len(names)), [plain_text(n) for n in names], fontsize=8, **_LITERAL)
     ax_lv.set_ylim(-0.6, len(names) - 0.4)
     ax_lv.invert_yaxis()
-    ax_lv.set_xlabel("level (dBFS)")
+    ax_lv.set_xlabel(f"level (dBFS; digital zero is drawn at {_DB_FLOOR:g} dBFS)")
     ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
     ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
 
@@ -889,7 +1039,7 @@ def plot_evidence(derivation: Derivation) -> Figure:
 
 
 def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
-    """Endpointers at their tuned silence durations: median latency added after the last word
+    """Endpointers at their tuned thresholds and silence durations: median latency added after the last word
     against beats failed (premature, stalled or missed onset), one point each, the level clock among them."""
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -904,21 +1054,28 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
             markersize=14 if level else 7,
             color="black" if level else "tab:blue",
             linestyle="none",
+            zorder=3,
         )
-        # Labels fan out (points often sit close together).
+        # Labels fan out (points often sit close together), start clear of the largest marker (the star's
+        # radius is 7 points) and are drawn over every marker on a white box, so none covers a label.
         ax.annotate(
-            plain_text(f"{r.name} (quiet {r.quiet_s:g} s)"),
+            plain_text(f"{r.name} ({'' if r.threshold is None else f'{r.threshold:g}, '}quiet {r.quiet_s:g} s)"),
             (x, r.n_failed),
-            xytext=(8, 12 * (n % 5) - 24),
+            xytext=(14, (14 + 12 * (n % 6 // 2)) * (1 if n % 2 else -1)),  # above or below, never level
             textcoords="offset points",
             fontsize=8,
             va="center",
-            arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "grey"},
+            zorder=4,
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+            arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "grey", "shrinkA": 0, "shrinkB": 8},
         )
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_xlabel("median latency added after the last word (s)")
-    ax.set_ylabel("beats failed (premature, stalled, missed onset)")
-    ax.set_title("each endpointer at its tuned silence duration")
-    ax.set_ylim(-1, max((r.n_failed for r in shown), default=0) + 1)
+    ax.set_ylabel("beats failed (premature, stalled, outpaced, missed onset)")
+    ax.set_title("each endpointer at its tuned threshold and silence duration")
+    ax.set_ylim(-0.6, max((r.n_failed for r in shown), default=0) + 1)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # beats come whole, and never fewer than 0
     return fig
 
 

@@ -8,9 +8,10 @@ from dataclasses import asdict
 from typing import Any
 
 from ..core.agreement import Agreement
-from ..core.beats import Beat
+from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, Outcome, equivalents
+from ..core.rules import DeadAir, RuleEvidence
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..core.times import clock_time
@@ -27,11 +28,17 @@ __all__ = [
     "beat_rows",
     "check_summary",
     "check_text",
+    "dead_air_lines",
+    "dead_air_parts",
+    "dead_air_summary",
+    "rule_header",
+    "rule_rows",
     "derive_dict",
     "derive_markdown",
     "derive_text",
     "held_out_lines",
     "not_applicable_lines",
+    "ended_by_page_lines",
     "outcome_line",
     "percent",
     "plural",
@@ -50,11 +57,23 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
     ("RISK", lambda b: b.premature_risk, False),
     ("PREMATURE", lambda b: b.premature, True),
     ("STALLED", lambda b: b.stalled, True),
+    ("OUTPACED", lambda b: b.outpaced, True),
     ("ABORTED", lambda b: b.aborted, True),
     ("MISSED-ONSET", lambda b: b.missed_onset, True),
     ("BARGE-IN", lambda b: b.barge_in_s is not None, False),
     ("CLEARED", lambda b: b.cleared_s is not None, False),
 )
+
+
+def ended_by_page_lines(found: Sequence[Beat], quiet_s: float) -> list[str]:
+    """One line per beat the page's ``end`` ended before the clock declared quiet: what happened."""
+    out = []
+    for b in found:
+        if b.outpaced:
+            out.append(f"beat {b.index + 1} outpaced: {outpaced_line(b, quiet_s)}")
+        elif b.aborted:
+            out.append(f"beat {b.index + 1} aborted: {aborted_line(b)}")
+    return out
 
 
 def beat_flags(b: Beat, *, besides_outcome: bool = False) -> str:
@@ -70,7 +89,11 @@ def _time(x: float | None) -> str | None:
 
 
 def _secs(x: float | None) -> str | None:
-    return None if x is None else f"{x:.3f}"
+    """Seconds to the millisecond; a value that rounds to zero prints ``0.000``, never ``-0.000``."""
+    if x is None:
+        return None
+    text = f"{x:.3f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 #: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
@@ -236,7 +259,7 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
-        f"{plural(r.n_missed_onset, 'missed onset')}"
+        f"{plural(r.n_outpaced, 'outpaced end')}, {plural(r.n_missed_onset, 'missed onset')}"
         + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
         + (f", {r.n_aborted} aborted by the page (end) while the guide spoke" if r.n_aborted else "")
     )
@@ -266,6 +289,126 @@ def held_out_lines(d: Derivation) -> list[str]:
             f"{r.onset_timeout_s:g} s): {beats}"
         )
     return out
+
+
+def dead_air_summary(a: DeadAir) -> str:
+    """``median 2.48 s, p95 2.50 s, max 2.51 s over 18 beats ended right; per tour 7.45 s at most (tour.webm)``."""
+    if a.median_s is None or a.p95_s is None or a.max_s is None:
+        return "no beat ended right"
+    tour = max(a.tours, key=lambda x: (x.total_s, x.recording), default=None)
+    most = (
+        ""
+        if tour is None
+        else f"; per tour at most {tour.total_s:.2f} s ({tour.recording}, {plural(tour.n_beats, 'beat')})"
+    )
+    return (
+        f"median {a.median_s:.2f} s, p95 {a.p95_s:.2f} s, max {a.max_s:.2f} s over {plural(a.n_beats, 'beat')} "
+        f"ended right{most}"
+    )
+
+
+#: Columns of the rules table (text, report): the JSON fields of each ``rules.results`` entry they show.
+RULE_HEADER = [
+    "rule",
+    "n_beats",
+    "n_failed",
+    "n_premature",
+    "n_stalled",
+    "n_outpaced",
+    "n_missed_onset",
+    "n_no_event",
+    "dead_air_median_s",
+    "dead_air_p95_s",
+]
+
+
+def rule_header() -> list[str]:
+    """The rules table's headings."""
+    return list(RULE_HEADER)
+
+
+def rule_rows(ev: RuleEvidence) -> list[list[Any]]:
+    """One row per rule: its failures and its dead air, in :data:`RULE_HEADER` order."""
+    return [
+        [
+            r.rule.label,
+            r.n_beats,
+            r.n_failed,
+            r.n_premature,
+            r.n_stalled,
+            r.n_outpaced,
+            r.n_missed_onset,
+            r.n_no_event,
+            r.dead_air.median_s,
+            r.dead_air.p95_s,
+        ]
+        for r in ev.results
+    ]
+
+
+def _rules_heading(ev: RuleEvidence) -> str:
+    spread = ev.stopped_vs_last_word_s
+    when = (
+        f", {spread['min']:+.2f} to {spread['max']:+.2f} s from the last word (median {spread['p50']:+.2f} s)"
+        if spread
+        else ""
+    )
+    return (
+        f"rules replayed on the same beats (floor {ev.floor:g}, onset timeout {ev.onset_timeout_s:g} s); the "
+        f"provider's output_audio_buffer.stopped in {ev.n_with_event} of {plural(ev.n_beats_with_speech, 'beat')} "
+        f"with speech{when}:"
+    )
+
+
+def no_event_line(ev: RuleEvidence) -> str:
+    """Why no rule but the level clock was worth showing: no beat had the provider's event."""
+    return (
+        f"rules beside the level clock: none of the {plural(ev.n_beats_with_speech, 'beat')} with speech has the "
+        "provider's output_audio_buffer.stopped in its log, so no rule can use it (the level clock stays)"
+    )
+
+
+def saving_line(ev: RuleEvidence) -> str:
+    """What the rule that saves dead air would save, and its held-out evidence; or why no rule does."""
+    if ev.saving is None:
+        return f"less dead air: no rule recommended beside the level clock ({ev.reason})"
+    h = ev.held_out
+    held = (
+        ""
+        if h is None
+        else f"; derived without each recording in turn: {h.n_right} of {plural(h.n_recordings, 'recording')} "
+        "replay right"
+    )
+    return f"less dead air: {ev.reason}{held}"
+
+
+def dead_air_parts(d: Derivation) -> tuple[list[str], str | None, list[str]]:
+    """The dead air in words: (the recommendation's beside the compared setting's, the rules' heading or None
+    when no beat has the provider's event, the saving and its held-out failures). The rules table goes between."""
+    ev = d.rules
+    if ev is None:
+        return [], None, []
+    head = [f"dead air (last word to the clock's declaration): {dead_air_summary(ev.level.dead_air)}"]
+    c = d.compared
+    if c is not None and c.dead_air is not None:
+        head.append(f"  {c.label} (floor {c.floor:g}, quiet {c.quiet_s:g} s): {dead_air_summary(c.dead_air)}")
+    if not ev.n_with_event:
+        return head + [no_event_line(ev)], None, []
+    tail = [saving_line(ev)]
+    if ev.held_out is not None:
+        for name, beat, outcome in ev.held_out.failing:
+            where = "nothing derived without it" if beat < 0 else f"beat {beat + 1} {outcome}"
+            tail.append(f"  {name}: derived without it: {where}")
+    return head, _rules_heading(ev), tail
+
+
+def dead_air_lines(d: Derivation) -> list[str]:
+    """The recommendation's dead air beside the compared setting's, the rules side by side, and the saving."""
+    head, heading, tail = dead_air_parts(d)
+    if heading is None or d.rules is None:
+        return head
+    rows = table(rule_header(), rule_rows(d.rules)).splitlines()
+    return head + [heading] + ["  " + line for line in rows] + tail
 
 
 def outcome_line(d: Derivation) -> str:
@@ -343,6 +486,7 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
             for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
                 out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
         out.extend(held_out_lines(d))
+        out.extend(dead_air_lines(d))
         out.append("")
         out.append(f"floor: {f.rule}")
         if f.floor is not None and f.window is not None:
@@ -428,6 +572,21 @@ def derive_markdown(derivations: Sequence[Derivation]) -> str:
             out.append(line + "\n")
         if lines := held_out_lines(d):
             out.append("\n".join(lines) + "\n")
+        if d.rules is not None:
+            ev = d.rules
+            head, _, _ = dead_air_parts(d)
+            out.extend(line.strip() + "\n" for line in head if line != no_event_line(ev))
+            if not ev.n_with_event:
+                out.append(no_event_line(ev) + "\n")
+            else:
+                out.append(_rules_heading(ev) + "\n")
+                out.append("| " + " | ".join(RULE_HEADER) + " |")
+                out.append("|---" * len(RULE_HEADER) + "|")
+                out.extend(
+                    "| " + " | ".join("-" if v is None else _cell(v) for v in row) + " |" for row in rule_rows(ev)
+                )
+                out.append("")
+                out.append(saving_line(ev) + "\n")
         header, rows = recording_rows(d)
         out.append("| " + " | ".join(header) + " |")
         out.append("|---" * len(header) + "|")
@@ -456,12 +615,23 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
         item = asdict(d)
         item["recommended"] = dict(zip(("floor", "quiet_s", "onset_timeout_s"), d.setting))
         item["floor"]["equivalents"] = None if d.floor.floor is None else equivalents(d.floor.floor)
+        if d.rules is not None:
+            item["rules"] = rules_dict(d.rules)
         groups.append(item)
     return {
         "schema": 1,
         "committed": None if committed is None else params_dict(committed),
         "groups": groups,
     }
+
+
+def rules_dict(ev: RuleEvidence) -> dict[str, Any]:
+    """The rules' replay as JSON: the dataclass, each rule with its label and failures."""
+    out = asdict(ev)
+    for item, r in zip(out["results"], ev.results):
+        item["rule"]["label"] = r.rule.label
+        item["n_failed"] = r.n_failed
+    return out
 
 
 #: Columns of the sweep table (the names of the JSON fields they show): what each setting does to the beats,
@@ -474,6 +644,7 @@ SWEEP_HEADER = [
     "n_premature",
     "n_stalled",
     "n_missed_onset",
+    "n_outpaced",
     "n_aborted",
     "after_speech_mean_s",
     "after_speech_max_s",
@@ -526,9 +697,11 @@ def sweep_marks(result: SweepResult) -> list[str]:
 
 
 def sweep_table(result: SweepResult) -> str:
-    """The sweep as plain text, the recommended setting (or the grid point nearest it) marked and spelled out."""
+    """The sweep as plain text, the recommended setting (or the grid point nearest it) marked and spelled out,
+    then its dead air and the rules beside it."""
     rows = [row + [m] for row, m in zip(sweep_rows(result), sweep_marks(result))]
-    return table(SWEEP_HEADER + ["rec"], rows) + recommended_line(result)
+    added = "".join(line + "\n" for line in dead_air_lines(result.derivation))
+    return table(SWEEP_HEADER + ["rec"], rows) + recommended_line(result) + added
 
 
 def check_summary(counts: CheckCounts) -> str:

@@ -1,0 +1,625 @@
+"""Dead air, and the rules that could end a beat sooner: each replayed on the same beats, judged by the one judge.
+
+Pure numpy. **Dead air** is what a beat that ends right costs the visitor:
+the wait from the guide's last word (the last tick above the floor in the
+beat's span) to the tick at which the clock declares the beat over. A tour
+(a recording) pays the sum over its beats; a corpus is summed up by the
+median and the 95th percentile over every beat ended right.
+
+The rules (each one decides a tick per beat; the outcome of that tick is
+:func:`clock.core.beats.judge_declared`'s, the judge ``decide`` uses):
+
+``level``
+    the level clock: the first tick at which the unpaused quiet since the
+    last word reaches the quiet time (:func:`clock.core.beats.decide_quiets`
+    itself);
+``stopped+quiet``
+    the provider's ``output_audio_buffer.stopped`` has arrived (the first
+    tick at or after it) and the quiet since the last word reaches a short
+    hangover;
+``stopped``
+    the provider's event alone: the first unpaused tick at or after it;
+``level+stopped``
+    the level clock, whose quiet time shortens to the hangover once the
+    provider's event has arrived (without the event, it is the level clock).
+
+No rule declares before the clock has heard the beat's first word. A rule
+that needs the provider's event (``stopped+quiet``, ``stopped``) never
+assumes it: a beat with speech and no event is ``no-event``, a failure.
+
+**The hangover** is chosen as the quiet time is (``clock.core.derive``): the
+longest quiet the rule must bridge after the event has arrived (a quiet
+after which the guide speaks again within the span, counted from its last
+word) plus the quiet margin, rounded up to 0.05 s. Then it is replayed.
+
+**The recommendation** (:attr:`RuleEvidence.recommended`) is the rule with
+the least median dead air that ends every beat right, keeps its margin and
+rests on no fewer beats than the level rule: a provider rule rests on the
+beats that had the provider's event. At equal dead air, ``level+stopped``
+(which falls back to the level clock without the event) comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .beats import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    OUTPACED,
+    PREMATURE,
+    SILENT,
+    STALLED,
+    UNHEARD,
+    BeatAnalysis,
+    FloorAnalysis,
+    _paused_at,
+    decide_quiets,
+    judge_declared,
+    narration_pause_s,
+)
+from .evidence import _round_up
+
+__all__ = [
+    "LEVEL",
+    "LEVEL_AFTER_STOPPED",
+    "NO_EVENT",
+    "RULES",
+    "STOPPED",
+    "STOPPED_QUIET",
+    "BeatCost",
+    "DeadAir",
+    "Rule",
+    "RuleEvidence",
+    "RuleHeldOut",
+    "RuleResult",
+    "Fold",
+    "RecordingBeats",
+    "Tour",
+    "dead_air",
+    "hangover_for",
+    "held_out_rule",
+    "replay_rule",
+    "rule_evidence",
+]
+
+LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
+#: The rules, in the order every view lists them.
+RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
+#: A rule that needs the provider's event, in a beat with speech and no event: a failure.
+NO_EVENT = "no-event"
+#: The failures of a rule: the clock's, and a missing provider event.
+RULE_FAILURES = (*FAILURES, NO_EVENT)
+
+#: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's provider
+#: ``output_audio_buffer.stopped`` (None where the log has none).
+RecordingBeats = tuple[str, FloorAnalysis, Sequence[float | None]]
+#: One recording left out: its name, the others' beats, its own (None: nothing derived without it), and the
+#: quiet time and onset timeout derived without it.
+Fold = tuple[str, Sequence[RecordingBeats], RecordingBeats | None, float | None, float | None]
+
+_PREFERENCE = (LEVEL_AFTER_STOPPED, STOPPED_QUIET, STOPPED)
+_EPS_S = 1e-9
+_CLEAR_S = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule that ends a beat.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`RULES`.
+    quiet_s : float
+        The level clock's quiet time (``level``; ``level+stopped`` before the
+        provider's event).
+    hangover_s : float or None
+        The quiet after the last word that ends the beat once the provider's
+        event has arrived (``stopped+quiet``, ``level+stopped``).
+    """
+
+    kind: str
+    quiet_s: float
+    hangover_s: float | None = None
+
+    @property
+    def needs_event(self) -> bool:
+        """Whether a beat without the provider's event fails."""
+        return self.kind in (STOPPED_QUIET, STOPPED)
+
+    @property
+    def uses_event(self) -> bool:
+        """Whether the provider's event changes what the rule does."""
+        return self.kind != LEVEL
+
+    @property
+    def label(self) -> str:
+        """The rule in words: ``stopped + 0.35 s quiet``."""
+        if self.kind == LEVEL:
+            return f"level clock, quiet {self.quiet_s:g} s"
+        if self.kind == STOPPED:
+            return "stopped alone"
+        if self.kind == STOPPED_QUIET:
+            return f"stopped + {self.hangover_s:g} s quiet"
+        return f"level {self.quiet_s:g} s, {self.hangover_s:g} s once stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class BeatCost:
+    """One beat under one rule.
+
+    Attributes
+    ----------
+    recording : str
+    index : int
+        The beat, from 0 (people read it from 1).
+    outcome : str
+        One of :data:`clock.core.beats.OUTCOMES`, or ``no-event``.
+    last_word_s, declared_s : float or None
+    dead_air_s : float or None
+        ``declared_s - last_word_s`` when the beat ended right.
+    stopped_s : float or None
+        The provider's ``output_audio_buffer.stopped`` for the beat.
+    """
+
+    recording: str
+    index: int
+    outcome: str
+    last_word_s: float | None
+    declared_s: float | None
+    dead_air_s: float | None
+    stopped_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tour:
+    """What one recording's beats ended right pay in dead air."""
+
+    recording: str
+    n_beats: int
+    total_s: float
+    median_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadAir:
+    """Dead air over the beats a rule ends right.
+
+    Attributes
+    ----------
+    n_beats : int
+    median_s, p95_s, max_s : float or None
+    total_s : float
+    tours : tuple of Tour
+        Per recording with beats, in order.
+    """
+
+    n_beats: int
+    median_s: float | None
+    p95_s: float | None
+    max_s: float | None
+    total_s: float
+    tours: tuple[Tour, ...]
+
+
+def dead_air(costs: Sequence[BeatCost]) -> DeadAir:
+    """The dead air of these beats: per tour, and the median and p95 over all of them."""
+    values = np.array([c.dead_air_s for c in costs if c.dead_air_s is not None], np.float64)
+    by_tour: dict[str, list[float]] = {}
+    for c in costs:
+        by_tour.setdefault(c.recording, [])
+        if c.dead_air_s is not None:
+            by_tour[c.recording].append(c.dead_air_s)
+    tours = []
+    for name, waits in by_tour.items():
+        mine = np.array(waits, np.float64)
+        tours.append(
+            Tour(
+                name,
+                int(mine.size),
+                float(mine.sum()) if mine.size else 0.0,
+                float(np.median(mine)) if mine.size else None,
+            )
+        )
+    return DeadAir(
+        int(values.size),
+        float(np.median(values)) if values.size else None,
+        float(np.percentile(values, 95)) if values.size else None,
+        float(values.max()) if values.size else None,
+        float(values.sum()) if values.size else 0.0,
+        tuple(tours),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    """One rule replayed over the beats of a corpus.
+
+    Attributes
+    ----------
+    rule : Rule
+    n_beats : int
+        Beats judged (the clock heard them).
+    n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_no_event, n_aborted, n_silent : int
+    n_evidence : int
+        Beats with speech the rule decided on its own terms: for a rule
+        that uses the provider's event, those that had it; for the level
+        rule, every beat with speech.
+    need_s : float or None
+        The longest quiet the hangover must bridge (None: none, or no hangover).
+    margin_kept : bool
+        The hangover clears that quiet by the quiet margin.
+    dead_air : DeadAir
+    beats : tuple of BeatCost
+    """
+
+    rule: Rule
+    n_beats: int
+    n_ok: int
+    n_premature: int
+    n_stalled: int
+    n_outpaced: int
+    n_missed_onset: int
+    n_no_event: int
+    n_aborted: int
+    n_silent: int
+    n_evidence: int
+    need_s: float | None
+    margin_kept: bool
+    dead_air: DeadAir
+    beats: tuple[BeatCost, ...]
+
+    @property
+    def n_failed(self) -> int:
+        """Premature ends, stalls, outpaced ends, missed onsets and beats without the event a rule needs."""
+        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset + self.n_no_event
+
+
+@dataclass(frozen=True, slots=True)
+class RuleHeldOut:
+    """A rule's out-of-sample evidence: each recording with beats left out in turn.
+
+    The level setting and the hangover are derived from the other
+    recordings, and the rule replayed on the one left out.
+
+    Attributes
+    ----------
+    kind : str
+    n_recordings, n_right : int
+    failing : tuple of (str, int, str)
+        Recording, beat (from 0) and outcome of each beat the held-out rule fails.
+    """
+
+    kind: str
+    n_recordings: int
+    n_right: int
+    failing: tuple[tuple[str, int, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleEvidence:
+    """Every rule replayed at the recommended floor and onset timeout, and the one that saves dead air.
+
+    Attributes
+    ----------
+    floor, quiet_s, onset_timeout_s : float
+        The level setting (the recommendation's).
+    n_beats_with_speech : int
+    n_with_event : int
+        Of those, beats that had the provider's ``output_audio_buffer.stopped``.
+    stopped_vs_last_word_s : dict
+        The event minus the last word over those beats: ``min``, ``p50``, ``max``.
+    results : tuple of RuleResult
+        One per rule, in :data:`RULES` order.
+    recommended : str or None
+        The kind of rule that saves dead air with every beat ended right
+        (None: the level rule stays).
+    reason : str
+        Why it, or why none.
+    held_out : RuleHeldOut or None
+        For the recommended rule.
+    """
+
+    floor: float
+    quiet_s: float
+    onset_timeout_s: float
+    n_beats_with_speech: int
+    n_with_event: int
+    stopped_vs_last_word_s: dict[str, float]
+    results: tuple[RuleResult, ...]
+    recommended: str | None
+    reason: str
+    held_out: RuleHeldOut | None = None
+
+    def result(self, kind: str) -> RuleResult:
+        """The replay of one rule."""
+        return next(r for r in self.results if r.rule.kind == kind)
+
+    @property
+    def level(self) -> RuleResult:
+        """The level clock's replay."""
+        return self.result(LEVEL)
+
+    @property
+    def saving(self) -> RuleResult | None:
+        """The recommended rule's replay (None: the level rule stays)."""
+        return None if self.recommended is None else self.result(self.recommended)
+
+
+def _arrival(t: NDArray[np.float64], stopped_s: float | None) -> int | None:
+    """The tick the event is applied at (events at a time <= t apply before tick t)."""
+    return None if stopped_s is None else int(np.searchsorted(t, stopped_s, side="left"))
+
+
+def _count(a: FloorAnalysis, b: BeatAnalysis) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """From the first word to the end of the clock's life: the quiet count (-inf where speaking or paused), paused."""
+    assert b.start_tick is not None
+    ks, ka = b.start_tick, b.life_end_tick
+    t = a.t_s
+    paused = _paused_at(t[ks:ka], a.pauses)
+    if b.count_s is not None:
+        return b.count_s, paused
+    count = np.full(ka - ks, float("-inf"))
+    for w, e in zip(b.run_word.tolist(), b.run_end.tolist()):
+        count[w + 1 - ks : e - ks] = t[w + 1 : e] - t[w]
+    count[paused] = float("-inf")
+    return count, paused
+
+
+def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -> int | None:
+    """The tick at which a rule (other than the level clock) declares the beat over, or None."""
+    assert b.start_tick is not None
+    ks = b.start_tick
+    count, paused = _count(a, b)
+    k = np.arange(ks, ks + count.size)
+    if rule.kind == STOPPED:
+        assert event is not None
+        hit = (k >= event) & ~paused
+    elif rule.kind == STOPPED_QUIET:
+        assert event is not None and rule.hangover_s is not None
+        hit = (k >= event) & (count >= rule.hangover_s - _EPS_S)
+    else:
+        assert rule.hangover_s is not None
+        after = np.zeros(count.size, bool) if event is None else k >= event
+        hit = count >= np.where(after, rule.hangover_s, rule.quiet_s) - _EPS_S
+    found = np.flatnonzero(hit)
+    return None if not found.size else int(ks + found[0])
+
+
+def replay_rule(
+    recordings: Sequence[RecordingBeats],
+    rule: Rule,
+    *,
+    onset_timeout_s: float,
+    quiet_margin_s: float = 0.2,
+) -> RuleResult:
+    """Replay one rule over recordings' beats at one floor; each declared tick judged by the one judge.
+
+    Parameters
+    ----------
+    recordings : sequence of (name, FloorAnalysis, stopped times)
+        Per recording: its beats at the floor, and each beat's provider
+        ``output_audio_buffer.stopped`` (None where the log has none).
+    rule : Rule
+    onset_timeout_s : float
+    quiet_margin_s : float
+        The margin the hangover must keep over the quiet it bridges.
+    """
+    costs: list[BeatCost] = []
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT), 0)
+    evidence = n_beats = 0
+    pause = narration_pause_s([a for _, a, _ in recordings])
+    for name, a, stopped in recordings:
+        t = a.t_s
+        level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+        for i, b in enumerate(a.beats):
+            event = _arrival(t, stopped[i])
+            outcome = OUTCOMES[int(level.outcome[i, 0])]
+            declared: int | None = None if level.declared_tick[i, 0] < 0 else int(level.declared_tick[i, 0])
+            if outcome == UNHEARD:
+                continue
+            n_beats += 1
+            spoken = outcome not in (SILENT, MISSED_ONSET)
+            if spoken and rule.uses_event:
+                if rule.needs_event and event is None:
+                    outcome, declared = NO_EVENT, None
+                else:
+                    declared = _declare(a, b, rule, event)
+                    outcome = judge_declared(b, declared, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+            if spoken and (not rule.uses_event or event is not None):
+                evidence += 1
+            counts[outcome if outcome in counts else SILENT] += 1
+            word = None if b.last_word_tick is None else float(t[b.last_word_tick])
+            at = None if declared is None else float(t[declared])
+            air = at - word if outcome == OK and at is not None and word is not None else None
+            costs.append(BeatCost(name, b.index, outcome, word, at, air, stopped[i]))
+    need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
+    kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + _EPS_S
+    return RuleResult(
+        rule,
+        n_beats,
+        counts[OK],
+        counts[PREMATURE],
+        counts[STALLED],
+        counts[OUTPACED],
+        counts[MISSED_ONSET],
+        counts[NO_EVENT],
+        counts[ABORTED],
+        counts[SILENT],
+        evidence,
+        need,
+        kept,
+        dead_air(costs),
+        tuple(costs),
+    )
+
+
+def _need(recordings: Sequence[RecordingBeats], onset_timeout_s: float) -> float | None:
+    """The longest quiet counted after the provider's event in a run after which the guide speaks again in the span."""
+    longest = float("-inf")
+    for _, a, stopped in recordings:
+        for b, s in zip(a.beats, stopped):
+            event = _arrival(a.t_s, s)
+            if (
+                event is None
+                or not b.spoken
+                or judge_declared(b, None, onset_timeout_s=onset_timeout_s, narration_pause_s=0.0)
+                in (
+                    MISSED_ONSET,
+                    SILENT,
+                    UNHEARD,
+                )
+            ):
+                continue
+            assert b.start_tick is not None
+            count, _ = _count(a, b)
+            ks = b.start_tick
+            for w, e in zip(b.run_word[b.inner].tolist(), b.run_end[b.inner].tolist()):
+                lo = max(w + 1, event) - ks
+                if lo < e - ks:
+                    longest = max(longest, float(count[lo : e - ks].max()))
+    return None if longest == float("-inf") else longest
+
+
+def hangover_for(
+    recordings: Sequence[RecordingBeats],
+    *,
+    onset_timeout_s: float,
+    quiet_margin_s: float,
+) -> float:
+    """The hangover, chosen as the quiet time is: the longest quiet after the event + margin, rounded up to 0.05 s."""
+    need = _need(recordings, onset_timeout_s)
+    return _round_up(max(need or 0.0, 0.0) + quiet_margin_s + _CLEAR_S, "0.05")
+
+
+def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:
+    return [
+        Rule(LEVEL, quiet_s),
+        Rule(STOPPED_QUIET, quiet_s, hangover_s),
+        Rule(STOPPED, quiet_s),
+        Rule(LEVEL_AFTER_STOPPED, quiet_s, hangover_s),
+    ]
+
+
+def _choose(results: Sequence[RuleResult], level_margin_kept: bool) -> tuple[str | None, str]:
+    """The rule with the least median dead air that ends every beat right, keeps its margin, rests on enough beats."""
+    level = results[0]
+    if level.n_failed or level.dead_air.median_s is None:
+        return None, "the level rule does not end every beat right: no rule is compared with it"
+    if not level_margin_kept:
+        return None, "the level setting does not keep its quiet margin: no rule is compared with it"
+    base = level.dead_air.median_s
+    why = []
+    fine = []
+    for r in results[1:]:
+        label = r.rule.label
+        if r.n_failed:
+            why.append(f"{label} fails {r.n_failed} of {r.n_beats} beats")
+        elif not r.margin_kept:
+            why.append(f"{label} does not keep its margin")
+        elif r.n_evidence < level.n_evidence:
+            why.append(
+                f"{label} rests on {r.n_evidence} beats with the provider's event, fewer than {level.n_evidence}"
+            )
+        elif r.dead_air.median_s is None or r.dead_air.median_s >= base - _EPS_S:
+            why.append(f"{label} saves no dead air")
+        else:
+            fine.append(r)
+    if not fine:
+        return None, "; ".join(why) or "no other rule"
+    # At equal dead air, the rule that falls back to the level clock without the event.
+    best = min(fine, key=lambda r: (r.dead_air.median_s, _PREFERENCE.index(r.rule.kind)))
+    return best.rule.kind, (
+        f"{best.rule.label}: 0 failures, dead air median {best.dead_air.median_s:.2f} s against "
+        f"{base:.2f} s of the level clock"
+    )
+
+
+def rule_evidence(
+    recordings: Sequence[RecordingBeats],
+    *,
+    floor: float,
+    quiet_s: float,
+    onset_timeout_s: float,
+    quiet_margin_s: float,
+    level_margin_kept: bool = True,
+) -> RuleEvidence:
+    """Every rule replayed over the recordings' beats at the level setting, and the one to recommend.
+
+    Parameters
+    ----------
+    recordings : sequence of (name, FloorAnalysis, stopped times)
+        At ``floor``; see :func:`replay_rule`.
+    floor, quiet_s, onset_timeout_s : float
+        The level setting.
+    quiet_margin_s : float
+    level_margin_kept : bool
+        Whether the level setting keeps its quiet margin (``GapEvidence.margin_kept``): without it no rule is
+        recommended beside it.
+    """
+    hangover = hangover_for(recordings, onset_timeout_s=onset_timeout_s, quiet_margin_s=quiet_margin_s)
+    results = tuple(
+        replay_rule(recordings, rule, onset_timeout_s=onset_timeout_s, quiet_margin_s=quiet_margin_s)
+        for rule in _rules(quiet_s, hangover)
+    )
+    level = results[0]
+    spoken = [c for c in level.beats if c.outcome not in (SILENT, MISSED_ONSET)]
+    offsets = np.array(
+        [c.stopped_s - c.last_word_s for c in spoken if c.stopped_s is not None and c.last_word_s is not None]
+    )
+    spread = (
+        {"min": float(offsets.min()), "p50": float(np.median(offsets)), "max": float(offsets.max())}
+        if offsets.size
+        else {}
+    )
+    pick, reason = _choose(results, level_margin_kept)
+    return RuleEvidence(
+        floor,
+        quiet_s,
+        onset_timeout_s,
+        len(spoken),
+        sum(c.stopped_s is not None for c in spoken),
+        spread,
+        results,
+        pick,
+        reason,
+    )
+
+
+def held_out_rule(
+    kind: str,
+    folds: Sequence[Fold],
+    *,
+    quiet_margin_s: float,
+) -> RuleHeldOut:
+    """One rule out of sample: per recording left out, the hangover from the rest, replayed on it.
+
+    Parameters
+    ----------
+    kind : str
+    folds : sequence of (name, the rest, the one left out, quiet_s, onset_timeout_s)
+        The rest and the one left out at the floor derived without it (None
+        for the one left out, and the quiet time, when nothing was derived).
+    quiet_margin_s : float
+    """
+    failing: list[tuple[str, int, str]] = []
+    right = 0
+    for name, rest, left, quiet, timeout in folds:
+        if left is None or quiet is None or timeout is None:
+            failing.append((name, -1, "nothing derived without it"))
+            continue
+        hangover = hangover_for(rest, onset_timeout_s=timeout, quiet_margin_s=quiet_margin_s)
+        rule = next(r for r in _rules(quiet, hangover) if r.kind == kind)
+        found = replay_rule([left], rule, onset_timeout_s=timeout, quiet_margin_s=quiet_margin_s)
+        bad = [(name, c.index, c.outcome) for c in found.beats if c.outcome in RULE_FAILURES]
+        failing.extend(bad)
+        right += not bad
+    return RuleHeldOut(kind, len(folds), right, tuple(failing))
