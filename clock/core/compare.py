@@ -436,7 +436,8 @@ def _judge(
     if live.size == 0:
         return _Judged(codes, latency)
     d = decide_quiets(
-        replace(a, beats=tuple(a.beats[i] for i in live.tolist())),
+        # A subset of the beats: the analysis's index of its active ones no longer applies.
+        replace(a, beats=tuple(a.beats[i] for i in live.tolist()), active=None, unheard=None),
         quiets_s=quiets_s,
         onset_timeout_s=onset_timeout_s,
         narration_pause_s=narration_pause_s,
