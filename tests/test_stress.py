@@ -16,7 +16,7 @@ import clock
 from clock.core.beats import FAILURES
 from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
 from clock.io.stress import stress_observations
-from clock.io.transforms import FRAME, OPUS_RATE_HZ, _libopus, decode, encode, lost_packets
+from clock.io.transforms import FRAME, OPUS_RATE_HZ, LossDraws, _libopus, decode, encode, lost_packets
 
 FLOOR, QUIET_S, TIMEOUT_S = 0.003, 2.0, 10.0
 SETTING = [("committed", FLOOR, QUIET_S, TIMEOUT_S)]
@@ -208,15 +208,27 @@ def test_lost_packets_are_concealed_as_libopus_conceals_them():
 
 
 def test_lost_packets_are_seeded_nested_and_in_bursts():
-    a = lost_packets(1000, 5, burst=False, seed=1)
-    b = lost_packets(1000, 12, burst=False, seed=1)
-    assert a.sum() == 50 and b.sum() == 120 and not (a & ~b).any()
-    assert np.array_equal(a, lost_packets(1000, 5, burst=False, seed=1))
-    c = lost_packets(1000, 5, burst=True, seed=1)
-    d = lost_packets(1000, 12, burst=True, seed=1)
-    assert c.sum() == 50 and not (c & ~d).any()
-    runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], c.astype(int), [0]]))))[::2]
-    assert runs.min() >= 5 or len(runs) == 10  # whole bursts of 100 ms
+    n = 100_000
+    a = lost_packets(n, 5, burst=False, seed=1)
+    b = lost_packets(n, 12, burst=False, seed=1)
+    # Each packet lost with probability p: within 5 standard deviations of p * n, and nested.
+    for got, p in ((a, 0.05), (b, 0.12)):
+        assert abs(int(got.sum()) - p * n) < 5 * math.sqrt(n * p * (1 - p))
+    assert not (a & ~b).any()
+    assert np.array_equal(a, lost_packets(n, 5, burst=False, seed=1))
+    c = lost_packets(n, 5, burst=True, seed=1)
+    d = lost_packets(n, 12, burst=True, seed=1)
+    assert not (c & ~d).any() and abs(int(c.sum()) - 0.05 * n) < 5 * 5 * math.sqrt(n / 5 * 0.05 * 0.95)
+    # Whole bursts of 100 ms: every run of lost packets is whole slots of 5 (the first may be cut by the offset).
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], c.astype(int), [0]])))
+    starts, ends = edges[::2], edges[1::2]
+    offset = int(starts[1] % 5)
+    assert all(s % 5 == offset and e % 5 == offset for s, e in zip(starts[1:], ends[:-1]))
+    # Drawn packet by packet as they come, the same packets are lost.
+    for burst in (False, True):
+        draws = LossDraws(7, burst=burst, seed=4)
+        parts = np.concatenate([draws.next(k) for k in (1, 2, 997, 3, 40_000, 0, 58_997)])
+        assert np.array_equal(parts, lost_packets(n, 7, burst=burst, seed=4))
 
 
 def test_loss_break_point_is_the_replays_at_every_loss(tmp_path):
@@ -248,20 +260,18 @@ def test_loss_break_point_is_the_replays_at_every_loss(tmp_path):
     assert run(tmp_path, axes=["loss"], setting=setting, search="step").settings == result.settings
 
 
-def test_bisection_finds_the_steps_break_point_of_a_monotone_line():
+def test_the_search_replays_every_value_up_to_the_first_failure_even_when_failures_are_not_nested():
     for n in (1, 2, 7, 59):
         for brk in range(n + 1):
-            calls: list[int] = []
+            for search in ("step", "bisect"):
+                calls: list[int] = []
 
-            def fails(i: int, brk: int = brk, calls: list[int] = calls) -> bool:
-                calls.append(i)
-                return i >= brk
+                def fails(i: int, brk: int = brk, calls: list[int] = calls) -> bool:
+                    calls.append(i)
+                    return brk <= i <= brk + 1  # fails at brk and brk + 1, then holds again
 
-            expected = brk if brk < n else None
-            assert first_failure(n, fails, search="step") == expected
-            calls.clear()
-            assert first_failure(n, fails, search="bisect") == expected
-            assert len(calls) == len(set(calls)) <= math.ceil(math.log2(n + 1)) + 1
+                assert first_failure(n, fails, search=search) == (brk if brk < n else None)
+                assert calls == list(range(min(brk + 1, n)))  # every value in order, none past the failure
 
 
 def test_setting_that_already_fails_has_no_margin(tmp_path):
@@ -288,7 +298,7 @@ def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):
     assert gain_down["failure"]["recording"] == "a.wav"
     text = cli(*args, "--no-recommended", "--plot", tmp_path / "m.png")
     assert text.exit_code == 0, text.output
-    line = r"\n  gain down +-10 \.\. 0 dB; first failure at -11 dB: a\.wav:00:04\.400: beat 0 premature \(quiet_s\)"
+    line = r"\n  gain down +-10 \.\. 0 dB; first failure at -11 dB: a\.wav:00:04\.400: beat 1 premature \(quiet_s\)"
     assert re.search(line, text.stdout)
     assert (tmp_path / "m.png").stat().st_size > 0
 
