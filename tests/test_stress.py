@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import math
 import re
@@ -13,6 +14,7 @@ import pytest
 import soundfile as sf
 
 import clock
+import clock.io.stress
 from clock.core.beats import FAILURES
 from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
 from clock.io.stress import stress_observations
@@ -436,3 +438,61 @@ def test_without_beats_nothing_is_claimed(cli, tmp_path):
     doc = json.loads(result.stdout)
     assert doc["recordings"] == [] and all(s["margins"] == [] for s in doc["settings"])
     assert "nothing to replay" in cli("stress", tmp_path).stdout
+
+
+# A quiet second beat (floor 0.003, quiet time 2 s): its first word at RMS 0.009, a dip syllable at 0.0063 a
+# second after it, a last word at 0.008 a second after that. By construction, with the gain g (a factor
+# 10 ** (g / 20): -6 dB 0.501, -7 dB 0.447, -8 dB 0.398, -9 dB 0.355, -10 dB 0.316):
+# * down to -6 dB every word is above the floor (the dip at 0.00316): gaps of 1 s, every beat ends right;
+# * at -7 and -8 dB the dip sinks (0.00282, 0.00251) while the last word stays (0.00358, 0.00318): a gap of
+#   2.4 s, past the quiet time, and the last word comes after the clock declared quiet: beat 2 premature;
+# * at -9 dB the last word sinks too (0.00284): the first word is the narration, and it ends right;
+# * at -10 dB the first word sinks (0.00285): the clock hears nothing in the beat, which the voice spoke in.
+# So the margin stops at -6 dB, though -9 dB passes: a bisection that trusts -9 dB overstates it.
+DIPPED = [(1.0, 0.5, 0.05, 250), (2.0, 0.5, 0.05, 250), (6.5, 0.4, 0.009, 250), (7.9, 0.4, 0.0063, 250)]
+DIPPED += [(9.3, 0.4, 0.008, 250)]
+
+
+def dipped(folder: Path) -> Path:
+    path = recording(folder, "dipped", DIPPED, duration_s=13.0)
+    lines = [{"type": "terminal_response", "t_ms": 500}, {"type": "terminal_response", "t_ms": 6000}]
+    (folder / "dipped.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+@pytest.mark.parametrize("search", ["step", "bisect"])
+def test_a_margin_stops_before_the_first_failure_though_a_quieter_voice_passes(tmp_path, search):
+    path = dipped(tmp_path)
+    result = run(tmp_path, axes=["gain"], search=search)
+    down = margin(result, "gain down")
+    assert (down.holds_to, down.first_failure) == (-6.0, -7.0)
+    # The failing beat and its reason are the judge's for the recording changed by -7 dB, and beats' too.
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    obs = corpus.observations[0]
+    x, rate = sf.read(path, dtype="float32")
+    changed = dataclasses.replace(obs, trace=clock.levels(clock.core.stress.apply_gain(x, -7.0), rate))
+    judged = clock.core.derive.judge([changed], floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    u = judged.unsatisfied[0]
+    f = down.failure
+    assert f is not None and (f.beat, f.outcome, f.reason, f.t_s) == (u.beat, u.outcome, u.reason, u.t_s)
+    assert f.beat == 1 and f.outcome == "premature"
+    found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    assert [b.outcome for b in found] == ["ok", "premature"]
+    text = clock.core.stress.margin_line(down)
+    assert "first failure at -7 dB: dipped.wav:" in text and ": beat 2 premature (quiet_s)" in text
+
+
+def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path):
+    # Past -10 dB the second beat's every word is under the floor: on a line that starts there, the judge calls
+    # that beat silent, and the failure says so (beat 2, not the first beat of the recording).
+    path = dipped(tmp_path)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    obs = corpus.observations[0]
+    x, rate = sf.read(path, dtype="float32")
+    changed = dataclasses.replace(obs, trace=clock.levels(clock.core.stress.apply_gain(x, -10.0), rate))
+    setting = ("committed", FLOOR, QUIET_S, TIMEOUT_S)
+    task = clock.io.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.derive.Margins())
+    f = clock.io.stress._Judged(task, setting).failure(changed)
+    found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    assert [b.outcome for b in found] == ["ok", "silent"]
+    assert f is not None and (f.beat, f.outcome, f.threshold) == (1, "silent", "floor")

@@ -93,6 +93,10 @@ MAX_PAUSE_S = 0.4
 #: ``step`` (the default) and ``bisect`` search a line the same way, by a step scan (see the module notes);
 #: ``bisect`` is kept as a name so that scripts that ask for it keep working.
 SEARCHES = ("step", "bisect")
+#: The codec line's bitrates (kb/s): 8 kb/s steps to 40, 4 to 20, 2 to 14, then 1 (where libopus narrows its band).
+CODEC_KBPS = (64.0, 56.0, 48.0, 40.0, 36.0, 32.0, 28.0, 24.0, 20.0, 18.0, 16.0, 14.0) + tuple(
+    float(b) for b in range(13, 5, -1)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +139,7 @@ def lines(*, tick_s: float, axes: Sequence[str] = AXES) -> tuple[Line, ...]:
             Line("gain", "up", "dB", tuple(float(g) for g in range(1, 13))),
         ),
         "noise": (Line("noise", "pink", "dBFS", tuple(float(x) for x in range(-80, -34))),),
-        "codec": tuple(
-            Line("codec", dtx, "kb/s", tuple(float(b) for b in range(64, 5, -1))) for dtx in ("dtx-off", "dtx-on")
-        ),
+        "codec": tuple(Line("codec", dtx, "kb/s", CODEC_KBPS) for dtx in ("dtx-off", "dtx-on")),
         "loss": tuple(Line("loss", mode, "%", tuple(float(p) for p in range(1, 21))) for mode in ("random", "burst")),
         "pause": (Line("pause", "stretch", "ms", tuple(round(k * tick_s * 1000, 1) for k in range(1, n_pause + 1))),),
     }

@@ -53,7 +53,7 @@ from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
 from .cache import TraceCache, resolve_cache
 from .decode import AudioInfo, iter_blocks, probe
-from .transforms import LOSS_BITRATE_KBPS, LossDraws, OpusLink
+from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusLink, OpusReceiver, OpusSender
 from .workers import Workers, run_ordered
 
 __all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
@@ -102,28 +102,54 @@ _MODEL = 2
 
 
 class _Change:
-    """One line's change at one value, applied block by block as the recording is decoded."""
+    """One line's change at one value, applied block by block as the recording is decoded.
+
+    Loss changes share one sender (the :data:`LOSS_BITRATE_KBPS` encode is
+    the same for every loss): each gets its packets and drops its own.
+    """
 
     def __init__(self, line: Line, value: float, rate: int, seed: int) -> None:
         self.line, self.value = line, value
         self.link: OpusLink | None = None
+        self.receiver: OpusReceiver | None = None
+        self.loss: LossDraws | None = None
         if line.axis == "codec":
             self.link = OpusLink(rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
         elif line.axis == "loss":
-            loss = LossDraws(value, burst=line.variant == "burst", seed=seed)
-            self.link = OpusLink(rate, bitrate_kbps=LOSS_BITRATE_KBPS, loss=loss)
+            self.loss = LossDraws(value, burst=line.variant == "burst", seed=seed)
 
-    def feed(self, block: NDArray[np.float32], noise: NDArray[np.float32] | None) -> NDArray[np.float32]:
-        if self.line.axis == "gain":
+    def _lost(self, packets: list[bytes]) -> list[bytes | None]:
+        assert self.loss is not None
+        gone = self.loss.next(len(packets)).tolist()
+        return [None if g else p for p, g in zip(packets, gone)]
+
+    def feed(
+        self, block: NDArray[np.float32], noise: NDArray[np.float32] | None, sent: tuple[OpusSender, list[bytes]] | None
+    ) -> NDArray[np.float32]:
+        axis = self.line.axis
+        if axis == "gain":
             return apply_gain(block, self.value)
-        if self.line.axis == "noise":
+        if axis == "noise":
             assert noise is not None
             return add_noise(block, noise, self.value)
-        assert self.link is not None
-        return self.link.feed(block)
+        if self.link is not None:
+            return self.link.feed(block)
+        assert sent is not None
+        sender, packets = sent
+        if self.receiver is None:
+            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
+        return self.receiver.feed(self._lost(packets), hold=HOLD_SAMPLES)
 
-    def finish(self) -> NDArray[np.float32]:
-        return self.link.finish() if self.link is not None else np.zeros(0, np.float32)
+    def finish(self, sent: tuple[OpusSender, list[bytes]] | None) -> NDArray[np.float32]:
+        if self.link is not None:
+            return self.link.finish()
+        if self.line.axis != "loss":
+            return np.zeros(0, np.float32)
+        assert sent is not None
+        sender, packets = sent
+        if self.receiver is None:
+            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
+        return self.receiver.finish(self._lost(packets), n_samples_48k=sender.n_samples_48k, n_samples=sender.n_samples)
 
 
 def changed_traces(
@@ -142,15 +168,18 @@ def changed_traces(
     rate = trace.sample_rate_hz
     todo = [_Change(line, value, rate, seed) for line, value in changes]
     noise = PinkNoise(rate, seed=seed) if any(c.line.axis == "noise" for c in todo) else None
+    sender = OpusSender(rate, bitrate_kbps=LOSS_BITRATE_KBPS) if any(c.line.axis == "loss" for c in todo) else None
     streams = [LevelStream(rate, ticks=trace.ticks, metric=trace.metric, options=trace.options) for _ in todo]
     found: list[list[NDArray[np.float64]]] = [[] for _ in todo]
     for block in iter_blocks(source, context_rate_hz=rate):
         unit = noise.take(block.size) if noise is not None else None
+        sent = (sender, sender.feed(block)) if sender is not None else None
         for change, stream, out in zip(todo, streams, found):
-            out += [c.level for c in stream.feed(change.feed(block, unit))]
+            out += [c.level for c in stream.feed(change.feed(block, unit, sent))]
+    last = (sender, sender.finish()) if sender is not None else None
     traces = []
     for change, stream, out in zip(todo, streams, found):
-        out += [c.level for c in stream.feed(change.finish()) + stream.finish()]
+        out += [c.level for c in stream.feed(change.finish(last)) + stream.finish()]
         level = np.concatenate(out) if out else np.zeros(0, np.float64)
         n = level.size
         frames = trace.frames if n == trace.n_ticks else trace.ticks.frames(np.arange(n, dtype=np.int64), rate)
@@ -257,8 +286,9 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
 
     Every value of a line is replayed in order until the setting's first
     failure on it (the step scan of :func:`~clock.core.stress.first_failure`);
-    the changed traces of the lines that need decoding are computed a few
-    values of each line per pass over the decode, and shared by the settings.
+    the changed traces of the lines that need decoding are computed up to
+    :data:`MAX_JOBS_PER_PASS` at a time per pass over the decode (the next
+    values of the open lines, in line order), and shared by the settings.
     """
     changed = _Changed(task)
     judged = [_Judged(task, s) for s in task.settings]
@@ -302,10 +332,8 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
                 open_lines.append(li)
         if not open_lines:
             break
-        each = max(1, per_pass // len(open_lines))
-        wanted = [(li, i) for li in open_lines for i in range(at[li], min(at[li] + each, len(task.lines[li].values)))][
-            : max(per_pass, len(open_lines))
-        ]
+        # The next values of the open lines, in line order (a pass holds the loss values together: one encode).
+        wanted = [(li, i) for li in open_lines for i in range(at[li], len(task.lines[li].values))][:per_pass]
         traces = changed.traces([(task.lines[li], task.lines[li].values[i]) for li, i in wanted])
         for (li, i), trace in zip(wanted, traces):
             obs = replace(task.obs, trace=trace)
