@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from test_memory import _WRAPPER
 
 import clock
 from clock.core.stress import add_noise, apply_gain, lines, pink_noise, recording_seed
@@ -27,11 +26,17 @@ from clock.io.transforms import LOSS_BITRATE_KBPS, decode, encode, lost_packets,
 RATE = 16000
 
 
-def speechlike(n: int, rate: int, seed: int) -> np.ndarray:
-    """Tones in bursts (0.4 s on, 0.6 s off) over a faint hum: something for every change to change."""
+def speechlike(n: int, rate: int, seed: int, *, start: int = 0, every_s: float = 0.0) -> np.ndarray:
+    """Tones in bursts (0.4 s on, 0.6 s off) over a faint hum: something for every change to change.
+
+    With ``every_s``, the bursts come only in the 3 s after 0.5 s into each ``every_s`` s (from sample
+    ``start`` of the recording): a beat's narration, then quiet.
+    """
     rng = np.random.default_rng(seed)
-    t = np.arange(n) / rate
+    t = (start + np.arange(n)) / rate
     on = (t % 1.0) < 0.4
+    if every_s:
+        on &= ((t % every_s) >= 0.5) & ((t % every_s) < 3.5)
     x = 0.05 * np.sin(2 * np.pi * 220 * t) * on + 0.02 * np.sin(2 * np.pi * 3100 * t) * on
     return (x + 0.0005 * rng.standard_normal(n)).astype(np.float32)
 
@@ -98,40 +103,78 @@ def write_wav(path: Path, minutes: float) -> None:
         f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, 2 * RATE, 2, 16))
         f.write(b"data" + struct.pack("<I", 2 * n))
         for start in range(0, n, block):
-            x = speechlike(min(block, n - start), RATE, start)
+            x = speechlike(min(block, n - start), RATE, start, start=start, every_s=30.0)
             f.write(np.round(x * 32767).astype("<i2").tobytes())
-    beats = [{"type": "terminal_response", "t": t - 0.1} for t in np.arange(0.0, minutes * 60 - 5, 30.0) + 1.0]
+    beats = [{"type": "terminal_response", "t": t} for t in np.arange(0.0, minutes * 60 - 5, 30.0)]
     path.with_name(path.stem + ".events.jsonl").write_text("".join(json.dumps(b) + "\n" for b in beats))
 
 
-def peak_and_output(*args: object) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "clock", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=1800,
-    )
-    code, kib = done.stdout.split()
-    assert code == "0", done.stderr
-    return int(kib) * 1024, done.stderr
+# Runs one recording's stress task with every axis, each line cut to its first values (the scan is the same
+# at every value: one more pass per MAX_JOBS_PER_PASS values), and prints the peak RSS and the task's result.
+_TASK = """
+import dataclasses, json, resource, sys
+import clock
+from clock.core.derive import Margins
+from clock.io.stress import _stress_task, _Task
+from clock.core.stress import lines
+corpus = clock.load_corpus([sys.argv[1]], cache=False)
+obs = corpus.observations[0]
+cut = tuple(dataclasses.replace(m, values=m.values[:2]) for m in lines(tick_s=obs.trace.tick_s))
+setting = ("candidate", 0.01, 1.0, 10.0)
+task = _Task(corpus.recordings[0].info.path, obs, (setting,), cut, "step", 0, Margins())
+outcomes, found, passes = _stress_task(task)
+print(json.dumps({"ok": outcomes[0].n_ok, "beats": outcomes[0].n_beats, "passes": passes,
+                  "scanned": [i is None for i, _ in found[0]],
+                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
 
 
 @pytest.mark.slow
 def test_stress_memory_does_not_grow_with_the_recording(tmp_path):
-    # Every transform's machinery (gain, pink noise, an Opus sender and its receivers with lost packets, pauses);
-    # the codec axis runs the same sender and receiver classes, once per bitrate (left out for time).
-    peaks = []
+    # Every axis (gain, pink noise, an Opus re-encode with DTX off and on, a 64 kb/s encode with lost packets,
+    # pauses), at 2 and at 8 minutes of 16 kHz audio (resampled to 48 kHz and back for libopus).
+    found = []
     for minutes in (2, 8):
         path = tmp_path / f"m{minutes}.wav"
         write_wav(path, minutes)
-        out = tmp_path / f"m{minutes}.json"
-        args = ["stress", path, "--axes", "gain,noise,loss,pause", "--no-recommended", "--no-cache"]
-        args += ["--floor", "0.01", "--quiet-time", "0.8", "--format", "json", "-o", out]
-        peak, _ = peak_and_output(*args)
-        doc = json.loads(out.read_text())
-        assert doc["recordings"] == [path.name]
-        peaks.append(peak)
-    # Four times the audio (and its trace, 115 kB more a changed trace): the peak stays within 25 MB.
-    assert peaks[1] - peaks[0] < 25e6, [p / 1e6 for p in peaks]
-    assert peaks[1] < 200e6, [p / 1e6 for p in peaks]
+        done = subprocess.run([sys.executable, "-c", _TASK, path], capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        assert doc["ok"] == doc["beats"] == 2 * minutes  # the setting holds as it is: every line is scanned
+        assert doc["passes"] == 1 and doc["scanned"] == [True] * 8  # both values of every line hold: all replayed
+        found.append(doc["peak"])
+    # Four times the audio (its unchanged trace is 86 kB more, a changed one as much): within 20 MB.
+    assert found[1] - found[0] < 20e6, [p / 1e6 for p in found]
+    assert found[1] < 200e6, [p / 1e6 for p in found]
+
+
+def test_stress_grows_linearly_in_the_beats_of_a_log(tmp_path):
+    # One spoken beat, then many terminal responses in silence (silent beats): every gain value is judged
+    # over every beat, so the work is the values times the beats, never the beats squared.
+    from test_bounds import _assert_n_log_n
+
+    from clock.core.events import Event, EventLog
+    from clock.io.stress import stress_observations
+
+    x = np.zeros(20 * RATE, np.float32)
+    for start in (1.0, 2.0):
+        i = int(start * RATE)
+        x[i : i + RATE // 2] = 0.05 * math.sqrt(2) * np.sin(2 * np.pi * 250 * np.arange(RATE // 2) / RATE)
+    path = tmp_path / "many.wav"
+    sf.write(path, x, RATE, subtype="FLOAT")
+    trace = clock.levels(x, RATE)
+
+    def make(n: int):
+        times = [0.5] + [5.0 + 14.0 * k / n for k in range(n - 1)]
+        log = EventLog(tuple(Event("terminal", "terminal_response", t, k + 1) for k, t in enumerate(times)))
+        obs = clock.Observation("many.wav", trace, log)
+        setting = [("candidate", 0.01, 1.0, 10.0)]
+
+        def work() -> None:
+            result = stress_observations([path], [obs], setting, axes=["gain"])
+            down = result.settings[0].margins[0]
+            assert result.settings[0].unchanged.n_ok == 1 and down.first_failure == -14.0  # 0.05 -> 0.0100
+
+        return work
+
+    _assert_n_log_n(make, 500, 2000)

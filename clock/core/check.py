@@ -503,7 +503,8 @@ def _beat_checks(
         [
             _Finding(
                 b.terminal_s,
-                f"beat {b.index}: no speech after the terminal response before the {b.bound} at {b.span_end_s:.3f} s",
+                f"beat {b.index + 1}: no speech after the terminal response "
+                f"before the {b.bound} at {b.span_end_s:.3f} s",
                 f"floor {th.floor:g}",
                 0,
                 1,

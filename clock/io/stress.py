@@ -73,7 +73,7 @@ def settings_for(
     """The committed (or candidate) setting and, when asked and derive recommends one, derive's recommendation."""
     out: list[Setting] = [(label, committed.floor, committed.quiet_s, committed.onset_timeout_s)]
     if recommended:
-        floor, quiet, timeout = derive(observations, margins=margins).setting
+        floor, quiet, timeout = derive(observations, margins=margins, held_out=False).setting
         if floor is not None and quiet is not None and timeout is not None:
             out.append(("recommended", floor, quiet, timeout))
     return out
