@@ -251,11 +251,11 @@ def test_loss_break_point_is_the_replays_at_every_loss(tmp_path):
     for m in result.settings[0].margins:
         burst = m.variant == "burst"
         fails = []
-        for p in range(1, 21):
+        for p in clock.core.stress.LOSS_PCT:
             trace = clock.levels(decode(e, lost_packets(len(e.packets), p, burst=burst, seed=seed)), rate)
             after = clock.beats(trace, obs.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
             fails.append(any(b.outcome in FAILURES for b in after))
-        expected = float(fails.index(True) + 1) if any(fails) else None
+        expected = clock.core.stress.LOSS_PCT[fails.index(True)] if any(fails) else None
         assert m.first_failure == expected, m
         broke.append(expected)
     assert any(b is not None for b in broke)  # the construction breaks somewhere on the loss axis

@@ -9,8 +9,8 @@ axis       how the recording is changed                                range
 =========  ==========================================================  =====================
 gain       the whole recording scaled (clipped at full scale)          -18 .. +12 dB, 1 dB
 noise      pink noise (1/f above 50 Hz) added, RMS in dBFS, seeded      -80 .. -35 dBFS, 1 dB
-codec      re-encoded with libopus, decoded as the receive path does   64 .. 6 kb/s, DTX off and on
-loss       20 ms Opus packets dropped, concealed by libopus, seeded    1 .. 20 %, random and burst
+codec      re-encoded with libopus, decoded as the receive path does   64 .. 6 kb/s (12), DTX off and on
+loss       20 ms Opus packets dropped, concealed by libopus, seeded    1 .. 20 % (11), random, burst
 pause      every narration gap stretched (whole ticks)                 up to +400 ms
 =========  ==========================================================  =====================
 
@@ -93,10 +93,11 @@ MAX_PAUSE_S = 0.4
 #: ``step`` (the default) and ``bisect`` search a line the same way, by a step scan (see the module notes);
 #: ``bisect`` is kept as a name so that scripts that ask for it keep working.
 SEARCHES = ("step", "bisect")
-#: The codec line's bitrates (kb/s): 8 kb/s steps to 40, 4 to 20, 2 to 14, then 1 (where libopus narrows its band).
-CODEC_KBPS = (64.0, 56.0, 48.0, 40.0, 36.0, 32.0, 28.0, 24.0, 20.0, 18.0, 16.0, 14.0) + tuple(
-    float(b) for b in range(13, 5, -1)
-)
+#: The codec line's bitrates (kb/s), each a re-encode: coarse where a voice keeps its band, every 1 kb/s around
+#: 13 kb/s (where libopus narrows a mono voice from super-wideband to wideband).
+CODEC_KBPS = (64.0, 48.0, 32.0, 24.0, 20.0, 16.0, 14.0, 13.0, 12.0, 10.0, 8.0, 6.0)
+#: The loss line's percentages, each a decode of the one encode.
+LOSS_PCT = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,7 @@ def lines(*, tick_s: float, axes: Sequence[str] = AXES) -> tuple[Line, ...]:
         ),
         "noise": (Line("noise", "pink", "dBFS", tuple(float(x) for x in range(-80, -34))),),
         "codec": tuple(Line("codec", dtx, "kb/s", CODEC_KBPS) for dtx in ("dtx-off", "dtx-on")),
-        "loss": tuple(Line("loss", mode, "%", tuple(float(p) for p in range(1, 21))) for mode in ("random", "burst")),
+        "loss": tuple(Line("loss", mode, "%", LOSS_PCT) for mode in ("random", "burst")),
         "pause": (Line("pause", "stretch", "ms", tuple(round(k * tick_s * 1000, 1) for k in range(1, n_pause + 1))),),
     }
     return tuple(line for a in AXES if a in axes for line in every[a])

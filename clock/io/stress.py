@@ -96,7 +96,7 @@ _Found = tuple[int | None, Failure | None]
 #: Changed traces one pass over a recording computes at most (each holds a level engine, a few MB).
 MAX_JOBS_PER_PASS = 16
 #: The levels of the changed traces one pass holds at most (bytes): a long recording takes fewer per pass.
-PASS_TRACE_BYTES = 48 * 2**20
+PASS_TRACE_BYTES = 24 * 2**20
 #: What a changed trace's cache key says of the change's model (bumped when a transform changes).
 _MODEL = 2
 
@@ -191,6 +191,11 @@ class _Miss(Exception):
     """Not in the trace cache."""
 
 
+def _kept(info: AudioInfo, trace: LevelTrace) -> Callable[[], tuple[AudioInfo, list[LevelTrace]]]:
+    """What the trace cache keeps for a changed trace computed in a pass."""
+    return lambda: (info, [trace])
+
+
 class _Changed:
     """One recording's changed versions: traces computed in shared passes over its decode, kept only to be judged."""
 
@@ -236,7 +241,7 @@ class _Changed:
                 found[k] = trace
                 if cache is not None and info is not None:
                     line, value = wanted[k]
-                    cache.traces(self.task.source, self._params(line, value), lambda t=trace: (info, [t]))
+                    cache.traces(self.task.source, self._params(line, value), _kept(info, trace))
         return [found[k] for k in range(len(wanted))]
 
     def stretched(self, line: Line, value: float, floor: float) -> tuple[Observation, Callable[[float], float]]:
