@@ -496,3 +496,15 @@ def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path)
     found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
     assert [b.outcome for b in found] == ["ok", "silent"]
     assert f is not None and (f.beat, f.outcome, f.threshold) == (1, "silent", "floor")
+
+
+def test_derive_prefer_robust_without_a_quiet_time_keeps_the_evidences_setting(cli, tmp_path):
+    # One unbroken syllable after the one terminal response: no gap inside a beat, so no quiet time is
+    # recommended, and there is nothing to replay changed. Robust says so, and gives what plain derive gives.
+    recording(tmp_path, "a", [(1.0, 2.0, 0.1, 250)], hum_rms=0.0005)
+    robust = cli("derive", tmp_path, "--prefer", "robust", "--format", "json", "--no-cache")
+    plain = cli("derive", tmp_path, "--format", "json", "--no-cache")
+    assert robust.exit_code == plain.exit_code == 0, robust.output
+    r, p = json.loads(robust.stdout)["groups"][0], json.loads(plain.stdout)["groups"][0]
+    assert r["recommended"] == p["recommended"] and r["recommended"]["quiet_s"] is None
+    assert "not preferred for robustness" in r["floor"]["rule"]
