@@ -371,6 +371,16 @@ def test_a_beat_without_speech_fails_no_speech_at_its_time_and_missed_onset_says
             assert r["detail"].endswith("with speech") and r["expected"] == "an onset within the timeout in each"
     text = cli("check", folder, "--allow-defaults", "--floor", "0.002")
     assert text.exit_code == 1 and "no-speech: beat" in text.stdout
+    # Beats are numbered from 1, in the order of the tour's terminal responses.
+    order = {
+        (f"{t.name}.wav", round(x.terminal_s, 3)): k + 1
+        for t in random_corpus(0, "silent")
+        if t.has_log
+        for k, x in enumerate(t.truths)
+    }
+    for r in found:
+        if r["check"] == "no-speech" and not r["passed"]:
+            assert r["detail"].startswith(f"beat {order[(r['recording'], round(r['t_s'], 3))]}: no speech"), r
 
 
 def test_logged_decisions_are_compared_only_at_the_setting_the_page_ran(cli):

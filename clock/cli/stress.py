@@ -40,9 +40,10 @@ def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, 
 @click.option(
     "--search",
     type=click.Choice(SEARCHES),
-    default="bisect",
+    default="step",
     show_default=True,
-    help="bisect: halve each line to its break point; step: try every value in order (the same break points).",
+    help="step: replay every value of each line in order, to its first failure; bisect: the same "
+    "(failures are not nested, so no value inside a margin is skipped).",
 )
 @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True, help="Seeds noise and loss.")
 @click.option(

@@ -75,6 +75,7 @@ __all__ = [
     "SignalSummary",
     "Ticks",
     "LevelChunk",
+    "LevelStream",
     "iter_levels",
     "iter_multi_levels",
     "levels",
@@ -640,3 +641,42 @@ def summarize(blocks: Iterable[NDArray[np.float32]], sample_rate_hz: int) -> Sig
             energy += float(np.dot(block.astype(np.float64), block.astype(np.float64)))
     rms = float(np.sqrt(energy / n)) if n else 0.0
     return SignalSummary(n, int(sample_rate_hz), zeros / n if n else 0.0, peak, rms)
+
+
+class LevelStream:
+    """:func:`iter_levels` pushed block by block: :meth:`feed` each block, then :meth:`finish`.
+
+    For a caller that computes several traces from one pass over the samples
+    (``speechclock stress`` changes one decode many ways); the ticks are the
+    ones :func:`iter_levels` gives for the same samples, bit for bit, however
+    they are split into blocks.
+
+    Parameters
+    ----------
+    sample_rate_hz : int
+    ticks : Ticks, optional
+    metric : {"rms", "peak", "byte-mean", "max-db"}
+    options : AnalyserOptions, optional
+    """
+
+    def __init__(
+        self,
+        sample_rate_hz: int,
+        *,
+        ticks: Ticks | None = None,
+        metric: str = "rms",
+        options: AnalyserOptions | None = None,
+    ) -> None:
+        self._rate = int(sample_rate_hz)
+        self._engine = _Engine(self._rate, ticks or Ticks(), metric, options or AnalyserOptions())
+
+    def feed(self, block: NDArray[np.float32]) -> list[LevelChunk]:
+        """The ticks that ``block`` (the next samples) completes."""
+        out: list[LevelChunk] = []
+        for checked in _checked_blocks([block], self._rate):
+            out += self._engine.feed(checked)
+        return out
+
+    def finish(self) -> list[LevelChunk]:
+        """The last ticks (those whose window runs past the end)."""
+        return list(self._engine.finish())

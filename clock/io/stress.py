@@ -1,9 +1,16 @@
 """``speechclock stress``: each recording changed along each axis, replayed, where :mod:`clock.io.workers` says.
 
-One task per recording (decoded once, lazily: a recording whose lines are
-all answered by its level trace is not decoded): every line of every
-setting searched for its first failing value (see :mod:`clock.core.stress`);
-the changed traces are shared by the settings. The corpus's margins are
+One task per recording: every line of every setting scanned, value by
+value, to its first failing value (see :mod:`clock.core.stress`). The
+changed recordings stream: each pass decodes the recording block by block
+and changes every block several ways at once (a few values of each line
+still open; :func:`changed_traces`), keeping only their level traces, which
+are judged and dropped before the next pass. So the memory is a few traces,
+whatever the recording's length, and the time is the passes' (at most the
+longest line's values, fewer on a short recording) times its length. The
+changed traces are shared by the settings, and kept in the trace cache. A
+recording whose lines are all answered from the cache is not decoded; pause
+needs no decode. The corpus's margins are
 combined from the recordings' in corpus order, so a run gives the same
 result serially, with ``jobs`` processes or on Dask.
 """
@@ -12,20 +19,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core.beats import Beat, analyse, beats, narration_pause_s
 from ..core.derive import Margins, Observation, Outcome, derive, judge
-from ..core.levels import LevelTrace, levels
+from ..core.levels import LevelStream, LevelTrace
 from ..core.stress import (
     AXES,
     UNCHANGED,
     Failure,
     Line,
     LineMargin,
+    PinkNoise,
     SettingStress,
     StressResult,
     add_noise,
@@ -34,18 +43,17 @@ from ..core.stress import (
     failure_of,
     first_failure,
     line_margin,
+    lost_beat,
     margin_line,
-    pink_noise,
     recording_seed,
     robust_score,
     stretch_gaps,
-    unheard,
 )
 from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
 from .cache import TraceCache, resolve_cache
 from .decode import AudioInfo, iter_blocks, probe
-from .transforms import LOSS_BITRATE_KBPS, Encoded, decode, encode, lost_packets, reencode
+from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusLink, OpusReceiver, OpusSender
 from .workers import Workers, run_ordered
 
 __all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
@@ -65,7 +73,7 @@ def settings_for(
     """The committed (or candidate) setting and, when asked and derive recommends one, derive's recommendation."""
     out: list[Setting] = [(label, committed.floor, committed.quiet_s, committed.onset_timeout_s)]
     if recommended:
-        floor, quiet, timeout = derive(observations, margins=margins).setting
+        floor, quiet, timeout = derive(observations, margins=margins, held_out=False).setting
         if floor is not None and quiet is not None and timeout is not None:
             out.append(("recommended", floor, quiet, timeout))
     return out
@@ -81,144 +89,295 @@ class _Task:
     seed: int
     margins: Margins
     cache: TraceCache | None = None
+    #: ``P`` of the unchanged recordings judged together, per setting (the longest narration pause at its floor).
+    pauses_s: tuple[float, ...] = ()
 
 
 _Found = tuple[int | None, Failure | None]
 
+#: Changed traces one pass over a recording computes at most (each holds a level engine, a few MB).
+MAX_JOBS_PER_PASS = 16
+#: The levels of the changed traces one pass holds at most (bytes): a long recording takes fewer per pass.
+PASS_TRACE_BYTES = 24 * 2**20
+#: What a changed trace's cache key says of the change's model (bumped when a transform changes).
+_MODEL = 2
+
+
+class _Change:
+    """One line's change at one value, applied block by block as the recording is decoded.
+
+    Loss changes share one sender (the :data:`LOSS_BITRATE_KBPS` encode is
+    the same for every loss): each gets its packets and drops its own.
+    """
+
+    def __init__(self, line: Line, value: float, rate: int, seed: int) -> None:
+        self.line, self.value = line, value
+        self.link: OpusLink | None = None
+        self.receiver: OpusReceiver | None = None
+        self.loss: LossDraws | None = None
+        if line.axis == "codec":
+            self.link = OpusLink(rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
+        elif line.axis == "loss":
+            self.loss = LossDraws(value, burst=line.variant == "burst", seed=seed)
+
+    def _lost(self, packets: list[bytes]) -> list[bytes | None]:
+        assert self.loss is not None
+        gone = self.loss.next(len(packets)).tolist()
+        return [None if g else p for p, g in zip(packets, gone)]
+
+    def feed(
+        self, block: NDArray[np.float32], noise: NDArray[np.float32] | None, sent: tuple[OpusSender, list[bytes]] | None
+    ) -> NDArray[np.float32]:
+        axis = self.line.axis
+        if axis == "gain":
+            return apply_gain(block, self.value)
+        if axis == "noise":
+            assert noise is not None
+            return add_noise(block, noise, self.value)
+        if self.link is not None:
+            return self.link.feed(block)
+        assert sent is not None
+        sender, packets = sent
+        if self.receiver is None:
+            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
+        return self.receiver.feed(self._lost(packets), hold=HOLD_SAMPLES)
+
+    def finish(self, sent: tuple[OpusSender, list[bytes]] | None) -> NDArray[np.float32]:
+        if self.link is not None:
+            return self.link.finish()
+        if self.line.axis != "loss":
+            return np.zeros(0, np.float32)
+        assert sent is not None
+        sender, packets = sent
+        if self.receiver is None:
+            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
+        return self.receiver.finish(self._lost(packets), n_samples_48k=sender.n_samples_48k, n_samples=sender.n_samples)
+
+
+def changed_traces(
+    source: Any, trace: LevelTrace, changes: Sequence[tuple[Line, float]], *, seed: int
+) -> list[LevelTrace]:
+    """The level traces of ``source`` changed each way of ``changes``, in one decode (gain, noise, codec, loss).
+
+    The recording is decoded block by block (at ``trace``'s rate); each
+    block is changed each way and fed to that change's level computation,
+    and only the levels are kept, so the memory is the traces', whatever
+    the recording's length. ``seed`` is the recording's own
+    (:func:`~clock.core.stress.recording_seed`): the noise and the lost
+    packets. ``trace`` is the unchanged recording's (its cadence, metric and
+    options; its frames are shared when the lengths agree).
+    """
+    rate = trace.sample_rate_hz
+    todo = [_Change(line, value, rate, seed) for line, value in changes]
+    noise = PinkNoise(rate, seed=seed) if any(c.line.axis == "noise" for c in todo) else None
+    sender = OpusSender(rate, bitrate_kbps=LOSS_BITRATE_KBPS) if any(c.line.axis == "loss" for c in todo) else None
+    streams = [LevelStream(rate, ticks=trace.ticks, metric=trace.metric, options=trace.options) for _ in todo]
+    found: list[list[NDArray[np.float64]]] = [[] for _ in todo]
+    for block in iter_blocks(source, context_rate_hz=rate):
+        unit = noise.take(block.size) if noise is not None else None
+        sent = (sender, sender.feed(block)) if sender is not None else None
+        for change, stream, out in zip(todo, streams, found):
+            out += [c.level for c in stream.feed(change.feed(block, unit, sent))]
+    last = (sender, sender.finish()) if sender is not None else None
+    traces = []
+    for change, stream, out in zip(todo, streams, found):
+        out += [c.level for c in stream.feed(change.finish(last)) + stream.finish()]
+        level = np.concatenate(out) if out else np.zeros(0, np.float64)
+        n = level.size
+        frames = trace.frames if n == trace.n_ticks else trace.ticks.frames(np.arange(n, dtype=np.int64), rate)
+        traces.append(replace(trace, frames=frames, level=level))
+    return traces
+
+
+class _Miss(Exception):
+    """Not in the trace cache."""
+
+
+def _kept(info: AudioInfo, trace: LevelTrace) -> Callable[[], tuple[AudioInfo, list[LevelTrace]]]:
+    """What the trace cache keeps for a changed trace computed in a pass."""
+    return lambda: (info, [trace])
+
 
 class _Changed:
-    """One recording's changed versions, computed once each (and its samples decoded once, when first needed)."""
+    """One recording's changed versions: traces computed in shared passes over its decode, kept only to be judged."""
 
     def __init__(self, task: _Task) -> None:
         self.task = task
         self.seed = recording_seed(task.seed, task.obs.name)
-        self._samples: NDArray[np.float32] | None = None
-        self._noise: NDArray[np.float32] | None = None
-        self._encoded: Encoded | None = None
-        self._memo: dict[tuple[Any, ...], tuple[Observation, Callable[[float], float] | None]] = {}
+        self.passes = 0  # decodes made (for tests)
 
     @property
     def trace(self) -> LevelTrace:
         return self.task.obs.trace
 
-    def samples(self) -> NDArray[np.float32]:
-        if self._samples is None:
-            blocks = list(iter_blocks(self.task.source))
-            self._samples = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
-        return self._samples
-
-    def _levels(self, x: NDArray[np.float32]) -> LevelTrace:
-        t = self.trace
-        return levels(x, t.sample_rate_hz, ticks=t.ticks, metric=t.metric, options=t.options)
-
-    def _loss(self, pct: float, burst: bool) -> NDArray[np.float32]:
-        """The loss axis: one encode at :data:`LOSS_BITRATE_KBPS`, decoded with each pattern of lost packets."""
-        if self._encoded is None:
-            self._encoded = encode(self.samples(), self.trace.sample_rate_hz, bitrate_kbps=LOSS_BITRATE_KBPS)
-        lost = lost_packets(len(self._encoded.packets), pct, burst=burst, seed=self.seed)
-        return decode(self._encoded, lost)
-
-    def _samples_at(self, line: Line, value: float) -> NDArray[np.float32]:
-        """The decoded samples changed to ``value`` on ``line`` (gain, noise, codec or loss)."""
-        x = self.samples()
-        rate = self.trace.sample_rate_hz
-        if line.axis == "gain":
-            return apply_gain(x, value)
-        if line.axis == "noise":
-            if self._noise is None:
-                self._noise = pink_noise(x.size, rate, seed=self.seed)
-            return add_noise(x, self._noise, value)
-        if line.axis == "codec":
-            return reencode(x, rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
-        return self._loss(value, line.variant == "burst")
-
-    def _cached(self, line: Line, value: float) -> LevelTrace:
-        """The level trace of the changed samples: from the trace cache (no decoding) or computed and kept there."""
-        cache = self.task.cache
-        if cache is None:
-            return self._levels(self._samples_at(line, value))
+    def _params(self, line: Line, value: float) -> dict[str, Any]:
         t = self.trace
         seeded = line.axis in ("noise", "loss")
-        params = {
-            "stress": [line.axis, line.variant, value, self.seed if seeded else None],
+        return {
+            "stress": [line.axis, line.variant, value, self.seed if seeded else None, _MODEL],
             "ticks": [str(t.ticks.period_s), t.ticks.align],
             "metric": t.metric,
             "options": asdict(t.options),
         }
 
-        def compute() -> tuple[AudioInfo, list[LevelTrace]]:
-            return probe(self.task.source), [self._levels(self._samples_at(line, value))]
+    def traces(self, wanted: Sequence[tuple[Line, float]]) -> list[LevelTrace]:
+        """The changed traces of ``wanted`` (from the trace cache, the rest in one decode, then kept there)."""
+        cache = self.task.cache
+        found: dict[int, LevelTrace] = {}
+        if cache is not None:
+            for k, (line, value) in enumerate(wanted):
 
-        return cache.traces(self.task.source, params, compute)[1][0]
+                def miss() -> tuple[AudioInfo, list[LevelTrace]]:
+                    raise _Miss
 
-    def changed(self, line: Line, value: float, floor: float) -> tuple[Observation, Callable[[float], float] | None]:
-        """The recording changed to ``value`` on ``line`` (and the map back to its timeline, for pauses)."""
-        key: tuple[Any, ...] = (line.axis, line.variant, value) + ((floor,) if line.axis == "pause" else ())
-        if key in self._memo:
-            return self._memo[key]
+                try:
+                    found[k] = cache.traces(self.task.source, self._params(line, value), miss)[1][0]
+                except _Miss:
+                    pass
+        todo = [k for k in range(len(wanted)) if k not in found]
+        if todo:
+            self.passes += 1
+            made = changed_traces(self.task.source, self.trace, [wanted[k] for k in todo], seed=self.seed)
+            info = probe(self.task.source) if cache is not None else None
+            for k, trace in zip(todo, made):
+                found[k] = trace
+                if cache is not None and info is not None:
+                    line, value = wanted[k]
+                    cache.traces(self.task.source, self._params(line, value), _kept(info, trace))
+        return [found[k] for k in range(len(wanted))]
+
+    def stretched(self, line: Line, value: float, floor: float) -> tuple[Observation, Callable[[float], float]]:
+        """The recording with its narration gaps (at ``floor``) stretched by ``value`` ms: no decoding."""
         obs = self.task.obs
-        back = None
-        if line.axis == "pause":
-            assert obs.events is not None
-            extra = int(round(value / 1000.0 / self.trace.tick_s))
-            trace, events, back = stretch_gaps(self.trace, obs.events, floor=floor, extra_ticks=extra)
-            found = replace(obs, trace=trace, events=events)
-        else:
-            found = replace(obs, trace=self._cached(line, value))
-        self._memo[key] = (found, back)
-        return found, back
+        assert obs.events is not None
+        extra = int(round(value / 1000.0 / self.trace.tick_s))
+        trace, events, back = stretch_gaps(self.trace, obs.events, floor=floor, extra_ticks=extra)
+        return replace(obs, trace=trace, events=events), back
 
 
-def _line_failure(changed: _Changed, line: Line, setting: Setting, unchanged: Outcome) -> _Found:
-    """The first failing value of ``line`` for one setting on one recording, and its first failing beat."""
-    _, floor, quiet, timeout = setting
-    task = changed.task
-    failures: dict[int, Failure] = {}
+class _Judged:
+    """One setting on one recording: its unchanged replay, and the judge's first failing beat of a changed one."""
 
-    def fails(i: int) -> bool:
-        obs, back = changed.changed(line, line.values[i], floor)
-        out = judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
-        if out.n_failed:
-            u = out.unsatisfied[0]
-            failures[i] = failure_of(u, t_s=None if back is None else back(u.t_s))
-        elif out.n_ok < unchanged.n_ok:
-            failures[i] = unheard(task.obs, obs, floor=floor)
-        return i in failures
+    def __init__(self, task: _Task, setting: Setting, pause_s: float = 0.0) -> None:
+        _, self.floor, self.quiet, self.timeout = setting
+        self.task, self.pause_s = task, pause_s
+        self.unchanged = self._judge(task.obs)
+        self._before: list[Beat] | None = None
 
-    index = first_failure(len(line.values), fails, search=task.search)
-    return index, None if index is None else failures[index]
+    def _judge(self, obs: Observation) -> Outcome:
+        # Judged with the corpus: P is the longest narration pause of the other recordings (unchanged) and of
+        # this one as the change leaves it.
+        assert obs.events is not None
+        own = analyse(obs.trace, obs.events, floor=self.floor).narration_pause_s
+        return judge(
+            [obs],
+            floor=self.floor,
+            quiet_s=self.quiet,
+            onset_timeout_s=self.timeout,
+            margins=self.task.margins,
+            narration_pause_s=max(own, self.pause_s),
+        )
+
+    def _beats(self, obs: Observation) -> list[Beat]:
+        assert obs.events is not None
+        return beats(
+            obs.trace,
+            obs.events,
+            floor=self.floor,
+            quiet_s=self.quiet,
+            onset_timeout_s=self.timeout,
+            narration_pause_s=self.pause_s,
+        )
+
+    def failure(self, obs: Observation, back: Callable[[float], float] | None = None) -> Failure | None:
+        """The first beat of ``obs`` (a changed recording) that fails, as the judge gives it (None: it holds)."""
+        out = self._judge(obs)
+        first = failure_of(out.unsatisfied[0]) if out.n_failed else None
+        u = self.unchanged
+        if out.n_silent != u.n_silent or out.n_beats != u.n_beats:
+            if self._before is None:
+                self._before = self._beats(self.task.obs)
+            lost = lost_beat(obs.name, self._before, self._beats(obs), floor=self.floor)
+            if lost is not None and (first is None or lost.beat < first.beat):
+                first = lost
+        if first is not None and back is not None:
+            first = replace(first, t_s=back(first.t_s))
+        return first
 
 
-def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]]]:
-    """One recording: its unchanged outcome per setting, and per setting and line its first failure."""
+def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
+    """One recording: its unchanged outcome per setting, per setting and line its first failure, and its decodes.
+
+    Every value of a line is replayed in order until the setting's first
+    failure on it (the step scan of :func:`~clock.core.stress.first_failure`);
+    the changed traces of the lines that need decoding are computed up to
+    :data:`MAX_JOBS_PER_PASS` at a time per pass over the decode (the next
+    values of the open lines, in line order), and shared by the settings.
+    """
     changed = _Changed(task)
-    outcomes: list[Outcome] = []
-    found: list[list[_Found]] = []
-    for setting in task.settings:
-        _, floor, quiet, timeout = setting
-        unchanged = judge([task.obs], floor=floor, quiet_s=quiet, onset_timeout_s=timeout, margins=task.margins)
-        outcomes.append(unchanged)
-        if unchanged.n_failed:
-            first = failure_of(unchanged.unsatisfied[0])
+    judged = [_Judged(task, s, p) for s, p in zip(task.settings, task.pauses_s or (0.0,) * len(task.settings))]
+    n_lines = len(task.lines)
+    found: list[list[_Found | None]] = []
+    for j in judged:
+        if j.unchanged.n_failed:
+            first = failure_of(j.unchanged.unsatisfied[0])
             found.append([(UNCHANGED, first) for _ in task.lines])
         else:
-            found.append([_line_failure(changed, line, setting, unchanged) for line in task.lines])
-    return outcomes, found
+            found.append([None] * n_lines)
+    # Pause: the unchanged trace stretched, per setting (the gaps are the floor's).
+    for li, line in enumerate(task.lines):
+        if line.axis != "pause":
+            continue
+        for si, j in enumerate(judged):
+            if found[si][li] is not None:
+                continue
+
+            def fails(i: int, j: _Judged = j, si: int = si, li: int = li, line: Line = line) -> bool:
+                obs, back = changed.stretched(line, line.values[i], j.floor)
+                f = j.failure(obs, back)
+                if f is not None:
+                    found[si][li] = (i, f)
+                return f is not None
+
+            if first_failure(len(line.values), fails, search=task.search) is None:
+                found[si][li] = (None, None)
+    # The rest: a step scan per line, a few values of every open line per decode.
+    sampled = [li for li, line in enumerate(task.lines) if line.axis != "pause"]
+    at = dict.fromkeys(sampled, 0)
+    per_pass = max(1, min(MAX_JOBS_PER_PASS, PASS_TRACE_BYTES // max(1, 8 * changed.trace.n_ticks)))
+    while True:
+        open_lines = []
+        for li in sampled:
+            waiting = [si for si in range(len(judged)) if found[si][li] is None]
+            if waiting and at[li] >= len(task.lines[li].values):
+                for si in waiting:
+                    found[si][li] = (None, None)
+            elif waiting:
+                open_lines.append(li)
+        if not open_lines:
+            break
+        # The next values of the open lines, in line order (a pass holds the loss values together: one encode).
+        wanted = [(li, i) for li in open_lines for i in range(at[li], len(task.lines[li].values))][:per_pass]
+        traces = changed.traces([(task.lines[li], task.lines[li].values[i]) for li, i in wanted])
+        for (li, i), trace in zip(wanted, traces):
+            obs = replace(task.obs, trace=trace)
+            for si, j in enumerate(judged):
+                if found[si][li] is None:
+                    f = j.failure(obs)
+                    if f is not None:
+                        found[si][li] = (i, f)
+            at[li] = i + 1
+    done = [[f if f is not None else (None, None) for f in row] for row in found]
+    return [j.unchanged for j in judged], done, changed.passes
 
 
 def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
-    """Per-recording outcomes added up as one corpus's (the judge's fields, in its order)."""
-    n = len(outcomes)
-    return Outcome(
-        n,
-        sum(o.n_beats for o in outcomes),
-        sum(o.n_ok for o in outcomes),
-        sum(o.n_premature for o in outcomes),
-        sum(o.n_stalled for o in outcomes),
-        sum(o.n_missed_onset for o in outcomes),
-        sum(o.n_silent for o in outcomes),
-        tuple(u for o in outcomes for u in o.unsatisfied),
-    )
+    """Per-recording outcomes added up as one corpus's (every count summed, the failing beats in order)."""
+    values: dict[str, Any] = {}
+    for f in fields(Outcome):
+        parts = [getattr(o, f.name) for o in outcomes]
+        values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
+    return Outcome(**values)
 
 
 def stress_observations(
@@ -227,7 +386,7 @@ def stress_observations(
     settings: Sequence[Setting],
     *,
     axes: Sequence[str] = AXES,
-    search: str = "bisect",
+    search: str = "step",
     seed: int = 0,
     margins: Margins | None = None,
     workers: Workers | None = None,
@@ -245,15 +404,21 @@ def stress_observations(
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
     todo_lines = axis_lines(tick_s=tick_s, axes=axes) if pairs else ()  # nothing to replay: no margin to claim
-    tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache) for s, o in pairs]
+    pauses = tuple(
+        narration_pause_s([analyse(o.trace, o.events, floor=floor) for _, o in pairs if o.events is not None])
+        for _, floor, _, _ in settings
+    )
+    tasks = [
+        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, pauses) for s, o in pairs
+    ]
     done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
     out = []
     for k, (label, floor, quiet, timeout) in enumerate(settings):
         per_rec: list[tuple[LineMargin, ...]] = []
-        for _, found in done:
+        for _, found, _ in done:
             per_rec.append(tuple(line_margin(line, i, f) for line, (i, f) in zip(todo_lines, found[k])))
-        margins_k = tuple(combine(line, [found[k][j] for _, found in done]) for j, line in enumerate(todo_lines))
-        unchanged = _sum_outcomes([outcomes[k] for outcomes, _ in done])
+        margins_k = tuple(combine(line, [found[k][j] for _, found, _ in done]) for j, line in enumerate(todo_lines))
+        unchanged = _sum_outcomes([outcomes[k] for outcomes, _, _ in done])
         out.append(SettingStress(label, floor, quiet, timeout, unchanged, margins_k, tuple(per_rec)))
     return StressResult(tuple(o.name for _, o in pairs), tuple(out), search, seed)
 
@@ -263,7 +428,7 @@ def stress(
     *,
     settings: Sequence[Setting] | None = None,
     axes: Sequence[str] = AXES,
-    search: str = "bisect",
+    search: str = "step",
     seed: int = 0,
     jobs: int = 1,
     scheduler: str | None = None,
@@ -280,7 +445,8 @@ def stress(
         Default: the config's committed setting and derive's recommendation.
     axes : sequence of str
         Some of ``gain``, ``noise``, ``codec``, ``loss``, ``pause``.
-    search : {"bisect", "step"}
+    search : {"step", "bisect"}
+        Both scan every value of a line in order (see :func:`clock.core.stress.first_failure`).
     seed : int
         Seeds the noise and the lost packets (with each recording's name).
     jobs, scheduler :
@@ -346,12 +512,19 @@ def robust_preference(
     limits it.
     """
 
-    def prefer(candidates: list[tuple[float, float, float]]) -> tuple[int, str]:
-        settings = [(f"floor {f:g}", f, q, t) for f, q, t in candidates]
+    def prefer(candidates: list[tuple[float, float, float | None]]) -> tuple[int, str]:
+        # A candidate without a quiet time or a timeout (nothing to recommend for it) cannot be replayed.
+        whole = [k for k, (_, q, t) in enumerate(candidates) if q is not None and t is not None]
+        if not whole:
+            return 0, (
+                "not preferred for robustness: none of the settings that replay right has both a quiet time "
+                "and an onset timeout to replay changed"
+            )
+        settings = [(f"floor {candidates[k][0]:g}", *candidates[k]) for k in whole]
         result = stress_observations(
             sources,
             observations,
-            settings,
+            settings,  # type: ignore[arg-type]
             axes=axes,
             seed=seed,
             margins=margins,
@@ -360,15 +533,15 @@ def robust_preference(
             cache=cache,
         )
         scores = [robust_score(s) for s in result.settings]
-        pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
-        lim = result.settings[pick].limiting
+        best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        lim = result.settings[best].limiting
         held = "every line holds over its whole range"
         if lim is not None and lim.first_failure is not None:
             held = f"{lim.margin_fraction:.0%} of its {lim.name} line holds, the least of its lines: {margin_line(lim)}"
-        note = (
-            f"preferred for robustness: of the {len(candidates)} settings that replay right, its smallest margin is "
-            f"the widest ({held})"
-        )
-        return pick, note
+        of = f"the {len(whole)} settings that replay right"
+        if len(whole) < len(candidates):
+            of += f" (of {len(candidates)}; the others lack a quiet time or a timeout)"
+        note = f"preferred for robustness: of {of}, its smallest margin is the widest ({held})"
+        return whole[best], note
 
-    return prefer
+    return prefer  # type: ignore[return-value]

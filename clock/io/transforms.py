@@ -14,12 +14,20 @@ is removed so the timeline stays the recording's.
 A lost packet is concealed as libopus conceals it when the receiver asks
 for a frame it does not have: ``opus_decode`` with no packet (the packet
 loss concealment of NetEq's ``DecodePlc``; in-band FEC is not used). Which
-packets are lost is seeded and nested: ``random`` drops the first
-``round(p * n)`` packets of a seeded shuffle, ``burst`` whole runs of
-:data:`BURST_PACKETS` packets in a seeded order, so a higher loss drops the
-packets of a lower one and more.
+packets are lost is seeded and nested (:class:`LossDraws`): each packet
+(``random``), or each run of :data:`BURST_PACKETS` packets from a seeded
+offset (``burst``), draws one seeded uniform number in order and is lost when
+it is below ``p``, so a higher loss drops the packets of a lower one and
+more, and about ``p`` of the packets are lost.
 
-Other rates are resampled to 48 kHz and back with soxr.
+Other rates are resampled to 48 kHz and back with soxr (its streaming
+resampler).
+
+Everything streams: :class:`OpusSender` turns blocks of samples into
+packets as they come, :class:`OpusReceiver` turns packets back into samples
+on the recording's timeline, so a re-encode holds a few frames, never the
+recording. :func:`encode`, :func:`decode` and :func:`reencode` are the same
+code given the whole signal as one block.
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ import ctypes.util
 import functools
 import glob
 import os
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,11 +54,13 @@ __all__ = [
     "LOSS_BITRATE_KBPS",
     "OPUS_RATE_HZ",
     "Encoded",
+    "LossDraws",
+    "OpusReceiver",
+    "OpusLink",
+    "OpusSender",
     "decode",
     "encode",
     "lost_packets",
-    "opus_decode",
-    "opus_encode",
     "reencode",
 ]
 
@@ -102,90 +114,220 @@ def _to_int16(x: NDArray[np.float32]) -> NDArray[np.int16]:
     return np.clip(np.round(x.astype(np.float64) * 32768.0), -32768, 32767).astype(np.int16)
 
 
-def opus_encode(pcm: NDArray[np.int16], *, bitrate_kbps: float, dtx: bool) -> tuple[list[bytes], int]:
-    """48 kHz mono 16-bit PCM as 20 ms Opus packets (the last padded with silence), and the look-ahead.
+class LossDraws:
+    """Which packets are lost at ``loss_pct`` percent, packet by packet as they come (see the module notes).
 
-    Returns
-    -------
-    packets : list of bytes
-    lookahead : int
-        Samples the decoded signal lags the input by.
+    Seeded; the same draws however the packets are counted out, and a
+    higher loss loses every packet a lower one does.
     """
-    lib = _libopus()
-    err = ctypes.c_int(0)
-    enc = lib.opus_encoder_create(OPUS_RATE_HZ, 1, _VOIP, ctypes.byref(err))
-    if err.value != 0 or not enc:
-        raise RecordingError(f"libopus: cannot create an encoder (error {err.value})")
-    try:
-        for request, value in ((_SET_BITRATE, int(bitrate_kbps * 1000)), (_SET_COMPLEXITY, _COMPLEXITY)):
-            lib.opus_encoder_ctl(ctypes.c_void_p(enc), request, ctypes.c_int(value))
-        lib.opus_encoder_ctl(ctypes.c_void_p(enc), _SET_DTX, ctypes.c_int(1 if dtx else 0))
-        look = ctypes.c_int(0)
-        lib.opus_encoder_ctl(ctypes.c_void_p(enc), _GET_LOOKAHEAD, ctypes.byref(look))
-        n = pcm.size + look.value
-        padded = np.zeros(-(-n // FRAME) * FRAME, np.int16)
-        padded[: pcm.size] = pcm
-        out = ctypes.create_string_buffer(_MAX_PACKET)
-        packets = []
-        for k in range(0, padded.size, FRAME):
-            frame = np.ascontiguousarray(padded[k : k + FRAME])
-            size = lib.opus_encode(enc, frame.ctypes.data, FRAME, out, _MAX_PACKET)
-            if size < 0:
-                raise RecordingError(f"libopus: encoding failed (error {size})")
-            packets.append(out.raw[:size])
-        return packets, look.value
-    finally:
-        lib.opus_encoder_destroy(enc)
 
+    def __init__(self, loss_pct: float, *, burst: bool, seed: int) -> None:
+        self._p = float(loss_pct) / 100.0
+        self._burst = burst
+        self._rng = np.random.default_rng(seed)
+        self._offset = int(self._rng.integers(BURST_PACKETS)) if burst else 0
+        self._k = 0  # the next packet
+        self._slot0 = 0  # the slot of self._u[0]
+        self._u = np.zeros(0)
 
-def opus_decode(packets: Sequence[bytes | None]) -> NDArray[np.int16]:
-    """Packets decoded one after another by one libopus decoder at 48 kHz; None is a lost packet, concealed."""
-    lib = _libopus()
-    err = ctypes.c_int(0)
-    dec = lib.opus_decoder_create(OPUS_RATE_HZ, 1, ctypes.byref(err))
-    if err.value != 0 or not dec:
-        raise RecordingError(f"libopus: cannot create a decoder (error {err.value})")
-    out = np.zeros(len(packets) * FRAME, np.int16)
-    try:
-        for k, packet in enumerate(packets):
-            view = out[k * FRAME : (k + 1) * FRAME]
-            if packet is None:
-                got = lib.opus_decode(dec, None, 0, view.ctypes.data, FRAME, 0)
-            else:
-                got = lib.opus_decode(dec, packet, len(packet), view.ctypes.data, FRAME, 0)
-            if got != FRAME:
-                raise RecordingError(f"libopus: decoding packet {k} gave {got} samples, not {FRAME}")
-        return out
-    finally:
-        lib.opus_decoder_destroy(dec)
+    def next(self, n: int) -> NDArray[np.bool_]:
+        """Lost or not, for the next ``n`` packets."""
+        k = np.arange(self._k, self._k + n, dtype=np.int64)
+        self._k += n
+        if n == 0:
+            return np.zeros(0, bool)
+        if not self._burst:
+            return self._rng.random(n) < self._p
+        slot = np.where(k < self._offset, 0, 1 + (k - self._offset) // BURST_PACKETS)
+        last = int(slot[-1])
+        have = self._slot0 + self._u.size
+        if last >= have:
+            self._u = np.concatenate([self._u, self._rng.random(last + 1 - have)])
+        lost = self._u[slot - self._slot0] < self._p
+        drop = int(slot[-1]) - self._slot0  # earlier slots are done with
+        self._u, self._slot0 = self._u[drop:], self._slot0 + drop
+        return lost
 
 
 def lost_packets(n: int, loss_pct: float, *, burst: bool, seed: int) -> NDArray[np.bool_]:
-    """Which of ``n`` packets are lost at ``loss_pct`` percent (seeded; a higher loss contains a lower one)."""
-    lost = np.zeros(n, bool)
-    want = int(round(n * loss_pct / 100.0))
-    if want == 0:
-        return lost
-    rng = np.random.default_rng(seed)
-    if not burst:
-        lost[rng.permutation(n)[:want]] = True
-        return lost
-    offset = int(rng.integers(BURST_PACKETS))
-    starts = np.arange(offset, n, BURST_PACKETS)
-    for s in starts[rng.permutation(starts.size)]:
-        room = want - int(lost.sum())
-        if room <= 0:
-            break
-        lost[s : s + min(BURST_PACKETS, room)] = True
-    return lost
+    """Which of ``n`` packets are lost at ``loss_pct`` percent: the first ``n`` of :class:`LossDraws`."""
+    return LossDraws(loss_pct, burst=burst, seed=seed).next(n)
 
 
-def _resample(x: NDArray[np.float32], from_hz: int, to_hz: int) -> NDArray[np.float32]:
-    if from_hz == to_hz:
-        return x
-    import soxr
+class _Resampler:
+    """soxr's streaming resampler, or nothing at the same rate."""
 
-    return np.asarray(soxr.resample(x, from_hz, to_hz, quality="HQ"), np.float32)
+    def __init__(self, from_hz: int, to_hz: int) -> None:
+        self._stream: Any = None
+        if from_hz != to_hz:
+            import soxr
+
+            self._stream = soxr.ResampleStream(from_hz, to_hz, 1, dtype="float32", quality="HQ")
+
+    def __call__(self, x: NDArray[np.float32], *, last: bool = False) -> NDArray[np.float32]:
+        if self._stream is None:
+            return x
+        return np.asarray(self._stream.resample_chunk(np.ascontiguousarray(x, np.float32), last=last), np.float32)
+
+
+class OpusSender:
+    """Blocks of samples at ``sample_rate_hz`` as 20 ms Opus packets, as a browser's sender encodes a voice.
+
+    :meth:`feed` gives the packets each block completes; :meth:`finish` the
+    last ones (the final frame padded with silence, far enough to hold the
+    encoder's look-ahead). Then :attr:`n_samples`, :attr:`n_samples_48k`
+    and :attr:`lookahead` say how to put the decoded signal back.
+    """
+
+    def __init__(self, sample_rate_hz: int, *, bitrate_kbps: float, dtx: bool = False) -> None:
+        lib = _libopus()
+        err = ctypes.c_int(0)
+        enc = lib.opus_encoder_create(OPUS_RATE_HZ, 1, _VOIP, ctypes.byref(err))
+        if err.value != 0 or not enc:
+            raise RecordingError(f"libopus: cannot create an encoder (error {err.value})")
+        self._enc = ctypes.c_void_p(enc)
+        self._done = weakref.finalize(self, lib.opus_encoder_destroy, enc)
+        for request, value in ((_SET_BITRATE, int(bitrate_kbps * 1000)), (_SET_COMPLEXITY, _COMPLEXITY)):
+            lib.opus_encoder_ctl(self._enc, request, ctypes.c_int(value))
+        lib.opus_encoder_ctl(self._enc, _SET_DTX, ctypes.c_int(1 if dtx else 0))
+        look = ctypes.c_int(0)
+        lib.opus_encoder_ctl(self._enc, _GET_LOOKAHEAD, ctypes.byref(look))
+        self.lookahead = look.value
+        self.sample_rate_hz = int(sample_rate_hz)
+        self.n_samples = 0
+        self.n_samples_48k = 0
+        self._up = _Resampler(self.sample_rate_hz, OPUS_RATE_HZ)
+        self._pending = np.zeros(0, np.int16)
+        self._out = ctypes.create_string_buffer(_MAX_PACKET)
+        self._lib = lib
+
+    def _frames(self, pcm: NDArray[np.int16]) -> list[bytes]:
+        buf = np.concatenate([self._pending, pcm]) if self._pending.size else pcm
+        n = buf.size // FRAME * FRAME
+        packets = []
+        for k in range(0, n, FRAME):
+            frame = np.ascontiguousarray(buf[k : k + FRAME])
+            size = self._lib.opus_encode(self._enc, frame.ctypes.data, FRAME, self._out, _MAX_PACKET)
+            if size < 0:
+                raise RecordingError(f"libopus: encoding failed (error {size})")
+            packets.append(self._out.raw[:size])
+        self._pending = buf[n:].copy()
+        return packets
+
+    def feed(self, block: NDArray[np.float32]) -> list[bytes]:
+        """The packets the next samples complete."""
+        self.n_samples += block.size
+        x48 = self._up(block)
+        self.n_samples_48k += x48.size
+        return self._frames(_to_int16(x48))
+
+    def finish(self) -> list[bytes]:
+        """The last packets: the resampler's tail, then silence up to a whole frame past the look-ahead."""
+        x48 = self._up(np.zeros(0, np.float32), last=True)
+        self.n_samples_48k += x48.size
+        packets = self._frames(_to_int16(x48))
+        total = -(-(self.n_samples_48k + self.lookahead) // FRAME) * FRAME
+        sent = self.n_samples_48k - self._pending.size  # encoded so far (before the look-ahead padding)
+        pad = max(0, total - sent - self._pending.size)
+        packets += self._frames(np.zeros(pad, np.int16))
+        self._done()
+        return packets
+
+
+class OpusReceiver:
+    """Packets decoded as the receive path decodes them, lost ones concealed, back on the recording's timeline.
+
+    :meth:`feed` takes the next packets (None for a lost one) and gives the
+    samples they complete; :meth:`finish` takes the last ones and the
+    sender's lengths, and gives the rest, so that the output has as many
+    samples as went in.
+    """
+
+    def __init__(self, sample_rate_hz: int, *, lookahead: int) -> None:
+        lib = _libopus()
+        err = ctypes.c_int(0)
+        dec = lib.opus_decoder_create(OPUS_RATE_HZ, 1, ctypes.byref(err))
+        if err.value != 0 or not dec:
+            raise RecordingError(f"libopus: cannot create a decoder (error {err.value})")
+        self._dec = ctypes.c_void_p(dec)
+        self._done = weakref.finalize(self, lib.opus_decoder_destroy, dec)
+        self._lib = lib
+        self._skip = int(lookahead)  # decoded samples still to drop at the start
+        self._down = _Resampler(OPUS_RATE_HZ, int(sample_rate_hz))
+        self._n48 = 0  # decoded samples kept (after the look-ahead)
+        self._given = 0  # output samples given
+        self._held = np.zeros(0, np.float32)  # output held back until the length is known
+
+    def _decode(self, packets: Sequence[bytes | None]) -> NDArray[np.int16]:
+        out = np.zeros(len(packets) * FRAME, np.int16)
+        for k, packet in enumerate(packets):
+            view = out[k * FRAME : (k + 1) * FRAME]
+            if packet is None:
+                got = self._lib.opus_decode(self._dec, None, 0, view.ctypes.data, FRAME, 0)
+            else:
+                got = self._lib.opus_decode(self._dec, packet, len(packet), view.ctypes.data, FRAME, 0)
+            if got != FRAME:
+                raise RecordingError(f"libopus: decoding a packet gave {got} samples, not {FRAME}")
+        skip = min(self._skip, out.size)
+        self._skip -= skip
+        return out[skip:]
+
+    def feed(self, packets: Sequence[bytes | None], *, hold: int = 0) -> NDArray[np.float32]:
+        """The samples the next packets complete (keeping the last ``hold`` back)."""
+        pcm = self._decode(packets)
+        self._n48 += pcm.size
+        y = self._down(webrtc_int16_to_float32(pcm))
+        if self._held.size:
+            y = np.concatenate([self._held, y])
+        cut = max(0, y.size - hold)
+        self._held = y[cut:].copy()
+        self._given += cut
+        return y[:cut]
+
+    def finish(self, packets: Sequence[bytes | None], *, n_samples_48k: int, n_samples: int) -> NDArray[np.float32]:
+        """The rest: the last packets, cut to the sender's length at 48 kHz, then to its length in samples."""
+        pcm = self._decode(packets)
+        keep = max(0, min(pcm.size, n_samples_48k - self._n48))
+        self._n48 += keep
+        y = self._down(webrtc_int16_to_float32(pcm[:keep]), last=True)
+        y = np.concatenate([self._held, y]) if self._held.size else y
+        self._held = np.zeros(0, np.float32)
+        want = max(0, n_samples - self._given)
+        out = np.zeros(want, np.float32)
+        out[: min(want, y.size)] = y[:want]
+        self._given += want
+        self._done()
+        return out
+
+
+class OpusLink:
+    """One sender and one receiver: blocks in, the same number of samples out, as heard after an Opus link."""
+
+    def __init__(
+        self, sample_rate_hz: int, *, bitrate_kbps: float, dtx: bool = False, loss: LossDraws | None = None
+    ) -> None:
+        self.sender = OpusSender(sample_rate_hz, bitrate_kbps=bitrate_kbps, dtx=dtx)
+        self.receiver = OpusReceiver(sample_rate_hz, lookahead=self.sender.lookahead)
+        self.loss = loss
+
+    def _lost(self, packets: list[bytes]) -> list[bytes | None]:
+        if self.loss is None:
+            return list(packets)
+        gone = self.loss.next(len(packets)).tolist()
+        return [None if g else p for p, g in zip(packets, gone)]
+
+    def feed(self, block: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The samples heard so far (a few frames behind the input)."""
+        return self.receiver.feed(self._lost(self.sender.feed(block)), hold=HOLD_SAMPLES)
+
+    def finish(self) -> NDArray[np.float32]:
+        """The rest of the samples heard."""
+        rest = self._lost(self.sender.finish())
+        return self.receiver.finish(rest, n_samples_48k=self.sender.n_samples_48k, n_samples=self.sender.n_samples)
+
+
+#: Output an :class:`OpusLink` holds back until the end is known (a resampler's overshoot is cut there).
+HOLD_SAMPLES = 4 * FRAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,21 +342,18 @@ class Encoded:
 
 
 def encode(samples: NDArray[np.float32], sample_rate_hz: int, *, bitrate_kbps: float, dtx: bool = False) -> Encoded:
-    """The samples encoded as a browser sends a voice (see the module notes)."""
-    x48 = _resample(samples, sample_rate_hz, OPUS_RATE_HZ)
-    packets, look = opus_encode(_to_int16(x48), bitrate_kbps=bitrate_kbps, dtx=dtx)
-    return Encoded(tuple(packets), look, sample_rate_hz, samples.size, x48.size)
+    """The samples encoded as a browser sends a voice (see the module notes): :class:`OpusSender`, one block."""
+    sender = OpusSender(sample_rate_hz, bitrate_kbps=bitrate_kbps, dtx=dtx)
+    packets = sender.feed(np.asarray(samples, np.float32)) + sender.finish()
+    return Encoded(tuple(packets), sender.lookahead, sample_rate_hz, sender.n_samples, sender.n_samples_48k)
 
 
 def decode(encoded: Encoded, lost: NDArray[np.bool_] | None = None) -> NDArray[np.float32]:
     """The packets as the receive path decodes them, the ``lost`` ones concealed; the recording's length and rate."""
     gone = lost.tolist() if lost is not None else [False] * len(encoded.packets)
-    decoded = opus_decode([None if g else p for p, g in zip(encoded.packets, gone)])
-    y48 = webrtc_int16_to_float32(decoded[encoded.lookahead : encoded.lookahead + encoded.n_samples_48k])
-    y = _resample(y48, OPUS_RATE_HZ, encoded.sample_rate_hz)
-    out = np.zeros(encoded.n_samples, np.float32)
-    out[: min(y.size, out.size)] = y[: out.size]
-    return out
+    receiver = OpusReceiver(encoded.sample_rate_hz, lookahead=encoded.lookahead)
+    packets = [None if g else p for p, g in zip(encoded.packets, gone)]
+    return receiver.finish(packets, n_samples_48k=encoded.n_samples_48k, n_samples=encoded.n_samples)
 
 
 def reencode(
@@ -228,5 +367,7 @@ def reencode(
     seed: int = 0,
 ) -> NDArray[np.float32]:
     """The samples as a receiver hears them after an Opus link (see the module notes); same length and rate."""
-    found = encode(samples, sample_rate_hz, bitrate_kbps=bitrate_kbps, dtx=dtx)
-    return decode(found, lost_packets(len(found.packets), loss_pct, burst=burst, seed=seed))
+    loss = LossDraws(loss_pct, burst=burst, seed=seed) if loss_pct else None
+    link = OpusLink(sample_rate_hz, bitrate_kbps=bitrate_kbps, dtx=dtx, loss=loss)
+    x = np.asarray(samples, np.float32)
+    return np.concatenate([link.feed(x), link.finish()])
