@@ -478,6 +478,8 @@ class _Setting:
     extended: bool = False
     #: What ``derive(prefer=...)`` said of its pick (for the floor's rule).
     note: str = ""
+    #: How the replayed grid moved or placed the floor (for the floor's rule; empty: the engine's floor stands).
+    floor_rule: str = ""
 
 
 @dataclass
