@@ -266,7 +266,9 @@ class _GridFloor:
         return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
 
 
-def _grid_floor(corpus: _Corpus, logged: list[int], floor: float, heard: list[list[bool]], delay: float) -> _GridFloor:
+def _grid_floor(
+    corpus: _Corpus, logged: list[int], floor: float, heard: list[list[bool]], delay: float, clear: float
+) -> _GridFloor:
     """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
     analyses = [corpus.analysis(i, floor) for i in logged]
@@ -298,18 +300,24 @@ def _grid_floor(corpus: _Corpus, logged: list[int], floor: float, heard: list[li
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
-    return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at)
+    # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
+    noisy = any(
+        corpus.levels[i].noise_high is not None and floor <= corpus.levels[i].noise_high < clear for i in logged
+    )  # type: ignore[operator]
+    return _GridFloor(floor, ok and room > need and not noisy, need, room, wait, latency, room_at)
 
 
-def _quiet_on_axis(g: _GridFloor, margin: float) -> tuple[float, bool]:
+def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
     """The quiet time at one floor of the grid: the least at least ``margin`` from every failing one (rounded up
     to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
     Returns it and whether the margin is kept."""
     need, room = g.need_s, g.room_s
     if room - need >= 2 * margin - _EPS_S:
-        q = _round_up(need + margin + _CLEAR_S, "0.05")
+        # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
+        gap = need + tick_s
+        q = _round_up(gap + margin + _CLEAR_S, "0.05")
         if room - q < margin - _EPS_S:
-            q = round(need + margin + _CLEAR_S, 3)
+            q = _round_up(gap + margin + _CLEAR_S, "0.001")
         return q, True
     centre = (need + room) / 2
     for step in ("0.01", "0.001"):
@@ -352,7 +360,8 @@ def _grid_quiet(
     down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
     up = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
     ks = list(range(-down, up + 1))
-    grid = [_grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay) for k in ks]
+    tick = float(corpus.obs[logged[0]].trace.tick_s)
+    grid = [_grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0) for k in ks]
     at0 = ks.index(0)
     g0 = grid[at0]
     if not g0.ok:
@@ -363,7 +372,7 @@ def _grid_quiet(
     for j, g in enumerate(grid):
         if not g.ok:
             continue
-        q, q_kept = _quiet_on_axis(g, margin)
+        q, q_kept = _quiet_on_axis(g, margin, tick)
         if j == at0 and formula - g.need_s >= margin - _EPS_S and g.room_s - formula >= margin - _EPS_S:
             q, q_kept = formula, True
         timeout = _timeout(
@@ -393,7 +402,7 @@ def _grid_quiet(
     floor = g.floor
     if k != 0:
         nice = float(f"{floor:.3g}")
-        if _grid_floor(corpus, logged, nice, heard, delay).allows(q, timeout):
+        if _grid_floor(corpus, logged, nice, heard, delay, f0).allows(q, timeout):
             floor = nice
     where = (
         ""
@@ -885,9 +894,7 @@ def _derive(
         if chosen.failures:
             floor_rule = FEWEST_FAILURES
         elif ladder_rule is not None:
-            floor_rule = ladder_rule + (f"; {chosen.floor_rule}" if chosen.floor_rule else "")
-        elif chosen.floor_rule:
-            floor_rule += f"; {chosen.floor_rule}"
+            floor_rule = ladder_rule
         elif chosen.extended:
             floor_rule = (
                 "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
@@ -895,10 +902,12 @@ def _derive(
             )
         elif chosen.note:
             floor_rule += f", rounded to 2 significant digits; {chosen.note}"
-        elif floor != primary[0]:
+        elif floor != primary[0] and not chosen.floor_rule:
             floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
-        else:
+        elif not chosen.floor_rule:
             floor_rule += ", rounded to 2 significant digits"
+        if chosen.floor_rule and not chosen.failures:
+            floor_rule += f"; {chosen.floor_rule}"
     for i in windowed:
         lo_w, hi_w = levels[i].window  # type: ignore[misc]
         name = obs[i].name
