@@ -575,6 +575,9 @@ def _search(
             break
     if right:
         assert prefer is not None
+        # The engine's own choice leads, as the replayed grid places it (what derive recommends without prefer).
+        lead = _grid_quiet(corpus, members, right[0], [], floor_margin=False)
+        right = [lead] + [r for r in right if (r.floor, r.quiet_s) != (lead.floor, lead.quiet_s)]
         pick, note = prefer([(r.floor, r.quiet_s, r.onset_timeout_s) for r in right])  # type: ignore[misc]
         return replace(right[pick], note=note)
     return best
