@@ -327,6 +327,27 @@ def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, 
     return round(centre, 9), False
 
 
+def _boxed_quiet(
+    grid: list[_GridFloor], j: int, margin: float, fmargin: float, tick_s: float, formula: float | None
+) -> float | None:
+    """The least quiet time at floor ``grid[j]`` that stays ``margin`` from every failing quiet time at every floor
+    closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
+
+    Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
+    rows = [g for i, g in enumerate(grid) if abs(i - j) * GRID_DB < fmargin - _EPS_S]
+    if not all(g.ok for g in rows):
+        return None
+    lo = max(g.need_s for g in rows) + tick_s + margin + _CLEAR_S
+    hi = min(g.room_s for g in rows) - margin
+    if formula is not None and lo <= formula <= hi + _EPS_S:
+        return formula
+    for step in ("0.05", "0.001"):
+        q = _round_up(lo, step)
+        if q <= hi + _EPS_S:
+            return q
+    return None
+
+
 def _grid_quiet(
     corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str], *, floor_margin: bool = True
 ) -> _Setting:
@@ -375,6 +396,9 @@ def _grid_quiet(
         q, q_kept = _quiet_on_axis(g, margin, tick)
         if j == at0 and formula - g.need_s >= margin - _EPS_S and g.room_s - formula >= margin - _EPS_S:
             q, q_kept = formula, True
+        boxed = _boxed_quiet(grid, j, margin, fmargin, tick, formula if j == at0 else None)
+        if boxed is not None:
+            q, q_kept = boxed, True
         timeout = _timeout(
             [("", 0.0, g.latency_s)] if g.latency_s > float("-inf") else [],
             [g.wait_s] if g.wait_s > float("-inf") else [],
@@ -393,11 +417,11 @@ def _grid_quiet(
         narrow = lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S
         centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + _EPS_S  # type: ignore[operator]
         q_narrow = g.room_s - g.need_s < 2 * margin - _EPS_S
-        tier = 0 if q_kept and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
-        candidates.append((tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi))
+        tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
+        candidates.append((tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None))
     if not candidates:
         return chosen
-    tier, _, q, k, j, q_kept, timeout, lo, hi = min(candidates)
+    tier, _, q, k, j, q_kept, timeout, lo, hi, boxed = min(candidates)
     g = grid[j]
     floor = g.floor
     if k != 0:
@@ -414,6 +438,11 @@ def _grid_quiet(
     )
     if q == formula and k == 0:
         rule = chosen.quiet_rule
+    elif boxed:
+        rule = (
+            f"the least quiet time {margin:g} s from every failing one at every floor closer than {fmargin:g} dB, on a "
+            f"replayed grid of floors and quiet times ({edges})"
+        )
     elif q_kept:
         rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
     else:
