@@ -153,7 +153,9 @@ class GapEvidence:
         95 % upper bound on the chance a future gap exceeds the longest seen
         (3/n; None with fewer than 4 gaps, where it says nothing).
     p_exceed_tail : float or None
-        Exponential-tail estimate of the chance a future gap exceeds ``quiet_s``.
+        Exponential-tail estimate of the chance a future gap exceeds
+        ``quiet_s`` (None with fewer than 5 gaps over the 75th percentile,
+        a quiet time at or under it, or gaps too alike to fit a tail).
     gaps_s : tuple of float
         The narration gaps of at least ``min_gap_s`` (for plots).
     thin : bool
@@ -413,13 +415,27 @@ def _round_up(x: float, step: str) -> float:
     return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
 
 
+#: A tail whose exceedances spread less than this (s) has no scale to extrapolate (gaps nearly identical).
+_TAIL_SCALE_MIN_S = 1e-6
+
+
 def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
-    """P(gap > q) from an exponential tail over the 75th percentile (None with < 5 exceedances)."""
+    """P(gap > q) from an exponential tail over the 75th percentile.
+
+    None where there is no tail to extrapolate: fewer than 5 exceedances,
+    ``q`` at or below the 75th percentile (the fit says nothing there), or
+    gaps over it nearly identical (their mean excess under
+    ``_TAIL_SCALE_MIN_S``, e.g. bursts exactly every 3 s), where the fit's
+    scale is float noise.
+    """
     u = float(np.percentile(gaps, 75))
     excess = gaps[gaps > u] - u
-    if excess.size < 5 or excess.mean() <= 0:
+    if excess.size < 5:
         return None
-    return float(excess.size / gaps.size * math.exp(-(q - u) / excess.mean()))
+    scale = float(excess.mean())
+    if q <= u or scale < _TAIL_SCALE_MIN_S:
+        return None
+    return float(excess.size / gaps.size * math.exp(-(q - u) / scale))
 
 
 def _percentiles(values: NDArray[np.float64]) -> dict[str, float]:
