@@ -261,9 +261,15 @@ class _GridFloor:
     wait_s: float
     latency_s: float
     room_at: tuple[str, float | None, str] | None
+    unheard: bool = False  # a beat the engine's floor hears goes unheard (every higher floor hears less)
 
     def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
         return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
+
+
+def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
+    """The loudest noise (p99) of these recordings under ``clear``, the engine's floor (0.0: none)."""
+    return max((x for x in (corpus.levels[i].noise_high for i in logged) if x is not None and x < clear), default=0.0)
 
 
 def _grid_floor(
@@ -271,16 +277,20 @@ def _grid_floor(
 ) -> _GridFloor:
     """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
+    need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
+    # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
+    if floor <= _noise_cleared(corpus, logged, clear):
+        return _GridFloor(floor, False, need, room, wait, latency, room_at)
     analyses = [corpus.analysis(i, floor) for i in logged]
     pause = narration_pause_s(analyses)
-    need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
     ok = True
+    unheard = False
     for i, a, spoke in zip(logged, analyses, heard):
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
         for b, s in zip(a.beats, spoke):
             if s and not b.spoken:
-                ok = False  # the guide spoke, the clock does not hear it at this floor
+                ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
             if ref is not None and b.bound not in _UNPROMPTED:
                 r = ref.beats[b.index]
                 if r.bound_s == b.bound_s and r.spoken and r.last_word_s is not None:
@@ -300,11 +310,7 @@ def _grid_floor(
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
-    # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
-    noisy = any(
-        corpus.levels[i].noise_high is not None and floor <= corpus.levels[i].noise_high < clear for i in logged
-    )  # type: ignore[operator]
-    return _GridFloor(floor, ok and room > need and not noisy, need, room, wait, latency, room_at)
+    return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
 
 
 def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
@@ -380,10 +386,27 @@ def _grid_quiet(
     step = 10 ** (GRID_DB / 20)
     down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
     up = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
-    ks = list(range(-down, up + 1))
     tick = float(corpus.obs[logged[0]].trace.tick_s)
-    grid = [_grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0) for k in ks]
-    at0 = ks.index(0)
+
+    def at(k: int) -> _GridFloor:
+        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0)
+
+    # Outward from the engine's floor, down to the first floor under a recording's noise and up to the first at
+    # which a beat goes unheard (floors past them fail too; the margin needs the nearest failing floor).
+    noise = _noise_cleared(corpus, logged, f0)
+    below: list[_GridFloor] = []
+    for k in range(-1, -down - 1, -1):
+        below.append(at(k))
+        if below[-1].floor <= noise:
+            break
+    above: list[_GridFloor] = []
+    for k in range(1, up + 1):
+        above.append(at(k))
+        if above[-1].unheard:
+            break
+    grid = [*reversed(below), at(0), *above]
+    ks = list(range(-len(below), len(above) + 1))
+    at0 = len(below)
     g0 = grid[at0]
     if not g0.ok:
         return chosen
