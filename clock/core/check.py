@@ -35,7 +35,9 @@ Checks
     least as far above ``need`` as their centre (less one tick), a gap
     within the margin passes with a note that states the shortfall and
     both edges. A gap within the margin where a wider run could have held
-    it, or where the quiet time sits below the centre, still fails.
+    it, or where the quiet time sits below the centre, still fails
+    (:func:`clock.core.evidence.gap_margin_waived`, which ``derive``'s
+    margin warning reads too).
 ``premature``, ``stalled``, ``outpaced``, ``missed-onset``, ``premature-risk``
     The replayed clock never ends a beat while the guide is still talking,
     always declares quiet before the beat's bound (the next prompt, terminal
@@ -89,7 +91,7 @@ import numpy as np
 
 from .beats import FAILURES, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
-from .evidence import floor_that_works, level_failures
+from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .thresholds import Thresholds
 from .times import clock_time
 
@@ -513,8 +515,7 @@ def _beat_checks(
     )
     if within and quiet_range is not None:
         need, room = quiet_range
-        narrow = need < th.quiet_s - _EPS <= room and room - need < 2 * margin - _EPS
-        if narrow and th.quiet_s - need >= (room - need) / 2 - tick_s - _EPS:
+        if gap_margin_waived(th.quiet_s, need, room, margin_s=margin, tick_s=tick_s):
             # No quiet time keeps the margin on both sides: the replay bridges every gap and beats every bound.
             at, g = max(within, key=lambda x: x[1])
             note = (
