@@ -64,7 +64,13 @@ The corpus
 
 Every candidate setting is checked with :func:`clock.core.beats.decide` (the
 replay's decisions) on every beat; the first floor, nearest the preferred
-one, at which a quiet time and timeout end every beat right is recommended
+one, at which a quiet time and timeout end every beat right is the engine's
+floor. The recommendation is then placed on a replayed grid through it
+(:func:`_grid_quiet`: floors 1 dB apart, the quiet times and onset timeouts
+each floor allows): the setting no failing one comes within both margins
+of, nearest the engine's floor with the least quiet time; along an axis
+whose valid run is narrower than twice its margin, the run's centre, said
+with both edges. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
@@ -365,13 +371,19 @@ def _grid_quiet(
     (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
     every beat right (``need < q <= room``) and the onset timeouts (above
     the longest wait: that axis is separable). A floor at which a beat the
-    engine's floor hears goes unheard, or which hides a narration's end,
-    fails. Recommended: the setting at least ``quiet_margin_s``,
-    ``floor_margin_db`` and ``onset_margin_s`` from every failing setting
-    along each axis, with the least quiet time, nearest the engine's floor;
-    along an axis whose valid run is narrower than twice its margin, the
-    run's centre, said with both edges. The formula's quiet time (longest
-    gap + margin, rounded up to 0.05 s) stays where it keeps the margins.
+    engine's floor hears goes unheard, which hides a narration's end, or
+    which lies at or under a recording's noise (p99) that the engine's floor
+    clears, fails. Recommended, nearest the engine's floor and then with the
+    least quiet time: a setting no failing one comes within both margins of
+    (its quiet time ``quiet_margin_s`` clear at every floor closer than
+    ``floor_margin_db``, and no failing floor that close along the floor
+    axis; :func:`_boxed_quiet`); else one at least the margins from every
+    failing setting along each axis through it, where an axis whose valid
+    run is narrower than twice its margin gives the run's centre, said with
+    both edges; else any setting that ends every beat right, with a warning.
+    The onset timeout is the formula's at the floor (``onset_margin_s`` over
+    the longest latency). The formula's quiet time (longest gap + margin,
+    rounded up to 0.05 s) stays where it keeps the margins.
     """
     margins = corpus.margins
     margin, fmargin = margins.quiet_margin_s, margins.floor_margin_db
