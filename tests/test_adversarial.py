@@ -58,9 +58,6 @@ DESIGNS = {
     "beds": {"longest_pause_s": 2.2, "longest_silence_s": 1.0, "width_s": 0.6},
     "comfort": {"longest_pause_s": 0.6, "longest_silence_s": 2.8, "width_s": 0.6},
 }
-OUTPACED = "needs issue 22 item 1, the outpaced outcome (outcomes branch)"
-GRID = "needs issue 22 item 2, derive's grid recommendation (outcomes branch)"
-VERDICTS = "needs issue 22 item 3, replay-true check verdicts (outcomes branch)"
 STRESS = "needs issue 22 item 4, stress margins replayed at every step (stress branch)"
 
 
@@ -150,12 +147,6 @@ def corpora() -> dict[str, tuple[Corpus, Corpus]]:
 ALL_KINDS = (*KINDS, "reading")
 
 
-def _kinds(failing_today: tuple[str, ...], reason: str) -> list:
-    """Every kind, those that need another branch's work marked so (they fail on this branch, for that reason)."""
-    mark = pytest.mark.xfail(reason=reason, strict=False)
-    return [pytest.param(k, marks=mark) if k in failing_today else k for k in ALL_KINDS]
-
-
 def _pair(corpora, kind: str) -> tuple[Corpus, Corpus]:
     if kind not in corpora:
         pytest.skip("shared corpus not present (../shared/corpus or SPEECHCLOCK_CORPUS; see its MANIFEST.md)")
@@ -205,7 +196,6 @@ def test_every_beat_outcome_is_the_constructions(corpora, kind):
         assert wrong == [], f"{len(wrong)} beats: " + "; ".join(wrong[:8])
 
 
-@pytest.mark.xfail(reason=OUTPACED, strict=False)
 @pytest.mark.parametrize("kind", ALL_KINDS)
 def test_a_beat_the_page_ended_after_the_guide_finished_is_outpaced(corpora, kind):
     # The construction's outpaced beats: the page's end came longer than P after the last word, the clock still
@@ -280,7 +270,6 @@ def test_the_library_beats_give_the_constructions_outcomes(corpora, kind):
         assert any(c.region[d] for d in draws) or not c.region[above].any()
 
 
-@pytest.mark.xfail(reason=OUTPACED, strict=False)
 @pytest.mark.parametrize("kind", ALL_KINDS)
 def test_the_library_beats_say_outpaced(corpora, kind):
     n = 0
@@ -331,7 +320,6 @@ def test_the_command_line_beats_give_the_constructions_outcomes(cli, corpora, tm
         assert [g for g, w in zip(got, want) if w != "outpaced"] == [w for w in want if w != "outpaced"]
 
 
-@pytest.mark.xfail(reason=OUTPACED, strict=False)
 def test_the_command_line_beats_say_outpaced(cli, corpora, tmp_path):
     cases = _cli_cases(corpora)
     seen = 0
@@ -458,7 +446,7 @@ def _placement(c: Corpus) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("kind", _kinds(("timing", "beds", "comfort"), GRID))
+@pytest.mark.parametrize("kind", ALL_KINDS)
 def test_derive_recommends_inside_the_brute_force_region_with_its_margins(corpora, kind):
     judged = 0
     for c in _pair(corpora, kind):
@@ -494,7 +482,7 @@ def _longest(c: Corpus) -> tuple[float, float]:
 NOT_THE_SETTINGS = {"no-speech", "beat-count", "baseline", "logged-quiet", "level-agreement"}
 
 
-@pytest.mark.parametrize("kind", _kinds(("beds", "comfort", "reading"), VERDICTS))
+@pytest.mark.parametrize("kind", ALL_KINDS)
 def test_no_check_fails_where_the_replay_works(corpora, kind):
     judged = 0
     for c in _pair(corpora, kind):
@@ -516,7 +504,7 @@ def test_no_check_fails_where_the_replay_works(corpora, kind):
     assert judged
 
 
-@pytest.mark.parametrize("kind", _kinds(("beds", "comfort", "reading"), VERDICTS))
+@pytest.mark.parametrize("kind", ALL_KINDS)
 def test_speechclock_check_passes_the_derived_setting_where_the_replay_works(cli, corpora, kind, tmp_path):
     for c in _pair(corpora, kind):
         floor, quiet, timeout = c.derived.setting

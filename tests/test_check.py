@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import shutil
+import warnings
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -457,3 +458,64 @@ def test_check_page_ticks_replays_at_the_pages_own_ticks_as_beats_does(cli, tmp_
     regular = [r for r in json.loads(cli(*args).stdout)["results"] if r["check"] == "logged-quiet"]
     assert max(r["measured"] for r in regular) > 0.0  # at the 1/60 s cadence the replay decides elsewhere
     assert np.all(np.diff(read.frames) == 7 * 128)
+
+
+def _two_sentences(prompt_s: float):
+    """One beat: speech 1.0-2.0 s and 3.0-4.0 s (a 1 s gap), the next prompt at ``prompt_s``; ticks of 1/60 s."""
+    from clock.core.derive import Observation
+    from clock.core.events import Event, EventLog
+    from clock.core.levels import LevelTrace
+
+    level = np.zeros(600)
+    level[60:120] = level[180:240] = 0.05
+    trace = LevelTrace(np.arange(600) * 800, level, 48000)
+    log = EventLog((Event("terminal", "terminal", 0.5), Event("prompt", "prompt", prompt_s)))
+    return Observation("two", trace, log, ())
+
+
+def _gap_results(obs, quiet_s: float, floor: float = 0.003):
+    from clock.core.check import check_corpus
+    from clock.core.derive import Margins
+    from clock.core.thresholds import Thresholds
+
+    th = Thresholds(floor=floor, quiet_s=quiet_s, onset_timeout_s=10.0)
+    results = check_corpus([obs], thresholds=th, margins=Margins())
+    return [r for r in results if r.check == "gap"], {r.check for r in results if not r.passed}
+
+
+def test_a_gap_within_the_margin_is_a_note_only_where_no_quiet_time_holds_the_margin():
+    from clock.core.beats import analyse
+
+    narrow = _two_sentences(5.25)
+    need, room, _ = analyse(narrow.trace, narrow.events, floor=0.003).quiet_range(narration_pause_s=1.0)
+    assert 0 < room - need < 0.4  # narrower than twice the 0.2 s margin
+    centre = round((need + room) / 2, 2)
+    (gap,), failed = _gap_results(narrow, centre)
+    assert gap.passed and gap.detail.startswith("note: gap ") and f"{need:.3f} .. {room:.3f} s" in gap.detail
+    assert failed == set()  # the replay ends the beat right: no check fails
+    # Inside the run but below its centre by more than a tick: the margin it keeps is less than the centre would.
+    (gap,), failed = _gap_results(narrow, round(need + 0.02, 3))
+    assert not gap.passed and "gap" in failed
+    # A wider run could hold the margin: the same quiet time fails the gap check.
+    wide = _two_sentences(6.0)
+    need_w, room_w, _ = analyse(wide.trace, wide.events, floor=0.003).quiet_range(narration_pause_s=1.0)
+    assert room_w - need_w > 0.4
+    (gap,), failed = _gap_results(wide, centre)
+    assert not gap.passed and failed == {"gap"}
+
+
+def test_derive_recommends_the_centre_of_a_narrow_run_and_check_passes_it():
+    from clock.core.beats import analyse
+    from clock.core.derive import derive
+
+    narrow = _two_sentences(5.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = derive([narrow], held_out=False)
+    floor, quiet, timeout = d.setting
+    need, room, _ = analyse(narrow.trace, narrow.events, floor=floor).quiet_range(narration_pause_s=1.0)
+    assert abs(quiet - (need + room) / 2) <= 1 / 60
+    assert "a 0.2 s margin cannot be held on both sides" in d.gaps.rule
+    assert any("check's gap check passes that gap with a note" in w for w in d.warnings), d.warnings
+    (gap,), failed = _gap_results(narrow, quiet, floor)
+    assert gap.passed and failed == set()

@@ -312,3 +312,19 @@ def test_held_out_leaves_folds_out_past_twenty_recordings_each_derived_without_i
         for i in fold:
             r = h.recordings[i]
             assert (r.floor, r.quiet_s, r.onset_timeout_s) == setting
+
+
+def test_bursts_exactly_every_3_s_give_no_tail_estimate_and_no_overflow():
+    from clock.core.evidence import _tail_exceedance
+
+    # Gaps alike to float noise: the exponential fit has no scale (exp of 1e15 overflowed before).
+    alike = 3.0 + np.arange(40) * 1e-15
+    assert _tail_exceedance(alike, 2.9) is None and _tail_exceedance(alike, 3.2) is None
+    # A real tail still gives its estimate above the 75th percentile, and nothing at or under it.
+    spread = np.linspace(0.2, 2.0, 40)
+    p = _tail_exceedance(spread, 2.5)
+    assert p is not None and 0 < p < 0.25
+    assert _tail_exceedance(spread, float(np.percentile(spread, 75))) is None
+    # End to end: bursts every 3 s (gaps of 1.8 s, all alike) derive without an error.
+    d = derive([synthetic([1.8] * 40)], held_out=False)
+    assert d.gaps.n_gaps == 40 and d.gaps.quiet_s is not None

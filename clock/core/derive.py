@@ -64,7 +64,13 @@ The corpus
 
 Every candidate setting is checked with :func:`clock.core.beats.decide` (the
 replay's decisions) on every beat; the first floor, nearest the preferred
-one, at which a quiet time and timeout end every beat right is recommended
+one, at which a quiet time and timeout end every beat right is the engine's
+floor. The recommendation is then placed on a replayed grid through it
+(:func:`_grid_quiet`: floors 1 dB apart, the quiet times and onset timeouts
+each floor allows): the setting no failing one comes within both margins
+of, nearest the engine's floor with the least quiet time; along an axis
+whose valid run is narrower than twice its margin, the run's centre, said
+with both edges. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
@@ -82,13 +88,14 @@ so), one whose log has no terminal response contributes none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
 
 from .beats import FAILURES, OUTCOMES, FloorAnalysis, beats, decide, decide_quiets, narration_pause_s
 from .evidence import (
+    _UNPROMPTED,
     THIN,
     Comparison,
     Derivation,
@@ -244,133 +251,273 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
 
 
-#: The most quiet times one grid replays at a floor (tick steps; a wider span is replayed near its edges only).
-MAX_GRID_QUIETS = 2000
+#: The floor grid's step (dB) and its most floors on each side of the engine's floor.
+GRID_DB = 1.0
+MAX_GRID_FLOORS = 40
 
 
-def _on_grid(
-    corpus: _Corpus,
-    analyses: list[FloorAnalysis],
-    chosen: _Setting,
-    need: float,
-    room: float,
-    room_at: tuple[str, float | None, str] | None,
-    tick: float,
-) -> tuple[float, str] | None:
-    """The quiet time chosen on a replayed grid of quiet times in tick steps, and its rule (see :func:`_grid_quiet`)."""
+@dataclass(frozen=True, slots=True)
+class _GridFloor:
+    """What one floor of the grid allows: quiet times ``need_s < q <= room_s``, onset timeouts above ``wait_s``."""
+
+    floor: float
+    ok: bool  # every beat heard at the engine's floor is heard here, and no narration end hidden past the margin
+    need_s: float
+    room_s: float
+    wait_s: float
+    latency_s: float
+    room_at: tuple[str, float | None, str] | None
+    unheard: bool = False  # a beat the engine's floor hears goes unheard (every higher floor hears less)
+
+    def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
+        return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
+
+
+def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
+    """The loudest noise (p99) of these recordings under ``clear``, the engine's floor (0.0: none)."""
+    return max((x for x in (corpus.levels[i].noise_high for i in logged) if x is not None and x < clear), default=0.0)
+
+
+def _grid_floor(
+    corpus: _Corpus, logged: list[int], floor: float, heard: list[list[bool]], delay: float, clear: float
+) -> _GridFloor:
+    """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
-    formula = chosen.quiet_s
-    assert formula is not None and chosen.onset_timeout_s is not None
-    # Tick steps across both edges (twice the margin on each side of each); a wide run in between is one run.
-    lo, hi = max(need - margin, tick), room + margin
-    steps = [lo + k * tick for k in range(min(int((hi - lo) / tick), MAX_GRID_QUIETS) + 1)]
-    if hi - lo > 6 * margin:
-        steps = [x for x in steps if x <= need + 2 * margin]
-        steps += [room - 2 * margin + k * tick for k in range(min(int(3 * margin / tick), MAX_GRID_QUIETS) + 1)]
-    quiets = sorted({round(x, 9) for x in steps if x > 0})
-    failing = _failing_beats_at(analyses, quiets, chosen.onset_timeout_s)
-    right = [q for q, f in zip(quiets, failing) if f == 0]
-    if not right:
-        return None
-    where = (
-        "" if room_at is None else f"; the {room_at[2]} after the last word at {room_at[0]}:{clock_time(room_at[1])}"
-    )
-    edges = f"the longest silence it must bridge {need:.3f} s, the shortest room before a bound {room:.3f} s{where}"
+    need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
+    # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
+    if floor <= _noise_cleared(corpus, logged, clear):
+        return _GridFloor(floor, False, need, room, wait, latency, room_at)
+    analyses = [corpus.analysis(i, floor) for i in logged]
+    pause = narration_pause_s(analyses)
+    ok = True
+    unheard = False
+    for i, a, spoke in zip(logged, analyses, heard):
+        own = corpus.own_floor(i)
+        ref = corpus.analysis(i, own) if own is not None and own < floor else None
+        for b, s in zip(a.beats, spoke):
+            if s and not b.spoken:
+                ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
+            if ref is not None and b.bound not in _UNPROMPTED:
+                r = ref.beats[b.index]
+                if r.bound_s == b.bound_s and r.spoken and r.last_word_s is not None:
+                    now = b.last_word_s if b.spoken and b.last_word_s is not None else float("-inf")
+                    if r.last_word_s - now > margin:
+                        ok = False  # this floor hides the narration's end (see _hidden_ends)
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if b.wait_s is not None:
+                wait = max(wait, b.wait_s)
+            if b.onset_tick is not None:
+                latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
+            if b.speaking_at_end(pause):
+                continue
+            # Without the prompt in the log, the page prompted some time before the next response.
+            r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
+            if r_s < room:
+                room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
+    return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
+
+
+def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
+    """The quiet time at one floor of the grid: the least at least ``margin`` from every failing one (rounded up
+    to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
+    Returns it and whether the margin is kept."""
+    need, room = g.need_s, g.room_s
     if room - need >= 2 * margin - _EPS_S:
-        q = _round_up(need + margin + _CLEAR_S, "0.05")
+        # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
+        gap = need + tick_s
+        q = _round_up(gap + margin + _CLEAR_S, "0.05")
         if room - q < margin - _EPS_S:
-            q = round(need + margin + _CLEAR_S, 3)
-        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
-    else:
-        centre = (need + room) / 2
-        q = round(centre, 9)
-        for step in ("0.05", "0.01", "0.001"):
-            near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
-            if need < near - _EPS_S <= room:
-                q = near
-                break
-        rule = (
-            f"the centre of the quiet times that end every beat right: {q:g} s is {q - need:.2f} s above the longest "
-            f"silence it must bridge ({need:.3f} s), {room - q:.2f} s below the shortest room before a bound "
-            f"({room:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
-        )
-    if _failing_beats(analyses, q, chosen.onset_timeout_s):
-        # Rounding left the run (a tick decides): the replayed quiet time nearest the target instead.
-        target = q
-        q = min(right, key=lambda x: (abs(x - target), x))
-    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
-    longest = max((g for a in analyses for _, _, g, _ in a.gaps()), default=None)
-    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
-    if plain is not None and plain != q:
-        fails = _failing_beats(analyses, plain, chosen.onset_timeout_s)
-        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
-            f", which fails {_count(fails, 'beats')})" if fails else ")"
-        )
-    return q, rule
+            q = _round_up(gap + margin + _CLEAR_S, "0.001")
+        return q, True
+    centre = (need + room) / 2
+    for step in ("0.01", "0.001"):
+        near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+        if need < near - _EPS_S <= room:
+            return near, False
+    return round(centre, 9), False
+
+
+def _boxed_quiet(
+    grid: list[_GridFloor], j: int, margin: float, fmargin: float, tick_s: float, formula: float | None
+) -> float | None:
+    """The least quiet time at floor ``grid[j]`` that stays ``margin`` from every failing quiet time at every floor
+    closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
+
+    Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
+    rows = [g for i, g in enumerate(grid) if abs(i - j) * GRID_DB < fmargin - _EPS_S]
+    if not all(g.ok for g in rows):
+        return None
+    lo = max(g.need_s for g in rows) + tick_s + margin + _CLEAR_S
+    hi = min(g.room_s for g in rows) - margin
+    if formula is not None and lo <= formula <= hi + _EPS_S:
+        return formula
+    for step in ("0.05", "0.001"):
+        q = _round_up(lo, step)
+        if q <= hi + _EPS_S:
+            return q
+    return None
 
 
 def _grid_quiet(
     corpus: _Corpus, members: list[int], chosen: _Setting, notes: list[str], *, floor_margin: bool = True
 ) -> _Setting:
-    """The quiet time that replays right, from a grid of quiet times in tick steps at the chosen floor.
+    """The setting chosen on a replayed grid of floors, quiet times and onset timeouts.
 
-    The grid runs from below the longest silence the clock must bridge to past
-    the shortest room before a bound, every quiet time decided at once per
-    recording (:func:`clock.core.beats.decide_quiets`, the sweep's shared
-    work). The settings that end every beat right are a run of it; the
-    recommendation is the least quiet time at least ``quiet_margin_s`` from
-    every failing one (the formula's value, longest gap + margin rounded up to
-    0.05 s, when it is), or, where the run is narrower than twice the margin,
-    its centre, said with both edges. The floors ``floor_margin_db`` above and
-    below are replayed at that quiet time too, and a warning says when one
-    fails.
+    Floors in ``GRID_DB`` steps through the engine's floor, from the lowest
+    noise to the highest speech median; at each, one analysis per recording
+    (cached: the leave-one-out runs share them) gives, as the replay decides
+    (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
+    every beat right (``need < q <= room``) and the onset timeouts (above
+    the longest wait: that axis is separable). A floor at which a beat the
+    engine's floor hears goes unheard, which hides a narration's end, or
+    which lies at or under a recording's noise (p99) that the engine's floor
+    clears, fails. Recommended, nearest the engine's floor and then with the
+    least quiet time: a setting no failing one comes within both margins of
+    (its quiet time ``quiet_margin_s`` clear at every floor closer than
+    ``floor_margin_db``, and no failing floor that close along the floor
+    axis; :func:`_boxed_quiet`); else one at least the margins from every
+    failing setting along each axis through it, where an axis whose valid
+    run is narrower than twice its margin gives the run's centre, said with
+    both edges; else any setting that ends every beat right, with a warning.
+    The onset timeout is the formula's at the floor (``onset_margin_s`` over
+    the longest latency). The formula's quiet time (longest gap + margin,
+    rounded up to 0.05 s) stays where it keeps the margins.
     """
     margins = corpus.margins
-    margin = margins.quiet_margin_s
-    floor, formula = chosen.floor, chosen.quiet_s
-    assert formula is not None and chosen.onset_timeout_s is not None
+    margin, fmargin = margins.quiet_margin_s, margins.floor_margin_db
+    f0 = chosen.floor
+    assert chosen.quiet_s is not None and chosen.onset_timeout_s is not None
     logged = [i for i in members if corpus.obs[i].has_beats]
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
-    analyses = [corpus.analysis(i, floor) for i in logged]
-    pause = narration_pause_s(analyses)
     delay = _prompt_delay(corpus, members)
-    need, room, room_at = float("-inf"), float("inf"), None
-    for i, a in zip(logged, analyses):
-        for b in a.beats:
-            if not b.spoken:
-                continue
-            need = max(need, b.need_s)
-            if b.speaking_at_end(pause) or b.room_s == float("-inf"):
-                continue
-            # Without the prompt in the log, the page prompted some time before the next response.
-            r = b.room_s - (delay if b.bound in ("terminal", "acknowledgment") else 0.0)
-            if r < room:
-                room, room_at = r, (corpus.obs[i].name, b.last_word_s, b.bound)
+    heard = [[b.spoken for b in corpus.analysis(i, f0).beats] for i in logged]
+    lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
+    step = 10 ** (GRID_DB / 20)
+    down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
+    up = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
     tick = float(corpus.obs[logged[0]].trace.tick_s)
-    if room == float("inf") or need == float("-inf") or room <= need:
+
+    def at(k: int) -> _GridFloor:
+        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0)
+
+    # Outward from the engine's floor, down to the first floor under a recording's noise and up to the first at
+    # which a beat goes unheard (floors past them fail too; the margin needs the nearest failing floor).
+    noise = _noise_cleared(corpus, logged, f0)
+    below: list[_GridFloor] = []
+    for k in range(-1, -down - 1, -1):
+        below.append(at(k))
+        if below[-1].floor <= noise:
+            break
+    above: list[_GridFloor] = []
+    for k in range(1, up + 1):
+        above.append(at(k))
+        if above[-1].unheard:
+            break
+    grid = [*reversed(below), at(0), *above]
+    ks = list(range(-len(below), len(above) + 1))
+    at0 = len(below)
+    g0 = grid[at0]
+    if not g0.ok:
         return chosen
-    q, rule = formula, chosen.quiet_rule
-    if not (
-        room - need >= 2 * margin - _EPS_S and formula - need >= margin - _EPS_S and room - formula >= margin - _EPS_S
-    ):
-        # The formula's quiet time is not the margin from both edges: ask the replayed grid.
-        found = _on_grid(corpus, analyses, chosen, need, room, room_at, tick)
-        if found is None:
-            return chosen
-        q, rule = found
-    # The floor axis: the floors the floor margin away, replayed at this quiet time.
-    for sign, way in ((-1, "lower"), (1, "higher")) if floor_margin else ():
-        other = float(floor * 10 ** (sign * margins.floor_margin_db / 20))
-        if margins.floor_margin_db <= 0 or not 0 < other <= 1:
+    # The formula's quiet time at the engine's floor, where it keeps the margin from both edges.
+    formula = chosen.quiet_s
+    candidates = []
+    for j, g in enumerate(grid):
+        if not g.ok:
             continue
-        fails = _failing_beats([corpus.analysis(i, other) for i in logged], q, chosen.onset_timeout_s)
-        if fails:
-            notes.append(
-                f"a floor {margins.floor_margin_db:g} dB {way} ({other:.2g}) fails {_count(fails, 'beats')} at quiet "
-                f"{q:g} s: the floor margin is not held on that side"
+        q, q_kept = _quiet_on_axis(g, margin, tick)
+        if j == at0 and formula - g.need_s >= margin - _EPS_S and g.room_s - formula >= margin - _EPS_S:
+            q, q_kept = formula, True
+        boxed = _boxed_quiet(grid, j, margin, fmargin, tick, formula if j == at0 else None)
+        if boxed is not None:
+            q, q_kept = boxed, True
+        timeout = _timeout(
+            [("", 0.0, g.latency_s)] if g.latency_s > float("-inf") else [],
+            [g.wait_s] if g.wait_s > float("-inf") else [],
+            margins.onset_margin_s,
+        )
+        if timeout is None:
+            continue
+        valid = [x.allows(q, timeout) for x in grid]
+        if not valid[j]:
+            continue
+        lo = next((i for i in range(j, -1, -1) if not valid[i]), None)
+        hi = next((i for i in range(j, len(grid)) if not valid[i]), None)
+        d_lo = float("inf") if lo is None else (j - lo) * GRID_DB
+        d_hi = float("inf") if hi is None else (hi - j) * GRID_DB
+        f_kept = d_lo >= fmargin - _EPS_S and d_hi >= fmargin - _EPS_S
+        narrow = lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S
+        centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + _EPS_S  # type: ignore[operator]
+        q_narrow = g.room_s - g.need_s < 2 * margin - _EPS_S
+        tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
+        candidates.append((tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None))
+    if not candidates:
+        return chosen
+    tier, _, q, k, j, q_kept, timeout, lo, hi, boxed = min(candidates)
+    g = grid[j]
+    floor = g.floor
+    if k != 0:
+        nice = float(f"{floor:.3g}")
+        if _grid_floor(corpus, logged, nice, heard, delay, f0).allows(q, timeout):
+            floor = nice
+    where = (
+        ""
+        if g.room_at is None
+        else f"; the {g.room_at[2]} after the last word at {g.room_at[0]}:{clock_time(g.room_at[1])}"
+    )
+    edges = (
+        f"the longest silence it must bridge {g.need_s:.3f} s, the shortest room before a bound {g.room_s:.3f} s{where}"
+    )
+    if q == formula and k == 0:
+        rule = chosen.quiet_rule
+    elif boxed:
+        rule = (
+            f"the least quiet time {margin:g} s from every failing one at every floor closer than {fmargin:g} dB, on a "
+            f"replayed grid of floors and quiet times ({edges})"
+        )
+    elif q_kept:
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+    else:
+        rule = (
+            f"the centre of the quiet times that end every beat right: {q:g} s is {q - g.need_s:.2f} s above the "
+            f"longest silence it must bridge ({g.need_s:.3f} s), {g.room_s - q:.2f} s below the shortest room before a "
+            f"bound "
+            f"({g.room_s:.3f} s{where}); a {margin:g} s margin cannot be held on both sides"
+        )
+    # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
+    longest = max((x for a in (corpus.analysis(i, floor) for i in logged) for _, _, x, _ in a.gaps()), default=None)
+    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
+    if plain is not None and plain != q:
+        fails = _failing_beats([corpus.analysis(i, floor) for i in logged], plain, timeout)
+        rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
+            f", which fails {_count(fails, 'beats')})" if fails else ")"
+        )
+    floor_rule = ""
+    bottom = "" if lo is None else f"{grid[lo].floor:.2g} fails"
+    top = "" if hi is None else f"{grid[hi].floor:.2g} fails"
+    span = ", ".join(x for x in (bottom, top) if x)
+    if k != 0 or tier:
+        if lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S:
+            floor_rule = (
+                f"the centre of the floors that end every beat right at quiet {q:g} s on a replayed grid of floors "
+                f"{GRID_DB:g} dB apart: {grid[lo + 1].floor:.2g} .. {grid[hi - 1].floor:.2g} ({span}); a "
+                f"{fmargin:g} dB margin cannot be held on both sides"
             )
-    return replace(chosen, quiet_s=q, quiet_rule=rule)
+        elif k != 0:
+            floor_rule = (
+                f"the floor nearest {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s on a "
+                f"replayed grid of floors {GRID_DB:g} dB apart ({span or 'none fails'})"
+            )
+    if floor_margin and tier == 2:
+        notes.append(
+            f"the floor {floor:g} is not {fmargin:g} dB from every failing floor at quiet {q:g} s"
+            + (f" ({span})" if span else "")
+            + ": the floor margin is not held"
+        )
+    return replace(chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule)
 
 
 def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
@@ -492,6 +639,9 @@ def _search(
             break
     if right:
         assert prefer is not None
+        # The engine's own choice leads, as the replayed grid places it (what derive recommends without prefer).
+        lead = _grid_quiet(corpus, members, right[0], [], floor_margin=False)
+        right = [lead] + [r for r in right if (r.floor, r.quiet_s) != (lead.floor, lead.quiet_s)]
         pick, note = prefer([(r.floor, r.quiet_s, r.onset_timeout_s) for r in right])  # type: ignore[misc]
         return replace(right[pick], note=note)
     return best
@@ -819,10 +969,12 @@ def _derive(
             )
         elif chosen.note:
             floor_rule += f", rounded to 2 significant digits; {chosen.note}"
-        elif floor != primary[0]:
+        elif floor != primary[0] and not chosen.floor_rule:
             floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
-        else:
+        elif not chosen.floor_rule:
             floor_rule += ", rounded to 2 significant digits"
+        if chosen.floor_rule and not chosen.failures:
+            floor_rule += f"; {chosen.floor_rule}"
     for i in windowed:
         lo_w, hi_w = levels[i].window  # type: ignore[misc]
         name = obs[i].name

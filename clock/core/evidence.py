@@ -153,7 +153,9 @@ class GapEvidence:
         95 % upper bound on the chance a future gap exceeds the longest seen
         (3/n; None with fewer than 4 gaps, where it says nothing).
     p_exceed_tail : float or None
-        Exponential-tail estimate of the chance a future gap exceeds ``quiet_s``.
+        Exponential-tail estimate of the chance a future gap exceeds
+        ``quiet_s`` (None with fewer than 5 gaps over the 75th percentile,
+        a quiet time at or under it, or gaps too alike to fit a tail).
     gaps_s : tuple of float
         The narration gaps of at least ``min_gap_s`` (for plots).
     thin : bool
@@ -413,13 +415,46 @@ def _round_up(x: float, step: str) -> float:
     return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
 
 
+#: A tail whose exceedances spread less than this (s) has no scale to extrapolate (gaps nearly identical).
+_TAIL_SCALE_MIN_S = 1e-6
+
+
 def _tail_exceedance(gaps: NDArray[np.float64], q: float) -> float | None:
-    """P(gap > q) from an exponential tail over the 75th percentile (None with < 5 exceedances)."""
+    """P(gap > q) from an exponential tail over the 75th percentile.
+
+    None where there is no tail to extrapolate: fewer than 5 exceedances,
+    ``q`` at or below the 75th percentile (the fit says nothing there), or
+    gaps over it nearly identical (their mean excess under
+    ``_TAIL_SCALE_MIN_S``, e.g. bursts exactly every 3 s), where the fit's
+    scale is float noise.
+    """
     u = float(np.percentile(gaps, 75))
     excess = gaps[gaps > u] - u
-    if excess.size < 5 or excess.mean() <= 0:
+    if excess.size < 5:
         return None
-    return float(excess.size / gaps.size * math.exp(-(q - u) / excess.mean()))
+    scale = float(excess.mean())
+    if q <= u or scale < _TAIL_SCALE_MIN_S:
+        return None
+    return float(excess.size / gaps.size * math.exp(-(q - u) / scale))
+
+
+def gap_margin_waived(quiet_s: float, need_s: float, room_s: float, *, margin_s: float, tick_s: float) -> bool:
+    """Whether ``check``'s gap check notes, rather than fails, a gap within ``margin_s`` of ``quiet_s``.
+
+    Only where no quiet time could keep the margin on both sides: the quiet
+    times that end every beat right (the replay's ``need_s < q <= room_s``,
+    :meth:`clock.core.beats.FloorAnalysis.quiet_range` over the recordings
+    judged together) span less than twice the margin, ``quiet_s`` lies
+    inside them, and no more than a tick below their centre (what ``derive``
+    recommends there). Where a wider run could have held the margin, or
+    the quiet time sits nearer the longest gap than the centre, the gap
+    fails.
+    """
+    return (
+        need_s < quiet_s - _MARGIN_EPS_S <= room_s
+        and room_s - need_s < 2 * margin_s - _MARGIN_EPS_S
+        and quiet_s - need_s >= (room_s - need_s) / 2 - tick_s - _MARGIN_EPS_S
+    )
 
 
 def _percentiles(values: NDArray[np.float64]) -> dict[str, float]:
@@ -480,6 +515,8 @@ class _Setting:
     extended: bool = False
     #: What ``derive(prefer=...)`` said of its pick (for the floor's rule).
     note: str = ""
+    #: How the replayed grid moved or placed the floor (for the floor's rule; empty: the engine's floor stands).
+    floor_rule: str = ""
 
 
 @dataclass
@@ -653,8 +690,16 @@ def _gap_onset_outcome(
         # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
         limit = (quiet or 0.0) - margins.quiet_margin_s - 1e-9
         held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
+        ranges = [a.quiet_range(narration_pause_s=c.narration_pause_s) for a in c.analyses]
+        need_s = max((r[0] for r in ranges), default=float("-inf"))
+        room_s = min((r[1] for r in ranges), default=float("inf"))
+        tick = float(obs[judged[0]].trace.tick_s) if judged else 0.0
         says = (
-            f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
+            "no quiet time keeps the margin on both sides (the quiet times that end every beat right span "
+            f"{need_s:.3f} .. {room_s:.3f} s), so check's gap check passes "
+            f"{'that gap' if held == 1 else f'{held} gaps'} with a note"
+            if held and gap_margin_waived(quiet or 0.0, need_s, room_s, margin_s=margins.quiet_margin_s, tick_s=tick)
+            else f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
             if held
             else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
         )
