@@ -58,7 +58,6 @@ DESIGNS = {
     "beds": {"longest_pause_s": 2.2, "longest_silence_s": 1.0, "width_s": 0.6},
     "comfort": {"longest_pause_s": 0.6, "longest_silence_s": 2.8, "width_s": 0.6},
 }
-STRESS = "needs issue 22 item 4, stress margins replayed at every step (stress branch)"
 
 
 class Corpus:
@@ -575,7 +574,6 @@ def test_stress_finds_the_first_failure_the_construction_finds_when_it_steps(cli
     assert down["failure"]["outcome"] == "premature"
 
 
-@pytest.mark.xfail(reason=STRESS, strict=False)
 def test_stress_margins_equal_a_full_step_scan_where_failures_are_not_nested(cli, tmp_path):
     tour = layered_tour("layered")
     tour.write(tmp_path)

@@ -388,7 +388,8 @@ def _grid_quiet(
     margins = corpus.margins
     margin, fmargin = margins.quiet_margin_s, margins.floor_margin_db
     f0 = chosen.floor
-    assert chosen.quiet_s is not None and chosen.onset_timeout_s is not None
+    if chosen.quiet_s is None or chosen.onset_timeout_s is None:
+        return chosen  # nothing recommended for the quiet time or the timeout: no grid to place it on
     logged = [i for i in members if corpus.obs[i].has_beats]
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
