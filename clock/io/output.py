@@ -240,25 +240,37 @@ def atomic_output(
         with _write_through(dup, binary, name) as out:
             yield out
         return
-    try:
-        st: os.stat_result | None = os.stat(name)
-    except FileNotFoundError:
-        st = None
-    except OSError as err:
-        raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise InvalidParameterError(f"{name}: is a directory")
+    st = _existing_target(name, option)
     if st is not None and not stat.S_ISREG(st.st_mode):
         # /dev/null, a FIFO, a terminal: write to it, never replace it.
-        why = _holds_nothing(st)
-        if why is not None:
-            raise InvalidParameterError(f"{name}: cannot write {option} to {why}")
         fd = _open_write_through(name, st)
         with _write_through(fd, binary, name) as out:
             yield out
         return
     with _replace(name, st, binary) as out:
         yield out
+
+
+def _existing_target(name: str, option: str) -> os.stat_result | None:
+    """What stands at an output's name (None: nothing), refused where no output can go there.
+
+    A directory, a block device or a device like ``/dev/full`` is refused
+    with one line; anything else (a file, ``/dev/null``, a FIFO, a terminal)
+    is returned for the caller to replace or write through.
+    """
+    try:
+        st = os.stat(name)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InvalidParameterError(f"{name}: is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        why = _holds_nothing(st)
+        if why is not None:
+            raise InvalidParameterError(f"{name}: cannot write {option} to {why}")
+    return st
 
 
 def _holds_nothing(st: os.stat_result) -> str | None:
@@ -297,18 +309,8 @@ def check_target(path: str | os.PathLike[str] | None, option: str = "-o") -> Non
         raise InvalidParameterError(f"{option}: an empty file name (give a file, or - for standard output)")
     if name == "-" or _DESCRIPTOR.match(os.path.abspath(name)):
         return
-    try:
-        st: os.stat_result | None = os.stat(name)
-    except FileNotFoundError:
-        st = None
-    except OSError as err:
-        raise InvalidParameterError(f"{name}: cannot write ({err.strerror or err})") from None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        raise InvalidParameterError(f"{name}: is a directory")
+    st = _existing_target(name, option)
     if st is not None and not stat.S_ISREG(st.st_mode):
-        why = _holds_nothing(st)
-        if why is not None:
-            raise InvalidParameterError(f"{name}: cannot write {option} to {why}")
         return  # written through when the time comes (a FIFO waits for its reader then)
     target = os.path.realpath(name)
     folder = os.path.dirname(target) or "."
