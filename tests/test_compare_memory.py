@@ -10,11 +10,11 @@ frame scores, so four times the audio costs a few megabytes at most.
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
+from audiofiles import write_burst_session
 from test_memory import peak_rss_bytes
 
 pytest.importorskip("webrtcvad", reason="the compare extra: pip install 'speech-clock[compare]'")
@@ -33,22 +33,7 @@ def write_session(folder: Path, minutes: int) -> Path:
     """A 16-bit mono WAV with a 0.3 s burst every 3 s, and a log with a terminal response every 30 s."""
     folder.mkdir()
     path = folder / f"long-{minutes}.wav"
-    n = minutes * 60 * RATE
-    t = np.arange(int(0.3 * RATE)) / RATE
-    rng = np.random.default_rng(9)
-    burst = ((0.1 * np.sin(2 * np.pi * 220 * t) + 0.02 * rng.standard_normal(t.size)) * 32767).astype("<i2").tobytes()
-    starts = bursts(minutes)
-    with open(path, "wb") as f:
-        f.write(b"RIFF" + struct.pack("<I", 36 + 2 * n) + b"WAVE")
-        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, 2 * RATE, 2, 16))
-        f.write(b"data" + struct.pack("<I", 2 * n))
-        for start in starts:
-            f.seek(44 + 2 * int(start * RATE))
-            f.write(burst)
-        f.truncate(44 + 2 * n)
-    with open(path.with_name(path.stem + ".events.jsonl"), "w") as f:
-        for start in starts[::10]:
-            f.write(json.dumps({"type": "terminal_response", "t": round(float(start) - 0.1, 3)}) + "\n")
+    write_burst_session(path, seconds=minutes * 60, rate=RATE, starts=bursts(minutes))
     return path
 
 

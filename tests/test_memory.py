@@ -10,13 +10,13 @@ its only child (``RUSAGE_CHILDREN``), so no other test's subprocess counts.
 from __future__ import annotations
 
 import json
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from audiofiles import write_burst_session
 
 RATE = 48000
 HOURS = 3
@@ -34,23 +34,8 @@ _WRAPPER = (
 
 def write_session(path: Path) -> int:
     """A 16-bit mono WAV of HOURS hours with a 0.3 s burst every 3 s, and an event log; returns the bursts."""
-    n = HOURS * 3600 * RATE
-    t = np.arange(int(BURST_S * RATE)) / RATE
-    rng = np.random.default_rng(9)
-    burst = (0.1 * np.sin(2 * np.pi * 220 * t) + 0.02 * rng.standard_normal(t.size)) * 32767
-    burst_bytes = burst.astype("<i2").tobytes()
     starts = np.arange(0.5, HOURS * 3600 - 1, PERIOD_S)
-    with open(path, "wb") as f:
-        f.write(b"RIFF" + struct.pack("<I", 36 + 2 * n) + b"WAVE")
-        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, 2 * RATE, 2, 16))
-        f.write(b"data" + struct.pack("<I", 2 * n))
-        for start in starts:
-            f.seek(44 + 2 * int(start * RATE))
-            f.write(burst_bytes)
-        f.truncate(44 + 2 * n)
-    with open(path.with_name(path.stem + ".events.jsonl"), "w") as f:
-        for start in starts[::10]:  # a beat every 30 s
-            f.write(json.dumps({"type": "terminal_response", "t": round(float(start) - 0.1, 3)}) + "\n")
+    write_burst_session(path, seconds=HOURS * 3600, rate=RATE, starts=starts, burst_s=BURST_S)
     return starts.size
 
 
