@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -25,6 +26,15 @@ os.environ["SPEECHCLOCK_CACHE"] = _CACHE_HOME.name
 # ... and its key outside it, never the user's.
 _KEY_HOME = tempfile.TemporaryDirectory(prefix="speechclock-key-")
 os.environ["SPEECHCLOCK_CACHE_KEY"] = os.path.join(_KEY_HOME.name, "cache-key")
+
+# The command line keeps an ignored SIGINT or SIGTERM ignored (nohup's SIG_IGN; clock/_startup.py), and a
+# child inherits an ignored signal across exec. A shell without job control starts a background job (`make test &`
+# in a script, a CI runner's step) with SIGINT ignored, so the tests that interrupt a run would send a signal their
+# child ignores. The tests' children start with both signals at their defaults, as from an interactive shell: a
+# handler of this process's own is reset to the default in every child it execs.
+for _sig in (signal.SIGINT, signal.SIGTERM):
+    if signal.getsignal(_sig) is signal.SIG_IGN:
+        signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
 from clock.cli import main  # noqa: E402
 
