@@ -6,7 +6,10 @@ tours (pauses while speaking and waiting, an acknowledgment over the terminal
 response, aborted beats, silent beats, events exactly on a tick), suspended at
 every tick of the trace. Its level, its state at every tick and every beat's
 decisions must equal :func:`clock.core.beats.replay_ticks`; a failure names the
-first tick where they part.
+first tick where they part. Each rule that ends a beat sooner on the provider's
+``output_audio_buffer.stopped`` runs the same way over tours whose provider says
+it early, late or not at all, held to the replay, to :mod:`clock.core.rules`
+and to how the tours were made; its log is what ``check`` needs to hold it.
 """
 
 from __future__ import annotations
@@ -17,11 +20,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 from browser import LOOPBACK_JS, POST_JS, WEBRTC_FLAGS, DevTools, run_page
-from page_clock import BEAT_FIELDS, bundled_cases, constructed_tour, first_parting, offline_page, parting, random_tours
+from page_clock import (
+    BEAT_FIELDS,
+    EVERY_RULE,
+    HANGOVER_S,
+    PATHS,
+    PROVIDER_QUIET_S,
+    bundled_cases,
+    constructed_tour,
+    first_parting,
+    offline_page,
+    parting,
+    provider_cases,
+    random_tours,
+)
 
 from clock.core.agreement import page_trace
-from clock.core.beats import replay_ticks
+from clock.core.beats import LEVEL, STOPPED, STOPPED_QUIET, analyse, replay_ticks, rule_stopped
+from clock.core.check import check_corpus
+from clock.core.rules import NO_EVENT, replay_rule
+from clock.core.windows import Margins
+from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
 from clock.web import PAGE_KEYS, script
 
@@ -44,22 +65,153 @@ def test_derive_js_is_the_recommendation_with_the_keys_the_clock_reads(cli):
     assert config["tick_s"] == "1/60" and config["fft_size"] == 2048
 
 
-def test_page_clock_decides_as_the_replay_tick_for_tick(chromium):
-    cases = bundled_cases() + [constructed_tour(s) for s in range(3)] + random_tours(5) + random_tours(6)
-    html, files = offline_page(cases)
-    results = json.loads(run_page(html, timeout_s=300, files=files)["/done"])
-    assert len(results) == len(cases)
-    partings = [
-        f"{path}: {p}"
-        for c, both in zip(cases, results)
-        for path, r in zip(("poll", "worklet"), both)
-        if (p := first_parting(c, r))
-    ]
+# --- offline: every case in one page, both paths reading one OfflineAudioContext ---------------------
+
+
+@pytest.fixture(scope="module")
+def offline():
+    """Every offline case and what the page did with it, from one browser."""
+    from browser import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    level = bundled_cases() + [constructed_tour(s) for s in range(3)] + random_tours(5) + random_tours(6)
+    provider = provider_cases()
+    rules = [c for c, _ in provider] + random_tours(7, rules=True)
+    html, files = offline_page(level + rules)
+    results = json.loads(run_page(html, timeout_s=600, files=files)["/done"])
+    assert len(results) == len(level) + len(rules)
+    return {
+        "level": list(zip(level, results[: len(level)])),
+        "rules": list(zip(rules, results[len(level) :])),
+        "truth": {c.name: truth for c, truth in provider},
+    }
+
+
+def test_page_clock_decides_as_the_replay_tick_for_tick(offline):
+    partings = [f"{path}: {p}" for c, r in offline["level"] for path in PATHS if (p := first_parting(c, r[path][0]))]
     assert not partings, "\n".join(partings)
     # The cases reach every path of the clock.
-    outcomes = [b for both in results for r in both for b in r["beats"]]
+    outcomes = [b for _, r in offline["level"] for path in PATHS for b in r[path][0]["beats"]]
     assert any(b["aborted"] for b in outcomes) and any(b["no_onset"] for b in outcomes)
     assert sum(b["quiet_declared_s"] is not None for b in outcomes) >= 10
+
+
+def test_page_clock_runs_every_rule_as_the_replay_tick_for_tick(offline):
+    """Each rule, on both paths, over tours with pauses, ends and the provider's event early, late or missing:
+    the page's level and state at every tick, and every beat, are :func:`replay_ticks`' with that rule, and every
+    beat's decision is :mod:`clock.core.rules`' (which derive recommends from)."""
+    partings, checked = [], 0
+    for c, r in offline["rules"]:
+        assert [k for k, _ in c.rules] == [k for k, _ in EVERY_RULE]
+        th = c.thresholds
+        a = analyse(c.trace(), c.events, floor=th.floor)
+        stopped = rule_stopped(c.events, a)
+        for j, rule in enumerate(c.rules):
+            found = replay_rule([(c.name, a, stopped)], c.rule(rule), onset_timeout_s=th.onset_timeout_s)
+            for path in PATHS:
+                mine = r[path][j]
+                if p := first_parting(c, mine, rule):
+                    partings.append(f"{path}: {p}")
+                for cost in found.beats:
+                    beat = mine["beats"][cost.index]
+                    assert beat["stopped_s"] in (None, stopped[cost.index]), (c.name, rule, path, cost, beat)
+                    if cost.outcome not in ("silent", "missed-onset"):
+                        assert beat["quiet_declared_s"] == cost.declared_s, (c.name, rule, path, cost, beat)
+                        checked += 1
+    assert not partings, "\n".join(partings)
+    assert checked > 100
+
+
+# A tick's longest interval (896 frames at 48 kHz), and how long the voice must be in the analyser's window to read
+# above floor 0.003 (tests/test_rules.py enter_s: a square wave at RMS 0.05).
+TICK = 896 / 48000
+ENTER_S = (int(2048 * (0.003 / 0.05) ** 2) + 1) / 48000
+
+
+def test_each_rule_ends_each_constructed_beat_when_its_event_and_hangover_say(offline):
+    """By construction: the analyser stops hearing a beat's last word at ``heard_s`` (tests/sessions.py), and the
+    provider's event came at ``stopped_s`` (from 0.5 s before to 1 s after, or never). Each rule ends the beat at the
+    first tick once its condition holds, and the level clock's quiet time at the latest; the event alone, early,
+    ends it while the guide still speaks (premature)."""
+    n_early = n_late = n_missing = 0
+    for c, r in offline["rules"]:
+        truth = offline["truth"].get(c.name)
+        if truth is None:
+            continue
+        a = analyse(c.trace(), c.events, floor=c.thresholds.floor)
+        stopped = rule_stopped(c.events, a)
+        for j, (kind, h) in enumerate(c.rules):
+            found = replay_rule([(c.name, a, stopped)], c.rule((kind, h)), onset_timeout_s=10.0)
+            for b, cost in zip(truth, found.beats):
+                level = b.heard_s + PROVIDER_QUIET_S
+                if b.stopped_s is None or kind == LEVEL:
+                    wait = level
+                elif kind == STOPPED:
+                    wait = min(b.stopped_s, level)
+                else:
+                    assert h == HANGOVER_S
+                    wait = min(max(b.stopped_s, b.heard_s + h), level)
+                for path in PATHS:
+                    declared = r[path][j]["beats"][cost.index]["quiet_declared_s"]
+                    assert wait - TICK - ENTER_S <= declared <= wait + TICK, (c.name, kind, path, b, declared)
+                early = b.stopped_s is not None and b.stopped_s < b.heard_s - ENTER_S - 2 * TICK
+                if kind == STOPPED and early:
+                    assert cost.outcome == "premature", (c.name, cost, b)
+                elif b.stopped_s is None and kind in (STOPPED, STOPPED_QUIET):
+                    assert cost.outcome == NO_EVENT, (c.name, cost, b)
+                else:
+                    assert cost.outcome == "ok" and cost.dead_air_s is not None, (c.name, kind, cost, b)
+                if kind == LEVEL:
+                    n_missing += b.stopped_s is None
+                    n_early += early
+                    n_late += b.stopped_s is not None and b.stopped_s > b.heard_s
+    # The tours reach the event early, late and missing.
+    assert n_early and n_late and n_missing
+
+
+def test_the_page_logs_what_check_needs_to_hold_its_rule(offline, tmp_path):
+    """A worklet clock with a capture logs its setting (its rule included), the provider's event as it applied it
+    (``clock.stopped``) and its decisions: ``check`` replays them at that setting and rule and finds each logged
+    decision at its tick; told the level clock instead, it finds the rule's sooner ones off."""
+    told: dict[str, tuple[str, str]] = {}  # recording: (the rule the page ran, the rule its log says)
+    for c, r in offline["rules"]:
+        if c.name not in offline["truth"]:
+            continue
+        for j, (kind, h) in enumerate(c.rules):
+            lines = r["worklet"][j]["lines"]
+            (setting,) = [x for x in lines if x["type"] == "clock.setting"]
+            assert (setting["rule"], setting["hangover_s"], setting["path"]) == (kind, h, "worklet")
+            assert setting["quiet_s"] == c.thresholds.quiet_s == PROVIDER_QUIET_S
+            # Each of the provider's events, at the first frame at or after the time the clock applied it.
+            stops = [x["frame"] for x in lines if x["type"] == "clock.stopped"]
+            assert stops == [int(np.ceil(e.t_s * c.rate)) for e in c.events.of_kind("output_audio_buffer.stopped")]
+            for said in [kind] + ([LEVEL] if kind != LEVEL else []):
+                name = f"{c.name}-{kind}-as-{said}"
+                told[f"{name}.wav"] = (kind, said)
+                sf.write(str(tmp_path / f"{name}.wav"), c.samples, c.rate, subtype="FLOAT")
+                start = {"type": "recording.started", "t": 0, "frame": 0, "sample_rate_hz": c.rate}
+                start["capture"] = "worklet"
+                say = {"rule": said, "hangover_s": h if said == kind else None}
+                log = [x | say if x["type"] == "clock.setting" else x for x in lines]
+                # In time order, as a live page logs them (this page told its clock every event up front).
+                log = [start, *sorted(log, key=lambda x: x["frame"])]
+                (tmp_path / f"{name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    observations = load_corpus([tmp_path]).observations
+    assert sorted(o.name for o in observations) == sorted(told)
+    thresholds = offline["rules"][0][0].thresholds
+    results = check_corpus(observations, thresholds=thresholds, margins=Margins())
+    for name, (kind, said) in told.items():
+        logged = [x for x in results if x.recording == name and x.check == "logged-quiet"]
+        agree = [x for x in results if x.recording == name and x.check == "level-agreement"]
+        assert all(x.passed for x in agree), agree  # the levels the page logged are the recording's, exactly
+        assert logged and all(x.applicable for x in logged), logged
+        if said == kind:
+            assert all(x.passed for x in logged), logged
+            assert kind == LEVEL or f"rule {kind}" in logged[0].detail, logged[0].detail
+        else:
+            # Replayed as the level clock, the page's sooner decisions are off by more than a tick.
+            assert not any(x.passed for x in logged), logged
 
 
 # --- live: the clock on the receiving side of a two-RTCPeerConnection loopback ------------------

@@ -38,17 +38,8 @@ def enter_s(floor: float) -> float:
     return (int(2048 * (floor / RMS) ** 2) + 1) / RATE
 
 
-_KINDS = {"terminal_response": "terminal"}
-
-
 def observation(name: str, s: Session) -> Observation:
-    log = EventLog(
-        tuple(
-            Event(_KINDS.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
-            for i, e in enumerate(s.events)
-        )
-    )
-    return Observation(name, levels(s.samples(), RATE), log)
+    return Observation(name, levels(s.samples(), RATE), s.log())
 
 
 def corpus(seed: int, n: int = 4, **kw) -> tuple[list[Observation], list[list[ProviderBeat]]]:

@@ -280,6 +280,8 @@ function speechclockProcessorModule() {
       this.num = BigInt(o.tick[0]);
       this.den = BigInt(o.tick[1]);
       this.core = new SpeechClockCore(o.setting, sampleRate);
+      // Events told before start(), already logged at their times: queued before the first tick.
+      for (const e of o.events) this.core.push(e.kind, e.t_s, e);
       this.n = o.setting.fft_size;
       this.ring = new Float32Array(this.n);
       this.window = new Float32Array(this.n);
@@ -294,7 +296,7 @@ function speechclockProcessorModule() {
         const m = e.data;
         if (m.event) {
           const t = this.core.push(m.event.kind, m.event.t_s, m.event);
-          this.port.postMessage({ applied: { ...m.event, t_s: t, frame: Math.round(t * sampleRate) } });
+          this.port.postMessage({ applied: { ...m.event, t_s: t } });
         } else if (m.sync !== undefined) {
           this.port.postMessage({ synced: m.sync });
         } else if (m.finish) {
@@ -446,12 +448,10 @@ class SpeechClock extends EventTarget {
         numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
         processorOptions: { setting: { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: s.onset_timeout_s, fft_size: s.fft_size,
                                        rule: s.rule, hangover_s: s.hangover_s },
-                            tick: [String(s.tick[0]), String(s.tick[1])] },
+                            tick: [String(s.tick[0]), String(s.tick[1])], events: this.core.queue },
       });
-      this.node.port.onmessage = (e) => this.message(e.data);
-      // Events told before start() go to the audio thread with their times.
-      for (const e of this.core.queue) this.node.port.postMessage({ event: e });
       this.core.queue = [];
+      this.node.port.onmessage = (e) => this.message(e.data);
       (this.source || this.analyser).connect(this.node);
       this.node.connect(ctx.destination);  // silent; connected so that the context pulls it
       this.path = "worklet";
@@ -521,7 +521,8 @@ class SpeechClock extends EventTarget {
     const extra = {};
     if (e.kind === "terminal" && e.linger_s != null) extra.linger_s = e.linger_s;
     if (e.reason) extra.reason = e.reason;
-    this.capture.log(type, { frame: Math.round(e.t_s * this.rate), ...extra });
+    // The first frame at or after its time: the replay applies it before the same tick the clock did.
+    this.capture.log(type, { frame: Math.ceil(e.t_s * this.rate - 1e-6), ...extra });
   }
 
   // A promise that resolves once the audio thread has every event posted so far.
