@@ -11,7 +11,7 @@ event up front); :func:`first_parting` holds the page's levels, per-tick states 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +62,14 @@ class Case:
     rules: tuple[PageRule, ...] = LEVEL_ONLY
     #: The worklet clocks log to a capture (its lines come back as ``lines``), as a page's capture.js would.
     capture: bool = False
+    _trace: LevelTrace | None = field(default=None, init=False, repr=False)
+    _replays: dict[PageRule, Replay] = field(default_factory=dict, init=False, repr=False)
 
     def trace(self) -> LevelTrace:
-        return levels(self.samples, self.rate, ticks=Ticks(self.thresholds.tick_s))
+        """The levels at the clock's ticks (computed once)."""
+        if self._trace is None:
+            self._trace = levels(self.samples, self.rate, ticks=Ticks(self.thresholds.tick_s))
+        return self._trace
 
     def page_events(self) -> list[dict]:
         """The events as the page is told them: the provider's event as ``stopped`` (``providerStopped()``)."""
@@ -79,16 +84,19 @@ class Case:
         return Rule(rule[0], self.thresholds.quiet_s, rule[1])
 
     def replay(self, rule: PageRule) -> Replay:
-        th = self.thresholds
-        return replay_ticks(
-            self.trace(),
-            self.events,
-            floor=th.floor,
-            quiet_s=th.quiet_s,
-            onset_timeout_s=th.onset_timeout_s,
-            rule=rule[0],
-            hangover_s=rule[1],
-        )
+        """:func:`replay_ticks` with this rule (computed once)."""
+        if rule not in self._replays:
+            th = self.thresholds
+            self._replays[rule] = replay_ticks(
+                self.trace(),
+                self.events,
+                floor=th.floor,
+                quiet_s=th.quiet_s,
+                onset_timeout_s=th.onset_timeout_s,
+                rule=rule[0],
+                hangover_s=rule[1],
+            )
+        return self._replays[rule]
 
 
 def bundled_cases() -> list[Case]:

@@ -38,7 +38,15 @@ from page_clock import (
 )
 
 from clock.core.agreement import page_trace
-from clock.core.beats import LEVEL, STOPPED, STOPPED_QUIET, analyse, replay_ticks, rule_stopped
+from clock.core.beats import (
+    LEVEL,
+    LEVEL_AFTER_STOPPED,
+    STOPPED,
+    STOPPED_QUIET,
+    analyse,
+    replay_ticks,
+    rule_stopped,
+)
 from clock.core.check import check_corpus
 from clock.core.rules import NO_EVENT, replay_rule
 from clock.core.windows import Margins
@@ -217,22 +225,32 @@ def test_the_page_logs_what_check_needs_to_hold_its_rule(offline, tmp_path):
 # --- live: the clock on the receiving side of a two-RTCPeerConnection loopback ------------------
 
 RATE = 48000
-LIVE = {"floor": 0.003, "quiet_s": 1.0, "onset_timeout_s": 2.0, "tick_s": "1/60", "fft_size": 2048}
-# Seconds after the sender starts: where its voice plays, and what the page tells the clock.
-SPEECH = [(0.6, 4), (4.3, 3), (7.3, 3), (12.8, 4)]
-PAGE_EVENTS = [
-    (0.3, "terminalResponse", {"linger_s": 0.5}),
-    (2.6, "pause", {}),  # the quiet count freezes, so the 1.7 s gap does not end the beat
-    (4.0, "resume", {}),
-    (7.0, "terminalResponse", {}),
-    (8.0, "end", {}),  # aborted while speaking
-    (10.0, "terminalResponse", {}),  # silent: the onset timeout
-    (13.0, "terminalResponse", {"linger_s": 0.25}),  # an acknowledgment is playing
+LIVE = {"floor": 0.003, "quiet_s": 0.6, "onset_timeout_s": 1.0, "tick_s": "1/60", "fft_size": 2048}
+# The clocks of each live page: its path and rule (the rules told the provider's event, and hold to it).
+VISIBLE = [
+    ("worklet", {"rule": LEVEL_AFTER_STOPPED, "hangover_s": 0.3}),
+    ("poll", {"rule": STOPPED_QUIET, "hangover_s": 0.3}),
 ]
-SESSION_S = 16.5
+HIDDEN = [("worklet", {})]
+# Seconds after the sender starts: where its voice plays (tests/signals.py voice: speech from 0.2 s after the start
+# to 1.05, 0.71, 1.05 and 1.12 s later), and what the page tells the clocks.
+SPEECH = [(0.4, 3), (2.6, 2), (4.6, 3), (7.4, 3)]
+PAGE_EVENTS = [
+    (0.3, "terminalResponse", {"linger_s": 0.3}),
+    (1.9, "pause", {}),  # the quiet count freezes, so the 1.15 s gap does not end the beat
+    (2.7, "resume", {}),
+    (3.6, "providerStopped", {}),  # the provider says its buffer stopped: the rules may end the beat sooner
+    (4.5, "terminalResponse", {}),
+    (5.3, "end", {}),  # aborted while speaking
+    (6.0, "terminalResponse", {}),  # silent: the onset timeout
+    (7.8, "terminalResponse", {"linger_s": 0.25}),  # an acknowledgment is playing
+    (8.8, "providerStopped", {}),
+]
+SESSION_S = 9.8
 
 
-def live_page(path: str, *, hidden: bool = False) -> str:
+def live_page(clocks: list[tuple[str, dict]], *, hidden: bool = False) -> str:
+    """A page whose clocks (one capture each) listen to a voice over a WebRTC loopback, told the same events."""
     from signals import voice
 
     x = np.zeros(int(SESSION_S * RATE), np.float32)
@@ -240,13 +258,14 @@ def live_page(path: str, *, hidden: bool = False) -> str:
         v = voice(RATE, seed=20 + i, syllables=syllables, amplitude=0.3)
         x[int(at * RATE) : int(at * RATE) + v.size] = v[: x.size - int(at * RATE)]
     pcm = base64.b64encode(x.astype("<f4").tobytes()).decode("ascii")
+    setup = [(path, LIVE | rule) for path, rule in clocks]
     return f"""<!DOCTYPE html><html><body><script>
 {POST_JS}
 {LOOPBACK_JS}
 {(ROOT / "docs" / "capture.js").read_text()}
 {(ROOT / "docs" / "speechclock.js").read_text()}
 (async () => {{
-  const RATE = {RATE}, PATH = '{path}', HIDDEN = {json.dumps(hidden)};
+  const RATE = {RATE}, HIDDEN = {json.dumps(hidden)};
   const visibility = [];
   document.addEventListener('visibilitychange', () => visibility.push(document.visibilityState));
   const send = new AudioContext({{sampleRate: RATE}});
@@ -261,36 +280,43 @@ def live_page(path: str, *, hidden: bool = False) -> str:
   player.srcObject = remoteStream;
   await player.play();
 
-  // The receiving page, as docs/clock.md says.
+  // The receiving page, as docs/clock.md says: one clock (and capture) per path asked for.
   const audioContext = new AudioContext({{sampleRate: RATE}});
   await audioContext.resume();
   const source = audioContext.createMediaStreamSource(remoteStream);
-  const analyser = new AnalyserNode(audioContext, {{fftSize: 2048}});
-  source.connect(analyser);
-  const capture = await startLosslessCapture(audioContext, source);
-  const clock = new SpeechClock(analyser, {json.dumps(LIVE)}, {{capture, path: PATH}});
-  const heard = [];
-  for (const type of ['speaking', 'quiet', 'onset-timeout', 'ready']) {{
-    clock.addEventListener(type, (e) => heard.push([type, e.detail.t_s]));
+  const clocks = [];
+  for (const [path, config] of {json.dumps(setup)}) {{
+    const analyser = new AnalyserNode(audioContext, {{fftSize: 2048}});
+    source.connect(analyser);
+    const capture = await startLosslessCapture(audioContext, source);
+    // The clock reads the node the capture records (as docs/clock.md's example does), so both see the same frames.
+    const clock = new SpeechClock(analyser, config, {{capture, path, source}});
+    const one = {{clock, capture, path, ticks: []}};
+    clock.addEventListener('tick', (e) => one.ticks.push([e.detail.frame, e.detail.state]));
+    clocks.push(one);
   }}
-  await new Promise((r) => setTimeout(r, 500));   // the analyser's window lies inside the capture
-  const ticks = [];
-  clock.addEventListener('tick', (e) => ticks.push([e.detail.frame, e.detail.state]));
-  await clock.start();
+  await new Promise((r) => setTimeout(r, 500));   // the analyser's window lies inside the captures
+  for (const one of clocks) {{
+    await one.clock.start();
+    if (one.clock.path !== one.path) throw new Error(`start() chose ${{one.clock.path}}`);
+  }}
   if (HIDDEN) await post('/hide', '');  // the test opens another tab over this one: it is hidden from now on
-  if (clock.path !== PATH) throw new Error(`start() chose ${{clock.path}}`);
   const voice = new AudioBufferSourceNode(send, {{buffer}});
   voice.connect(out);
   voice.start(send.currentTime + 0.05);
   for (const [at, method, fields] of {json.dumps(PAGE_EVENTS)}) {{
-    setTimeout(() => clock[method](fields), 50 + at * 1000);
+    setTimeout(() => {{ for (const one of clocks) one.clock[method](fields); }}, 50 + at * 1000);
   }}
   await new Promise((r) => setTimeout(r, 50 + {SESSION_S} * 1000));
-  const beats = await clock.finish();
-  const a = await capture.stop();
-  await post('/audio', a.audio);
-  await post('/events', a.events);
-  await post('/done', JSON.stringify({{ticks, beats, heard, names: a.names, visibility}}));
+  const done = [];
+  for (const [i, one] of clocks.entries()) {{
+    const beats = await one.clock.finish();
+    const a = await one.capture.stop();
+    await post(`/audio-${{i}}`, a.audio);
+    await post(`/events-${{i}}`, a.events);
+    done.push({{ticks: one.ticks, beats, names: a.names}});
+  }}
+  await post('/done', JSON.stringify({{clocks: done, visibility}}));
 }})();
 </script></body></html>"""
 
@@ -300,49 +326,78 @@ def hide(tools: DevTools) -> None:
     tools.send("Target.createTarget", {"url": "about:blank"})
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("path", "hidden"), [("worklet", False), ("poll", False), ("worklet", True)])
-def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(chromium, tmp_path, path, hidden):
+@pytest.fixture(scope="module", params=[False, True], ids=["visible", "hidden"])
+def live(request, tmp_path_factory):
+    """A live page's clocks, each with its capture written as the page saves it."""
+    from browser import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    hidden = request.param
+    clocks = HIDDEN if hidden else VISIBLE
     devtools = {"/hide": hide} if hidden else None
-    posted = run_page(live_page(path, hidden=hidden), flags=tuple(WEBRTC_FLAGS), devtools=devtools)
+    posted = run_page(live_page(clocks, hidden=hidden), flags=tuple(WEBRTC_FLAGS), devtools=devtools)
     done = json.loads(posted["/done"])
-    audio = tmp_path / done["names"]["audio"]
-    audio.write_bytes(posted["/audio"])
-    (tmp_path / done["names"]["events"]).write_bytes(posted["/events"])
-    rec = read_recording(audio, quantum=True)
-    log = rec.events
-    assert log is not None and log.start is not None and log.start.exact
-    start = log.start.frame
-    trace = page_trace(rec.quantum, log.readings, start=log.start, ticks=rec.trace.ticks)
-    th = LIVE
-    played = replay_ticks(trace, log, floor=th["floor"], quiet_s=th["quiet_s"], onset_timeout_s=th["onset_timeout_s"])
-    # The page's ticks inside the capture (the first ones read a window that began before it).
-    state_at = {frame - start: state for frame, state in done["ticks"]}
-    level_at = {r.frame: r.level for r in log.readings}
-    frames = trace.frames.tolist()
-    assert len(frames) >= 0.9 * len(done["ticks"])
-    levels = [level_at[f] for f in frames]
-    states = [state_at[f] for f in frames]
-    # Beats in frames of the capture (the page's times are the context's, from its frame 0).
-    fields = [f for f in BEAT_FIELDS if f.endswith("_s")]
+    folder = tmp_path_factory.mktemp("live")
+    for i, one in enumerate(done["clocks"]):
+        one["audio"] = folder / one["names"]["audio"]
+        one["audio"].write_bytes(posted[f"/audio-{i}"])
+        (folder / one["names"]["events"]).write_bytes(posted[f"/events-{i}"])
+        one["path"], one["rule"] = clocks[i][0], clocks[i][1].get("rule", LEVEL)
+    return hidden, done
 
-    def in_frames(beat: dict, offset: int) -> dict:
-        return {f: (beat[f] if f not in fields or beat[f] is None else round(beat[f] * RATE) - offset) for f in beat}
 
-    ours = [in_frames({f: getattr(b, f) for f in BEAT_FIELDS}, 0) for b in played.beats]
-    theirs = [in_frames({f: b[f] for f in BEAT_FIELDS}, start) for b in done["beats"]]
-    found = parting("loopback", trace, played, levels, states, ours, theirs)
-    assert found is None, found
+def in_frames(beat: dict, offset: int) -> dict:
+    """A beat's times in frames of the capture (the page's are the context's, from its frame 0: ``offset``)."""
+    return {f: (v if not f.endswith("_s") or v is None else round(v * RATE) - offset) for f, v in beat.items()}
+
+
+@pytest.mark.slow
+def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live):
+    """Each clock of the page (the worklet with a rule, polling with another; hidden, the worklet) decides at
+    every tick as the replay of its own capture, at the setting and rule its log says it ran."""
+    hidden, done = live
+    assert [one["path"] for one in done["clocks"]] == [path for path, _ in (HIDDEN if hidden else VISIBLE)]
+    for one in done["clocks"]:
+        rec = read_recording(one["audio"], quantum=True)
+        log = rec.events
+        assert log is not None and log.start is not None and log.start.exact
+        said = log.setting
+        assert said is not None and (said.path, said.rule) == (one["path"], one["rule"])
+        assert said.rule == LEVEL or log.stop_kind == "clock.stopped"  # told the provider's event, it logged it
+        start = log.start.frame
+        trace = page_trace(rec.quantum, log.readings, start=log.start, ticks=rec.trace.ticks)
+        th = LIVE
+        played = replay_ticks(
+            trace,
+            log,
+            floor=th["floor"],
+            quiet_s=th["quiet_s"],
+            onset_timeout_s=th["onset_timeout_s"],
+            rule=said.rule,
+            hangover_s=said.hangover_s,
+        )
+        # The page's ticks inside the capture (the first ones read a window that began before it).
+        state_at = {frame - start: state for frame, state in one["ticks"]}
+        level_at = {r.frame: r.level for r in log.readings}
+        frames = trace.frames.tolist()
+        assert len(frames) >= 0.9 * len(one["ticks"])
+        levels = [level_at[f] for f in frames]
+        states = [state_at[f] for f in frames]
+        ours = [in_frames({f: getattr(b, f) for f in BEAT_FIELDS}, 0) for b in played.beats]
+        theirs = [in_frames({f: b[f] for f in BEAT_FIELDS}, start) for b in one["beats"]]
+        found = parting(f"loopback {one['path']} {one['rule']}", trace, played, levels, states, ours, theirs)
+        assert found is None, found
+        # Which outcomes the session reached depends on the live timers (not asserted); that the page
+        # decided every tick as the replay of its own capture does not. It was told of four terminal
+        # responses, so it closed four beats.
+        assert len(one["beats"]) == 4
     if hidden:
         # The page was hidden the whole session (its timers throttled), yet the audio thread decided
         # at every tick: no tick is missing between the first and the last.
         assert done["visibility"] == ["hidden"]
-        ticks = [f for f, _ in done["ticks"]]
+        ticks = [f for f, _ in done["clocks"][0]["ticks"]]
         expected = [
             (-(-k * 800 // 128)) * 128 for k in range(round(ticks[0] / 800), round(ticks[0] / 800) + len(ticks))
         ]
         assert ticks == expected
-    # Which outcomes the session reached depends on the live timers (not asserted); that the page
-    # decided every tick as the replay of its own capture does not. It was told of four terminal
-    # responses, so it closed four beats.
-    assert len(done["beats"]) == 4
