@@ -249,8 +249,10 @@ PAGE_EVENTS = [
 SESSION_S = 9.8
 
 
-def live_page(clocks: list[tuple[str, dict]], *, hidden: bool = False) -> str:
-    """A page whose clocks (one capture each) listen to a voice over a WebRTC loopback, told the same events."""
+def live_page(tag: str, clocks: list[tuple[str, dict]], *, front: str | None = None) -> str:
+    """A page whose clocks (one capture each) listen to a voice over a WebRTC loopback, told the same events; it
+    posts what it saw under ``/{tag}-...``. With ``front``, once its clocks run it opens that page in a tab in front
+    of itself (so it is hidden from then on), and ends the run (``/done``) once that page has said it is done."""
     from signals import voice
 
     x = np.zeros(int(SESSION_S * RATE), np.float32)
@@ -265,9 +267,11 @@ def live_page(clocks: list[tuple[str, dict]], *, hidden: bool = False) -> str:
 {(ROOT / "docs" / "capture.js").read_text()}
 {(ROOT / "docs" / "speechclock.js").read_text()}
 (async () => {{
-  const RATE = {RATE}, HIDDEN = {json.dumps(hidden)};
-  const visibility = [];
+  const RATE = {RATE}, TAG = '{tag}', FRONT = {json.dumps(front)};
+  const visibility = [document.visibilityState];
   document.addEventListener('visibilitychange', () => visibility.push(document.visibilityState));
+  const tabs = new BroadcastChannel('live');
+  const frontDone = new Promise((resolve) => {{ tabs.onmessage = resolve; }});
   const send = new AudioContext({{sampleRate: RATE}});
   const bytes = Uint8Array.from(atob('{pcm}'), (c) => c.charCodeAt(0));
   const samples = new Float32Array(bytes.buffer);
@@ -300,7 +304,8 @@ def live_page(clocks: list[tuple[str, dict]], *, hidden: bool = False) -> str:
     await one.clock.start();
     if (one.clock.path !== one.path) throw new Error(`start() chose ${{one.clock.path}}`);
   }}
-  if (HIDDEN) await post('/hide', '');  // the test opens another tab over this one: it is hidden from now on
+  // The test opens the other page in a tab over this one: this one is hidden from now on.
+  if (FRONT) await post('/front', location.origin + FRONT);
   const voice = new AudioBufferSourceNode(send, {{buffer}});
   voice.connect(out);
   voice.start(send.currentTime + 0.05);
@@ -312,39 +317,47 @@ def live_page(clocks: list[tuple[str, dict]], *, hidden: bool = False) -> str:
   for (const [i, one] of clocks.entries()) {{
     const beats = await one.clock.finish();
     const a = await one.capture.stop();
-    await post(`/audio-${{i}}`, a.audio);
-    await post(`/events-${{i}}`, a.events);
+    await post(`/${{TAG}}-audio-${{i}}`, a.audio);
+    await post(`/${{TAG}}-events-${{i}}`, a.events);
     done.push({{ticks: one.ticks, beats, names: a.names}});
   }}
-  await post('/done', JSON.stringify({{clocks: done, visibility}}));
+  await post(`/${{TAG}}`, JSON.stringify({{clocks: done, visibility}}));
+  if (FRONT) {{
+    await frontDone;
+    await post('/done', '');
+  }} else tabs.postMessage('done');
 }})();
 </script></body></html>"""
 
 
-def hide(tools: DevTools) -> None:
-    """Open a tab in front of the page: the page is hidden (``visibilityState`` "hidden")."""
-    tools.send("Target.createTarget", {"url": "about:blank"})
+def front(tools: DevTools, url: bytes) -> None:
+    """Open ``url`` in a tab in front of the page: the page is hidden (``visibilityState`` "hidden")."""
+    tools.send("Target.createTarget", {"url": url.decode()})
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["visible", "hidden"])
-def live(request, tmp_path_factory):
-    """A live page's clocks, each with its capture written as the page saves it."""
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """The live pages' clocks, each with its capture written as the page saves it: the hidden page's, and those of
+    the page in front of it, both live at once in one browser."""
     from browser import CHROMIUM
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    hidden = request.param
-    clocks = HIDDEN if hidden else VISIBLE
-    devtools = {"/hide": hide} if hidden else None
-    posted = run_page(live_page(clocks, hidden=hidden), flags=tuple(WEBRTC_FLAGS), devtools=devtools)
-    done = json.loads(posted["/done"])
-    folder = tmp_path_factory.mktemp("live")
-    for i, one in enumerate(done["clocks"]):
-        one["audio"] = folder / one["names"]["audio"]
-        one["audio"].write_bytes(posted[f"/audio-{i}"])
-        (folder / one["names"]["events"]).write_bytes(posted[f"/events-{i}"])
-        one["path"], one["rule"] = clocks[i][0], clocks[i][1].get("rule", LEVEL)
-    return hidden, done
+    pages = {"hidden": HIDDEN, "visible": VISIBLE}
+    html = live_page("hidden", HIDDEN, front="/visible.html")
+    files = {"/visible.html": live_page("visible", VISIBLE).encode()}
+    posted = run_page(html, files=files, flags=tuple(WEBRTC_FLAGS), devtools={"/front": front})
+    found = {}
+    for tag, clocks in pages.items():
+        done = json.loads(posted[f"/{tag}"])
+        folder = tmp_path_factory.mktemp(tag)
+        for i, one in enumerate(done["clocks"]):
+            one["audio"] = folder / one["names"]["audio"]
+            one["audio"].write_bytes(posted[f"/{tag}-audio-{i}"])
+            (folder / one["names"]["events"]).write_bytes(posted[f"/{tag}-events-{i}"])
+            one["path"], one["rule"] = clocks[i][0], clocks[i][1].get("rule", LEVEL)
+        found[tag] = done
+    return found
 
 
 def in_frames(beat: dict, offset: int) -> dict:
@@ -353,10 +366,11 @@ def in_frames(beat: dict, offset: int) -> dict:
 
 
 @pytest.mark.slow
-def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live):
+@pytest.mark.parametrize("tag", ["visible", "hidden"])
+def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live, tag):
     """Each clock of the page (the worklet with a rule, polling with another; hidden, the worklet) decides at
     every tick as the replay of its own capture, at the setting and rule its log says it ran."""
-    hidden, done = live
+    hidden, done = tag == "hidden", live[tag]
     assert [one["path"] for one in done["clocks"]] == [path for path, _ in (HIDDEN if hidden else VISIBLE)]
     for one in done["clocks"]:
         rec = read_recording(one["audio"], quantum=True)
@@ -392,10 +406,11 @@ def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live):
         # decided every tick as the replay of its own capture does not. It was told of four terminal
         # responses, so it closed four beats.
         assert len(one["beats"]) == 4
+    # The page in front stayed visible; the other was hidden once its clocks ran.
+    assert done["visibility"] == (["visible", "hidden"] if hidden else ["visible"])
     if hidden:
         # The page was hidden the whole session (its timers throttled), yet the audio thread decided
         # at every tick: no tick is missing between the first and the last.
-        assert done["visibility"] == ["hidden"]
         ticks = [f for f, _ in done["clocks"][0]["ticks"]]
         expected = [
             (-(-k * 800 // 128)) * 128 for k in range(round(ticks[0] / 800), round(ticks[0] / 800) + len(ticks))
