@@ -151,7 +151,9 @@ def test_each_rule_ends_each_constructed_beat_when_its_event_and_hangover_say(of
         stopped = rule_stopped(c.events, a)
         for j, (kind, h) in enumerate(c.rules):
             found = replay_rule([(c.name, a, stopped)], c.rule((kind, h)), onset_timeout_s=10.0)
-            for b, cost in zip(truth, found.beats):
+            assert len(found.beats) == len(truth)
+            for cost in found.beats:
+                b = truth[cost.index]
                 level = b.heard_s + PROVIDER_QUIET_S
                 if b.stopped_s is None or kind == LEVEL:
                     wait = level
@@ -164,11 +166,12 @@ def test_each_rule_ends_each_constructed_beat_when_its_event_and_hangover_say(of
                     declared = r[path][j]["beats"][cost.index]["quiet_declared_s"]
                     assert wait - TICK - ENTER_S <= declared <= wait + TICK, (c.name, kind, path, b, declared)
                 early = b.stopped_s is not None and b.stopped_s < b.heard_s - ENTER_S - 2 * TICK
-                if kind == STOPPED and early:
-                    assert cost.outcome == "premature", (c.name, cost, b)
-                elif b.stopped_s is None and kind in (STOPPED, STOPPED_QUIET):
+                if b.stopped_s is None and kind in (STOPPED, STOPPED_QUIET):
                     assert cost.outcome == NO_EVENT, (c.name, cost, b)
-                else:
+                elif kind == STOPPED and early:
+                    assert cost.outcome == "premature", (c.name, cost, b)
+                elif kind != STOPPED or b.stopped_s is None or b.stopped_s >= b.heard_s:
+                    # (The event alone within two ticks of the last word may end the beat on either side of it.)
                     assert cost.outcome == "ok" and cost.dead_air_s is not None, (c.name, kind, cost, b)
                 if kind == LEVEL:
                     n_missing += b.stopped_s is None

@@ -27,6 +27,7 @@ from clock.core.rules import (
     Rule,
     replay_rule,
 )
+from clock.web import PAGE_KEYS, RULE_KEYS
 
 TICK = 1 / 60
 RMS = 0.05  # the constructed voice (a square wave)
@@ -199,6 +200,7 @@ def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
         assert row.split()[-9:-2] == [str(r[k]) for k in fields]
     js = cli("derive", path, "--format", "js", "--no-progress").stdout
     config = json.loads(js.split("const SPEECHCLOCK_CONFIG = ", 1)[1].rstrip().rstrip(";"))
+    assert tuple(config) == PAGE_KEYS + RULE_KEYS
     assert config["rule"] == ev["recommended"] and config["hangover_s"] == saving["rule"]["hangover_s"]
     assert config["quiet_s"] == data["recommended"]["quiet_s"]
 

@@ -135,8 +135,8 @@ __all__ = [
     "outpaced_line",
     "provider_stopped",
     "replay",
-    "rule_stopped",
     "replay_ticks",
+    "rule_stopped",
     "span_bounds",
 ]
 

@@ -119,8 +119,8 @@ class SpeechClockCore {
     this.emit("state", { t_s: t, from, to });
   }
 
-  // Whether the rule ends the beat at an unpaused quiet tick counting quiet seconds since the last
-  // word, told is whether the provider's event has arrived (beats.py _quiet_ends).
+  // Whether the rule ends the beat at an unpaused quiet tick, quiet seconds after the last word
+  // (told: the provider's event has arrived). clock/core/beats.py _quiet_ends.
   quietEnds(told, quiet) {
     if (this.rule === "level+stopped" && told) return quiet >= this.hangoverS - 1e-9;
     if (quiet >= this.quietS - 1e-9) return true;
