@@ -105,14 +105,15 @@ def run_page(
     timeout_s: float = 300.0,
     flags: tuple[str, ...] = (),
     files: dict[str, bytes] | None = None,
-    devtools: dict[str, Callable[[DevTools], object]] | None = None,
+    devtools: dict[str, Callable[[DevTools, bytes], object]] | None = None,
 ) -> dict[str, bytes]:
     """Serve ``html`` at ``/`` on localhost, open it, and return the bodies it POSTs, by path.
 
     ``files`` are served too, by path (e.g. ``{"/audio/0": samples}``), for
-    data too big to inline in the page. ``devtools`` maps a path to what to do
-    over the DevTools protocol when the page POSTs there (the POST's reply
-    waits for it), e.g. hide the page.
+    data too big to inline in the page (a path ending in ``.html`` as a page).
+    ``devtools`` maps a path to what to do over the DevTools protocol, given
+    the POST's body, when the page POSTs there (the POST's reply waits for
+    it), e.g. open another page in front of it.
 
     The page ends by POSTing to ``/done``; a POST to ``/error`` fails the run
     with its body as the message. ``timeout_s`` guards against a hung browser; it is no time the page
@@ -131,7 +132,7 @@ def run_page(
             scripts = self.path.endswith((".js", ".mjs"))
             kind = (
                 "text/html; charset=utf-8"
-                if extra is None
+                if extra is None or self.path.endswith(".html")
                 else "text/javascript; charset=utf-8"
                 if scripts
                 else "application/octet-stream"
@@ -147,7 +148,7 @@ def run_page(
             action = (devtools or {}).get(self.path)
             if action is not None and tools is not None:
                 try:
-                    action(tools)
+                    action(tools, posted[self.path])
                 except AssertionError as err:
                     failed.append(str(err))
                     finished.set()

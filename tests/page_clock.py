@@ -1,25 +1,27 @@
 """Cases for speechclock.js against the replay: bundled recordings and constructed tours.
 
-A case is mono samples, an event log and the thresholds. :func:`offline_page`
-builds one page that runs many cases in headless Chromium, each through an
-OfflineAudioContext (suspended at every tick of the trace, the events handed
-to the clock with their own times); :func:`first_parting` holds the page's
-levels, per-tick states and beats to :func:`replay_ticks` and names the first
-tick where they part.
+A case is mono samples, an event log, the thresholds and the rules to run. :func:`offline_page`
+builds one page that runs many cases in headless Chromium, each through one OfflineAudioContext
+that both paths of the clock read at once, one clock per rule on each (the poll path suspended at
+every tick of the trace, the events handed to it with their own times; the worklet path told every
+event up front); :func:`first_parting` holds the page's levels, per-tick states and beats to
+:func:`replay_ticks` and names the first tick where they part.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sessions import ProviderBeat, provider_tour
 from tours import RATE, random_corpus, words
 
-from clock.core.beats import Replay, replay_ticks
+from clock.core.beats import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET, Replay, replay_ticks
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks, levels
+from clock.core.rules import Rule
 from clock.core.thresholds import Thresholds
 from clock.io.config import read_config
 from clock.io.decode import iter_blocks, probe
@@ -29,8 +31,24 @@ from clock.web import page_config, script
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 #: What the page reports at each tick, as ``Replay.state`` codes (quiet: declared at that tick).
 STATE_CODES = {"idle": 0, "waiting": 1, "speaking": 2, "quiet": 3}
-#: The events the clock acts on.
-CLOCK_KINDS = ("terminal", "pause", "resume", "end")
+#: The events the clock acts on (and ``prompt``, which it only logs).
+CLOCK_KINDS = ("terminal", "pause", "resume", "end", "prompt")
+#: The paths of the clock, in the order :func:`offline_page` reports them.
+PATHS = ("poll", "worklet")
+#: A rule the page runs: its kind and its hangover (None for the rules without one).
+PageRule = tuple[str, float | None]
+#: The level clock alone.
+LEVEL_ONLY: tuple[PageRule, ...] = ((LEVEL, None),)
+#: The provider tours' quiet time, and every rule the page runs on a case with the provider's events.
+PROVIDER_QUIET_S, HANGOVER_S = 1.5, 0.35
+EVERY_RULE: tuple[PageRule, ...] = (
+    (LEVEL, None),
+    (STOPPED_QUIET, HANGOVER_S),
+    (STOPPED, None),
+    (LEVEL_AFTER_STOPPED, HANGOVER_S),
+)
+#: The provider's event, as a log names it.
+STOP = "output_audio_buffer.stopped"
 
 
 @dataclass
@@ -40,14 +58,45 @@ class Case:
     rate: int
     events: EventLog
     thresholds: Thresholds
+    #: The rules the page runs on this case, one clock each (their quiet time is the thresholds').
+    rules: tuple[PageRule, ...] = LEVEL_ONLY
+    #: The worklet clocks log to a capture (its lines come back as ``lines``), as a page's capture.js would.
+    capture: bool = False
+    _trace: LevelTrace | None = field(default=None, init=False, repr=False)
+    _replays: dict[PageRule, Replay] = field(default_factory=dict, init=False, repr=False)
 
     def trace(self) -> LevelTrace:
-        return levels(self.samples, self.rate, ticks=Ticks(self.thresholds.tick_s))
+        """The levels at the clock's ticks (computed once)."""
+        if self._trace is None:
+            self._trace = levels(self.samples, self.rate, ticks=Ticks(self.thresholds.tick_s))
+        return self._trace
 
     def page_events(self) -> list[dict]:
+        """The events as the page is told them: the provider's event as ``stopped`` (``providerStopped()``)."""
+        stop = self.events.stop_kind
         return [
-            {"kind": e.kind, "t_s": e.t_s, "linger_s": e.linger_s} for e in self.events.events if e.kind in CLOCK_KINDS
+            {"kind": "stopped" if e.kind == stop else e.kind, "t_s": e.t_s, "linger_s": e.linger_s}
+            for e in self.events.events
+            if e.kind in CLOCK_KINDS or e.kind == stop
         ]
+
+    def rule(self, rule: PageRule) -> Rule:
+        return Rule(rule[0], self.thresholds.quiet_s, rule[1])
+
+    def replay(self, rule: PageRule) -> Replay:
+        """:func:`replay_ticks` with this rule (computed once)."""
+        if rule not in self._replays:
+            th = self.thresholds
+            self._replays[rule] = replay_ticks(
+                self.trace(),
+                self.events,
+                floor=th.floor,
+                quiet_s=th.quiet_s,
+                onset_timeout_s=th.onset_timeout_s,
+                rule=rule[0],
+                hangover_s=rule[1],
+            )
+        return self._replays[rule]
 
 
 def bundled_cases() -> list[Case]:
@@ -103,10 +152,12 @@ def constructed_tour(seed: int) -> Case:
     return Case(f"constructed-{seed}", x.astype(np.float32), RATE, _log(events), th)
 
 
-def random_tours(seed: int) -> list[Case]:
+def random_tours(seed: int, *, rules: bool = False) -> list[Case]:
     """tests/tours.py's random tours (comfort noise, noisy pauses, acknowledgments, damaged logs),
-    with random pauses, ends and thresholds added."""
+    with random pauses, ends and thresholds added; with ``rules``, each under :data:`EVERY_RULE`, its provider
+    saying ``output_audio_buffer.stopped`` from 0.5 s before each narration's end to 1 s after it, or not at all."""
     rng = np.random.default_rng(seed + 1000)
+    provider = np.random.default_rng(seed + 2000)
     cases = []
     for tour in random_corpus(seed):
         if not tour.has_log:
@@ -123,20 +174,41 @@ def random_tours(seed: int) -> list[Case]:
             quiet_s=float(rng.choice([0.5, 1.0, 1.5, 2.5])),
             onset_timeout_s=float(rng.choice([1.0, 3.0, 10.0])),
         )
-        cases.append(Case(f"random-{seed}-{tour.name}", tour.samples.astype(np.float32), RATE, _log(items), th))
+        if rules:
+            for truth in tour.truths:
+                if not truth.silent and provider.random() < 0.75:
+                    items.append((STOP, truth.narration_end_s + float(provider.uniform(-0.5, 1.0))))
+        name = f"random-{seed}-{tour.name}"
+        samples = tour.samples.astype(np.float32)
+        cases.append(Case(name, samples, RATE, _log(items), th, EVERY_RULE if rules else LEVEL_ONLY))
     return cases
 
 
-def offline_page(cases: list[Case], *, paths: tuple[str, ...] = ("poll", "worklet")) -> tuple[str, dict[str, bytes]]:
-    """One page running every case through an OfflineAudioContext on each path of the clock.
+def provider_cases(seeds: tuple[int, ...] = (40, 41, 42)) -> list[tuple[Case, list[ProviderBeat]]]:
+    """tests/sessions.py's provider tours, each under :data:`EVERY_RULE` with its truth: the provider says
+    ``output_audio_buffer.stopped`` from 0.5 s before the analyser stops hearing each beat's last word to 1 s after
+    it (the last seed's tour misses half of them). The worklet clocks log to a capture (``Case.capture``)."""
+    out = []
+    for i, seed in enumerate(seeds):
+        session, truth = provider_tour(seed, missing=0.5 if i == len(seeds) - 1 else 0.0)
+        th = Thresholds(floor=0.003, quiet_s=PROVIDER_QUIET_S, onset_timeout_s=10.0)
+        case = Case(f"provider-{seed}", session.samples(), session.rate, session.log(), th, EVERY_RULE, capture=True)
+        out.append((case, truth))
+    return out
 
-    The samples are served at /audio/i. The poll path suspends the context at every nominal
-    tick time ``k * tick_s`` (it stops at the first render-quantum boundary at or after it) and
-    calls ``poll()``, which reads the analyser and takes the frame it read as the tick's time;
-    events are handed to it with their own times just before the tick they precede. The worklet
-    path is ``start()``'s default: it is told every event up front and the context renders
-    straight through; it decides on the audio thread. The result is a list per case, one entry
-    per path, in ``paths`` order.
+
+def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
+    """One page running every case through an OfflineAudioContext, on both paths of the clock at once.
+
+    The samples are served at /audio/i. Per case, one context renders them through an
+    AnalyserNode that every clock reads, one clock per rule on each path. The poll path suspends
+    the context at every nominal tick time ``k * tick_s`` (it stops at the first render-quantum
+    boundary at or after it) and calls ``poll()``, which reads the analyser and takes the frame it
+    read as the tick's time; events are handed to it with their own times just before the tick
+    they precede. The worklet path is ``start()``'s default: it is told every event up front and
+    decides on the audio thread as the context renders. The context ends one render quantum
+    after the trace's last tick, so neither path ticks again. The result is, per case,
+    ``{path: [one result per rule]}``.
     """
     plans = []
     files = {}
@@ -146,7 +218,8 @@ def offline_page(cases: list[Case], *, paths: tuple[str, ...] = ("poll", "workle
         plans.append(
             {
                 "rate": case.rate,
-                "config": page_config(case.thresholds),
+                "configs": [page_config(case.thresholds, rule=case.rule(rule)) for rule in case.rules],
+                "capture": case.capture,
                 "suspend": trace.ticks.time_s(trace.tick).tolist(),
                 "last_frame": int(trace.frames[-1]) if trace.n_ticks else 0,
                 "events": case.page_events(),
@@ -157,16 +230,6 @@ def offline_page(cases: list[Case], *, paths: tuple[str, ...] = ("poll", "workle
 const post = (path, body) => fetch(path, {{method: 'POST', body}});
 window.onerror = (msg, src, line) => {{ post('/error', `${{msg}} at ${{line}}`); }};
 window.onunhandledrejection = (e) => {{ post('/error', String(e.reason && e.reason.stack || e.reason)); }};
-function graph(pcm, plan, length) {{
-  const ctx = new OfflineAudioContext(1, length, plan.rate);
-  const buffer = ctx.createBuffer(1, pcm.length, plan.rate);
-  buffer.copyToChannel(pcm, 0);
-  const source = new AudioBufferSourceNode(ctx, {{buffer}});
-  const analyser = new AnalyserNode(ctx);
-  source.connect(analyser).connect(ctx.destination);
-  source.start(0);
-  return {{ctx, analyser}};
-}}
 function listen(clock) {{
   const heard = [];
   for (const type of ['speaking', 'quiet', 'onset-timeout', 'ready']) {{
@@ -174,52 +237,77 @@ function listen(clock) {{
   }}
   return heard;
 }}
-async function poll(pcm, plan) {{
-  // After the last tick the analyser reads zeros, as the trace does past the recording's end.
-  const {{ctx, analyser}} = graph(pcm, plan, plan.last_frame + 256);
-  const clock = new SpeechClock(analyser, plan.config, {{path: 'poll'}});
-  const heard = listen(clock), levels = [], states = [];
+// What capture.js's log gets from the clock (a line without a frame is at frame 0).
+function capture(lines) {{
+  return {{
+    log: (type, fields = {{}}) => lines.push({{type, frame: 0, ...fields}}),
+    logLevel: (level, fields = {{}}) => {{
+      lines.push({{type: 'clock.level', level, ...fields}});
+      return fields.frame;
+    }},
+  }};
+}}
+const tell = (clock, e) => clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
+async function run(pcm, plan) {{
+  // One quantum past the last tick: the poll path can suspend there, and no path reaches another tick (ticks are at
+  // least two quanta apart at the rates of the cases).
+  const ctx = new OfflineAudioContext(1, plan.last_frame + 128, plan.rate);
+  const buffer = ctx.createBuffer(1, pcm.length, plan.rate);
+  buffer.copyToChannel(pcm, 0);
+  const source = new AudioBufferSourceNode(ctx, {{buffer}});
+  const analyser = new AnalyserNode(ctx);
+  source.connect(analyser).connect(ctx.destination);
+  source.start(0);
+  const n = plan.suspend.length;
+  const polled = plan.configs.map((config) => {{
+    const clock = new SpeechClock(analyser, config, {{path: 'poll'}});
+    return {{clock, heard: listen(clock), levels: [], states: []}};
+  }});
+  const worklets = [];
+  for (const config of plan.configs) {{
+    const lines = plan.capture ? [] : null;
+    const clock = new SpeechClock(analyser, config, {{capture: lines && capture(lines)}});
+    const one = {{clock, heard: listen(clock), levels: [], states: [], lines}};
+    clock.addEventListener('tick', (e) => {{ one.levels.push(e.detail.level); one.states.push(e.detail.state); }});
+    for (const e of plan.events) tell(clock, e);
+    await clock.start();
+    if (clock.path !== 'worklet') throw new Error(`start() chose ${{clock.path}}`);
+    await clock.sync();
+    worklets.push(one);
+  }}
   let next = 0;
   const hand = (upTo) => {{
     for (; next < plan.events.length && plan.events[next].t_s <= upTo; next++) {{
-      const e = plan.events[next];
-      clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
+      for (const p of polled) tell(p.clock, plan.events[next]);
     }}
   }};
   const at = (k) => ctx.suspend(plan.suspend[k]).then(() => {{
     hand(ctx.currentTime);
-    states.push(clock.poll());
-    levels.push(clock.lastLevel);
-    if (k + 1 < plan.suspend.length) at(k + 1);
+    for (const p of polled) {{ p.states.push(p.clock.poll()); p.levels.push(p.clock.lastLevel); }}
+    if (k + 1 < n) at(k + 1);
     ctx.resume();
   }});
-  if (plan.suspend.length) at(0);
+  if (n) at(0);
   await ctx.startRendering();
   hand(Infinity);
-  return {{levels, states, heard, beats: await clock.finish()}};
-}}
-async function worklet(pcm, plan) {{
-  // The context ends at the trace's last tick, so the clock decides at exactly the trace's ticks.
-  const {{ctx, analyser}} = graph(pcm, plan, Math.max(128, plan.last_frame));
-  const clock = new SpeechClock(analyser, plan.config);
-  const heard = listen(clock), levels = [], states = [];
-  clock.addEventListener('tick', (e) => {{ levels.push(e.detail.level); states.push(e.detail.state); }});
-  for (const e of plan.events) clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
-  await clock.start();
-  if (clock.path !== 'worklet') throw new Error(`start() chose ${{clock.path}}`);
-  await clock.sync();
-  await ctx.startRendering();
-  const beats = await clock.finish();
-  return {{levels: levels.slice(0, plan.suspend.length), states: states.slice(0, plan.suspend.length), heard, beats}};
+  const out = {{poll: [], worklet: []}};
+  for (const p of polled) {{
+    const beats = await p.clock.finish();
+    out.poll.push({{levels: p.levels, states: p.states, heard: p.heard, beats}});
+  }}
+  for (const w of worklets) {{
+    const beats = await w.clock.finish();
+    const [levels, states] = [w.levels.slice(0, n), w.states.slice(0, n)];
+    out.worklet.push({{levels, states, heard: w.heard, beats, lines: w.lines}});
+  }}
+  return out;
 }}
 (async () => {{
   const plans = {json.dumps(plans)};
   const results = [];
   for (let i = 0; i < plans.length; i++) {{
     const pcm = new Float32Array(await (await fetch(`/audio/${{i}}`)).arrayBuffer());
-    const one = [];
-    for (const path of {json.dumps(list(paths))}) one.push(await (path === 'poll' ? poll : worklet)(pcm, plans[i]));
-    results.push(one);
+    results.push(await run(pcm, plans[i]));
   }}
   await post('/done', JSON.stringify(results));
 }})();
@@ -228,23 +316,32 @@ async function worklet(pcm, plan) {{
 
 
 #: The fields of a beat compared (replay_ticks' ReplayBeat, speechclock.js's beats).
-BEAT_FIELDS = ("terminal_s", "start_s", "last_word_s", "quiet_declared_s", "no_onset", "aborted", "prompt_allowed_s")
+BEAT_FIELDS = (
+    "terminal_s",
+    "start_s",
+    "last_word_s",
+    "quiet_declared_s",
+    "no_onset",
+    "aborted",
+    "prompt_allowed_s",
+    "stopped_s",
+)
 
 
-def first_parting(case: Case, result: dict) -> str | None:
-    """Where the page's clock and :func:`replay_ticks` part over one offline case (None: they never do)."""
+def first_parting(case: Case, result: dict, rule: PageRule = LEVEL_ONLY[0]) -> str | None:
+    """Where the page's clock running ``rule`` and :func:`replay_ticks` part over one offline case (None: never)."""
     trace = case.trace()
-    th = case.thresholds
-    played = replay_ticks(trace, case.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    played = case.replay(rule)
     ours = [{f: getattr(b, f) for f in BEAT_FIELDS} for b in played.beats]
     theirs = [{f: b[f] for f in BEAT_FIELDS} for b in result["beats"]]
-    found = parting(case.name, trace, played, result["levels"], result["states"], ours, theirs)
+    name = case.name if rule[0] == LEVEL else f"{case.name} ({rule[0]})"
+    found = parting(name, trace, played, result["levels"], result["states"], ours, theirs)
     if found is not None:
         return found
     heard = [(kind, t) for kind, t in result["heard"]]
     expected = sorted(events_of(played, trace.t_s), key=lambda e: e[1])
     if heard != expected:
-        return f"{case.name}: the page's events {heard[:12]}... differ from the replay's {expected[:12]}..."
+        return f"{name}: the page's events {heard[:12]}... differ from the replay's {expected[:12]}..."
     return None
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from clock.core.events import Event, EventLog
+
 RATE = 48000
 N = 2048  # fftSize
 WINDOW_S = N / RATE  # the analyser sees speech this long after it ends
@@ -46,6 +48,15 @@ class Session:
             square = np.where((np.arange(b - a) // 60) % 2 == 0, rms, -rms)  # 400 Hz square: RMS = rms
             x[a:b] = square.astype(np.float32)
         return x
+
+    def log(self) -> EventLog:
+        """The events as the tool reads them (a ``terminal_response`` line is a terminal response)."""
+        kinds = {"terminal_response": "terminal"}
+        events = (
+            Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
+            for i, e in enumerate(self.events)
+        )
+        return EventLog(tuple(sorted(events, key=lambda e: (e.t_s, e.line))))
 
     def write(self, folder: Path, name: str = "session") -> Path:
         import soundfile as sf

@@ -1,6 +1,7 @@
 """The emulation against the real thing: Chromium's AnalyserNode in an OfflineAudioContext.
 
-The page renders a known buffer through an AnalyserNode, suspends the context
+One page renders each case's known buffer through an AnalyserNode (one
+OfflineAudioContext per case, one browser for them all), suspends the context
 at tick times k/60 s, and at each suspension reads all four getters and the
 page's RMS loop. Time-domain data, byte time-domain data, the RMS and the
 suspension frames must match the emulation bit for bit; frequency data
@@ -9,7 +10,6 @@ suspension frames must match the emulation bit for bit; frequency data
 
 from __future__ import annotations
 
-import base64
 import json
 from fractions import Fraction
 
@@ -23,25 +23,19 @@ from clock.core.levels import Ticks, levels
 N_TICKS = 24
 
 
-def _page(channels: np.ndarray, rate: int, fft_size: int, smoothing: float) -> str:
-    data = [
-        base64.b64encode(np.ascontiguousarray(channels[:, c], dtype="<f4").tobytes()).decode()
-        for c in range(channels.shape[1])
-    ]
-    return f"""<!DOCTYPE html><html><body><script>
-{POST_JS}
-const decode = (b64) => new Float32Array(Uint8Array.from(atob(b64), c => c.charCodeAt(0)).buffer);
-(async () => {{
-  const data = {json.dumps(data)};
-  const ctx = new OfflineAudioContext(data.length, {channels.shape[0]}, {rate});
-  const buffer = ctx.createBuffer(data.length, {channels.shape[0]}, {rate});
-  data.forEach((b64, c) => buffer.copyToChannel(decode(b64), c));
-  const source = new AudioBufferSourceNode(ctx, {{buffer}});
-  const analyser = new AnalyserNode(ctx, {{fftSize: {fft_size}, smoothingTimeConstant: {smoothing}}});
+PAGE = """
+async function run(i, plan) {
+  const data = new Float32Array(await (await fetch(`/audio/${i}`)).arrayBuffer());
+  const [frames, channels, rate] = [plan.frames, plan.channels, plan.rate];
+  const ctx = new OfflineAudioContext(channels, frames, rate);
+  const buffer = ctx.createBuffer(channels, frames, rate);
+  for (let c = 0; c < channels; c++) buffer.copyToChannel(data.subarray(c * frames, (c + 1) * frames), c);
+  const source = new AudioBufferSourceNode(ctx, {buffer});
+  const analyser = new AnalyserNode(ctx, {fftSize: plan.fft_size, smoothingTimeConstant: plan.smoothing});
   source.connect(analyser).connect(ctx.destination);
   const reads = [];
-  for (let k = 1; k <= {N_TICKS}; k++) {{
-    ctx.suspend(k / 60).then(() => {{
+  for (let k = 1; k <= N_TICKS; k++) {
+    ctx.suspend(k / 60).then(() => {
       const time = new Float32Array(analyser.fftSize), bytes = new Uint8Array(analyser.fftSize);
       const freq = new Float32Array(analyser.frequencyBinCount), fbytes = new Uint8Array(analyser.frequencyBinCount);
       analyser.getFloatTimeDomainData(time);
@@ -50,17 +44,22 @@ const decode = (b64) => new Float32Array(Uint8Array.from(atob(b64), c => c.charC
       analyser.getByteFrequencyData(fbytes);
       let sum = 0;
       for (let i = 0; i < time.length; i++) sum += time[i] * time[i];
-      reads.push({{frame: Math.round(ctx.currentTime * {rate}), time: Array.from(time), bytes: Array.from(bytes),
+      reads.push({frame: Math.round(ctx.currentTime * rate), time: Array.from(time), bytes: Array.from(bytes),
                   freq: Array.from(freq, v => v === -Infinity ? null : v), fbytes: Array.from(fbytes),
-                  rms: Math.sqrt(sum / time.length)}});
+                  rms: Math.sqrt(sum / time.length)});
       ctx.resume();
-    }});
-  }}
+    });
+  }
   source.start(0);
   await ctx.startRendering();
-  await post('/done', JSON.stringify(reads));
-}})();
-</script></body></html>"""
+  return reads;
+}
+(async () => {
+  const out = [];
+  for (const [i, plan] of PLANS.entries()) out.push(await run(i, plan));
+  await post('/done', JSON.stringify(out));
+})();
+"""
 
 
 def _signal(rng: np.random.Generator, rate: int, n_channels: int) -> np.ndarray:
@@ -81,10 +80,35 @@ CASES = [
 ]
 
 
+def _channels(rate: int, n_channels: int) -> np.ndarray:
+    """The signal of one case (each from the same seed)."""
+    return _signal(np.random.default_rng(440), rate, n_channels)
+
+
+@pytest.fixture(scope="module")
+def page_reads():
+    """Every case's reads, from one page (each case in its own OfflineAudioContext)."""
+    from browser import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    plans, files = [], {}
+    for i, case in enumerate(CASES):
+        rate, n_channels, fft_size, smoothing = case.values
+        channels = _channels(rate, n_channels)
+        files[f"/audio/{i}"] = np.ascontiguousarray(channels.T, dtype="<f4").tobytes()  # channel after channel
+        plans.append({"frames": channels.shape[0], "channels": n_channels, "rate": rate, "fft_size": fft_size})
+        plans[-1]["smoothing"] = smoothing
+    head = f"const N_TICKS = {N_TICKS}, PLANS = {json.dumps(plans)};"
+    html = f"<!DOCTYPE html><html><body><script>{POST_JS}\n{head}\n{PAGE}</script></body></html>"
+    done = json.loads(run_page(html, timeout_s=120, files=files)["/done"])
+    return {case.id: r for case, r in zip(CASES, done)}
+
+
 @pytest.mark.parametrize("rate,n_channels,fft_size,smoothing", CASES)
-def test_emulation_matches_chromium(chromium, rng, rate, n_channels, fft_size, smoothing):
-    channels = _signal(rng, rate, n_channels)
-    reads = json.loads(run_page(_page(channels, rate, fft_size, smoothing))["/done"])
+def test_emulation_matches_chromium(page_reads, request, rate, n_channels, fft_size, smoothing):
+    channels = _channels(rate, n_channels)
+    reads = page_reads[request.node.callspec.id]
     assert len(reads) == N_TICKS
     mono = downmix_to_mono(channels)
     options = AnalyserOptions(fft_size=fft_size, smoothing_time_constant=smoothing)

@@ -23,8 +23,9 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "capture.md"
 HELPERS = Path(__file__).resolve().parent.parent / "docs" / "capture.js"
 TICK = 1 / 60
 # (start, end) of each utterance in seconds after the terminal response.
-UTTERANCES = [(0.30, 1.00), (1.30, 2.00), (3.00, 3.60), (5.10, 5.70)]
-GAPS = [b[0] - a[1] for a, b in zip(UTTERANCES, UTTERANCES[1:])]  # 0.3, 1.0, 1.5 s
+UTTERANCES = [(0.30, 0.80), (1.10, 1.60), (2.30, 2.80), (3.70, 4.20)]
+GAPS = [b[0] - a[1] for a, b in zip(UTTERANCES, UTTERANCES[1:])]  # 0.3, 0.7, 0.9 s
+QUIET_S = 1.2  # the page's clock: longer than every gap
 WINDOW_S = 2048 / 48000
 
 
@@ -72,7 +73,7 @@ def page() -> str:
     if (state === "waiting" && speech) {{ state = "speaking"; lastWord = now; }}
     else if (state === "speaking") {{
       if (speech) lastWord = now;
-      else if (now - lastWord >= 2500) {{ state = "idle"; capture.log("clock.quiet"); }}
+      else if (now - lastWord >= {QUIET_S * 1000}) {{ state = "idle"; capture.log("clock.quiet"); }}
     }}
   }}, 1000 / 60);
   await new Promise(r => setTimeout(r, 700));           // let the recorder start
@@ -82,7 +83,7 @@ def page() -> str:
     gate.gain.setValueAtTime(0.2, t0 + a);
     gate.gain.setValueAtTime(0, t0 + b);
   }}
-  await new Promise(r => setTimeout(r, 9000));
+  await new Promise(r => setTimeout(r, {(UTTERANCES[-1][1] + QUIET_S + 1.0) * 1000}));
   capture.log("end");
   const {{audio, events, names}} = await capture.stop();
   await post('/audio', audio);
@@ -129,7 +130,7 @@ def test_capture_guide_recording_is_analysed_within_one_tick(chromium, tmp_path,
     long_gaps = [g for g in seg["gaps_s"] if g >= 0.15]
     assert len(long_gaps) == len(GAPS)
 
-    beats = json.loads(cli("beats", rec, "--format", "json").stdout)["beats"]
+    beats = json.loads(cli("beats", rec, "--format", "json", "--quiet-time", QUIET_S).stdout)["beats"]
     (beat,) = beats
     # Against the log, times also carry the recorder's start-up latency.
     assert beat["onset_latency_s"] == pytest.approx(UTTERANCES[0][0], abs=TICK + 0.15 + late)

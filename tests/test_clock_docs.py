@@ -110,9 +110,15 @@ def test_every_clock_md_example_runs_as_written(chromium):
     const far = farSide();
     far.ondatachannel = (e) => {
       const channel = e.channel;
-      // A server sends its events whenever they happen: here one response.done every 0.5 s.
+      // A server sends its events whenever they happen: here one response.done every 0.5 s, each followed by
+      // its audio buffer's output_audio_buffer.stopped.
       const done = JSON.stringify({type: 'response.done', response: {id: 'resp_1', output: []}});
-      setInterval(() => channel.readyState === 'open' && channel.send(done), 500);
+      const stopped = JSON.stringify({type: 'output_audio_buffer.stopped', response_id: 'resp_1'});
+      setInterval(() => {
+        if (channel.readyState !== 'open') return;
+        channel.send(done);
+        setTimeout(() => channel.readyState === 'open' && channel.send(stopped), 100);
+      }, 500);
     };
     await far.setRemoteDescription({type: 'offer', sdp: init.body});
     await far.setLocalDescription(await far.createAnswer());
@@ -126,7 +132,11 @@ def test_every_clock_md_example_runs_as_written(chromium):
   if (guide.clock.state === 'idle') {
     await new Promise((resolve) => guide.clock.addEventListener('state', resolve, {once: true}));
   }
-  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state: guide.clock.state}));
+  const state = guide.clock.state;
+  // Its output_audio_buffer.stopped reaches the clock: a beat (closed when the next response.done supersedes it)
+  // was told it.
+  while (!guide.clock.beats.some((b) => b.stopped_s !== null)) await new Promise((r) => setTimeout(r, 50));
+  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state}));
 """
     done = run_blocks(code, before, after)
     assert done["steps"] == len(code)

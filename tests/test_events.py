@@ -202,6 +202,28 @@ def test_a_clock_setting_line_says_what_the_page_ran(tmp_path):
     without = tmp_path / "b.events.jsonl"
     without.write_text(json.dumps({"type": "terminal_response", "t": 1.0}) + "\n")
     assert read_events(without).setting is None
+    assert (log.setting.rule, log.setting.hangover_s) == ("level", None)  # a line that names no rule: the level clock
+    ruled = tmp_path / "c.events.jsonl"
+    ruled.write_text(
+        "".join(json.dumps(e) + "\n" for e in [setting | {"rule": "level+stopped", "hangover_s": 0.35}, *lines[1:]])
+    )
+    said = read_events(ruled).setting
+    assert said is not None and (said.rule, said.hangover_s) == ("level+stopped", 0.35)
+
+
+def test_the_clock_s_own_stopped_lines_are_what_a_rule_acts_on(tmp_path):
+    """speechclock.js logs ``clock.stopped`` at the time it applied the provider's event; where a log has any, those
+    are the events a rule acts on, not the provider's ``output_audio_buffer.stopped`` as the page received it."""
+    lines = [
+        {"type": "terminal_response", "t": 1.0},
+        {"type": "output_audio_buffer.stopped", "t": 2.0},
+        {"type": "clock.stopped", "t": 2.01},
+    ]
+    path = tmp_path / "a.events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert read_events(path).stop_kind == "clock.stopped"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines[:2]))
+    assert read_events(path).stop_kind == "output_audio_buffer.stopped"
 
 
 @pytest.mark.parametrize(
@@ -212,6 +234,11 @@ def test_a_clock_setting_line_says_what_the_page_ran(tmp_path):
         ({"fft_size": 2048.5}, "'fft_size', a power of two"),
         ({"fft_size": 1000}, "'fft_size', a power of two"),
         ({"path": "timer"}, "'path' must be"),
+        ({"rule": "stopped-ish"}, "'rule' must be one of level, stopped\\+quiet, stopped, level\\+stopped"),
+        ({"rule": "level+stopped"}, "'hangover_s': rule level\\+stopped needs hangover_s"),
+        ({"rule": "stopped+quiet", "hangover_s": -1}, "'hangover_s': rule stopped\\+quiet needs hangover_s"),
+        ({"rule": "stopped", "hangover_s": 0.3}, "'hangover_s': rule stopped takes no hangover_s"),
+        ({"rule": "level+stopped", "hangover_s": "0.3"}, "'hangover_s' must be a finite number"),
     ],
 )
 def test_a_bad_clock_setting_line_names_the_file_line_and_field(tmp_path, change, message):

@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 from browser import POST_JS, run_page
 
-from clock.web import build, script
+from clock.core.beats import LEVEL_AFTER_STOPPED
+from clock.core.rules import Rule
+from clock.core.thresholds import Thresholds
+from clock.web import build, page_config, script
 
 WEB = Path(build.__file__).resolve().parent
 
@@ -58,6 +61,11 @@ BAD = [
     ({"fft_size": 1000}, "fft_size"),
     ({"fft_size": 65536}, "fft_size"),
     ({"flor": 0.003}, "flor"),
+    ({"rule": "stopped-ish"}, "rule"),
+    ({"rule": "level+stopped"}, "hangover_s"),
+    ({"rule": "stopped+quiet", "hangover_s": 0}, "hangover_s"),
+    ({"rule": "stopped", "hangover_s": 0.3}, "hangover_s"),
+    ({"hangover_s": 0.3}, "hangover_s"),
 ]
 
 
@@ -76,10 +84,12 @@ for (const [config, key] of {json.dumps(BAD)}) {{
   catch (e) {{ errors.push([key, e.message]); }}
 }}
 const ok = new SpeechClock(analyser, {{floor: 0.004, tick_s: 0.05, fft_size: 512}});
+const fftSize = analyser.fftSize;
+const ruled = new SpeechClock(analyser, {{quiet_s: 2.5, rule: "level+stopped", hangover_s: 0.35}});
 await post('/done', JSON.stringify({{
   classic: typeof window.SpeechClock, same: window.SpeechClock.version === SpeechClock.version,
   default: SpeechClockDefault === SpeechClock, level: speechclockLevel(new Float32Array([3, 4])),
-  config: ok.config(), fftSize: analyser.fftSize, errors,
+  config: ok.config(), ruled: ruled.config(), fftSize, errors,
 }}));
 </script></body></html>"""
 
@@ -104,7 +114,17 @@ def test_npm_pack_installs_and_a_page_imports_it(chromium, tmp_path):
     done = json.loads(run_page(page(), timeout_s=60, files=files)["/done"])
     assert done["classic"] == "function" and done["same"] and done["default"]
     assert done["level"] == pytest.approx(12.5**0.5)
-    assert done["config"] == {"floor": 0.004, "quiet_s": 2.5, "onset_timeout_s": 10, "tick_s": "5/100", "fft_size": 512}
+    assert done["config"] == {
+        "floor": 0.004,
+        "quiet_s": 2.5,
+        "onset_timeout_s": 10,
+        "tick_s": "5/100",
+        "fft_size": 512,
+        "rule": "level",
+        "hangover_s": None,
+    }
+    # What derive --format js writes for a rule, the clock takes as it is.
+    assert done["ruled"] == page_config(Thresholds(), rule=Rule(LEVEL_AFTER_STOPPED, 2.5, 0.35))
     assert done["fftSize"] == 512
     for key, message in done["errors"]:
         assert message is not None, f"no error for a bad {key}"

@@ -27,6 +27,7 @@ from clock.core.rules import (
     Rule,
     replay_rule,
 )
+from clock.web import PAGE_KEYS, RULE_KEYS
 
 TICK = 1 / 60
 RMS = 0.05  # the constructed voice (a square wave)
@@ -38,17 +39,8 @@ def enter_s(floor: float) -> float:
     return (int(2048 * (floor / RMS) ** 2) + 1) / RATE
 
 
-_KINDS = {"terminal_response": "terminal"}
-
-
 def observation(name: str, s: Session) -> Observation:
-    log = EventLog(
-        tuple(
-            Event(_KINDS.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
-            for i, e in enumerate(s.events)
-        )
-    )
-    return Observation(name, levels(s.samples(), RATE), log)
+    return Observation(name, levels(s.samples(), RATE), s.log())
 
 
 def corpus(seed: int, n: int = 4, **kw) -> tuple[list[Observation], list[list[ProviderBeat]]]:
@@ -87,10 +79,9 @@ def test_the_recommended_rule_ends_every_constructed_beat_right_and_costs_the_co
         b = by_name[c.recording][c.index]
         assert declared_right(c.declared_s, b, d.setting[0]), (c, b)
         # By construction: the rule declares at the clock's first tick once the event has come and the
-        # hangover has passed since the analyser stopped hearing the last word (the quiet time, at most).
-        wait = max(b.stopped_s, b.heard_s + h)
-        if saving.rule.kind == LEVEL_AFTER_STOPPED:
-            wait = min(wait, b.heard_s + ev.quiet_s)
+        # hangover has passed since the analyser stopped hearing the last word (the quiet time, at most: the
+        # level clock bounds every rule).
+        wait = min(max(b.stopped_s, b.heard_s + h), b.heard_s + ev.quiet_s)
         ticks = ticks_of[c.recording]
         expected = float(ticks[np.searchsorted(ticks, wait - 1e-9)]) - b.heard_s
         assert c.dead_air_s is not None
@@ -141,6 +132,10 @@ def test_a_rule_that_needs_the_event_fails_a_beat_without_it():
         r = ev.result(kind)
         assert r.n_no_event == n_missing and r.n_failed >= n_missing
         assert all((c.outcome == NO_EVENT) == (c.stopped_s is None) for c in r.beats)
+        # The page still ends such a beat, by the level clock; the rule decided nothing there, so it earns no dead air.
+        for c, lv in zip(r.beats, ev.level.beats):
+            if c.stopped_s is None:
+                assert c.declared_s == lv.declared_s is not None and c.dead_air_s is None, (c, lv)
     # Without the event the hybrid is the level clock; its evidence rests on fewer beats, so it is not recommended.
     hybrid, level = ev.result(LEVEL_AFTER_STOPPED), ev.level
     for h, lv in zip(hybrid.beats, level.beats):
@@ -205,6 +200,7 @@ def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
         assert row.split()[-9:-2] == [str(r[k]) for k in fields]
     js = cli("derive", path, "--format", "js", "--no-progress").stdout
     config = json.loads(js.split("const SPEECHCLOCK_CONFIG = ", 1)[1].rstrip().rstrip(";"))
+    assert tuple(config) == PAGE_KEYS + RULE_KEYS
     assert config["rule"] == ev["recommended"] and config["hangover_s"] == saving["rule"]["hangover_s"]
     assert config["quiet_s"] == data["recommended"]["quiet_s"]
 
@@ -294,3 +290,68 @@ def test_on_random_tours_the_recommended_rule_ends_every_beat_right_by_construct
         truth = truths[c.recording][c.index]
         # By construction: declared after the guide's last word ended and before the beat's bound.
         assert c.declared_s is not None and truth.narration_end_s < c.declared_s < truth.bound_s, (c, truth)
+
+
+# --- the page's replay: each rule tick by tick ------------------------------------------------------
+
+
+def with_stops(rng: np.random.Generator, trace, log: EventLog, kind: str = "output_audio_buffer.stopped") -> EventLog:
+    """The log with the provider's events: after some terminal responses (from 0.5 s before a speech tick's
+    end to 1 s after it, or anywhere), a second one now and then, some never."""
+    t = trace.t_s
+    speech_ends = t[np.flatnonzero(np.diff((trace.level > 0.003).astype(int)) < 0)]
+    times = []
+    for term in log.terminals:
+        if rng.random() < 0.25:
+            continue  # no event for this beat
+        later = speech_ends[speech_ends > term.t_s]
+        base = float(later[rng.integers(min(later.size, 3))]) if later.size else term.t_s + 0.5
+        times.append(base + float(rng.uniform(-0.5, 1.0)))
+        if rng.random() < 0.2:
+            times.append(times[-1] + float(rng.uniform(0, 1)))
+    if rng.random() < 0.3:
+        times.append(float(rng.uniform(0, t[-1] + 0.5)))  # one anywhere (between beats, before a terminal)
+    if rng.random() < 0.3:
+        times.append(float(t[int(rng.integers(t.size))]))  # exactly at a tick
+    n = len(log.events)
+    stops = [Event(kind, kind, x, n + i + 1) for i, x in enumerate(times)]
+    return EventLog(tuple(sorted((*log.events, *stops), key=lambda e: (e.t_s, e.line))))
+
+
+def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
+    """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.rules`` (every beat at once) give
+    the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
+    from test_decide import random_session
+
+    from clock.core.beats import RULES, replay_ticks, rule_stopped
+
+    rng = np.random.default_rng(25)
+    checked, sooner = 0, 0
+    for _ in range(300):
+        trace, log = random_session(rng)
+        log = with_stops(rng, trace, log, kind=str(rng.choice(["output_audio_buffer.stopped", "clock.stopped"])))
+        floor = float(rng.choice([0.001, 0.003, 0.0045]))
+        quiet = float(rng.choice([0.3, 1.0, 2.5]))
+        hangover = float(rng.choice([0.1, 0.35, quiet, quiet + 0.5]))
+        timeout = float(rng.choice([0.5, 2.0, float("inf")]))
+        a = analyse(trace, log, floor=floor)
+        stopped = rule_stopped(log, a)
+        level = replay_ticks(trace, log, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+        for kind in RULES:
+            h = hangover if kind in (STOPPED_QUIET, LEVEL_AFTER_STOPPED) else None
+            played = replay_ticks(
+                trace, log, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, rule=kind, hangover_s=h
+            )
+            found = replay_rule([("s", a, stopped)], Rule(kind, quiet, h), onset_timeout_s=timeout)
+            for c in found.beats:
+                rb = played.beats[c.index]
+                # The event the page applied in the beat is the rules' (unless the beat had closed before it came).
+                assert rb.stopped_s in (None, stopped[c.index]), (kind, c, rb)
+                if c.outcome in ("silent", "missed-onset"):
+                    continue
+                assert c.declared_s == rb.quiet_declared_s, (kind, quiet, h, c, rb)
+                checked += 1
+                before = level.beats[c.index].quiet_declared_s
+                sooner += rb.quiet_declared_s is not None and (before is None or rb.quiet_declared_s < before)
+    # The sessions reach the rules' own decisions (the event ending beats before the level clock), not only its.
+    assert checked > 1500 and sooner > 200

@@ -154,9 +154,7 @@ def _write_page_config(
     Where derive recommends a rule that uses the provider's event (``Derivation.rules``), the config also
     carries ``rule`` and ``hangover_s`` (docs/clock.md); with the level clock it has only the thresholds.
     """
-    import json
-
-    from ..web import page_config, page_config_js
+    from ..web import page_config_js
 
     floor, quiet_s, timeout_s = found.setting
     if floor is None or quiet_s is None:
@@ -168,12 +166,8 @@ def _write_page_config(
         raise InvalidParameterError(f"--format js: nothing to write, {why}")
     th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
-    text = page_config_js(th, source=source)
     saving = found.rules.saving if found.rules is not None else None
-    if saving is not None:
-        body = page_config(th) | {"rule": saving.rule.kind, "hangover_s": saving.rule.hangover_s}
-        head = text.split("const SPEECHCLOCK_CONFIG = ", 1)[0]
-        text = f"{head}const SPEECHCLOCK_CONFIG = {json.dumps(body, allow_nan=False)};\n"
+    text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)
     with atomic_output(output, inputs=inputs) as out:
         out.write(text)
 

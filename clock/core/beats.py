@@ -37,6 +37,24 @@ continues it, ``end`` aborts the beat. A beat still waiting after
 applied before tick ``t``. Comparisons of elapsed time against ``quiet_s``
 allow 1 ns for float rounding.
 
+**Rules** (:data:`RULES`; ``speechclock.js`` runs each as the replay does,
+and :mod:`clock.core.rules` replays them over whole corpora): the level clock
+above (``level``), or a rule told the provider's ``output_audio_buffer.stopped``
+(:attr:`clock.core.events.EventLog.stop_kind`; the first one applied while a
+beat is open is that beat's), which may end the beat sooner. The level clock
+still bounds every rule, so a beat whose event is late or never comes ends
+after ``quiet_s`` all the same:
+
+``stopped+quiet``
+    the event has arrived and the quiet since the last word reaches
+    ``hangover_s``;
+``stopped``
+    the event has arrived (at the first unpaused tick from the beat's first
+    word on, speech or not);
+``level+stopped``
+    the level clock, whose quiet time becomes ``hangover_s`` once the event
+    has arrived.
+
 **Outcome** of a beat (the clock's three failures first):
 
 ``premature``
@@ -88,10 +106,16 @@ __all__ = [
     "ABORTED",
     "DONE",
     "FAILURES",
+    "HANGOVER_RULES",
     "IDLE",
+    "LEVEL",
+    "LEVEL_AFTER_STOPPED",
     "OUTCOMES",
     "OUTPACED",
+    "RULES",
     "SPEAKING",
+    "STOPPED",
+    "STOPPED_QUIET",
     "WAITING",
     "Beat",
     "BeatAnalysis",
@@ -103,6 +127,7 @@ __all__ = [
     "aborted_line",
     "analyse",
     "beats",
+    "check_rule",
     "decide",
     "decide_quiets",
     "judge_declared",
@@ -111,12 +136,33 @@ __all__ = [
     "provider_stopped",
     "replay",
     "replay_ticks",
+    "rule_stopped",
     "span_bounds",
 ]
 
 _EPS_S = 1e-9
 #: The onset timeout every entry point defaults to (the committed default, as on the command line).
 DEFAULT_ONSET_TIMEOUT_S = 10.0
+
+LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
+#: The rules that end a beat (see the module notes), in the order every view lists them.
+RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
+#: The rules with a hangover (the quiet after the last word that ends the beat once the provider's event came).
+HANGOVER_RULES = (STOPPED_QUIET, LEVEL_AFTER_STOPPED)
+
+
+def check_rule(rule: str, hangover_s: float | None) -> None:
+    """Raise :class:`InvalidParameterError` unless ``rule`` is one of :data:`RULES` with the hangover it takes.
+
+    A rule of :data:`HANGOVER_RULES` needs ``hangover_s``, a finite number > 0; the others take none.
+    """
+    if rule not in RULES:
+        raise InvalidParameterError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+    if rule in HANGOVER_RULES:
+        if hangover_s is None or not (np.isfinite(hangover_s) and hangover_s > 0):
+            raise InvalidParameterError(f"rule {rule} needs hangover_s, a finite number > 0, got {hangover_s!r}")
+    elif hangover_s is not None:
+        raise InvalidParameterError(f"rule {rule} takes no hangover_s, got {hangover_s!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +185,8 @@ class ReplayBeat:
         An ``end`` event, or the next terminal response, ended the beat first.
     prompt_allowed_s : float or None
         ``quiet_declared_s + linger_s``: when the next prompt may go.
+    stopped_s : float or None
+        When the provider's event applied in this beat came (None: none did before it closed).
     """
 
     terminal_s: float
@@ -148,6 +196,7 @@ class ReplayBeat:
     no_onset: bool
     aborted: bool
     prompt_allowed_s: float | None
+    stopped_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,10 +375,22 @@ class _Open:
     linger_s: float | None
     start_s: float | None = None
     last_word_s: float | None = None
+    stopped_s: float | None = None
 
     def close(self, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> ReplayBeat:
         allowed = None if declared is None else declared + (self.linger_s or 0.0)
-        return ReplayBeat(self.terminal_s, self.start_s, self.last_word_s, declared, no_onset, aborted, allowed)
+        return ReplayBeat(
+            self.terminal_s, self.start_s, self.last_word_s, declared, no_onset, aborted, allowed, self.stopped_s
+        )
+
+
+def _quiet_ends(rule: str, told: bool, count_s: float, quiet_s: float, hangover_s: float) -> bool:
+    """Whether a rule ends the beat at an unpaused quiet tick whose count since the last word is ``count_s``."""
+    if rule == LEVEL_AFTER_STOPPED and told:
+        return count_s >= hangover_s - _EPS_S
+    if count_s >= quiet_s - _EPS_S:
+        return True
+    return told and (rule == STOPPED or (rule == STOPPED_QUIET and count_s >= hangover_s - _EPS_S))
 
 
 def replay_ticks(
@@ -339,6 +400,8 @@ def replay_ticks(
     floor: float,
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
+    rule: str = LEVEL,
+    hangover_s: float | None = None,
 ) -> Replay:
     """Replay the browser clock tick by tick (see the module notes).
 
@@ -353,6 +416,10 @@ def replay_ticks(
     onset_timeout_s : float, optional
         Give up waiting for speech after this long (default: 10 s, as the
         command line; ``float("inf")`` waits forever).
+    rule : str, optional
+        One of :data:`RULES` (default: the level clock).
+    hangover_s : float, optional
+        The rule's hangover (:func:`check_rule`).
 
     Returns
     -------
@@ -362,9 +429,12 @@ def replay_ticks(
     """
     floor = _check_floor(floor)
     _check_times(quiet_s, onset_timeout_s)
+    check_rule(rule, hangover_s)
+    hangover = quiet_s if hangover_s is None else hangover_s
     t = trace.t_s
     speech = trace.level > floor
     queue = list(events.events)
+    stop_kind = events.stop_kind
     pauses = _PauseClock()
     done: list[ReplayBeat] = []
     states = np.zeros(trace.n_ticks, np.int8)
@@ -387,13 +457,21 @@ def replay_ticks(
             elif e.kind == "end" and cur is not None:
                 done.append(cur.close(aborted=True))
                 cur = None
+            elif e.kind == stop_kind and cur is not None and cur.stopped_s is None:
+                cur.stopped_s = e.t_s
         if cur is None:
             continue
+        # The event alone ends the beat at any unpaused tick from its first word on, speech or not.
+        alone = rule == STOPPED and cur.stopped_s is not None and not pauses.paused
         if cur.start_s is None:
             states[k] = WAITING
             if speech[k]:
                 cur.start_s = cur.last_word_s = now
                 states[k] = SPEAKING
+                if alone:
+                    states[k] = DONE
+                    done.append(cur.close(declared=now))
+                    cur = None
             elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
                 done.append(cur.close(no_onset=True))
                 cur = None
@@ -401,10 +479,15 @@ def replay_ticks(
         states[k] = SPEAKING
         if speech[k]:
             cur.last_word_s = now
+            if alone:
+                states[k] = DONE
+                done.append(cur.close(declared=now))
+                cur = None
             continue
         assert cur.last_word_s is not None
         quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
-        if not pauses.paused and quiet_count[k] >= quiet_s - _EPS_S:
+        told = cur.stopped_s is not None
+        if not pauses.paused and _quiet_ends(rule, told, float(quiet_count[k]), quiet_s, hangover):
             states[k] = DONE
             done.append(cur.close(declared=now))
             cur = None
@@ -424,9 +507,14 @@ def replay(
     floor: float,
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
+    rule: str = LEVEL,
+    hangover_s: float | None = None,
 ) -> list[ReplayBeat]:
     """The replayed clock's beats (see :func:`replay_ticks`)."""
-    return list(replay_ticks(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s).beats)
+    played = replay_ticks(
+        trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s, rule=rule, hangover_s=hangover_s
+    )
+    return list(played.beats)
 
 
 # --- the beats at one floor --------------------------------------------------
@@ -1188,6 +1276,8 @@ def beats(
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
     narration_pause_s: float | None = None,
+    rule: str = LEVEL,
+    hangover_s: float | None = None,
 ) -> list[Beat]:
     """Analyse each beat of a recording and replay the clock over it.
 
@@ -1209,6 +1299,8 @@ def beats(
         together at this floor (:func:`narration_pause_s`): an ``end`` the
         clock waits past is ``aborted`` within it of the last word, else
         ``outpaced``. Default: this recording's own.
+    rule, hangover_s : optional
+        The rule the clock runs (see :func:`replay_ticks`; default: the level clock).
 
     Returns
     -------
@@ -1221,7 +1313,9 @@ def beats(
         Events after the end of the recording, or before its start (one
         warning each).
     """
-    played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    played = replay(
+        trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s, rule=rule, hangover_s=hangover_s
+    )
     analysis = analyse(trace, events, floor=floor)
     pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
@@ -1326,6 +1420,31 @@ def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float |
         for b, term in zip(analysis.beats, events.terminals)
     )
     return tuple(None if e is None else e.t_s for e in found)
+
+
+def rule_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
+    """Each beat's provider event as the page's clock applies it (what a rule acts on), or None.
+
+    The first event of :attr:`EventLog.stop_kind` applied (at a tick of the
+    trace) after the beat's terminal response and before the next terminal
+    response or ``end``, in the log's order: what :func:`replay_ticks` and
+    ``speechclock.js`` give the beat they have open. (The provider's own
+    attribution by response id, :func:`provider_stopped`, is what the
+    views report.)
+    """
+    out: list[float | None] = [None] * len(analysis.beats)
+    t = analysis.t_s
+    stop_kind = events.stop_kind
+    beat = -1
+    open_ = False
+    for e in events.events:
+        if e.kind == "terminal":
+            beat, open_ = beat + 1, True
+        elif e.kind == "end":
+            open_ = False
+        elif e.kind == stop_kind and open_ and out[beat] is None and np.searchsorted(t, e.t_s, side="left") < t.size:
+            out[beat] = e.t_s
+    return tuple(out)
 
 
 def _warn_outside(events: EventLog, end_s: float) -> None:

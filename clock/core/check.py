@@ -89,7 +89,7 @@ from typing import Any
 
 import numpy as np
 
-from .beats import FAILURES, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
+from .beats import FAILURES, LEVEL, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .thresholds import Thresholds
@@ -378,9 +378,11 @@ def check_recording(
     assert obs.events is not None
     page, known = _page_setting(obs, page_thresholds)
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
+    setting = obs.events.setting
+    rule = (LEVEL, None) if setting is None else (setting.rule, setting.hangover_s)
     at_page = None
-    if known and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
-        # The log says what the page ran: its decisions are held to the replay at that setting.
+    if known and page is not None and (rule[0] != LEVEL or any(abs(a - b) > _EPS for a, b in zip(here, page))):
+        # The log says what the page ran: its decisions are held to the replay at that setting, with its rule.
         at_page = beats(
             trace,
             obs.events,
@@ -388,6 +390,8 @@ def check_recording(
             quiet_s=page[1],
             onset_timeout_s=page[2],
             narration_pause_s=narration_pause_s,
+            rule=rule[0],
+            hangover_s=rule[1],
         )
     # One tick: the longest interval between two ticks' times (frames over the rate; a tick reads at
     # a render-quantum boundary, so 1/60 s at 48 kHz is 768 or 896 frames).
@@ -397,7 +401,7 @@ def check_recording(
         pause = own.narration_pause_s if narration_pause_s is None else narration_pause_s
         quiet_range_s = own.quiet_range(narration_pause_s=pause)[:2]
     _beat_checks(
-        found, th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page, quiet_range_s
+        found, th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page, quiet_range_s, rule
     )
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
@@ -531,6 +535,7 @@ def _beat_checks(
     known: bool = True,
     at_page: Sequence[Beat] | None = None,
     quiet_range: tuple[float, float] | None = None,
+    rule: tuple[str, float | None] = (LEVEL, None),
 ) -> None:
     margin = margins.quiet_margin_s
     limit = th.quiet_s - margin
@@ -700,6 +705,8 @@ def _beat_checks(
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
     if at_page is not None and page is not None:
         ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
+        if rule[0] != LEVEL:
+            ran += f", rule {rule[0]}" + ("" if rule[1] is None else f" with hangover {rule[1]:g} s")
         replayed = [b for b in at_page if b.replay_vs_logged_s is not None]
         _logged_quiet(replayed, tick_s, allowed, result, at=f"at the page's setting ({ran})")
     elif logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):

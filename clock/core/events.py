@@ -146,6 +146,10 @@ class PageSetting:
     fft_size : int
     path : str or None
         ``"worklet"`` (decided on the audio thread) or ``"poll"`` (polled the analyser).
+    rule : str
+        The rule that ended beats (:data:`clock.core.beats.RULES`; ``"level"`` where the line names none).
+    hangover_s : float or None
+        Its hangover (:func:`clock.core.beats.check_rule`).
     """
 
     floor: float
@@ -154,6 +158,8 @@ class PageSetting:
     tick_s: str
     fft_size: int
     path: str | None = None
+    rule: str = "level"
+    hangover_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +222,17 @@ class EventLog:
     def terminals(self) -> tuple[Event, ...]:
         """The terminal responses (each opens a beat)."""
         return self.of_kind("terminal")
+
+    @property
+    def stop_kind(self) -> str:
+        """The events that tell a rule the provider's ``output_audio_buffer.stopped``.
+
+        ``clock.stopped`` where the log has any (``speechclock.js`` logs each
+        event it is told at the time it applied it, so the replay applies it
+        at the same tick), else the provider's ``output_audio_buffer.stopped``
+        as logged.
+        """
+        return "clock.stopped" if self.of_kind("clock.stopped") else "output_audio_buffer.stopped"
 
 
 def classify(record: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from .beats import (
     beats,
     narration_pause_s,
     outpaced_line,
-    provider_stopped,
+    rule_stopped,
 )
 from .segments import segments
 from .times import clock_time
@@ -487,10 +487,10 @@ class _Corpus:
         return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
 
     def stopped(self, i: int, floor: float) -> tuple[float | None, ...]:
-        """Each beat's provider ``output_audio_buffer.stopped`` at one floor (the spans depend on it)."""
+        """Each beat's provider ``output_audio_buffer.stopped`` as the page's clock applies it, at one floor."""
         events = self.obs[i].events
         assert events is not None
-        return provider_stopped(events, self.analysis(i, floor))
+        return rule_stopped(events, self.analysis(i, floor))
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""

@@ -6,7 +6,8 @@ beat's span) to the tick at which the clock declares the beat over. A tour
 (a recording) pays the sum over its beats; a corpus is summed up by the
 median and the 95th percentile over every beat ended right.
 
-The rules (each one decides a tick per beat; the outcome of that tick is
+The rules (each one decides a tick per beat, as :func:`clock.core.beats.replay_ticks`
+and ``speechclock.js`` decide it; the outcome of that tick is
 :func:`clock.core.beats.judge_declared`'s, the judge ``decide`` uses):
 
 ``level``
@@ -23,9 +24,15 @@ The rules (each one decides a tick per beat; the outcome of that tick is
     the level clock, whose quiet time shortens to the hangover once the
     provider's event has arrived (without the event, it is the level clock).
 
-No rule declares before the clock has heard the beat's first word. A rule
-that needs the provider's event (``stopped+quiet``, ``stopped``) never
-assumes it: a beat with speech and no event is ``no-event``, a failure.
+The provider's event of a beat is the one the page's clock applies in it
+(:func:`clock.core.beats.rule_stopped`). No rule declares before the clock
+has heard the beat's first word. The level clock bounds every rule, as it
+does in the page: a page cannot tell an event that is late from one that
+never comes, so where the quiet time passes first the beat ends there. A
+rule that needs the provider's event (``stopped+quiet``, ``stopped``) never
+assumes it: a beat with speech and no event is ``no-event``, a failure of
+that rule (the page ended it by the level clock, at the tick kept in
+:attr:`BeatCost.declared_s`; the rule decided nothing there).
 
 **The hangover** is chosen as the quiet time is (``clock.core.derive``): the
 longest quiet the rule must bridge after the event has arrived (a quiet
@@ -50,13 +57,18 @@ from numpy.typing import NDArray
 from .beats import (
     ABORTED,
     FAILURES,
+    LEVEL,
+    LEVEL_AFTER_STOPPED,
     MISSED_ONSET,
     OK,
     OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RULES,
     SILENT,
     STALLED,
+    STOPPED,
+    STOPPED_QUIET,
     UNHEARD,
     BeatAnalysis,
     FloorAnalysis,
@@ -90,16 +102,14 @@ __all__ = [
     "rule_evidence",
 ]
 
-LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
-#: The rules, in the order every view lists them.
-RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
 #: A rule that needs the provider's event, in a beat with speech and no event: a failure.
 NO_EVENT = "no-event"
 #: The failures of a rule: the clock's, and a missing provider event.
 RULE_FAILURES = (*FAILURES, NO_EVENT)
 
 #: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's provider
-#: ``output_audio_buffer.stopped`` (None where the log has none).
+#: ``output_audio_buffer.stopped`` as the page's clock applies it (:func:`clock.core.beats.rule_stopped`; None where
+#: it has none).
 RecordingBeats = tuple[str, FloorAnalysis, Sequence[float | None]]
 #: One recording left out: its name, the others' beats, its own (None: nothing derived without it), and the
 #: quiet time and onset timeout derived without it.
@@ -119,8 +129,8 @@ class Rule:
     kind : str
         One of :data:`RULES`.
     quiet_s : float
-        The level clock's quiet time (``level``; ``level+stopped`` before the
-        provider's event).
+        The level clock's quiet time, which bounds every rule (``level+stopped``
+        keeps it until the provider's event).
     hangover_s : float or None
         The quiet after the last word that ends the beat once the provider's
         event has arrived (``stopped+quiet``, ``level+stopped``).
@@ -132,7 +142,7 @@ class Rule:
 
     @property
     def needs_event(self) -> bool:
-        """Whether a beat without the provider's event fails."""
+        """Whether a beat without the provider's event fails (the page ends it by the level clock)."""
         return self.kind in (STOPPED_QUIET, STOPPED)
 
     @property
@@ -375,20 +385,23 @@ def _count(a: FloorAnalysis, b: BeatAnalysis) -> tuple[NDArray[np.float64], NDAr
 
 
 def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -> int | None:
-    """The tick at which a rule (other than the level clock) declares the beat over, or None."""
+    """The tick at which a rule (other than the level clock) declares the beat over, or None.
+
+    :func:`clock.core.beats.replay_ticks`'s decision, for every tick of the beat's life at once.
+    """
     assert b.start_tick is not None
     ks = b.start_tick
     count, paused = _count(a, b)
     k = np.arange(ks, ks + count.size)
+    after = np.zeros(count.size, bool) if event is None else k >= event
+    level = count >= rule.quiet_s - _EPS_S
     if rule.kind == STOPPED:
-        assert event is not None
-        hit = (k >= event) & ~paused
+        hit = level | (after & ~paused)
     elif rule.kind == STOPPED_QUIET:
-        assert event is not None and rule.hangover_s is not None
-        hit = (k >= event) & (count >= rule.hangover_s - _EPS_S)
+        assert rule.hangover_s is not None
+        hit = level | (after & (count >= rule.hangover_s - _EPS_S))
     else:
         assert rule.hangover_s is not None
-        after = np.zeros(count.size, bool) if event is None else k >= event
         hit = count >= np.where(after, rule.hangover_s, rule.quiet_s) - _EPS_S
     found = np.flatnonzero(hit)
     return None if not found.size else int(ks + found[0])
@@ -430,7 +443,7 @@ def replay_rule(
             spoken = outcome not in (SILENT, MISSED_ONSET)
             if spoken and rule.uses_event:
                 if rule.needs_event and event is None:
-                    outcome, declared = NO_EVENT, None
+                    outcome = NO_EVENT  # the page ends it by the level clock (``declared``); the rule decided nothing
                 else:
                     declared = _declare(a, b, rule, event)
                     outcome = judge_declared(b, declared, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.beats import LEVEL, RULES, check_rule
 from ..core.events import CaptureStart, Event, EventLog, Label, PageSetting, Reading, classify
-from ..errors import EventLogError, SpeechClockWarning
+from ..errors import EventLogError, InvalidParameterError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling
 
@@ -53,6 +54,7 @@ _READ_TYPES = frozenset(
         "recording.started",
         "session",
         "clock.setting",
+        "clock.stopped",
         "output_audio_buffer.started",
         "output_audio_buffer.stopped",
         "output_audio_buffer.cleared",
@@ -346,8 +348,25 @@ def _page_setting(record: dict[str, Any], where: str) -> PageSetting:
         raise EventLogError(
             f'{where}: a clock.setting line\'s \'path\' must be "worklet" or "poll", got {_shown(path)}'
         )
+    rule = record.get("rule", LEVEL)
+    if rule not in RULES:
+        raise EventLogError(
+            f"{where}: a clock.setting line's 'rule' must be one of {', '.join(RULES)}, got {_shown(rule)}"
+        )
+    hangover = None if record.get("hangover_s") is None else _number(record, "hangover_s", where)
+    try:
+        check_rule(rule, hangover)
+    except InvalidParameterError as err:
+        raise EventLogError(f"{where}: a clock.setting line's 'hangover_s': {err}") from None
     return PageSetting(
-        positive("floor"), positive("quiet_s"), positive("onset_timeout_s", none=math.inf), str(tick), fft, path
+        positive("floor"),
+        positive("quiet_s"),
+        positive("onset_timeout_s", none=math.inf),
+        str(tick),
+        fft,
+        path,
+        rule,
+        hangover,
     )
 
 

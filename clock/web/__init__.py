@@ -17,12 +17,16 @@ import math
 from importlib.resources import files
 from typing import Any
 
+from ..core.beats import LEVEL
+from ..core.rules import Rule
 from ..core.thresholds import Thresholds
 
-__all__ = ["PAGE_KEYS", "page_config", "page_config_js", "script"]
+__all__ = ["PAGE_KEYS", "RULE_KEYS", "page_config", "page_config_js", "script"]
 
 #: The keys ``speechclock.js`` reads, as ``[thresholds]`` in speechclock.toml names them.
 PAGE_KEYS = ("floor", "quiet_s", "onset_timeout_s", "tick_s", "fft_size")
+#: The keys of a rule that ends beats sooner on the provider's event (:mod:`clock.core.rules`), after those.
+RULE_KEYS = ("rule", "hangover_s")
 
 
 def script(name: str = "speechclock.js") -> str:
@@ -30,24 +34,29 @@ def script(name: str = "speechclock.js") -> str:
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 
-def page_config(thresholds: Thresholds) -> dict[str, Any]:
+def page_config(thresholds: Thresholds, *, rule: Rule | None = None) -> dict[str, Any]:
     """The page clock's configuration: :data:`PAGE_KEYS`, ``tick_s`` as an exact ratio (``"1/60"``).
 
     An infinite onset timeout is written as ``null`` (JSON has no infinity);
-    the clock reads ``null`` as "wait forever".
+    the clock reads ``null`` as "wait forever". With a ``rule`` other than the
+    level clock, :data:`RULE_KEYS` follow (its kind, and its hangover or
+    ``null``); its quiet time is the thresholds'.
     """
     tick = thresholds.tick_s
     timeout = thresholds.onset_timeout_s
-    return {
+    config: dict[str, Any] = {
         "floor": thresholds.floor,
         "quiet_s": thresholds.quiet_s,
         "onset_timeout_s": timeout if math.isfinite(timeout) else None,
         "tick_s": f"{tick.numerator}/{tick.denominator}",
         "fft_size": thresholds.fft_size,
     }
+    if rule is not None and rule.kind != LEVEL:
+        config |= {"rule": rule.kind, "hangover_s": rule.hangover_s}
+    return config
 
 
-def page_config_js(thresholds: Thresholds, *, source: str) -> str:
+def page_config_js(thresholds: Thresholds, *, source: str, rule: Rule | None = None) -> str:
     """``page_config`` as a line of JavaScript to paste above ``new SpeechClock(analyser, SPEECHCLOCK_CONFIG)``."""
-    body = json.dumps(page_config(thresholds), allow_nan=False)
+    body = json.dumps(page_config(thresholds, rule=rule), allow_nan=False)
     return f"// speechclock: {source}\nconst SPEECHCLOCK_CONFIG = {body};\n"

@@ -12,7 +12,20 @@ export interface SpeechClockConfig {
   tick_s?: number | string;
   /** The analyser's fftSize: a power of two from 32 to 32768. Default 2048. */
   fft_size?: number;
+  /**
+   * The rule that ends a beat, as `speechclock derive --format js` recommends it (default "level", the level
+   * clock). The others may end a beat sooner once `providerStopped()` told the open beat the provider's
+   * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule.
+   */
+  rule?: SpeechClockRule;
+  /** The quiet after the last word that ends the beat once the event came: a finite number > 0 with
+   * "stopped+quiet" and "level+stopped", null (the default) with the others. */
+  hangover_s?: number | null;
 }
+
+/** "level"; "stopped+quiet": the event and hangover_s of quiet; "stopped": the event alone; "level+stopped": the
+ * quiet time becomes hangover_s once the event came. */
+export type SpeechClockRule = "level" | "stopped+quiet" | "stopped" | "level+stopped";
 
 /** Optional companions of the clock. */
 export interface SpeechClockOptions {
@@ -35,6 +48,8 @@ export interface SpeechClockBeat {
   no_onset: boolean;
   aborted: boolean;
   prompt_allowed_s: number | null;
+  /** When the provider's event the beat was told came (null: none before it closed). */
+  stopped_s: number | null;
   /** "quiet", "onset-timeout", "end", "superseded", "track-ended", "track-muted" or "open". */
   ended: string;
   /** The polling path read late (more than 2 ticks between reads) during this beat. */
@@ -84,7 +99,9 @@ export declare class SpeechClock extends EventTarget {
   resume(options?: EventTime): number;
   end(options?: EventTime): number;
   prompt(options?: EventTime): number;
-  event(kind: "terminal" | "pause" | "resume" | "end" | "prompt", t_s?: number, fields?: { linger_s?: number | null }): number;
+  /** The provider said `output_audio_buffer.stopped` for the guide's response: the open beat has its event. */
+  providerStopped(options?: EventTime): number;
+  event(kind: "terminal" | "pause" | "resume" | "end" | "prompt" | "stopped", t_s?: number, fields?: { linger_s?: number | null }): number;
   poll(): SpeechClockState | "quiet";
   tick(level: number, t_s: number): SpeechClockState | "quiet";
   finish(): Promise<SpeechClockBeat[]>;

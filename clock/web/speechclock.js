@@ -15,9 +15,19 @@ if (root.SpeechClock && root.SpeechClock.version !== undefined) return;  // load
 //   timeout, resume() continues them, end() aborts the beat. A beat still waiting after
 //   onset_timeout_s (unpaused) gives up. An event is applied before the first tick at or
 //   after its time; elapsed times are compared with quiet_s allowing 1 ns for rounding.
+//
+// A rule (config.rule, clock/core/beats.py RULES) may end a beat sooner once providerStopped()
+// told the open beat the provider's output_audio_buffer.stopped; the level clock bounds every
+// rule. "stopped+quiet": the quiet since the last word reaches hangover_s; "stopped": at once
+// (any unpaused tick from the first word on); "level+stopped": the quiet time becomes hangover_s.
 
-const SPEECHCLOCK_VERSION = 2;
-const SPEECHCLOCK_DEFAULTS = { floor: 0.003, quiet_s: 2.5, onset_timeout_s: 10.0, tick_s: "1/60", fft_size: 2048 };
+const SPEECHCLOCK_VERSION = 3;
+const SPEECHCLOCK_DEFAULTS = {
+  floor: 0.003, quiet_s: 2.5, onset_timeout_s: 10.0, tick_s: "1/60", fft_size: 2048, rule: "level", hangover_s: null,
+};
+// The rules, and those with a hangover.
+const SPEECHCLOCK_RULES = ["level", "stopped+quiet", "stopped", "level+stopped"];
+const SPEECHCLOCK_HANGOVER_RULES = ["stopped+quiet", "level+stopped"];
 
 // The config, checked: one Error naming the first bad key. tick_s becomes an exact ratio
 // [numerator, denominator] (a decimal as written, "1/60" as a ratio), as speechclock.toml reads it.
@@ -55,7 +65,20 @@ function speechclockConfig(config) {
   if (!(Number.isInteger(fft) && fft >= 32 && fft <= 32768 && (fft & (fft - 1)) === 0)) {
     throw bad("fft_size", "a power of two from 32 to 32768");
   }
-  return { floor, quiet_s: quietS, onset_timeout_s: onsetTimeoutS, tick: ratio, tick_s: Number(ratio[0]) / Number(ratio[1]), fft_size: fft };
+  const rule = get("rule");
+  if (!SPEECHCLOCK_RULES.includes(rule)) throw bad("rule", `one of ${SPEECHCLOCK_RULES.map((r) => `"${r}"`).join(", ")}`);
+  const hangover = get("hangover_s");
+  if (SPEECHCLOCK_HANGOVER_RULES.includes(rule)) {
+    if (!(typeof hangover === "number" && hangover > 0 && Number.isFinite(hangover))) {
+      throw bad("hangover_s", `a finite number > 0 with rule "${rule}"`);
+    }
+  } else if (hangover !== null) {
+    throw bad("hangover_s", `null with rule "${rule}" (it has no hangover)`);
+  }
+  return {
+    floor, quiet_s: quietS, onset_timeout_s: onsetTimeoutS, tick: ratio, tick_s: Number(ratio[0]) / Number(ratio[1]),
+    fft_size: fft, rule, hangover_s: hangover,
+  };
 }
 
 // The decisions, tick by tick: the replay's arithmetic in its order. Self-contained (the
@@ -65,9 +88,11 @@ class SpeechClockCore {
     this.floor = setting.floor;
     this.quietS = setting.quiet_s;
     this.onsetTimeoutS = setting.onset_timeout_s;
+    this.rule = setting.rule;
+    this.hangoverS = setting.hangover_s === null ? setting.quiet_s : setting.hangover_s;
     this.rate = rate;
     this.state = "idle";     // "idle", "waiting" or "speaking"
-    this.beat = null;        // the open beat: {terminal_s, linger_s, start_s, last_word_s, late}
+    this.beat = null;        // the open beat: {terminal_s, linger_s, start_s, last_word_s, stopped_s, late}
     this.beats = [];         // every closed beat, as replay_ticks' ReplayBeat fields (and how it ended)
     this.lastTickS = -Infinity;
     this.queue = [];         // events not yet applied, in time order
@@ -98,6 +123,14 @@ class SpeechClockCore {
     this.emit("state", { t_s: t, from, to });
   }
 
+  // Whether the rule ends the beat at an unpaused quiet tick, quiet seconds after the last word
+  // (told: the provider's event has arrived). clock/core/beats.py _quiet_ends.
+  quietEnds(told, quiet) {
+    if (this.rule === "level+stopped" && told) return quiet >= this.hangoverS - 1e-9;
+    if (quiet >= this.quietS - 1e-9) return true;
+    return told && (this.rule === "stopped" || (this.rule === "stopped+quiet" && quiet >= this.hangoverS - 1e-9));
+  }
+
   // The decision at one tick, from a level read at time now (seconds). Returns the beat's
   // state at this tick, as replay_ticks records it: "idle", "waiting" (also at the tick it
   // gives up), "speaking", or "quiet" (declared at this tick).
@@ -113,12 +146,14 @@ class SpeechClockCore {
     if (b === null) return "idle";
     if (late) b.late = true;
     const speech = level > this.floor;
+    // The event alone ends the beat at any unpaused tick from its first word on, speech or not.
+    const alone = this.rule === "stopped" && b.stopped_s !== null && this.pausedSince === null;
     if (b.start_s === null) {
       if (speech) {
         b.start_s = b.last_word_s = now;
         this.emit("speaking", { t_s: now, level, terminal_s: b.terminal_s });
         this.setState("speaking", now);
-        return "speaking";
+        return alone ? this.declare(now) : "speaking";
       }
       if (this.unpaused(b.terminal_s, now) >= this.onsetTimeoutS - 1e-9) {
         const beat = this.close({ no_onset: true, ended: "onset-timeout" });
@@ -129,17 +164,22 @@ class SpeechClockCore {
     }
     if (speech) {
       b.last_word_s = now;
-      return "speaking";
+      return alone ? this.declare(now) : "speaking";
     }
-    if (this.pausedSince === null && this.unpaused(b.last_word_s, now) >= this.quietS - 1e-9) {
-      const beat = this.close({ declared: now, ended: "quiet" });
-      this.emit("quiet", { t_s: now, ...beat });
-      this.setState("idle", now);
-      if (now >= beat.prompt_allowed_s) this.emit("ready", { t_s: now, prompt_allowed_s: beat.prompt_allowed_s });
-      else this.readyAtS = beat.prompt_allowed_s;
-      return "quiet";
+    if (this.pausedSince === null && this.quietEnds(b.stopped_s !== null, this.unpaused(b.last_word_s, now))) {
+      return this.declare(now);
     }
     return "speaking";
+  }
+
+  // The beat is over at this tick.
+  declare(now) {
+    const beat = this.close({ declared: now, ended: "quiet" });
+    this.emit("quiet", { t_s: now, ...beat });
+    this.setState("idle", now);
+    if (now >= beat.prompt_allowed_s) this.emit("ready", { t_s: now, prompt_allowed_s: beat.prompt_allowed_s });
+    else this.readyAtS = beat.prompt_allowed_s;
+    return "quiet";
   }
 
   apply(e) {
@@ -148,7 +188,7 @@ class SpeechClockCore {
         const beat = this.close({ aborted: true, ended: "superseded" });
         this.emit("aborted", { t_s: e.t_s, reason: "superseded", beat });
       }
-      this.beat = { terminal_s: e.t_s, linger_s: e.linger_s, start_s: null, last_word_s: null, late: false };
+      this.beat = { terminal_s: e.t_s, linger_s: e.linger_s, start_s: null, last_word_s: null, stopped_s: null, late: false };
       this.readyAtS = null;
       // Paused intervals that ended before this beat can no longer change a count.
       this.pauses = this.pauses.filter(([, hi]) => hi > e.t_s);
@@ -158,6 +198,8 @@ class SpeechClockCore {
     } else if (e.kind === "resume") {
       if (this.pausedSince !== null) this.pauses.push([this.pausedSince, e.t_s]);
       this.pausedSince = null;
+    } else if (e.kind === "stopped") {
+      if (this.beat !== null && this.beat.stopped_s === null) this.beat.stopped_s = e.t_s;
     } else if (e.kind === "end" && this.beat !== null) {
       const reason = e.reason || "end";
       const beat = this.close({ aborted: true, ended: reason });
@@ -179,7 +221,7 @@ class SpeechClockCore {
     const beat = {
       terminal_s: b.terminal_s, start_s: b.start_s, last_word_s: b.last_word_s, quiet_declared_s: declared,
       no_onset, aborted, prompt_allowed_s: declared === null ? null : declared + (b.linger_s || 0),
-      ended, late: b.late,
+      stopped_s: b.stopped_s, ended, late: b.late,
     };
     this.beats.push(beat);
     this.beat = null;
@@ -192,7 +234,8 @@ class SpeechClockCore {
     for (const e of this.queue) {
       if (e.kind === "terminal") {
         this.beats.push({ terminal_s: e.t_s, start_s: null, last_word_s: null, quiet_declared_s: null,
-                          no_onset: true, aborted: false, prompt_allowed_s: null, ended: "open", late: false });
+                          no_onset: true, aborted: false, prompt_allowed_s: null, stopped_s: null, ended: "open",
+                          late: false });
       }
     }
     this.queue = [];
@@ -241,6 +284,8 @@ function speechclockProcessorModule() {
       this.num = BigInt(o.tick[0]);
       this.den = BigInt(o.tick[1]);
       this.core = new SpeechClockCore(o.setting, sampleRate);
+      // Events told before start(), already logged at their times: queued before the first tick.
+      for (const e of o.events) this.core.push(e.kind, e.t_s, e);
       this.n = o.setting.fft_size;
       this.ring = new Float32Array(this.n);
       this.window = new Float32Array(this.n);
@@ -255,7 +300,7 @@ function speechclockProcessorModule() {
         const m = e.data;
         if (m.event) {
           const t = this.core.push(m.event.kind, m.event.t_s, m.event);
-          this.port.postMessage({ applied: { ...m.event, t_s: t, frame: Math.round(t * sampleRate) } });
+          this.port.postMessage({ applied: { ...m.event, t_s: t } });
         } else if (m.sync !== undefined) {
           this.port.postMessage({ synced: m.sync });
         } else if (m.finish) {
@@ -380,7 +425,7 @@ class SpeechClock extends EventTarget {
   config() {
     const s = this.setting;
     return { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: Number.isFinite(s.onset_timeout_s) ? s.onset_timeout_s : null,
-             tick_s: `${s.tick[0]}/${s.tick[1]}`, fft_size: s.fft_size };
+             tick_s: `${s.tick[0]}/${s.tick[1]}`, fft_size: s.fft_size, rule: s.rule, hangover_s: s.hangover_s };
   }
 
   // The clock's time: the AudioContext's frame over its rate.
@@ -405,13 +450,12 @@ class SpeechClock extends EventTarget {
       const s = this.setting;
       this.node = new AudioWorkletNode(ctx, "speechclock-clock", {
         numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
-        processorOptions: { setting: { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: s.onset_timeout_s, fft_size: s.fft_size },
-                            tick: [String(s.tick[0]), String(s.tick[1])] },
+        processorOptions: { setting: { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: s.onset_timeout_s, fft_size: s.fft_size,
+                                       rule: s.rule, hangover_s: s.hangover_s },
+                            tick: [String(s.tick[0]), String(s.tick[1])], events: this.core.queue },
       });
-      this.node.port.onmessage = (e) => this.message(e.data);
-      // Events told before start() go to the audio thread with their times.
-      for (const e of this.core.queue) this.node.port.postMessage({ event: e });
       this.core.queue = [];
+      this.node.port.onmessage = (e) => this.message(e.data);
       (this.source || this.analyser).connect(this.node);
       this.node.connect(ctx.destination);  // silent; connected so that the context pulls it
       this.path = "worklet";
@@ -445,6 +489,8 @@ class SpeechClock extends EventTarget {
   resume({ t_s } = {}) { return this.event("resume", t_s); }
   end({ t_s } = {}) { return this.event("end", t_s); }
   prompt({ t_s } = {}) { return this.event("prompt", t_s); }
+  // The provider said output_audio_buffer.stopped: the open beat has its event (a rule may end it sooner).
+  providerStopped({ t_s } = {}) { return this.event("stopped", t_s); }
 
   event(kind, t_s, fields = {}) {
     const t = t_s === undefined ? this.nowS() : t_s;
@@ -475,11 +521,12 @@ class SpeechClock extends EventTarget {
 
   logEvent(e) {
     if (!this.capture) return;
-    const type = e.kind === "terminal" ? "terminal_response" : e.kind;
+    const type = { terminal: "terminal_response", stopped: "clock.stopped" }[e.kind] || e.kind;
     const extra = {};
     if (e.kind === "terminal" && e.linger_s != null) extra.linger_s = e.linger_s;
     if (e.reason) extra.reason = e.reason;
-    this.capture.log(type, { frame: Math.round(e.t_s * this.rate), ...extra });
+    // The first frame at or after its time: the replay applies it before the same tick the clock did.
+    this.capture.log(type, { frame: Math.ceil(e.t_s * this.rate - 1e-6), ...extra });
   }
 
   // A promise that resolves once the audio thread has every event posted so far.
