@@ -292,17 +292,12 @@ def _grid_floor(
     ok = True
     unheard = False
     for i, a, spoke in zip(logged, analyses, heard):
-        own = corpus.own_floor(i)
-        ref = corpus.analysis(i, own) if own is not None and own < floor else None
+        hidden, acks = corpus.misread(i, a)
+        if acks or any(h > margin for _, h in hidden):
+            ok = False  # this floor hides a narration's end, or takes an acknowledgment for narration (_misread)
         for b, s in zip(a.beats, spoke):
             if s and not b.spoken:
                 ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
-            if ref is not None and b.bound not in _UNPROMPTED:
-                r = ref.beats[b.index]
-                if r.bound_s == b.bound_s and r.spoken and r.last_word_s is not None:
-                    now = b.last_word_s if b.spoken and b.last_word_s is not None else float("-inf")
-                    if r.last_word_s - now > margin:
-                        ok = False  # this floor hides the narration's end (see _hidden_ends)
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
@@ -394,7 +389,8 @@ def _grid_quiet(
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
     delay = _prompt_delay(corpus, members)
-    heard = [[b.spoken for b in corpus.analysis(i, f0).beats] for i in logged]
+    # Where the guide spoke: heard at the engine's floor, or as derive tells speech without the floor.
+    heard = [[b.spoken or s for b, s in zip(corpus.analysis(i, f0).beats, corpus.spoke(i))] for i in logged]
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
     down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
@@ -553,7 +549,7 @@ def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Set
                 f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
                 f"bound, {room:.3f} s, cannot hold the margin)"
             )
-        failures = _hidden_ends(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
+        failures = _misread(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
         if failures == 0:
             return _Setting(floor, quiet, timeout, 0, rule, extended=True)
     return None
@@ -566,15 +562,17 @@ def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], marg
     return _round_up(longest + margin, "0.5")
 
 
-def _hidden_ends(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
-    """Beats whose narration end this floor hides for so long that the clock would declare quiet before it.
+def _misread(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
+    """Beats this floor fails that its replay does not: it hears none of a beat the guide spoke in, takes an
+    acknowledgment for narration, or hides a narration's end for so long that the clock would declare quiet
+    before it.
 
-    The end is the last word each recording shows at its own floor (clear of
-    its noise); the clock declares ``quiet_s`` after the last word it sees,
-    which must come at least ``margin_s`` after that end.
+    The ends and acknowledgments are those each recording shows at its reference floor (its own floor, or its
+    clear floor: :meth:`clock.core.evidence._Corpus.misread`); the clock declares ``quiet_s`` after the last word
+    it sees, which must come at least ``margin_s`` after that end.
     """
     allowed = (quiet_s if quiet_s is not None else 0.0) - margin_s
-    return sum(h > max(allowed, margin_s) for _, _, h in c.hidden)
+    return sum(h > max(allowed, margin_s) for _, _, h in c.hidden) + len(c.unheard) + len(c.acks)
 
 
 def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float) -> tuple[_Setting, _AtFloor]:
@@ -583,7 +581,7 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
     c = _at_floor(corpus, members, floor, prompt_delay_s=delay_s)
     quiet, quiet_rule = _choose_quiet(c, margins.quiet_margin_s)
     timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
-    hidden = _hidden_ends(c, quiet, margins.quiet_margin_s)
+    misread = _misread(c, quiet, margins.quiet_margin_s)
     if quiet is None or timeout is None:
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
@@ -592,8 +590,20 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
             for a in c.analyses
             for b in (a.beats[j] for j in a.active_beats().tolist())
         )
-        return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
-    return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
+        return _Setting(floor, quiet, timeout, misread + endless, quiet_rule), c
+    failures = misread + _failing_beats(c.analyses, quiet, timeout)
+    return _Setting(floor, quiet, timeout, failures, quiet_rule), c
+
+
+def _recount(corpus: _Corpus, members: list[int], setting: _Setting) -> _Setting | None:
+    """The setting with its failures counted over ``members`` (replayed, hidden ends, spoken beats unheard), or None
+    when it is not a full setting."""
+    if setting.quiet_s is None or setting.onset_timeout_s is None:
+        return None
+    c = _at_floor(corpus, members, setting.floor, prompt_delay_s=_prompt_delay(corpus, members))
+    failures = _misread(c, setting.quiet_s, corpus.margins.quiet_margin_s)
+    failures += _failing_beats(c.analyses, setting.quiet_s, setting.onset_timeout_s)
+    return replace(setting, failures=failures)
 
 
 def _search(
@@ -633,7 +643,7 @@ def _search(
             quiets = sorted(options)
             failing = _failing_beats_at(c.analyses, quiets, setting.onset_timeout_s)
             for q, replayed in zip(quiets, failing):
-                f = _hidden_ends(c, q, corpus.margins.quiet_margin_s) + replayed
+                f = _misread(c, q, corpus.margins.quiet_margin_s) + replayed
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
         if n >= limit and (best is not None or strict) and not right:
@@ -698,6 +708,7 @@ def derive(
         [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
         [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
         margins,
+        [c for _, c in parts],
     )
     members = list(range(len(obs)))
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
@@ -707,7 +718,7 @@ def derive(
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
-    outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+    outcome = _replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
     return replace(
         found,
         compared=Comparison(
@@ -774,9 +785,16 @@ def _rules(
     return replace(evidence, held_out=held_out_rule(evidence.recommended, entries, quiet_margin_s=margin))
 
 
-def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> tuple[float, float, list[float]]:
-    """Floors about 1 dB apart from the lowest noise to the highest speech median of these recordings."""
-    noises = [x for i in members for x in (levels[i].noise_median, levels[i].noise_high) if x]
+def _full_ladder(
+    levels: Sequence[RecordingLevels], members: Sequence[int], rooms: dict[int, float] | None = None
+) -> tuple[float, float, list[float]]:
+    """Floors about 1 dB apart from the lowest noise to the highest speech median of these recordings.
+
+    ``rooms`` gives, for a recording whose noise (p99) is a quieter voice the level split takes for silence, the
+    noise of its room (:meth:`clock.core.evidence._Corpus.quiet_voice`): the ladder reaches under that voice.
+    """
+    rooms = rooms or {}
+    noises = [x for i in members for x in (levels[i].noise_median, rooms.get(i, levels[i].noise_high)) if x]
     tops = [x for i in members if (x := levels[i].speech_median)]
     if not tops:
         return 0.0, 0.0, []
@@ -785,21 +803,51 @@ def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> t
     return lo, hi, _ladder(lo, hi)
 
 
-def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margins) -> str:
-    """Why a recording without a window of floors is still served by the floor, and which check will say so."""
+def _no_window(corpus: _Corpus, i: int) -> str:
+    """What puts a recording's noise (p99) within the margin of its speech, in words: its room, or a quieter
+    voice the level split takes for silence (:meth:`clock.core.evidence._Corpus.quiet_voice`)."""
+    rec, margins = corpus.levels[i], corpus.margins
     noise_db, speech_db = _db(rec.noise_high or 0.0), _db(rec.speech_low or 0.0)
+    speech = f"its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS)"
+    within = f"within {margins.floor_margin_db:g} dB of {speech}"
+    quiet = corpus.quiet_voice(i)
+    if quiet is None:
+        return f"its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches {within}"
+    found, without, _ = quiet
+    several = len(found) > 1
+    rest = "exact zero" if without == 0 else f"{_db(without):.1f} dBFS"
+    return (
+        f"the level split takes quieter speech in beat{'s' * several} {', '.join(str(j + 1) for j in found)} "
+        f"(heard above its room) for silence, which puts its silence's p{NOISE_PERCENTILE:g} ({noise_db:.1f} dBFS; "
+        f"{rest} without {'them' if several else 'it'}) {within}"
+    )
+
+
+def _rescued_note(corpus: _Corpus, i: int, floor: float) -> str:
+    """Why a recording without a window of floors is still served by the floor, and which check will say so."""
+    rec, margins = corpus.levels[i], corpus.margins
     fails = []
     if rec.noise_high is not None and rec.noise_high >= floor:
         fails.append("noise level")
     if rec.speech_low is not None and rec.speech_low < floor * 10 ** (margins.floor_margin_db / 20):
         fails.append("speech level")
-    where = "stands above its noise and" if rec.noise_high is not None and rec.noise_high < floor else ""
+    noise = corpus.quiet_voice(i) is None and rec.noise_high is not None and rec.noise_high < floor
     return (
-        f"{name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
-        f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
-        f"yet the floor {floor:g} {where} still ends its beats right in the replay"
+        f"{corpus.obs[i].name}: {_no_window(corpus, i)}, yet the floor {floor:g} "
+        f"{'stands above its noise and ' if noise else ''}still ends its beats right in the replay"
         + (_CHECK.format(" and ".join(fails)) if fails else "")
-    ).replace("  ", " ")
+    )
+
+
+def _ends_right(corpus: _Corpus, members: list[int], i: int, setting: _Setting) -> bool:
+    """Whether a setting ends every beat of recording ``i`` right, judged with ``members`` (their ``P``): no
+    failure, and every beat the guide spoke in heard."""
+    if setting.quiet_s is None or setting.onset_timeout_s is None or not corpus.obs[i].has_beats:
+        return False
+    a = corpus.analysis(i, setting.floor)
+    pause = corpus.pause(members, setting.floor)
+    found = decide(a, quiet_s=setting.quiet_s, onset_timeout_s=setting.onset_timeout_s, narration_pause_s=pause)
+    return not any(d.outcome in FAILURES for d in found) and corpus.speech_unheard(i, a).size == 0
 
 
 #: Where a note says what ``check`` will make of a level check; settled by the replay once it is known.
@@ -906,7 +954,8 @@ def _derive(
     ladder_rule = None
     if chosen is None or chosen.failures or (hopeless and not rescued):
         everyone = [i for i in members if levels[i].speech_median is not None]
-        lo_l, hi_l, ladder = _full_ladder(levels, everyone)
+        rooms = {i: q[1] for i in everyone if (q := corpus.quiet_voice(i)) is not None}
+        lo_l, hi_l, ladder = _full_ladder(levels, everyone, rooms)
         if ladder:
             found = _search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
             if found is None and prefer is None:
@@ -921,30 +970,36 @@ def _derive(
                 rescued = [i for i in everyone if levels[i].window is None]
                 ladder_rule = f"the lowest of a replayed ladder of {span} that ends every beat right"
             else:
-                if chosen is None or chosen.failures:
-                    fewest = _search(corpus, everyone, [], ladder, limit=len(ladder))
-                    if fewest is not None and (chosen is None or fewest.failures < chosen.failures):
+                # The fewest failing beats, counted over the same recordings on both sides: every one with speech
+                # (the setting found for some of them may fail beats of the others, its onset timeout too).
+                kept = None if chosen is None else _recount(corpus, everyone, chosen)
+                if kept is None or kept.failures:
+                    tried = [] if chosen is None else [chosen.floor]
+                    fewest = _search(corpus, everyone, tried, ladder, limit=len(ladder) + len(tried))
+                    if fewest is not None and (kept is None or fewest.failures < kept.failures):
                         chosen, judged = fewest, everyone
+                    elif kept is not None:
+                        chosen = kept
                 notes.append(f"no floor ends every beat of every recording right: replayed {span}")
     for i in members:
         rec = levels[i]
         if rec.window is not None or not rec.verdict:
             continue
-        if i in rescued and chosen is not None:
-            notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
+        if chosen is not None and (i in rescued or _ends_right(corpus, members, i, chosen)):
+            notes.append(_rescued_note(corpus, i, chosen.floor))
         elif stability and obs[i].has_beats and rec.speech_low is not None:
             # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
-            works = floor_that_works(obs[i])
+            works = floor_that_works(obs[i], spoke=corpus.spoke(i).tolist())
             if works is None:
                 notes.append(
-                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; no replayed floor ends its beats right, so a "
+                    f"{obs[i].name}: {_no_window(corpus, i)}; no replayed floor ends every beat of it right, so a "
                     "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
                 )
             else:
                 notes.append(
-                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; alone, the replay at floor {works[0]:.2g} ends "
-                    f"its beats right (a quiet time above {works[1]:.2f} s), but no floor does for it and the others "
-                    "together; it contributes no gap or quiet-time evidence"
+                    f"{obs[i].name}: {_no_window(corpus, i)}; alone, the replay at floor {works[0]:.2g} ends its "
+                    f"beats right (a quiet time above {works[1]:.2f} s), but no replayed floor does for it and the "
+                    "others together; it contributes no gap or quiet-time evidence"
                 )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
@@ -1051,10 +1106,15 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
             pause = corpus.pause([*members], floor)
             decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
             heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
+            deaf = set(corpus.speech_unheard(i, a).tolist())
             failing = tuple(
                 Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
-                for b, d in heard
                 if d.outcome in FAILURES
+                else Unsatisfied(
+                    name, b.index, b.terminal_s, d.outcome, f"derived without {name}: the floor hears none of the guide"
+                )
+                for b, d in heard
+                if d.outcome in FAILURES or b.index in deaf
             )
             found[i] = HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing)
     ordered = tuple(found[i] for i in logged)

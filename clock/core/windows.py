@@ -20,7 +20,7 @@ from .agreement import Agreement
 from .beats import span_bounds
 from .events import EventLog, Label
 from .levels import LevelTrace
-from .segments import runs
+from .segments import MIN_GAP_S, runs
 from .thresholds import check_bounded
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
 NOISE_PERCENTILE = 99.0
 #: Silence keeps this far from speech: before an utterance, and after it (tails).
 GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
+#: A recording's clear floor stands this far (dB) over the median of its silence: over a steady bed's swings.
+CLEAR_DB = 12.0
 _MAX_CANDIDATES = 48
 
 
@@ -77,7 +79,7 @@ class Margins:
     quiet_margin_s: float = 0.2
     floor_margin_db: float = 3.0
     onset_margin_s: float = 2.0
-    min_gap_s: float = 0.15
+    min_gap_s: float = MIN_GAP_S
     speech_percentile: float = 5.0
     speech_range_db: float = 20.0
 
@@ -396,6 +398,18 @@ def _target(lo: float, hi: float, speech_low: float) -> tuple[float, str]:
             (_db(lo) + _db(hi)) / 40
         ), "the middle of the window in dB (6 dB below speech is nearer the noise)"
     return 10 ** (target_db / 20), "6 dB below the lowest speech p{p}"
+
+
+def _clear_floor(rec: RecordingLevels) -> float | None:
+    """The lowest floor clear of this recording's room: ``CLEAR_DB`` over the median of its silence ticks.
+
+    Where the guide spoke, as a floor hears it without reaching into the
+    room: 0 over a room of exact zeros (every non-zero tick is heard). The
+    median, not the 99th percentile: a quieter voice that the level split
+    takes for silence reaches the high percentile long before it moves the
+    median. None without silence ticks.
+    """
+    return None if rec.noise_median is None else rec.noise_median * 10 ** (CLEAR_DB / 20)
 
 
 def _own_floor(rec: RecordingLevels) -> float | None:
