@@ -74,9 +74,13 @@ with both edges. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
-noise to the highest speech median is replayed over every recording before
-the engine says no floor works; then the setting that fails the fewest
-beats is recommended, and each failing beat is named with its reason.
+noise (a room's, not a quieter voice the split takes for silence) to the
+highest speech median is replayed over every recording before the engine
+says no floor works; then the setting that fails the fewest beats, counted
+over every recording with speech, is recommended, and each failing beat is
+named with its reason. A floor fails a beat the guide spoke in (as derive
+tells speech without the floor: :meth:`clock.core.evidence._Corpus.spoke`)
+that it does not hear, in every search.
 
 **Out of sample** (``Derivation.held_out``): each recording with beats is
 left out in turn, the rest derive a setting (sharing the per-recording
@@ -254,6 +258,9 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
 #: The floor grid's step (dB) and its most floors on each side of the engine's floor.
 GRID_DB = 1.0
 MAX_GRID_FLOORS = 40
+#: Where the floor margin depends on it, the failing floor nearest a setting is found this close (dB) between two
+#: floors of the grid.
+EDGE_DB = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,9 +275,14 @@ class _GridFloor:
     latency_s: float
     room_at: tuple[str, float | None, str] | None
     unheard: bool = False  # a beat the engine's floor hears goes unheard (every higher floor hears less)
+    why: str = "fails a beat"  # why it fails, where not ``ok`` (else the replay fails a beat at the setting)
 
     def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
         return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
+
+    def fails(self, digits: int = 2) -> str:
+        """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
+        return f"{self.floor:.{digits}g} {self.why if not self.ok else 'fails a beat'}"
 
 
 def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
@@ -286,18 +298,21 @@ def _grid_floor(
     need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
     # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
     if floor <= _noise_cleared(corpus, logged, clear):
-        return _GridFloor(floor, False, need, room, wait, latency, room_at)
+        return _GridFloor(floor, False, need, room, wait, latency, room_at, why="lies at or under a recording's noise")
     analyses = [corpus.analysis(i, floor) for i in logged]
     pause = narration_pause_s(analyses)
-    ok = True
+    why = ""
     unheard = False
     for i, a, spoke in zip(logged, analyses, heard):
         hidden, acks = corpus.misread(i, a)
-        if acks or any(h > margin for _, h in hidden):
-            ok = False  # this floor hides a narration's end, or takes an acknowledgment for narration (_misread)
+        if acks:
+            why = why or "takes an acknowledgment for narration"
+        if any(h > margin for _, h in hidden):
+            why = why or "hides a narration's end"
         for b, s in zip(a.beats, spoke):
             if s and not b.spoken:
-                ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
+                # The guide spoke, the clock does not hear it at this floor.
+                why, unheard = "hears none of a beat the guide spoke in", True
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
@@ -311,7 +326,9 @@ def _grid_floor(
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
-    return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
+    if not why and room <= need:
+        why = "fails a beat at every quiet time"
+    return _GridFloor(floor, not why, need, room, wait, latency, room_at, unheard, why or "fails a beat")
 
 
 def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
@@ -366,9 +383,14 @@ def _grid_quiet(
     (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
     every beat right (``need < q <= room``) and the onset timeouts (above
     the longest wait: that axis is separable). A floor at which a beat the
-    engine's floor hears goes unheard, which hides a narration's end, or
-    which lies at or under a recording's noise (p99) that the engine's floor
-    clears, fails. Recommended, nearest the engine's floor and then with the
+    engine's floor hears (or the guide spoke in: :meth:`_Corpus.spoke`) goes
+    unheard, which hides a narration's end or takes an acknowledgment for
+    narration (:meth:`_Corpus.misread`), or which lies at or under a
+    recording's noise (p99) that the engine's floor clears, fails; the grid
+    reaches the first floor past the lowest noise and the highest speech
+    median. Where a setting's floor margin turns on it, the failing floor
+    nearest it is found between two grid floors by bisection (``EDGE_DB``).
+    Recommended, nearest the engine's floor and then with the
     least quiet time: a setting no failing one comes within both margins of
     (its quiet time ``quiet_margin_s`` clear at every floor closer than
     ``floor_margin_db``, and no failing floor that close along the floor
@@ -393,8 +415,10 @@ def _grid_quiet(
     heard = [[b.spoken or s for b, s in zip(corpus.analysis(i, f0).beats, corpus.spoke(i))] for i in logged]
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
-    down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
-    up = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
+    # Down to the first grid floor at or under the lowest noise, and up past the highest speech median: the failing
+    # floors nearest the engine's are on the grid.
+    down = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
+    up = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
     tick = float(corpus.obs[logged[0]].trace.tick_s)
 
     def at(k: int) -> _GridFloor:
@@ -450,10 +474,37 @@ def _grid_quiet(
         centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + _EPS_S  # type: ignore[operator]
         q_narrow = g.room_s - g.need_s < 2 * margin - _EPS_S
         tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
-        candidates.append((tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None))
+        candidates.append(
+            (tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None, centred, q_narrow)
+        )
     if not candidates:
         return chosen
-    tier, _, q, k, j, q_kept, timeout, lo, hi, boxed = min(candidates)
+
+    def nearest(j: int, i: int | None, q: float, timeout: float) -> _GridFloor | None:
+        """The failing floor nearest ``grid[j]`` at this setting: ``grid[i]``, or, where the margin turns on it, one
+        between ``grid[i]`` and the grid floor next to it towards ``j`` (which the setting passes), by bisection."""
+        if i is None or (abs(j - i) - 1) * GRID_DB >= fmargin - _EPS_S or abs(j - i) * GRID_DB < fmargin - _EPS_S:
+            return None if i is None else grid[i]
+        good, found = grid[i + 1 if i < j else i - 1].floor, grid[i]
+        while abs(_db(found.floor) - _db(good)) > EDGE_DB:
+            g = _grid_floor(corpus, logged, float(np.sqrt(good * found.floor)), heard, delay, f0)
+            good, found = (g.floor, found) if g.allows(q, timeout) else (good, g)
+        return found
+
+    # The chosen setting's floor margin, held to the failing floors between the grid's: re-placed where it fails.
+    nearest_failing: dict[int, tuple[_GridFloor | None, _GridFloor | None]] = {}
+    while True:
+        best = min(candidates)
+        tier, _, q, k, j, q_kept, timeout, lo, hi, boxed, centred, q_narrow = best
+        if j in nearest_failing:
+            break
+        nearest_failing[j] = (nearest(j, lo, q, timeout), nearest(j, hi, q, timeout))
+        d = [abs(_db(grid[j].floor) - _db(e.floor)) for e in nearest_failing[j] if e is not None]
+        if all(x >= fmargin - _EPS_S for x in d):
+            break
+        tier = 1 if (q_kept or q_narrow) and centred else 2
+        candidates[candidates.index(best)] = (tier, *best[1:])
+    lo_g, hi_g = nearest_failing[j]
     g = grid[j]
     floor = g.floor
     if k != 0:
@@ -493,9 +544,7 @@ def _grid_quiet(
             f", which fails {_count(fails, 'beats')})" if fails else ")"
         )
     floor_rule = ""
-    bottom = "" if lo is None else f"{grid[lo].floor:.2g} fails"
-    top = "" if hi is None else f"{grid[hi].floor:.2g} fails"
-    span = ", ".join(x for x in (bottom, top) if x)
+    span = ", ".join(e.fails(2 if any(e is x for x in grid) else 3) for e in (lo_g, hi_g) if e is not None)
     if k != 0 or tier:
         if lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S:
             floor_rule = (
