@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from adversarial import (
 
 from clock.core.beats import analyse, beats
 from clock.core.derive import Margins, derive
+from clock.core.levels import Ticks, levels
 from clock.core.segments import MIN_GAP_S
 from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning
@@ -375,3 +377,19 @@ def test_no_floor_within_the_floor_margin_fails_unless_derive_says_so(burst_db):
     # A floor the rules say fails a beat does, at that quiet time.
     for said_floor in re.findall(r"([0-9.e-]+) fails a beat", d.floor.rule):
         assert judge_setting(tours, float(said_floor), quiet, timeout), (said_floor, d.floor.rule)
+
+
+# --- the levels at the recording's end --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate", [16000, 44100, 48000])
+def test_the_ticks_at_the_end_are_those_the_docs_name(rate):
+    # docs/formats.md (levels): a tick is there when its frame lies within the recording, or its nominal time
+    # k * tick_s lies before the end though its frame does not; one exactly at the duration only by its frame.
+    n = 2 * rate  # 2.0 s: tick 120's nominal time is the duration
+    trace = levels(np.full(n, 0.25, np.float32), rate)
+    k = np.arange(200)
+    frames = Ticks().frames(k, rate)
+    want = [int(i) for i, f in zip(k, frames) if f <= n or Fraction(int(i), 60) < 2]
+    assert trace.n_ticks == len(want) and want == list(range(len(want)))
+    assert (120 in want) == (rate != 44100)
