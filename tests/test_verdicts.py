@@ -119,19 +119,23 @@ def _heard(tour: Tour, floor: float, run: int) -> np.ndarray:
 # --- finding 3: an acknowledgment with a gap between its words -----------------------------------------------------
 
 
-def _ack_tour(*, word_gap_s: float | None, silence_s: float, end_after_s: float) -> Tour:
-    """One beat: an acknowledgment over the terminal response (two words ``word_gap_s`` apart, or one word),
-    ``silence_s`` of silence, a narration of three sentences with pauses of 0.8 and 1.0 s, the page's ``end``
-    ``end_after_s`` after its last word (the construction's longest narration pause is 1.0 s)."""
+def _ack_tour(
+    *, word_gap_s: float | None, silence_s: float, end_after_s: float, ack_db: float = 0.0, voice=words
+) -> Tour:
+    """One beat: an acknowledgment over the terminal response (two words ``word_gap_s`` apart, or one word;
+    ``ack_db`` over the narration's level), ``silence_s`` of silence, a narration of three sentences (of ``voice``)
+    with pauses of 0.8 and 1.0 s, the page's ``end`` ``end_after_s`` after its last word (the construction's
+    longest narration pause is 1.0 s)."""
     lay = _Layout()
     runs: list[Run] = []
     lay.event("prompt", 0.5)
-    ack = steady(lay.rng, 0.5, LEVEL)
+    level = LEVEL * 10 ** (ack_db / 20)
+    ack = steady(lay.rng, 0.5, level)
     if word_gap_s is not None:
-        ack = np.concatenate([ack, np.zeros(int(round(word_gap_s * RATE))), steady(lay.rng, 0.5, LEVEL)])
+        ack = np.concatenate([ack, np.zeros(int(round(word_gap_s * RATE))), steady(lay.rng, 0.5, level)])
     ack_end = lay.say(1.0, ack, "ack", runs)
     lay.event("terminal_response", 1.3)
-    last = lay.narrate(ack_end + silence_s, [1.2, 1.2, 1.2], [0.8, 1.0], runs)
+    last = lay.narrate(ack_end + silence_s, [1.2, 1.2, 1.2], [0.8, 1.0], runs, voice=voice)
     end = last + end_after_s
     lay.event("end", end)
     lay.beats.append(BeatTruth(0, 1.3, end, "end", tuple(runs), speaking_at_end=end_after_s < 1.0))
@@ -393,3 +397,18 @@ def test_the_ticks_at_the_end_are_those_the_docs_name(rate):
     want = [int(i) for i, f in zip(k, frames) if f <= n or Fraction(int(i), 60) < 2]
     assert trace.n_ticks == len(want) and want == list(range(len(want)))
     assert (120 in want) == (rate != 44100)
+
+
+def test_derive_counts_an_acknowledgments_silence_as_its_own_and_fails_the_end_it_outpaces():
+    # No setting is right: a quiet time that bridges the 2.6 s acknowledgment silence is outpaced by the end 1.8 s
+    # after the last word, one that does not is premature, and a floor over the (steady) narration hears none of
+    # it. derive names the fewest failures the construction finds, and its evidence holds the acknowledgment's
+    # silence, measured at its floor, not the dip between words.
+    tours = [_ack_tour(word_gap_s=0.2, silence_s=2.6, end_after_s=1.8, ack_db=6.0, voice=steady)]
+    d = _derived(tours)
+    floor, quiet, timeout = d.setting
+    failing = judge_setting(tours, floor, quiet, timeout)
+    assert d.outcome is not None and d.outcome.n_failed == len(failing) == _fewest_by_construction(tours) == 1
+    t = tours[0].trace.t_s
+    assert d.gaps.n_ack == 1
+    assert d.gaps.ack_max_s == pytest.approx(t[_heard(tours[0], floor, 1)[0]] - t[_heard(tours[0], floor, 0)[-1]])

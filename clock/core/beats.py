@@ -522,7 +522,9 @@ def _span_bound_arrays(
     out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
     out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
     out_k = out_k.astype(np.int8)
-    found = runs(speech) if speech is not None and n and term_t.size else _NO_RUNS
+    # Only a beat the next terminal response bounds can end at that beat's acknowledgment.
+    nexts = n and term_t.size and bool((out_k == code["terminal"]).any())
+    found = runs(speech) if speech is not None and nexts else _NO_RUNS
     if found.size:
         starts, ends = found[:, 0], found[:, 1]
         # Runs of speech joined across dips between words: the first run of each one's chain.

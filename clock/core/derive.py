@@ -491,20 +491,24 @@ def _grid_quiet(
             good, found = (g.floor, found) if g.allows(q, timeout) else (good, g)
         return found
 
-    # The chosen setting's floor margin, held to the failing floors between the grid's: re-placed where it fails.
-    nearest_failing: dict[int, tuple[_GridFloor | None, _GridFloor | None]] = {}
+    # The chosen setting's floor margin, held to the failing floors between the grid's (re-placed where they change
+    # it): how far the nearest failing floor lies on each side, and whether the valid run is narrower than twice the
+    # margin (its centre is then within a grid step).
+    nearest_failing: dict[int, tuple[_GridFloor | None, _GridFloor | None, bool]] = {}
     while True:
         best = min(candidates)
         tier, _, q, k, j, q_kept, timeout, lo, hi, boxed, centred, q_narrow = best
         if j in nearest_failing:
             break
-        nearest_failing[j] = (nearest(j, lo, q, timeout), nearest(j, hi, q, timeout))
-        d = [abs(_db(grid[j].floor) - _db(e.floor)) for e in nearest_failing[j] if e is not None]
-        if all(x >= fmargin - _EPS_S for x in d):
-            break
-        tier = 1 if (q_kept or q_narrow) and centred else 2
+        lo_g, hi_g = nearest(j, lo, q, timeout), nearest(j, hi, q, timeout)
+        d_lo, d_hi = (float("inf") if e is None else abs(_db(grid[j].floor) - _db(e.floor)) for e in (lo_g, hi_g))
+        f_kept = d_lo >= fmargin - _EPS_S and d_hi >= fmargin - _EPS_S
+        narrow = d_lo + d_hi < 2 * fmargin - _EPS_S
+        centred = narrow and abs(d_lo - d_hi) <= GRID_DB + _EPS_S
+        nearest_failing[j] = (lo_g, hi_g, narrow)
+        tier = 0 if boxed and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
         candidates[candidates.index(best)] = (tier, *best[1:])
-    lo_g, hi_g = nearest_failing[j]
+    lo_g, hi_g, narrow = nearest_failing[j]
     g = grid[j]
     floor = g.floor
     if k != 0:
@@ -546,16 +550,18 @@ def _grid_quiet(
     floor_rule = ""
     span = ", ".join(e.fails(2 if any(e is x for x in grid) else 3) for e in (lo_g, hi_g) if e is not None)
     if k != 0 or tier:
-        if lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S:
+        if narrow:
+            assert lo is not None and hi is not None
             floor_rule = (
                 f"the centre of the floors that end every beat right at quiet {q:g} s on a replayed grid of floors "
                 f"{GRID_DB:g} dB apart: {grid[lo + 1].floor:.2g} .. {grid[hi - 1].floor:.2g} ({span}); a "
                 f"{fmargin:g} dB margin cannot be held on both sides"
             )
         elif k != 0:
+            held = f"at least {fmargin:g} dB from every failing floor" if tier < 2 else "that ends every beat right"
             floor_rule = (
-                f"the floor nearest {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s on a "
-                f"replayed grid of floors {GRID_DB:g} dB apart ({span or 'none fails'})"
+                f"the floor nearest {f0:g} {held} at quiet {q:g} s on a replayed grid of floors {GRID_DB:g} dB apart "
+                f"({span or 'none fails'})"
             )
     if floor_margin and tier == 2:
         notes.append(

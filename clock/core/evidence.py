@@ -498,6 +498,7 @@ class _Corpus:
     #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
     spoken: dict[int, NDArray[np.bool_]] = field(default_factory=dict)
+    quiet: dict[int, tuple[list[int], float, float] | None] = field(default_factory=dict)
 
     def own_floor(self, i: int) -> float | None:
         if i not in self.own:
@@ -600,6 +601,11 @@ class _Corpus:
         room's. Returns them, the recording's silence p99 outside their spans, and the median of their levels at
         its clear floor.
         """
+        if i not in self.quiet:
+            self.quiet[i] = self._quiet_voice(i)
+        return self.quiet[i]
+
+    def _quiet_voice(self, i: int) -> tuple[list[int], float, float] | None:
         rec = self.levels[i]
         o = self.obs[i]
         if not self.classes or not o.has_beats or rec.speech_low is None or rec.noise_high is None:
