@@ -212,13 +212,20 @@ def test_the_acknowledgment_ends_at_the_first_quiet_of_at_least_the_word_gap(ins
 # --- findings 1 and 2: no setting ends every beat right -------------------------------------------------------------
 
 
-def _plain_tour(name: str, seed: int) -> Tour:
-    """Two ordinary beats, each bounded by a prompt 3.6 s after its last word."""
+def _opening(seed: int, pause_s: float = 0.9) -> tuple[_Layout, float]:
+    """A tour's ordinary first beat, bounded by a prompt 3.6 s after its last word; returns the layout and when the
+    next terminal response comes (0.4 s after that prompt)."""
     lay = _Layout(seed)
-    last = lay.beat(0.8, 1.3, [1.2, 1.0], [1.1])
+    last = lay.beat(0.8, 1.3, [1.2, 1.0], [pause_s])
     lay.event("prompt", last + 3.6)
     lay.bound("prompt", last + 3.6)
-    last = lay.beat(last + 4.0, last + 4.5, [1.0, 1.2], [0.6])
+    return lay, last + 4.0
+
+
+def _plain_tour(name: str, seed: int) -> Tour:
+    """Two ordinary beats, each bounded by a prompt 3.6 s after its last word."""
+    lay, t2 = _opening(seed, 1.1)
+    last = lay.beat(t2, t2 + 0.5, [1.0, 1.2], [0.6])
     lay.bound("recording end", last + 5.0)
     return lay.tour(name, last + 5.0)
 
@@ -227,11 +234,7 @@ def _cut_quiet_tour() -> Tour:
     """Beat 2 a steady voice 22 dB quieter, cut by the next terminal response (no prompt) 0.8 s after its last
     word: no setting ends it right (a quiet time that bridges its pauses stalls, a floor over it hears none of
     it; steady, a floor hears all of its sentences or none)."""
-    lay = _Layout(5)
-    last = lay.beat(0.8, 1.3, [1.2, 1.0], [0.9])
-    lay.event("prompt", last + 3.6)
-    lay.bound("prompt", last + 3.6)
-    t2 = last + 4.0
+    lay, t2 = _opening(5)
     last = lay.beat(t2, t2 + 0.6, [1.0, 1.0, 1.0], [0.7, 1.0], gain_db=-22.0, voice=steady)
     t3 = last + 0.8
     lay.bound("terminal", t3)
@@ -284,11 +287,7 @@ def test_with_no_right_setting_a_floor_above_a_spoken_beat_fails_it():
 
 def _cut_tour() -> Tour:
     """Beat 2 cut by the next terminal response (no prompt) 0.8 s after its last word: no setting ends it right."""
-    lay = _Layout(7)
-    last = lay.beat(0.8, 1.3, [1.2, 1.0], [0.9])
-    lay.event("prompt", last + 3.6)
-    lay.bound("prompt", last + 3.6)
-    t2 = last + 4.0
+    lay, t2 = _opening(7)
     last = lay.beat(t2, t2 + 0.6, [1.0, 1.0], [1.0])
     t3 = last + 0.8
     lay.bound("terminal", t3)
@@ -299,11 +298,7 @@ def _cut_tour() -> Tour:
 
 def _slow_quiet_tour() -> Tour:
     """Beat 2 a voice 17 dB quieter that starts 6.5 s after its terminal response."""
-    lay = _Layout(8)
-    last = lay.beat(0.8, 1.3, [1.2, 1.0], [0.9])
-    lay.event("prompt", last + 3.6)
-    lay.bound("prompt", last + 3.6)
-    t2 = last + 4.0
+    lay, t2 = _opening(8)
     last = lay.beat(t2, t2 + 6.5, [1.0, 1.0], [0.6], gain_db=-17.0)
     lay.event("prompt", last + 3.6)
     lay.bound("prompt", last + 3.6)

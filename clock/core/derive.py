@@ -268,7 +268,7 @@ class _GridFloor:
     """What one floor of the grid allows: quiet times ``need_s < q <= room_s``, onset timeouts above ``wait_s``."""
 
     floor: float
-    ok: bool  # every beat heard at the engine's floor is heard here, and no narration end hidden past the margin
+    ok: bool  # it hears every beat the guide spoke in and reads each as its reference does, and some quiet time works
     need_s: float
     room_s: float
     wait_s: float
@@ -282,7 +282,7 @@ class _GridFloor:
 
     def fails(self, digits: int = 2) -> str:
         """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
-        return f"{self.floor:.{digits}g} {self.why if not self.ok else 'fails a beat'}"
+        return f"{self.floor:.{digits}g} {self.why}"
 
 
 def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
@@ -622,9 +622,9 @@ def _misread(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
     acknowledgment for narration, or hides a narration's end for so long that the clock would declare quiet
     before it.
 
-    The ends and acknowledgments are those each recording shows at its reference floor (its own floor, or its
-    clear floor: :meth:`clock.core.evidence._Corpus.misread`); the clock declares ``quiet_s`` after the last word
-    it sees, which must come at least ``margin_s`` after that end.
+    The ends and acknowledgments are those each recording shows at its reference floor (its own floor, or one
+    under a quieter voice the level split takes for silence: :meth:`clock.core.evidence._Corpus.misread`); the
+    clock declares ``quiet_s`` after the last word it sees, which must come at least ``margin_s`` after that end.
     """
     allowed = (quiet_s if quiet_s is not None else 0.0) - margin_s
     return sum(h > max(allowed, margin_s) for _, _, h in c.hidden) + len(c.unheard) + len(c.acks)

@@ -31,7 +31,6 @@ from .beats import (
     narration_pause_s,
     outpaced_line,
     provider_stopped,
-    span_bounds,
 )
 from .segments import segments
 from .times import clock_time
@@ -41,6 +40,7 @@ from .windows import (
     Observation,
     RecordingLevels,
     TickClasses,
+    _beat_spans,
     _clear_floor,
     _db,
     _ladder,
@@ -581,15 +581,11 @@ class _Corpus:
         return heard, said
 
     def spans(self, i: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """Each beat's span of ticks ``[lo, hi)`` in recording ``i``, from the log alone (as the ticks' classes are
-        kept inside beats: :func:`clock.core.windows.classify_ticks`)."""
+        """Each beat's span of ticks ``[lo, hi)`` in recording ``i``, from the log alone (as its ticks' classes are
+        kept inside beats: :func:`clock.core.windows._beat_spans`)."""
         o = self.obs[i]
         assert o.events is not None
-        t = o.trace.t_s
-        end_s = float(t[-1]) + o.trace.tick_s if t.size else 0.0
-        bounds = [b for b, _ in span_bounds(o.events, t_s=t, speech=None, end_s=end_s)]
-        starts = [e.t_s for e in o.events.terminals]
-        return np.searchsorted(t, starts, side="left"), np.searchsorted(t, bounds, side="left")
+        return _beat_spans(o.trace, o.events)
 
     def quiet_voice(self, i: int) -> tuple[list[int], float, float] | None:
         """The beats of recording ``i`` whose quieter voice the level split takes for silence, where that is what

@@ -165,6 +165,18 @@ def _near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]
     return (csum[hi] - csum[lo]) > 0
 
 
+def _beat_spans(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each beat's span of ticks ``[lo, hi)``, from its log alone: the terminal response to its bound (the next
+    prompt, terminal response or ``end``, or the recording's end; :func:`clock.core.beats.span_bounds` at no
+    floor)."""
+    t = trace.t_s
+    end_s = float(t[-1]) + trace.tick_s if t.size else 0.0
+    bounds = [b for b, _ in span_bounds(events, t_s=t, speech=None, end_s=end_s)]
+    starts = [e.t_s for e in events.terminals]
+    lo = np.searchsorted(t, np.asarray(starts, np.float64), side="left")
+    return lo.astype(np.int64), np.searchsorted(t, np.asarray(bounds, np.float64), side="left").astype(np.int64)
+
+
 def classify_ticks(
     trace: LevelTrace,
     *,
@@ -217,12 +229,11 @@ def classify_ticks(
         speech[idx[vals >= np.median(positive) * ratio]] = True
     speech &= ~zero
     if events is not None and events.terminals:
-        in_beats = np.zeros(n, bool)
-        end_s = float(t[-1]) + trace.tick_s if n else 0.0
-        for term, (span_end, _) in zip(events.terminals, span_bounds(events, t_s=t, speech=None, end_s=end_s)):
-            lo, hi = np.searchsorted(t, [term.t_s, span_end], side="left")
-            in_beats[lo:hi] = True
-        speech &= in_beats
+        lo, hi = _beat_spans(trace, events)
+        inside = np.zeros(n + 1, np.int64)
+        np.add.at(inside, lo, 1)
+        np.add.at(inside, hi, -1)
+        speech &= np.cumsum(inside)[:-1] > 0
     return TickClasses(speech, silence & ~speech, method, split)
 
 
