@@ -394,6 +394,31 @@ def test_the_ticks_at_the_end_are_those_the_docs_name(rate):
     assert (120 in want) == (rate != 44100)
 
 
+def test_the_next_beats_acknowledgment_begins_at_its_first_word_across_a_dip():
+    # A log without prompts: the next beat's acknowledgment ("Sure, | let me") begins 2.0 s after this beat's last
+    # word, and its terminal response comes during its second word. Its first word is the next beat's, not this
+    # one's: a quiet time of 1.5 s ends this beat right, by construction and by the tool.
+    lay = _Layout(13)
+    last = lay.beat(0.8, 1.3, [1.2, 1.0], [0.8], prompt_before_s=None)
+    runs: list[Run] = []
+    ack = np.concatenate([steady(lay.rng, 0.4, LEVEL), np.zeros(int(0.2 * RATE)), steady(lay.rng, 0.6, LEVEL)])
+    ack_end = lay.say(last + 2.0, ack, "ack", runs)
+    t2 = last + 2.0 + 0.8
+    lay.event("terminal_response", t2)
+    lay.bound("terminal", t2)
+    end = lay.narrate(ack_end + 0.6, [1.0], [], runs)
+    lay.beats.append(BeatTruth(1, t2, end + 3.0, "recording end", tuple(runs)))
+    tour = lay.tour("noprompt", end + 3.0)
+    t = tour.trace.t_s
+    a = analyse(tour.trace, tour.log, floor=FLOOR)
+    assert (a.beats[0].bound, a.beats[0].bound_s) == ("acknowledgment", t[_heard(tour, FLOOR, 2)[0]])
+    assert a.beats[0].last_word_tick == _heard(tour, FLOOR, 1)[-1]
+    sim = Simulated(tour, FLOOR, np.array([1.5]))
+    found = beats(tour.trace, tour.log, floor=FLOOR, quiet_s=1.5, onset_timeout_s=10.0)
+    assert [b.outcome for b in found] == [outcome(p, sim, 0, 10.0, sim.longest_pause_s()) for p in sim.beats]
+    assert found[0].outcome == "ok"
+
+
 def test_derive_counts_an_acknowledgments_silence_as_its_own_and_fails_the_end_it_outpaces():
     # No setting is right: a quiet time that bridges the 2.6 s acknowledgment silence is outpaced by the end 1.8 s
     # after the last word, one that does not is premature, and a floor over the (steady) narration hears none of
