@@ -11,7 +11,7 @@ import click
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.levels import LevelTrace
-from ..core.segments import label_errors
+from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
 from ..errors import EventLogError
 from ..io.corpus import log_agreement
@@ -65,7 +65,7 @@ labels_option = click.option(
     "--min-gap",
     "min_gap_s",
     type=TIME,
-    default=0.15,
+    default=MIN_GAP_S,
     show_default=True,
     callback=_seconds,
     metavar="S",

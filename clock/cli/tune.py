@@ -13,6 +13,7 @@ from ..core.beats import beats as find_beats
 from ..core.beats import replay_ticks
 from ..core.check import check_counts
 from ..core.derive import derive as derive_thresholds
+from ..core.segments import MIN_GAP_S
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep
@@ -69,7 +70,7 @@ def figure_for(
     *,
     start_s: float | None = None,
     end_s: float | None = None,
-    min_gap_s: float = 0.15,
+    min_gap_s: float = MIN_GAP_S,
     quiet_margin_s: float = 0.2,
     derived_floor: float | None = None,
     view: str = "session",

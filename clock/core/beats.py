@@ -8,9 +8,14 @@ recording); see :func:`span_bounds` for an acknowledgment of the next beat.
 
 **Analysis** at a floor (:func:`analyse`, what happened in the recording):
 
-* If the tick at or after ``T`` is speech and so was the tick before it, an
-  acknowledgment overlaps the terminal response (``ack_overlap``); its last
-  word is the end of that run of speech.
+* If speech is in progress at ``T`` (speech at the tick at or after ``T``
+  and at the tick before it, or only a dip between words there), an
+  acknowledgment overlaps the terminal response (``ack_overlap``). It runs
+  on across dips between words and ends at the first pause: a dip between
+  words is a quiet shorter than ``MIN_GAP_S`` (0.15 s, the default of
+  ``--min-gap`` and ``Margins.min_gap_s``; see
+  :func:`clock.core.segments.word_gaps`), a pause one at least that long.
+  Its last word is the last speech tick before that pause.
 * The **onset** is the first rising edge after ``T`` (a speech tick after a
   quiet tick), past the acknowledgment if one overlaps.
   ``onset_latency_s = onset_s - terminal_s``.
@@ -100,7 +105,7 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError, SpeechClockWarning
 from .events import Event, EventLog
 from .levels import LevelTrace
-from .segments import _check_floor
+from .segments import _check_floor, runs, word_gaps
 
 __all__ = [
     "ABORTED",
@@ -532,6 +537,7 @@ OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABO
 
 _NO_TICK = np.zeros(0, np.int64)
 _NO_REACH = np.zeros(0, np.float64)
+_NO_RUNS = np.zeros((0, 2), np.int64)
 _NO_TICK.setflags(write=False)
 _NO_REACH.setflags(write=False)
 
@@ -544,11 +550,13 @@ def span_bounds(
     A beat spans from its terminal response to the first later ``prompt``,
     terminal response or ``end`` (or the end of the recording). When the
     beat is bounded by the next terminal response and an acknowledgment
-    overlaps that response (speech at its tick and the tick before, at this
-    floor's ``speech`` mask), the acknowledgment belongs to the next beat:
-    the span ends where that run of speech began. This keeps a log without
-    prompts from counting the next stop's acknowledgment as the guide
-    speaking again.
+    overlaps that response (speech in progress at its tick, at this floor's
+    ``speech`` mask: speech at its tick and the tick before, or only a dip
+    between words there), the acknowledgment belongs to the next beat: the
+    span ends where the acknowledgment began, its runs of speech joined
+    across dips between words (:func:`clock.core.segments.word_gaps`). This
+    keeps a log without prompts from counting the next stop's
+    acknowledgment as the guide speaking again.
 
     Returns
     -------
@@ -602,17 +610,20 @@ def _span_bound_arrays(
     out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
     out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
     out_k = out_k.astype(np.int8)
-    if speech is not None and n and term_t.size:
-        # The first tick of the speech run each tick belongs to.
-        idx = np.arange(n)
-        rising = speech & ~np.concatenate([[False], speech[:-1]])
-        run_first = np.maximum.accumulate(np.where(rising, idx, 0))
+    # Only a beat the next terminal response bounds can end at that beat's acknowledgment.
+    nexts = n and term_t.size and bool((out_k == code["terminal"]).any())
+    found = runs(speech) if speech is not None and nexts else _NO_RUNS
+    if found.size:
+        starts, ends = found[:, 0], found[:, 1]
+        # Runs of speech joined across dips between words: the first run of each one's chain.
+        join = np.append(word_gaps(starts, ends, t_s), False)
+        chain = np.maximum.accumulate(np.where(np.append(True, ~join[:-1]), np.arange(starts.size), 0))
         k = np.searchsorted(t_s, out_s, side="left")
-        inside = (out_k == code["terminal"]) & (k > 0) & (k < n)
-        kk = np.where(inside, k, 1)
-        overlap = inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1]
-        first = run_first[np.minimum(kk, n - 1)]
-        ack = overlap & (t_s[first] > term_t)
+        r = np.maximum(np.searchsorted(starts, k, side="left") - 1, 0)  # the last run that starts before the tick
+        # Speech in progress at the next terminal response: a run across its tick, or a dip between words there.
+        inside = (out_k == code["terminal"]) & (k > 0) & (k < n) & (starts[r] < k)
+        first = starts[chain[r]]
+        ack = inside & ((ends[r] >= k) | join[r]) & (t_s[first] > term_t)
         out_s = np.where(ack, t_s[first], out_s)
         out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
     return out_s, out_k
@@ -641,7 +652,9 @@ class BeatAnalysis:
         The narration's onset: the first rising edge in the span, past an
         acknowledgment that overlaps the terminal response.
     ack_end_tick : int or None
-        The overlapping acknowledgment's last speech tick.
+        The overlapping acknowledgment's last speech tick: the last before
+        its first pause (a quiet of at least ``MIN_GAP_S``; shorter quiets are
+        dips between its words).
     last_word_tick : int or None
         The last speech tick of the span.
     wait_s : float or None
@@ -823,7 +836,7 @@ class FloorAnalysis:
 
         A gap runs from a last word to the next speech tick. ``narration`` is
         False for the silence between an overlapping acknowledgment and the
-        narration.
+        narration (a dip between the acknowledgment's words is not one).
         """
         out = []
         for i in self.active_beats().tolist():
@@ -832,7 +845,7 @@ class FloorAnalysis:
                 continue
             for w, e in zip(b.run_word[b.inner].tolist(), b.run_end[b.inner].tolist()):
                 gap = float(_unpaused(float(self.t_s[w]), self.t_s[e : e + 1], self.pauses)[0])
-                out.append((b.index, float(self.t_s[w]), gap, b.onset_tick is not None and w >= b.onset_tick))
+                out.append((b.index, float(self.t_s[w]), gap, w != b.ack_end_tick))
         return out
 
 
@@ -1015,8 +1028,9 @@ def _analyse_beat(
         )  # fmt: skip
     ks = int(spoken[0])
     wait = float(_unpaused(terminal_s, t[ks - 1 : ks], spans)[0]) if ks > k0 else None
-    # Acknowledgment and narration onset, as the span shows them.
-    ack = bool(0 < k0 < n and speech[k0] and speech[k0 - 1])
+    # Acknowledgment and narration onset, as the span shows them: speech in progress at the terminal response
+    # (across its tick, or with only a dip between words there) is an acknowledgment.
+    ack = bool(lo > 0 and word_gaps(speech_idx[lo - 1 : lo + 1], speech_idx[lo - 1 : lo + 1], t)[0])
     in_span = spoken[spoken < kb]
     ack_end = onset = last_word = None
     if in_span.size:
@@ -1025,9 +1039,11 @@ def _analyse_beat(
         run_ends = np.concatenate([in_span[breaks], [in_span[-1]]])
         last_word = int(in_span[-1])
         if ack:
-            ack_end = int(run_ends[0])
-            later = run_starts[1:]
-            onset = int(later[0]) if later.size else None
+            # The acknowledgment runs on across dips between words; the first pause ends it.
+            pauses = np.flatnonzero(~word_gaps(run_starts, run_ends, t))
+            last = int(pauses[0]) if pauses.size else run_ends.size - 1
+            ack_end = int(run_ends[last])
+            onset = int(run_starts[last + 1]) if last + 1 < run_starts.size else None
         else:
             onset = int(run_starts[0])
     # Quiet runs after the clock starts, within its life.

@@ -74,9 +74,13 @@ with both edges. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
-noise to the highest speech median is replayed over every recording before
-the engine says no floor works; then the setting that fails the fewest
-beats is recommended, and each failing beat is named with its reason.
+noise (a room's, not a quieter voice the split takes for silence) to the
+highest speech median is replayed over every recording before the engine
+says no floor works; then the setting that fails the fewest beats, counted
+over every recording with speech, is recommended, and each failing beat is
+named with its reason. A floor fails a beat the guide spoke in (as derive
+tells speech without the floor: :meth:`clock.core.evidence._Corpus.spoke`)
+that it does not hear, in every search.
 
 **Out of sample** (``Derivation.held_out``): each recording with beats is
 left out in turn, the rest derive a setting (sharing the per-recording
@@ -254,6 +258,9 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
 #: The floor grid's step (dB) and its most floors on each side of the engine's floor.
 GRID_DB = 1.0
 MAX_GRID_FLOORS = 40
+#: Where the floor margin depends on it, the failing floor nearest a setting is found this close (dB) between two
+#: floors of the grid.
+EDGE_DB = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,16 +268,21 @@ class _GridFloor:
     """What one floor of the grid allows: quiet times ``need_s < q <= room_s``, onset timeouts above ``wait_s``."""
 
     floor: float
-    ok: bool  # every beat heard at the engine's floor is heard here, and no narration end hidden past the margin
+    ok: bool  # it hears every beat the guide spoke in and reads each as its reference does, and some quiet time works
     need_s: float
     room_s: float
     wait_s: float
     latency_s: float
     room_at: tuple[str, float | None, str] | None
     unheard: bool = False  # a beat the engine's floor hears goes unheard (every higher floor hears less)
+    why: str = "fails a beat"  # why it fails, where not ``ok`` (else the replay fails a beat at the setting)
 
     def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
         return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
+
+    def fails(self, digits: int = 2) -> str:
+        """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
+        return f"{self.floor:.{digits}g} {self.why}"
 
 
 def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
@@ -286,23 +298,21 @@ def _grid_floor(
     need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
     # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
     if floor <= _noise_cleared(corpus, logged, clear):
-        return _GridFloor(floor, False, need, room, wait, latency, room_at)
+        return _GridFloor(floor, False, need, room, wait, latency, room_at, why="lies at or under a recording's noise")
     analyses = [corpus.analysis(i, floor) for i in logged]
     pause = narration_pause_s(analyses)
-    ok = True
+    why = ""
     unheard = False
     for i, a, spoke in zip(logged, analyses, heard):
-        own = corpus.own_floor(i)
-        ref = corpus.analysis(i, own) if own is not None and own < floor else None
+        hidden, acks = corpus.misread(i, a)
+        if acks:
+            why = why or "takes an acknowledgment for narration"
+        if any(h > margin for _, h in hidden):
+            why = why or "hides a narration's end"
         for b, s in zip(a.beats, spoke):
             if s and not b.spoken:
-                ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
-            if ref is not None and b.bound not in _UNPROMPTED:
-                r = ref.beats[b.index]
-                if r.bound_s == b.bound_s and r.spoken and r.last_word_s is not None:
-                    now = b.last_word_s if b.spoken and b.last_word_s is not None else float("-inf")
-                    if r.last_word_s - now > margin:
-                        ok = False  # this floor hides the narration's end (see _hidden_ends)
+                # The guide spoke, the clock does not hear it at this floor.
+                why, unheard = "hears none of a beat the guide spoke in", True
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
@@ -316,7 +326,9 @@ def _grid_floor(
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
-    return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
+    if not why and room <= need:
+        why = "fails a beat at every quiet time"
+    return _GridFloor(floor, not why, need, room, wait, latency, room_at, unheard, why or "fails a beat")
 
 
 def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
@@ -371,9 +383,14 @@ def _grid_quiet(
     (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
     every beat right (``need < q <= room``) and the onset timeouts (above
     the longest wait: that axis is separable). A floor at which a beat the
-    engine's floor hears goes unheard, which hides a narration's end, or
-    which lies at or under a recording's noise (p99) that the engine's floor
-    clears, fails. Recommended, nearest the engine's floor and then with the
+    engine's floor hears (or the guide spoke in: :meth:`_Corpus.spoke`) goes
+    unheard, which hides a narration's end or takes an acknowledgment for
+    narration (:meth:`_Corpus.misread`), or which lies at or under a
+    recording's noise (p99) that the engine's floor clears, fails; the grid
+    reaches the first floor past the lowest noise and the highest speech
+    median. Where a setting's floor margin turns on it, the failing floor
+    nearest it is found between two grid floors by bisection (``EDGE_DB``).
+    Recommended, nearest the engine's floor and then with the
     least quiet time: a setting no failing one comes within both margins of
     (its quiet time ``quiet_margin_s`` clear at every floor closer than
     ``floor_margin_db``, and no failing floor that close along the floor
@@ -394,11 +411,14 @@ def _grid_quiet(
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
     delay = _prompt_delay(corpus, members)
-    heard = [[b.spoken for b in corpus.analysis(i, f0).beats] for i in logged]
+    # Where the guide spoke: heard at the engine's floor, or as derive tells speech without the floor.
+    heard = [[b.spoken or s for b, s in zip(corpus.analysis(i, f0).beats, corpus.spoke(i))] for i in logged]
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
-    down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
-    up = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
+    # Down to the first grid floor at or under the lowest noise, and up past the highest speech median: the failing
+    # floors nearest the engine's are on the grid.
+    down = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
+    up = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
     tick = float(corpus.obs[logged[0]].trace.tick_s)
 
     def at(k: int) -> _GridFloor:
@@ -454,10 +474,41 @@ def _grid_quiet(
         centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + _EPS_S  # type: ignore[operator]
         q_narrow = g.room_s - g.need_s < 2 * margin - _EPS_S
         tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
-        candidates.append((tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None))
+        candidates.append(
+            (tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None, centred, q_narrow)
+        )
     if not candidates:
         return chosen
-    tier, _, q, k, j, q_kept, timeout, lo, hi, boxed = min(candidates)
+
+    def nearest(j: int, i: int | None, q: float, timeout: float) -> _GridFloor | None:
+        """The failing floor nearest ``grid[j]`` at this setting: ``grid[i]``, or, where the margin turns on it, one
+        between ``grid[i]`` and the grid floor next to it towards ``j`` (which the setting passes), by bisection."""
+        if i is None or (abs(j - i) - 1) * GRID_DB >= fmargin - _EPS_S or abs(j - i) * GRID_DB < fmargin - _EPS_S:
+            return None if i is None else grid[i]
+        good, found = grid[i + 1 if i < j else i - 1].floor, grid[i]
+        while abs(_db(found.floor) - _db(good)) > EDGE_DB:
+            g = _grid_floor(corpus, logged, float(np.sqrt(good * found.floor)), heard, delay, f0)
+            good, found = (g.floor, found) if g.allows(q, timeout) else (good, g)
+        return found
+
+    # The chosen setting's floor margin, held to the failing floors between the grid's (re-placed where they change
+    # it): how far the nearest failing floor lies on each side, and whether the valid run is narrower than twice the
+    # margin (its centre is then within a grid step).
+    nearest_failing: dict[int, tuple[_GridFloor | None, _GridFloor | None, bool]] = {}
+    while True:
+        best = min(candidates)
+        tier, _, q, k, j, q_kept, timeout, lo, hi, boxed, centred, q_narrow = best
+        if j in nearest_failing:
+            break
+        lo_g, hi_g = nearest(j, lo, q, timeout), nearest(j, hi, q, timeout)
+        d_lo, d_hi = (float("inf") if e is None else abs(_db(grid[j].floor) - _db(e.floor)) for e in (lo_g, hi_g))
+        f_kept = d_lo >= fmargin - _EPS_S and d_hi >= fmargin - _EPS_S
+        narrow = d_lo + d_hi < 2 * fmargin - _EPS_S
+        centred = narrow and abs(d_lo - d_hi) <= GRID_DB + _EPS_S
+        nearest_failing[j] = (lo_g, hi_g, narrow)
+        tier = 0 if boxed and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
+        candidates[candidates.index(best)] = (tier, *best[1:])
+    lo_g, hi_g, narrow = nearest_failing[j]
     g = grid[j]
     floor = g.floor
     if k != 0:
@@ -497,20 +548,20 @@ def _grid_quiet(
             f", which fails {_count(fails, 'beats')})" if fails else ")"
         )
     floor_rule = ""
-    bottom = "" if lo is None else f"{grid[lo].floor:.2g} fails"
-    top = "" if hi is None else f"{grid[hi].floor:.2g} fails"
-    span = ", ".join(x for x in (bottom, top) if x)
+    span = ", ".join(e.fails(2 if any(e is x for x in grid) else 3) for e in (lo_g, hi_g) if e is not None)
     if k != 0 or tier:
-        if lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S:
+        if narrow:
+            assert lo is not None and hi is not None
             floor_rule = (
                 f"the centre of the floors that end every beat right at quiet {q:g} s on a replayed grid of floors "
                 f"{GRID_DB:g} dB apart: {grid[lo + 1].floor:.2g} .. {grid[hi - 1].floor:.2g} ({span}); a "
                 f"{fmargin:g} dB margin cannot be held on both sides"
             )
         elif k != 0:
+            held = f"at least {fmargin:g} dB from every failing floor" if tier < 2 else "that ends every beat right"
             floor_rule = (
-                f"the floor nearest {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s on a "
-                f"replayed grid of floors {GRID_DB:g} dB apart ({span or 'none fails'})"
+                f"the floor nearest {f0:g} {held} at quiet {q:g} s on a replayed grid of floors {GRID_DB:g} dB apart "
+                f"({span or 'none fails'})"
             )
     if floor_margin and tier == 2:
         notes.append(
@@ -553,7 +604,7 @@ def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Set
                 f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
                 f"bound, {room:.3f} s, cannot hold the margin)"
             )
-        failures = _hidden_ends(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
+        failures = _misread(c, quiet, corpus.margins.quiet_margin_s) + _failing_beats(c.analyses, quiet, timeout)
         if failures == 0:
             return _Setting(floor, quiet, timeout, 0, rule, extended=True)
     return None
@@ -566,15 +617,17 @@ def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], marg
     return _round_up(longest + margin, "0.5")
 
 
-def _hidden_ends(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
-    """Beats whose narration end this floor hides for so long that the clock would declare quiet before it.
+def _misread(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
+    """Beats this floor fails that its replay does not: it hears none of a beat the guide spoke in, takes an
+    acknowledgment for narration, or hides a narration's end for so long that the clock would declare quiet
+    before it.
 
-    The end is the last word each recording shows at its own floor (clear of
-    its noise); the clock declares ``quiet_s`` after the last word it sees,
-    which must come at least ``margin_s`` after that end.
+    The ends and acknowledgments are those each recording shows at its reference floor (its own floor, or one
+    under a quieter voice the level split takes for silence: :meth:`clock.core.evidence._Corpus.misread`); the
+    clock declares ``quiet_s`` after the last word it sees, which must come at least ``margin_s`` after that end.
     """
     allowed = (quiet_s if quiet_s is not None else 0.0) - margin_s
-    return sum(h > max(allowed, margin_s) for _, _, h in c.hidden)
+    return sum(h > max(allowed, margin_s) for _, _, h in c.hidden) + len(c.unheard) + len(c.acks)
 
 
 def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float) -> tuple[_Setting, _AtFloor]:
@@ -583,7 +636,7 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
     c = _at_floor(corpus, members, floor, prompt_delay_s=delay_s)
     quiet, quiet_rule = _choose_quiet(c, margins.quiet_margin_s)
     timeout = _timeout(c.latencies, c.waits, margins.onset_margin_s)
-    hidden = _hidden_ends(c, quiet, margins.quiet_margin_s)
+    misread = _misread(c, quiet, margins.quiet_margin_s)
     if quiet is None or timeout is None:
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
@@ -592,8 +645,20 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
             for a in c.analyses
             for b in (a.beats[j] for j in a.active_beats().tolist())
         )
-        return _Setting(floor, quiet, timeout, hidden + endless, quiet_rule), c
-    return _Setting(floor, quiet, timeout, hidden + _failing_beats(c.analyses, quiet, timeout), quiet_rule), c
+        return _Setting(floor, quiet, timeout, misread + endless, quiet_rule), c
+    failures = misread + _failing_beats(c.analyses, quiet, timeout)
+    return _Setting(floor, quiet, timeout, failures, quiet_rule), c
+
+
+def _recount(corpus: _Corpus, members: list[int], setting: _Setting) -> _Setting | None:
+    """The setting with its failures counted over ``members`` (replayed, hidden ends, spoken beats unheard), or None
+    when it is not a full setting."""
+    if setting.quiet_s is None or setting.onset_timeout_s is None:
+        return None
+    c = _at_floor(corpus, members, setting.floor, prompt_delay_s=_prompt_delay(corpus, members))
+    failures = _misread(c, setting.quiet_s, corpus.margins.quiet_margin_s)
+    failures += _failing_beats(c.analyses, setting.quiet_s, setting.onset_timeout_s)
+    return replace(setting, failures=failures)
 
 
 def _search(
@@ -633,7 +698,7 @@ def _search(
             quiets = sorted(options)
             failing = _failing_beats_at(c.analyses, quiets, setting.onset_timeout_s)
             for q, replayed in zip(quiets, failing):
-                f = _hidden_ends(c, q, corpus.margins.quiet_margin_s) + replayed
+                f = _misread(c, q, corpus.margins.quiet_margin_s) + replayed
                 if best is None or f < best.failures:
                     best = _Setting(floor, q, setting.onset_timeout_s, f, FEWEST_FAILURES, is_extended)
         if n >= limit and (best is not None or strict) and not right:
@@ -698,6 +763,7 @@ def derive(
         [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
         [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
         margins,
+        [c for _, c in parts],
     )
     members = list(range(len(obs)))
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
@@ -707,7 +773,7 @@ def derive(
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
-    outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+    outcome = _replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
     return replace(
         found,
         compared=Comparison(
@@ -774,9 +840,16 @@ def _rules(
     return replace(evidence, held_out=held_out_rule(evidence.recommended, entries, quiet_margin_s=margin))
 
 
-def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> tuple[float, float, list[float]]:
-    """Floors about 1 dB apart from the lowest noise to the highest speech median of these recordings."""
-    noises = [x for i in members for x in (levels[i].noise_median, levels[i].noise_high) if x]
+def _full_ladder(
+    levels: Sequence[RecordingLevels], members: Sequence[int], rooms: dict[int, float] | None = None
+) -> tuple[float, float, list[float]]:
+    """Floors about 1 dB apart from the lowest noise to the highest speech median of these recordings.
+
+    ``rooms`` gives, for a recording whose noise (p99) is a quieter voice the level split takes for silence, the
+    noise of its room (:meth:`clock.core.evidence._Corpus.quiet_voice`): the ladder reaches under that voice.
+    """
+    rooms = rooms or {}
+    noises = [x for i in members for x in (levels[i].noise_median, rooms.get(i, levels[i].noise_high)) if x]
     tops = [x for i in members if (x := levels[i].speech_median)]
     if not tops:
         return 0.0, 0.0, []
@@ -785,21 +858,51 @@ def _full_ladder(levels: Sequence[RecordingLevels], members: Sequence[int]) -> t
     return lo, hi, _ladder(lo, hi)
 
 
-def _rescued_note(name: str, rec: RecordingLevels, floor: float, margins: Margins) -> str:
-    """Why a recording without a window of floors is still served by the floor, and which check will say so."""
+def _no_window(corpus: _Corpus, i: int) -> str:
+    """What puts a recording's noise (p99) within the margin of its speech, in words: its room, or a quieter
+    voice the level split takes for silence (:meth:`clock.core.evidence._Corpus.quiet_voice`)."""
+    rec, margins = corpus.levels[i], corpus.margins
     noise_db, speech_db = _db(rec.noise_high or 0.0), _db(rec.speech_low or 0.0)
+    speech = f"its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS)"
+    within = f"within {margins.floor_margin_db:g} dB of {speech}"
+    quiet = corpus.quiet_voice(i)
+    if quiet is None:
+        return f"its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches {within}"
+    found, without, _ = quiet
+    several = len(found) > 1
+    rest = "exact zero" if without == 0 else f"{_db(without):.1f} dBFS"
+    return (
+        f"the level split takes quieter speech in beat{'s' * several} {', '.join(str(j + 1) for j in found)} "
+        f"(heard above its room) for silence, which puts its silence's p{NOISE_PERCENTILE:g} ({noise_db:.1f} dBFS; "
+        f"{rest} without {'them' if several else 'it'}) {within}"
+    )
+
+
+def _rescued_note(corpus: _Corpus, i: int, floor: float) -> str:
+    """Why a recording without a window of floors is still served by the floor, and which check will say so."""
+    rec, margins = corpus.levels[i], corpus.margins
     fails = []
     if rec.noise_high is not None and rec.noise_high >= floor:
         fails.append("noise level")
     if rec.speech_low is not None and rec.speech_low < floor * 10 ** (margins.floor_margin_db / 20):
         fails.append("speech level")
-    where = "stands above its noise and" if rec.noise_high is not None and rec.noise_high < floor else ""
+    noise = corpus.quiet_voice(i) is None and rec.noise_high is not None and rec.noise_high < floor
     return (
-        f"{name}: its noise (p{NOISE_PERCENTILE:g} {noise_db:.1f} dBFS) reaches within "
-        f"{margins.floor_margin_db:g} dB of its speech (p{margins.speech_percentile:g} {speech_db:.1f} dBFS), "
-        f"yet the floor {floor:g} {where} still ends its beats right in the replay"
+        f"{corpus.obs[i].name}: {_no_window(corpus, i)}, yet the floor {floor:g} "
+        f"{'stands above its noise and ' if noise else ''}still ends its beats right in the replay"
         + (_CHECK.format(" and ".join(fails)) if fails else "")
-    ).replace("  ", " ")
+    )
+
+
+def _ends_right(corpus: _Corpus, members: list[int], i: int, setting: _Setting) -> bool:
+    """Whether a setting ends every beat of recording ``i`` right, judged with ``members`` (their ``P``): no
+    failure, and every beat the guide spoke in heard."""
+    if setting.quiet_s is None or setting.onset_timeout_s is None or not corpus.obs[i].has_beats:
+        return False
+    a = corpus.analysis(i, setting.floor)
+    pause = corpus.pause(members, setting.floor)
+    found = decide(a, quiet_s=setting.quiet_s, onset_timeout_s=setting.onset_timeout_s, narration_pause_s=pause)
+    return not any(d.outcome in FAILURES for d in found) and corpus.speech_unheard(i, a).size == 0
 
 
 #: Where a note says what ``check`` will make of a level check; settled by the replay once it is known.
@@ -906,7 +1009,8 @@ def _derive(
     ladder_rule = None
     if chosen is None or chosen.failures or (hopeless and not rescued):
         everyone = [i for i in members if levels[i].speech_median is not None]
-        lo_l, hi_l, ladder = _full_ladder(levels, everyone)
+        rooms = {i: q[1] for i in everyone if (q := corpus.quiet_voice(i)) is not None}
+        lo_l, hi_l, ladder = _full_ladder(levels, everyone, rooms)
         if ladder:
             found = _search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
             if found is None and prefer is None:
@@ -921,30 +1025,36 @@ def _derive(
                 rescued = [i for i in everyone if levels[i].window is None]
                 ladder_rule = f"the lowest of a replayed ladder of {span} that ends every beat right"
             else:
-                if chosen is None or chosen.failures:
-                    fewest = _search(corpus, everyone, [], ladder, limit=len(ladder))
-                    if fewest is not None and (chosen is None or fewest.failures < chosen.failures):
+                # The fewest failing beats, counted over the same recordings on both sides: every one with speech
+                # (the setting found for some of them may fail beats of the others, its onset timeout too).
+                kept = None if chosen is None else _recount(corpus, everyone, chosen)
+                if kept is None or kept.failures:
+                    tried = [] if chosen is None else [chosen.floor]
+                    fewest = _search(corpus, everyone, tried, ladder, limit=len(ladder) + len(tried))
+                    if fewest is not None and (kept is None or fewest.failures < kept.failures):
                         chosen, judged = fewest, everyone
+                    elif kept is not None:
+                        chosen = kept
                 notes.append(f"no floor ends every beat of every recording right: replayed {span}")
     for i in members:
         rec = levels[i]
         if rec.window is not None or not rec.verdict:
             continue
-        if i in rescued and chosen is not None:
-            notes.append(_rescued_note(obs[i].name, rec, chosen.floor, margins))
+        if chosen is not None and (i in rescued or _ends_right(corpus, members, i, chosen)):
+            notes.append(_rescued_note(corpus, i, chosen.floor))
         elif stability and obs[i].has_beats and rec.speech_low is not None:
             # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
-            works = floor_that_works(obs[i])
+            works = floor_that_works(obs[i], spoke=corpus.spoke(i).tolist())
             if works is None:
                 notes.append(
-                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; no replayed floor ends its beats right, so a "
+                    f"{obs[i].name}: {_no_window(corpus, i)}; no replayed floor ends every beat of it right, so a "
                     "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
                 )
             else:
                 notes.append(
-                    f"{obs[i].name}: {rec.verdict.split(', so ')[0]}; alone, the replay at floor {works[0]:.2g} ends "
-                    f"its beats right (a quiet time above {works[1]:.2f} s), but no floor does for it and the others "
-                    "together; it contributes no gap or quiet-time evidence"
+                    f"{obs[i].name}: {_no_window(corpus, i)}; alone, the replay at floor {works[0]:.2g} ends its "
+                    f"beats right (a quiet time above {works[1]:.2f} s), but no replayed floor does for it and the "
+                    "others together; it contributes no gap or quiet-time evidence"
                 )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
@@ -1051,10 +1161,15 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
             pause = corpus.pause([*members], floor)
             decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
             heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
+            deaf = set(corpus.speech_unheard(i, a).tolist())
             failing = tuple(
                 Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
-                for b, d in heard
                 if d.outcome in FAILURES
+                else Unsatisfied(
+                    name, b.index, b.terminal_s, d.outcome, f"derived without {name}: the floor hears none of the guide"
+                )
+                for b, d in heard
+                if d.outcome in FAILURES or b.index in deaf
             )
             found[i] = HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing)
     ordered = tuple(found[i] for i in logged)

@@ -34,7 +34,18 @@ from .beats import (
 )
 from .segments import segments
 from .times import clock_time
-from .windows import NOISE_PERCENTILE, Margins, Observation, RecordingLevels, _db, _ladder, _own_floor
+from .windows import (
+    NOISE_PERCENTILE,
+    Margins,
+    Observation,
+    RecordingLevels,
+    TickClasses,
+    _beat_spans,
+    _clear_floor,
+    _db,
+    _ladder,
+    _own_floor,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .rules import DeadAir, RuleEvidence
@@ -218,7 +229,8 @@ class Unsatisfied:
     t_s : float
         Where to look.
     outcome : str
-        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``.
+        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``; or
+        ``silent`` where the guide spoke and the floor hears none of it.
     reason : str
     """
 
@@ -248,6 +260,12 @@ class Outcome:
     narration_pause_s : float or None
         ``P``: the longest pause inside a narration of these recordings at
         the floor, which tells an aborted beat from an outpaced one.
+    n_speech_unheard : int
+        Beats the replay finds silent where the guide spoke (as derive tells
+        speech without the floor: see :meth:`_Corpus.spoke`): the floor
+        hears none of the guide there. A failure of the floor (counted by
+        ``derive`` for its recommendation and the compared setting; not in
+        ``n_silent``).
     """
 
     n_recordings: int
@@ -261,11 +279,12 @@ class Outcome:
     n_aborted: int = 0
     n_outpaced: int = 0
     narration_pause_s: float | None = None
+    n_speech_unheard: int = 0
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls, outpaced ends and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset
+        """Premature ends, stalls, outpaced ends, missed onsets, and spoken beats the floor does not hear."""
+        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset + self.n_speech_unheard
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,17 +489,155 @@ class _Corpus:
     speech: list[NDArray[np.float64]]
     silence: list[NDArray[np.float64]]
     margins: Margins
+    #: Each recording's ticks told apart (empty where only a replay is judged: :func:`clock.core.derive.judge`).
+    classes: list[TickClasses] = field(default_factory=list)
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
     own: dict[int, float | None] = field(default_factory=dict)
     times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
     reuse: dict[int, dict[str, Any]] = field(default_factory=dict)  # per recording: see analyse(reuse=)
     #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
+    spoken: dict[int, NDArray[np.bool_]] = field(default_factory=dict)
+    quiet: dict[int, tuple[list[int], float, float] | None] = field(default_factory=dict)
 
     def own_floor(self, i: int) -> float | None:
         if i not in self.own:
             self.own[i] = _own_floor(self.levels[i])
         return self.own[i]
+
+    def reference(self, i: int, floor: float) -> FloorAnalysis | None:
+        """Recording ``i`` at the floor other floors are held to, where it lies under ``floor``, or None.
+
+        Its own floor (:func:`clock.core.windows._own_floor`); where a quieter voice the level split takes for
+        silence puts its noise within the margin of its speech (:meth:`quiet_voice`), no higher than 12 dB under
+        that voice's median and 6 dB over its room's noise, so it hears that voice.
+        """
+        ref = self.own_floor(i)
+        quiet = self.quiet_voice(i)
+        if quiet is not None:
+            _, room, voice = quiet
+            under = max(2 * room, voice / 4)
+            ref = under if ref is None else min(ref, under)
+        return self.analysis(i, ref) if ref is not None and ref < floor else None
+
+    def misread(self, i: int, a: FloorAnalysis) -> tuple[list[tuple[int, float]], list[int]]:
+        """Where ``a`` (recording ``i`` at a floor) reads a beat otherwise than its reference (:meth:`reference`).
+
+        Returns, per beat whose end both can tell (a prompt or the page's ``end`` bounds it alike at both floors,
+        and the reference hears it), how much of its narration's end ``a``'s floor hides (s: the reference's last
+        word less ``a``'s, inf where ``a`` hears none of it); and the beats whose acknowledgment ``a``'s floor
+        takes for narration (the reference sees an acknowledgment, and ``a`` the narration's onset more than the
+        quiet margin earlier).
+        """
+        ref = self.reference(i, a.floor)
+        if ref is None:
+            return [], []
+        margin = self.margins.quiet_margin_s
+        hidden, acks = [], []
+        # Only beats with speech at this floor or at the reference say anything here.
+        for j in np.union1d(a.active_beats(), ref.active_beats()).tolist():
+            b, r = a.beats[j], ref.beats[j]
+            # Only where a prompt (or the end) bounds the beat: without prompts, the span runs to the next terminal
+            # response, and the next beat's acknowledgment, heard at one floor and not the other, is not its end.
+            if not r.spoken or r.bound_s != b.bound_s or b.bound in _UNPROMPTED or r.last_word_s is None:
+                continue
+            now = b.last_word_s if b.spoken and b.last_word_s is not None else float("-inf")
+            hidden.append((j, r.last_word_s - now))
+            if r.ack_end_tick is not None and r.onset_tick is not None and b.spoken:
+                onset = b.onset_tick if b.onset_tick is not None else b.start_tick
+                if onset is not None and float(a.t_s[r.onset_tick]) - float(a.t_s[onset]) > margin:
+                    acks.append(j)
+        return hidden, acks
+
+    def spoke(self, i: int) -> NDArray[np.bool_]:
+        """Each beat of recording ``i`` in which the guide spoke, as derive tells speech without the floor.
+
+        By its labels where it has them; else where the level split finds
+        speech in the beat's span, or where the recording's clear floor
+        (:func:`clock.core.windows._clear_floor`: the lowest floor clear of
+        its room) hears it. A floor at which such a beat is silent does not
+        hear the guide there: a failure of that floor.
+        """
+        if i not in self.spoken:
+            heard, said = self._spoke(i)
+            self.spoken[i] = heard | said
+        return self.spoken[i]
+
+    def _spoke(self, i: int) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Per beat of recording ``i``: heard at its clear floor (not with labels), and told speech by its ticks'
+        classes (labels or split) within the beat's span."""
+        o, rec = self.obs[i], self.levels[i]
+        assert o.events is not None
+        n = len(o.events.terminals)
+        heard, said = np.zeros(n, bool), np.zeros(n, bool)
+        clear = None if rec.method == "labels" else _clear_floor(rec)
+        if clear is not None:
+            a = self.analysis(i, clear)
+            heard[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
+        if self.classes and n:
+            lo, hi = self.spans(i)
+            ticks = np.concatenate([[0], np.cumsum(self.classes[i].speech, dtype=np.int64)])
+            said = ticks[hi] > ticks[lo]
+        return heard, said
+
+    def spans(self, i: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Each beat's span of ticks ``[lo, hi)`` in recording ``i``, from the log alone (as its ticks' classes are
+        kept inside beats: :func:`clock.core.windows._beat_spans`)."""
+        o = self.obs[i]
+        assert o.events is not None
+        return _beat_spans(o.trace, o.events)
+
+    def quiet_voice(self, i: int) -> tuple[list[int], float, float] | None:
+        """The beats of recording ``i`` whose quieter voice the level split takes for silence, where that is what
+        puts its noise (p99) within the margin of its speech, or None.
+
+        They are the beats heard at its clear floor whose spans hold silence ticks (as the split tells them) at
+        or over the top of the window that noise would leave; the room's noise is not confined to some beats, so
+        where every heard beat holds such ticks, or the silence outside them still reaches that top, it is the
+        room's. Returns them, the recording's silence p99 outside their spans, and the median of their levels at
+        its clear floor.
+        """
+        if i not in self.quiet:
+            self.quiet[i] = self._quiet_voice(i)
+        return self.quiet[i]
+
+    def _quiet_voice(self, i: int) -> tuple[list[int], float, float] | None:
+        rec = self.levels[i]
+        o = self.obs[i]
+        if not self.classes or not o.has_beats or rec.speech_low is None or rec.noise_high is None:
+            return None
+        top = rec.speech_low * 10 ** (-self.margins.floor_margin_db / 20)
+        heard, _ = self._spoke(i)
+        silence = self.classes[i].silence
+        loud = np.concatenate([[0], np.cumsum(silence & (o.trace.level >= top), dtype=np.int64)])
+        lo, hi = self.spans(i)
+        quiet = np.flatnonzero(heard & (loud[hi] > loud[lo]))
+        if quiet.size == 0 or quiet.size == np.count_nonzero(heard):
+            return None
+        inside = np.zeros(o.trace.n_ticks + 1, np.int64)
+        np.add.at(inside, lo[quiet], 1)
+        np.add.at(inside, hi[quiet], -1)
+        rest = silence & (np.cumsum(inside)[:-1] == 0)
+        noise = float(np.percentile(o.trace.level[rest], NOISE_PERCENTILE)) if rest.any() else 0.0
+        if noise >= top:
+            return None  # without them its silence still reaches its speech: the noise is the room's
+        clear = _clear_floor(rec)
+        level = o.trace.level[(np.cumsum(inside)[:-1] > 0) & (o.trace.level > (clear or 0.0))]
+        return quiet.tolist(), noise, float(np.median(level)) if level.size else 0.0
+
+    def speech_unheard(self, i: int, a: FloorAnalysis) -> NDArray[np.int64]:
+        """The beats of recording ``i`` in which the guide spoke (:meth:`spoke`) that ``a``'s floor does not hear
+        (silent there; a beat the clock sees no tick of is unheard at every floor, and not counted)."""
+        spoke = self.spoke(i)
+        if not spoke.any():
+            return np.zeros(0, np.int64)
+        heard = np.zeros(spoke.size, bool)
+        heard[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
+        if a.unheard is not None:
+            heard[a.unheard] = True
+        else:
+            heard |= np.array([b.life_end_tick <= b.first_tick for b in a.beats], bool)
+        return np.flatnonzero(spoke & ~heard)
 
     def pause(self, members: Sequence[int], floor: float) -> float:
         """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
@@ -532,6 +689,8 @@ class _AtFloor:
     hidden: list[tuple[str, int, float]]  # recording, beat, narration end hidden by this floor (s)
     analyses: list[FloorAnalysis]
     narration_pause_s: float = 0.0  # P of these recordings at this floor
+    unheard: list[tuple[str, int]] = field(default_factory=list)  # recording, beat: spoken, silent at this floor
+    acks: list[tuple[str, int]] = field(default_factory=list)  # recording, beat: acknowledgment taken for narration
 
 
 def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
@@ -563,20 +722,12 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             continue
         a = corpus.analysis(i, floor)
         out.analyses.append(a)
+        out.unheard.extend((o.name, j) for j in corpus.speech_unheard(i, a).tolist())
         out.gaps.extend((o.name, w, g, narration) for _, w, g, narration in a.gaps())
-        own = corpus.own_floor(i)
-        ref = corpus.analysis(i, own) if own is not None and own < floor else None
-        # Only beats with speech at this floor or at the recording's own floor say anything here.
-        visit = a.active_beats() if ref is None else np.union1d(a.active_beats(), ref.active_beats())
-        for b in (a.beats[j] for j in visit.tolist()):
-            # Only where a prompt (or the end) bounds the beat: without prompts, the span runs to the next terminal
-            # response, and the next beat's acknowledgment, heard at one floor and not the other, is not its end.
-            alike = ref is not None and ref.beats[b.index].bound_s == b.bound_s and b.bound not in _UNPROMPTED
-            if ref is not None and alike and ref.beats[b.index].spoken:
-                r = ref.beats[b.index]
-                seen = float(ref.t_s[r.last_word_tick])  # type: ignore[index]
-                now = float(a.t_s[b.last_word_tick]) if b.spoken and b.last_word_tick is not None else float("-inf")
-                out.hidden.append((o.name, b.index, seen - now))
+        hidden, acks = corpus.misread(i, a)
+        out.hidden.extend((o.name, j, h) for j, h in hidden)
+        out.acks.extend((o.name, j) for j in acks)
+        for b in (a.beats[j] for j in a.active_beats().tolist()):
             if not b.spoken:
                 continue
             out.needs.append(b.need_s)
@@ -747,7 +898,7 @@ def _gap_onset_outcome(
     )
     outcome = None
     if replay and floor is not None and quiet is not None and timeout is not None:
-        outcome = _replay_outcome(corpus, members, floor, quiet, timeout)
+        outcome = _replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
         if outcome.n_failed:
             notes.append(
                 f"the recommendation fails {_count(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
@@ -764,9 +915,14 @@ def _replay_outcome(
     timeout: float,
     *,
     narration_pause_s: float | None = None,
+    spoke: bool = False,
 ) -> Outcome:
-    """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given)."""
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent"), 0)
+    """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given).
+
+    With ``spoke``, a beat the replay finds silent where the guide spoke (:meth:`_Corpus.spoke`) is a failure
+    of the floor (``Outcome.n_speech_unheard``), named with the others.
+    """
+    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent", "unheard speech"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
     pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
@@ -779,10 +935,15 @@ def _replay_outcome(
         # The replay warns (once per recording and cause) about events outside the recording.
         found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
         a = corpus.analysis(i, floor)
+        deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
         for b, ba in zip(found, a.beats):
             if b.outcome == "unheard":
                 continue
             n_beats += 1
+            if b.outcome == "silent" and b.index in deaf:
+                counts["unheard speech"] += 1
+                failing.append(_unheard_speech(o, b, floor))
+                continue
             counts[b.outcome if b.outcome in counts else "silent"] += 1
             if b.outcome in FAILURES:
                 failing.append(_why(o.name, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
@@ -798,7 +959,20 @@ def _replay_outcome(
         counts[ABORTED],
         counts[OUTPACED],
         pause,
+        counts["unheard speech"],
     )
+
+
+def _unheard_speech(o: Observation, b: Beat, floor: float) -> Unsatisfied:
+    """A beat in which the guide spoke that the floor does not hear: its loudest level stays at or under it."""
+    t = o.trace.t_s
+    lo, hi = np.searchsorted(t, [b.terminal_s, b.span_end_s], side="left")
+    peak = float(o.trace.level[lo:hi].max()) if hi > lo else 0.0
+    reason = (
+        f"the guide speaks in it, but the floor {floor:g} hears none of it (its loudest level {peak:.4g}): "
+        "the clock waits as in a silent beat"
+    )
+    return Unsatisfied(o.name, b.index, b.terminal_s, "silent", reason)
 
 
 def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]

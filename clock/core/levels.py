@@ -25,10 +25,14 @@ float64 division), not ``k * period_s``: that is the time a page can measure
 s (0.018667 s), not 1/60 s; quiet times are differences of such times, so 150
 ticks after a last word span 119,936 or 120,064 frames depending on the last
 word's tick (up to 2.7 ms either side of 2.5 s). A trace holds every tick whose frame lies within the recording
-(``F_k <= n_frames``), and every tick whose time lies inside it
-(``k * period_s < duration``) though its frame does not: the window of such a
-tick runs past the last sample, and those frames read as zero, as the
-analyser's next render quanta would be silent once the audio has ended.
+(``F_k <= n_frames``), and every tick whose nominal time lies inside it
+(``k * period_s < duration``, strictly) though its frame does not: the window
+of such a tick runs past the last sample, and those frames read as zero, as
+the analyser's next render quanta would be silent once the audio has ended.
+A tick whose nominal time is exactly the duration is held only when its frame
+is within the recording (2.0 s at 48 kHz: tick 120, frame 96000; at 44.1 kHz
+tick 120's frame, 88320, lies past the 88200th, and the trace ends at tick
+119).
 
 Metrics
 -------

@@ -36,7 +36,22 @@ from .analyser import RENDER_QUANTUM_FRAMES
 from .events import Label
 from .levels import LevelChunk, LevelTrace
 
-__all__ = ["LabelMatch", "QuantumSpeech", "Segment", "Segmentation", "label_errors", "runs", "segments"]
+__all__ = [
+    "MIN_GAP_S",
+    "LabelMatch",
+    "QuantumSpeech",
+    "Segment",
+    "Segmentation",
+    "label_errors",
+    "runs",
+    "segments",
+    "word_gaps",
+]
+
+#: A quiet shorter than this between two runs of speech is a dip between words, not a pause: ``--min-gap``'s
+#: default, ``Margins.min_gap_s`` (gaps under it are left out of derive's gap evidence), and where an
+#: acknowledgment ends (:func:`word_gaps`).
+MIN_GAP_S = 0.15
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +261,8 @@ def segments(
         if edge is not None:
             onset_q, offset_q = edge[0] / rate, edge[1] / rate
         found.append(Segment(start, end, float(t[start]), float(t[end]), onset_q, offset_q))
-    found = [s for s in _merged(found, min_gap_s) if s.duration_s >= min_speech_s - _EPS_S]
+    join = word_gaps(found_runs[:, 0], found_runs[:, 1], t, min_gap_s=min_gap_s) if found else np.zeros(0, bool)
+    found = [s for s in _merged(found, join) if s.duration_s >= min_speech_s - _EPS_S]
     gaps = tuple(b.onset_s - a.last_word_s for a, b in zip(found, found[1:]))
     return Segmentation(floor, trace.tick_s, tuple(found), gaps, float(min_gap_s), float(min_speech_s))
 
@@ -255,11 +271,31 @@ def segments(
 _EPS_S = 1e-9
 
 
-def _merged(found: list[Segment], min_gap_s: float) -> list[Segment]:
-    """Segments with every gap shorter than ``min_gap_s`` closed (onset of the first, last word of the last)."""
+def word_gaps(
+    run_starts: NDArray[np.int64],
+    run_ends: NDArray[np.int64],
+    t_s: NDArray[np.float64],
+    *,
+    min_gap_s: float = MIN_GAP_S,
+) -> NDArray[np.bool_]:
+    """Which quiets between consecutive runs of speech are dips between words rather than pauses.
+
+    ``run_starts`` and ``run_ends`` are the first and last tick of each run
+    (in order); the quiet after run ``i`` is measured as the clock and
+    :func:`segments` measure a gap, from its last word to the next run's
+    onset (``t_s[run_starts[i + 1]] - t_s[run_ends[i]]``), and is a dip
+    between words when shorter than ``min_gap_s`` (as :func:`segments`
+    merges them with ``min_gap_s``). Returns one flag per gap
+    (``len(run_starts) - 1``).
+    """
+    return np.asarray(t_s[run_starts[1:]] - t_s[run_ends[:-1]] < min_gap_s - _EPS_S, dtype=bool)
+
+
+def _merged(found: list[Segment], join: NDArray[np.bool_]) -> list[Segment]:
+    """Segments with every gap ``join`` flags (:func:`word_gaps`) closed (onset of the first, last word of the last)."""
     out: list[Segment] = []
-    for s in found:
-        if out and s.onset_s - out[-1].last_word_s < min_gap_s - _EPS_S:
+    for i, s in enumerate(found):
+        if i and join[i - 1]:
             a = out[-1]
             out[-1] = Segment(
                 a.onset_tick, s.last_word_tick, a.onset_s, s.last_word_s, a.onset_quantum_s, s.offset_quantum_s

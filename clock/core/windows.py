@@ -20,7 +20,7 @@ from .agreement import Agreement
 from .beats import span_bounds
 from .events import EventLog, Label
 from .levels import LevelTrace
-from .segments import runs
+from .segments import MIN_GAP_S, runs
 from .thresholds import check_bounded
 
 __all__ = [
@@ -38,6 +38,8 @@ __all__ = [
 NOISE_PERCENTILE = 99.0
 #: Silence keeps this far from speech: before an utterance, and after it (tails).
 GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
+#: A recording's clear floor stands this far (dB) over the median of its silence: over a steady bed's swings.
+CLEAR_DB = 12.0
 _MAX_CANDIDATES = 48
 
 
@@ -77,7 +79,7 @@ class Margins:
     quiet_margin_s: float = 0.2
     floor_margin_db: float = 3.0
     onset_margin_s: float = 2.0
-    min_gap_s: float = 0.15
+    min_gap_s: float = MIN_GAP_S
     speech_percentile: float = 5.0
     speech_range_db: float = 20.0
 
@@ -163,6 +165,18 @@ def _near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]
     return (csum[hi] - csum[lo]) > 0
 
 
+def _beat_spans(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each beat's span of ticks ``[lo, hi)``, from its log alone: the terminal response to its bound (the next
+    prompt, terminal response or ``end``, or the recording's end; :func:`clock.core.beats.span_bounds` at no
+    floor)."""
+    t = trace.t_s
+    end_s = float(t[-1]) + trace.tick_s if t.size else 0.0
+    bounds = [b for b, _ in span_bounds(events, t_s=t, speech=None, end_s=end_s)]
+    starts = [e.t_s for e in events.terminals]
+    lo = np.searchsorted(t, np.asarray(starts, np.float64), side="left")
+    return lo.astype(np.int64), np.searchsorted(t, np.asarray(bounds, np.float64), side="left").astype(np.int64)
+
+
 def classify_ticks(
     trace: LevelTrace,
     *,
@@ -215,12 +229,11 @@ def classify_ticks(
         speech[idx[vals >= np.median(positive) * ratio]] = True
     speech &= ~zero
     if events is not None and events.terminals:
-        in_beats = np.zeros(n, bool)
-        end_s = float(t[-1]) + trace.tick_s if n else 0.0
-        for term, (span_end, _) in zip(events.terminals, span_bounds(events, t_s=t, speech=None, end_s=end_s)):
-            lo, hi = np.searchsorted(t, [term.t_s, span_end], side="left")
-            in_beats[lo:hi] = True
-        speech &= in_beats
+        lo, hi = _beat_spans(trace, events)
+        inside = np.zeros(n + 1, np.int64)
+        np.add.at(inside, lo, 1)
+        np.add.at(inside, hi, -1)
+        speech &= np.cumsum(inside)[:-1] > 0
     return TickClasses(speech, silence & ~speech, method, split)
 
 
@@ -396,6 +409,18 @@ def _target(lo: float, hi: float, speech_low: float) -> tuple[float, str]:
             (_db(lo) + _db(hi)) / 40
         ), "the middle of the window in dB (6 dB below speech is nearer the noise)"
     return 10 ** (target_db / 20), "6 dB below the lowest speech p{p}"
+
+
+def _clear_floor(rec: RecordingLevels) -> float | None:
+    """The lowest floor clear of this recording's room: ``CLEAR_DB`` over the median of its silence ticks.
+
+    Where the guide spoke, as a floor hears it without reaching into the
+    room: 0 over a room of exact zeros (every non-zero tick is heard). The
+    median, not the 99th percentile: a quieter voice that the level split
+    takes for silence reaches the high percentile long before it moves the
+    median. None without silence ticks.
+    """
+    return None if rec.noise_median is None else rec.noise_median * 10 ** (CLEAR_DB / 20)
 
 
 def _own_floor(rec: RecordingLevels) -> float | None:

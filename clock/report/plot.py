@@ -27,7 +27,7 @@ from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
 from ..core.rules import RuleEvidence
-from ..core.segments import Segmentation
+from ..core.segments import MIN_GAP_S, Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
 
@@ -315,7 +315,7 @@ def plot_recording(
     events: EventLog | None = None,
     beats: Sequence[Beat] = (),
     replay: Replay | None = None,
-    min_gap_s: float = 0.15,
+    min_gap_s: float = MIN_GAP_S,
     start_s: float | None = None,
     end_s: float | None = None,
     title: str = "",

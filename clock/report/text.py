@@ -260,6 +260,7 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
         f"{plural(r.n_outpaced, 'outpaced end')}, {plural(r.n_missed_onset, 'missed onset')}"
+        + (f", {plural(r.n_speech_unheard, 'beat')} unheard though the guide spoke" if r.n_speech_unheard else "")
         + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
         + (f", {r.n_aborted} aborted by the page (end) while the guide spoke" if r.n_aborted else "")
     )
