@@ -206,12 +206,12 @@ class OpusSender:
         n = buf.size // FRAME * FRAME
         packets = []
         # One address for the block, frames at offsets into it (numpy's per-array ctypes lookup is slow).
-        base, encode, enc, out, string_at = buf.ctypes.data, self._lib.opus_encode, self._enc, self._out, ctypes.string_at
+        base, encode, enc, out = buf.ctypes.data, self._lib.opus_encode, self._enc, self._out
         for k in range(0, n, FRAME):
             size = encode(enc, base + 2 * k, FRAME, out, _MAX_PACKET)
             if size < 0:
                 raise RecordingError(f"libopus: encoding failed (error {size})")
-            packets.append(string_at(out, size))
+            packets.append(ctypes.string_at(out, size))
         self._pending = buf[n:].copy()
         return packets
 
