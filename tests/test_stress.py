@@ -513,3 +513,40 @@ def test_derive_prefer_robust_without_a_quiet_time_keeps_the_evidences_setting(c
     r, p = json.loads(robust.stdout)["groups"][0], json.loads(plain.stdout)["groups"][0]
     assert r["recommended"] == p["recommended"] and r["recommended"]["quiet_s"] is None
     assert "not preferred for robustness" in r["floor"]["rule"]
+
+
+def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause_and_its_own_changed(tmp_path):
+    """P for a changed recording is the longest narration pause of the others as they are and of it as changed.
+
+    ``ended`` has a 1.7 s pause in its narration around a syllable just under the floor (RMS 0.0022), and the
+    page ends the beat 1.2 s after its last word: as it is, the guide may have been between two sentences
+    (1.2 s < P = 1.7 s: aborted). A voice 3 dB louder lifts the syllable over the floor (0.0031): its pauses
+    fall to about 0.75 s, and the other recording's are 0.3 s, so the page ended it after the guide had
+    finished (outpaced), a failure. Brute force: the one judge over the corpus with ``ended`` changed.
+    """
+    folder = tmp_path
+    syllables = [(1.0, 0.5, 0.1, 250), (2.25, 0.2, 0.0022, 250), (3.2, 0.5, 0.1, 250)]
+    path = recording(folder, "ended", syllables)
+    log = [{"type": "terminal_response", "t_ms": 500}, {"type": "end", "t_ms": 4900}]
+    (folder / "ended.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    recording(folder, "words", WORDS)
+    corpus = clock.load_corpus([folder], cache=False)
+    result = run(folder, axes=["gain"])
+    x, rate = sf.read(path, dtype="float32")
+    names = [o.name for o in corpus.observations]
+    k = names.index("ended.wav")
+    up = lines(tick_s=corpus.observations[k].trace.tick_s, axes=["gain"])[1]
+
+    def judged(gain_db: float):
+        changed = dataclasses.replace(
+            corpus.observations[k], trace=clock.levels(clock.core.stress.apply_gain(x, gain_db), rate)
+        )
+        obs = [changed if i == k else o for i, o in enumerate(corpus.observations)]
+        return clock.core.derive.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+
+    assert judged(0.0).n_failed == 0 and judged(0.0).n_aborted == 1
+    first = next(v for v in up.values if judged(v).n_failed)
+    m = margin(result, "gain up")
+    assert m.first_failure == first == 3.0
+    assert m.failure is not None and m.failure.recording == "ended.wav" and m.failure.outcome == "outpaced"
+    assert result.settings[0].unchanged.narration_pause_s == judged(0.0).narration_pause_s

@@ -30,6 +30,7 @@ from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelChunk, LevelStream, LevelTrace
 from ..core.stress import (
     AXES,
+    LOSS_PCT,
     UNCHANGED,
     Failure,
     Line,
@@ -89,19 +90,19 @@ class _Task:
     seed: int
     margins: Margins
     cache: TraceCache | None = None
-    #: ``P`` of the unchanged recordings judged together, per setting (the longest narration pause at its floor).
+    #: ``P`` of the other recordings (unchanged), per setting: the longest narration pause at its floor.
     pauses_s: tuple[float, ...] = ()
 
 
 _Found = tuple[int | None, Failure | None]
 
-#: Changed traces one pass over a recording computes at most (each holds a level engine and, for codec and
-#: loss, an Opus decoder: a few hundred kB).
-MAX_JOBS_PER_PASS = 48
-#: The levels of the changed traces one pass holds at most (bytes): a long recording takes fewer per pass.
-PASS_TRACE_BYTES = 24 * 2**20
 #: Values of a codec line one pass computes: each is an encode, wasted past the line's first failure.
 CODEC_AHEAD = 2
+#: Changed traces one pass over a recording computes at most (each holds a level engine, about 1.3 MB): the
+#: loss values (one encode) and the codec lines' first values together.
+MAX_JOBS_PER_PASS = 2 * len(LOSS_PCT) + 2 * CODEC_AHEAD
+#: The levels of the changed traces one pass holds at most (bytes): a long recording takes fewer per pass.
+PASS_TRACE_BYTES = 24 * 2**20
 #: Values of a gain or noise line the first pass computes when no codec line is open (then as many as it
 #: has computed so far: what a line computes past its first failure is at most what it needed).
 FIRST_AHEAD = 4
@@ -303,12 +304,15 @@ class _Judged:
     def __init__(self, task: _Task, setting: Setting, pause_s: float = 0.0) -> None:
         _, self.floor, self.quiet, self.timeout = setting
         self.task, self.pause_s = task, pause_s
-        self.unchanged = self._judge(task.obs)
+        assert task.obs.events is not None
+        # P decides only beats the page's ``end`` bounds: without one, a changed recording's own P is not needed.
+        self._ends = bool(task.obs.events.of_kind("end"))
+        self.unchanged = self._judge(task.obs, own=True)
         self._before: list[Beat] | None = None
-        self._held: list[NDArray[np.bool_]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
+        self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
         self.replays = 0  # changed recordings replayed (for tests)
 
-    def _speech(self, trace: LevelTrace) -> NDArray[np.bool_]:
+    def _speech(self, trace: LevelTrace) -> NDArray[np.uint8]:
         return np.packbits(trace.level > self.floor)
 
     def _same_clock(self, obs: Observation) -> bool:
@@ -318,18 +322,20 @@ class _Judged:
             a.frames is b.frames or (a.sample_rate_hz == b.sample_rate_hz and np.array_equal(a.frames, b.frames))
         )
 
-    def _judge(self, obs: Observation) -> Outcome:
+    def _judge(self, obs: Observation, *, own: bool = False) -> Outcome:
         # Judged with the corpus: P is the longest narration pause of the other recordings (unchanged) and of
         # this one as the change leaves it.
         assert obs.events is not None
-        own = analyse(obs.trace, obs.events, floor=self.floor).narration_pause_s
+        pause = self.pause_s
+        if own or self._ends:
+            pause = max(pause, _own_pause(obs, self.floor))
         return judge(
             [obs],
             floor=self.floor,
             quiet_s=self.quiet,
             onset_timeout_s=self.timeout,
             margins=self.task.margins,
-            narration_pause_s=max(own, self.pause_s),
+            narration_pause_s=pause,
         )
 
     def _beats(self, obs: Observation) -> list[Beat]:
@@ -465,8 +471,25 @@ def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
     values: dict[str, Any] = {}
     for f in fields(Outcome):
         parts = [getattr(o, f.name) for o in outcomes]
-        values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
+        if f.name == "narration_pause_s":  # the corpus's P: the longest
+            values[f.name] = max((p for p in parts if p is not None), default=None)
+        else:
+            values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
     return Outcome(**values)
+
+
+def _own_pause(obs: Observation, floor: float) -> float:
+    """A recording's ``P`` at ``floor``: its longest narration pause."""
+    assert obs.events is not None
+    return narration_pause_s([analyse(obs.trace, obs.events, floor=floor)])
+
+
+def _largest_of_others(values: Sequence[float]) -> list[float]:
+    """For each value, the largest of the others (0 when there are none)."""
+    top = sorted(range(len(values)), key=lambda i: values[i], reverse=True)[:2]
+    first = values[top[0]] if top else 0.0
+    second = values[top[1]] if len(top) > 1 else 0.0
+    return [second if i == top[0] else first for i in range(len(values))]
 
 
 def stress_observations(
@@ -493,12 +516,12 @@ def stress_observations(
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
     todo_lines = axis_lines(tick_s=tick_s, axes=axes) if pairs else ()  # nothing to replay: no margin to claim
-    pauses = tuple(
-        narration_pause_s([analyse(o.trace, o.events, floor=floor) for _, o in pairs if o.events is not None])
-        for _, floor, _, _ in settings
-    )
+    # P per setting and recording; a recording is judged with the others' (and its own, as the change leaves it).
+    own = [[_own_pause(o, floor) for _, o in pairs] for _, floor, _, _ in settings]
+    others = list(zip(*(_largest_of_others(p) for p in own))) if settings else [()] * len(pairs)
     tasks = [
-        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, pauses) for s, o in pairs
+        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, tuple(others[i]))
+        for i, (s, o) in enumerate(pairs)
     ]
     done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
     out = []
