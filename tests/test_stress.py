@@ -395,6 +395,7 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
         [r.info.path for r in corpus.recordings],
         corpus.observations,
         [("c", *c) for c in candidates],
+        cache=clock.io.stress.usable_cache(True),  # the command's: it decodes nothing again
     )
     scores = [clock.core.stress.robust_score(s) for s in result.settings]
     best = candidates[scores.index(max(scores))]
