@@ -408,19 +408,37 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
     assert plain["recommended"]["floor"] == candidates[0][0]
 
 
-def test_a_second_run_takes_the_changed_traces_from_the_cache(cli, tmp_path, monkeypatch):
-    recording(tmp_path / "c", "a", QUIET_SYLLABLE, hum_rms=0.001)
-    args = ["stress", tmp_path / "c", "--axes", "gain,noise,loss", "--format", "json", "--cache", tmp_path / "cache"]
-    first = cli(*args)
+def test_a_second_run_reads_results_and_changed_traces_back_and_a_changed_recording_is_stressed_again(
+    cli, tmp_path, monkeypatch
+):
+    folder = tmp_path / "c"
+    recording(folder, "a", QUIET_SYLLABLE, hum_rms=0.001)
+    recording(folder, "b", WORDS)
+    base = ["stress", folder, "--axes", "gain,noise,loss", "--format", "json", "--no-recommended"]
+    cache = ["--cache", tmp_path / "cache"]
+    other = ["--quiet-time", "1.9"]  # another candidate setting
+    first = cli(*base, *cache)
     assert first.exit_code == 0, first.output
+    scanned: list[str] = []
+    real = clock.io.stress._scan
+    monkeypatch.setattr(clock.io.stress, "_scan", lambda task: scanned.append(task.obs.name) or real(task))
+    # The same run: each recording's result read back, nothing scanned.
+    again = cli(*base, *cache)
+    assert again.stdout == first.stdout and scanned == []
+    # The same name with other content: stressed again (with it, the other recording, whose P it changed).
+    recording(folder, "b", [(t, d, 2 * rms, f) for t, d, rms, f in WORDS])
+    changed = cli(*base, *cache)
+    assert "b.wav" in scanned and changed.stdout == cli(*base, "--no-cache").stdout
 
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded again")
 
     monkeypatch.setattr("clock.io.stress.iter_blocks", no_decoding)
-    second = cli(*args)
-    assert second.exit_code == 0 and second.stdout == first.stdout
-    fresh = cli(*args[:-2], "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
+    # Another setting: scanned, each changed recording's trace taken from the trace cache (nothing decoded).
+    scanned.clear()
+    moved = cli(*base, *other, *cache)
+    assert moved.exit_code == 0 and sorted(scanned) == ["a.wav", "b.wav"]
+    fresh = cli(*base, *other, "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
     assert fresh.exit_code != 0 and "decoded again" in fresh.output
 
 

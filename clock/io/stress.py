@@ -54,6 +54,7 @@ from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
 from .cache import TraceCache, resolve_cache
 from .decode import AudioInfo, iter_blocks, probe
+from .results import cached_result
 from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
 from .workers import Workers, run_ordered
 
@@ -402,6 +403,41 @@ def _plan(lines: Sequence[Line], at: dict[int, int], open_lines: Sequence[int], 
 
 def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     """One recording: its unchanged outcome per setting, per setting and line its first failure, and its decodes.
+
+    Scanned (:func:`_scan`), or read back from the results cache: the result
+    is a function of the recording's content (it is decoded again, changed),
+    its trace and log, the settings, lines, search, seed and margins, and
+    the other recordings' ``P``, and is kept under all of them
+    (:func:`clock.io.results.cached_result`, signed with the cache's key)
+    when the recording did not change while it was read. A result read back
+    made no decode.
+    """
+    cache = task.cache
+    content = None if cache is None else cache.content_key(task.source)
+    if cache is None or content is None:
+        return _scan(task)
+    made = [0]
+
+    def scan() -> tuple[list[Outcome], list[list[_Found]]]:
+        outcomes, found, made[0] = _scan(task)
+        return outcomes, found
+
+    params = {k: getattr(task, k) for k in ("settings", "lines", "search", "seed", "margins", "pauses_s")}
+    outcomes, found = cached_result(
+        cache,
+        "stress",
+        [task.obs],
+        scan,
+        keep=lambda: cache.content_key(task.source) == content,
+        content=content,
+        model=_MODEL,
+        **params,
+    )
+    return outcomes, found, made[0]
+
+
+def _scan(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
+    """One recording's stress task, computed (see :func:`_stress_task`).
 
     Every value of a line is replayed in order until the setting's first
     failure on it (the step scan of :func:`~clock.core.stress.first_failure`);
