@@ -146,11 +146,11 @@ def test_stress_memory_does_not_grow_with_the_recording(tmp_path):
 
 
 def test_stress_costs_what_the_beats_of_its_log_cost(tmp_path):
-    # One spoken beat, then groups of three terminal responses in the silence after it, each group inside one
-    # tick's interval: the first two superseded before any tick (unheard), the third a silent beat. Every changed
-    # recording is judged over every beat (here the pause line, a replay of each stretched recording with no
-    # decoding, and the gain line, decoded), so four times the groups cost about four times the CPU time and
-    # the memory (a bound generous enough not to depend on the machine's load), never sixteen.
+    # One spoken beat, then groups of a tool call and three terminal responses in the silence after it, each
+    # group inside one tick's interval: the first two superseded before any tick (unheard), the third a silent
+    # beat. Every changed recording is judged over every beat (here the pause line, a replay of each stretched
+    # recording with no decoding, and the gain line, decoded), so four times the groups cost about four times
+    # the CPU time and the memory (a bound generous enough not to depend on the machine's load), never sixteen.
     from test_bounds import _best_s
 
     from clock.core.events import Event, EventLog
@@ -168,8 +168,9 @@ def test_stress_costs_what_the_beats_of_its_log_cost(tmp_path):
     def make(groups: int):
         first, last = np.searchsorted(trace.t_s, [5.0, 39.0])
         starts = trace.t_s[first + (last - first) * np.arange(groups) // groups]
-        times = [0.5, *(t + d for t in starts.tolist() for d in (0.005, 0.0055, 0.006))]
-        log = EventLog(tuple(Event("terminal", "terminal_response", t, k + 1) for k, t in enumerate(times)))
+        kinds = [("tool_call", 0.0045), ("terminal", 0.005), ("terminal", 0.0055), ("terminal", 0.006)]
+        events = [("terminal", 0.5), *((kind, t + d) for t in starts.tolist() for kind, d in kinds)]
+        log = EventLog(tuple(Event(kind, kind, t, k + 1) for k, (kind, t) in enumerate(events)))
         obs = clock.Observation("many.wav", trace, log)
         task = _Task(path, obs, (("candidate", 0.01, 1.0, 10.0),), cut, "step", 0, Margins())
 
