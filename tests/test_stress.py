@@ -300,6 +300,9 @@ def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):
     assert serial.exit_code == 0, serial.output
     assert serial.stdout == parallel.stdout
     doc = json.loads(serial.stdout)
+    unchanged = doc["settings"][0]["unchanged"]  # every beat counted once, as the text counts it
+    kinds = ("ok", "premature", "stalled", "missed_onset", "outpaced", "aborted", "silent")
+    assert unchanged["beats"] == sum(unchanged[k] for k in kinds) == 2
     gain_down = doc["settings"][0]["margins"][0]
     assert (gain_down["holds_to"], gain_down["first_failure"]) == (-10.0, -11.0)
     assert gain_down["failure"]["recording"] == "a.wav"
