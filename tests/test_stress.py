@@ -103,13 +103,19 @@ def test_gain_breaks_the_floor_and_the_hum_where_the_arithmetic_says(tmp_path):
     assert step.settings == bisect.settings
 
 
-def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path):
+def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path, monkeypatch):
     recording(tmp_path, "words", WORDS)
+    replayed = []
+    judge = clock.io.stress.judge
+    monkeypatch.setattr(clock.io.stress, "judge", lambda *a, **k: replayed.append(1) or judge(*a, **k))
     result = run(tmp_path, axes=["noise"])
     m = margin(result, "noise")
     floor_dbfs = 20 * math.log10(FLOOR)  # -50.5 dBFS
     # Pink noise's level over one analyser window strays about 1 dB from its RMS.
     assert m.first_failure is not None and abs(m.first_failure - floor_dbfs) <= 1.5
+    # Noise far under the floor leaves the speech as it is: those values hold without a replay of their own.
+    values = lines(tick_s=0.01, axes=["noise"])[0].values
+    assert len(replayed) < values.index(m.first_failure)
     # The break point is the tick-by-tick replay's, tried at every level.
     corpus = clock.load_corpus([tmp_path], cache=False)
     obs = corpus.observations[0]
@@ -572,3 +578,28 @@ def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause
     assert m.first_failure == first == 3.0
     assert m.failure is not None and m.failure.recording == "ended.wav" and m.failure.outcome == "outpaced"
     assert result.settings[0].unchanged.narration_pause_s == judged(0.0).narration_pause_s
+
+
+def test_the_judge_reads_a_changed_recording_only_through_its_speech(tmp_path):
+    # stress replays no changed recording whose speech (level above the floor) is that of one already judged
+    # right: sound only while the judge reads nothing else of the levels. Levels moved anywhere but across the
+    # floor give the same outcome, beat by beat, whether the setting holds or fails.
+    recording(tmp_path, "words", WORDS, hum_rms=0.001)
+    recording(tmp_path, "quiet", QUIET_SYLLABLE, hum_rms=0.001)
+    for obs in clock.load_corpus([tmp_path], cache=False).observations:
+        level = obs.trace.level
+        moved = np.where(level > FLOOR, level * 1.7 + 0.01, level * 0.3)
+        same = dataclasses.replace(obs, trace=dataclasses.replace(obs.trace, level=moved))
+        for quiet in (QUIET_S, 0.1):  # one that holds, one that fails
+            args = dict(floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
+            a, b = clock.core.derive.judge([obs], **args), clock.core.derive.judge([same], **args)
+            assert (a.n_failed > 0) == (quiet == 0.1)
+            assert (a.n_beats, a.n_ok, a.n_failed, a.n_silent, a.narration_pause_s) == (
+                b.n_beats, b.n_ok, b.n_failed, b.n_silent, b.narration_pause_s,
+            )  # fmt: skip
+            assert [(u.beat, u.outcome, u.t_s) for u in a.unsatisfied] == [
+                (u.beat, u.outcome, u.t_s) for u in b.unsatisfied
+            ]
+            before = clock.beats(obs.trace, obs.events, **args)
+            after = clock.beats(same.trace, same.events, **args)
+            assert [(x.outcome, x.quiet_declared_s) for x in before] == [(x.outcome, x.quiet_declared_s) for x in after]
