@@ -409,16 +409,15 @@ def bench_stress(tmp: Path) -> None:
     corpus = str(REPO / "recordings")
     run_process([PY, "-m", "clock", "--version"])
     cache = ["--cache", str(tmp / "stress-cache")]  # empty at first: the first stress run is cold
-    common = [PY, "-m", "clock", "--no-progress", "--jobs", "2"]
+    run = [PY, "-m", "clock"]
+    common = ["--no-progress", "--jobs", "2"]
+    robust = ["derive", corpus, "--prefer", "robust", *common, *cache]
     runs = {
-        "derive": ("speechclock derive, cold (--no-cache)", [*common, "derive", corpus, "--no-cache"]),
-        "stress": ("speechclock stress, cold (an empty cache)", [*common, "stress", corpus, *cache]),
-        "again": ("speechclock stress again (results cached)", [*common, "stress", corpus, *cache]),
-        "robust": (
-            "derive --prefer robust (changed traces cached)",
-            [*common, "derive", corpus, "--prefer", "robust", *cache],
-        ),
-        "robust again": ("derive --prefer robust again", [*common, "derive", corpus, "--prefer", "robust", *cache]),
+        "derive": ("speechclock derive, cold (--no-cache)", [*run, "derive", corpus, *common, "--no-cache"]),
+        "stress": ("speechclock stress, cold (an empty cache)", [*run, "stress", corpus, *common, *cache]),
+        "again": ("speechclock stress again (results cached)", [*run, "stress", corpus, *common, *cache]),
+        "robust": ("derive --prefer robust (changed traces cached)", [*run, *robust]),
+        "robust again": ("derive --prefer robust again", [*run, *robust]),
     }
     got = {}
     for name, (label, cmd) in runs.items():

@@ -311,7 +311,6 @@ class _Judged:
         self.unchanged = self._judge(task.obs, own=True)
         self._before: list[Beat] | None = None
         self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
-        self.replays = 0  # changed recordings replayed (for tests)
 
     def _speech(self, trace: LevelTrace) -> NDArray[np.uint8]:
         return np.packbits(trace.level > self.floor)
@@ -355,7 +354,6 @@ class _Judged:
         speech = self._speech(obs.trace) if self._same_clock(obs) else None
         if speech is not None and any(np.array_equal(speech, h) for h in self._held):
             return None
-        self.replays += 1
         out = self._judge(obs)
         first = failure_of(out.unsatisfied[0]) if out.n_failed else None
         u = self.unchanged
