@@ -1,8 +1,8 @@
 """``speechclock stress`` streams: each change is applied block by block as the recording is decoded.
 
 The streamed traces equal the traces of the whole recording changed at once,
-bit for bit; the peak memory of ``stress`` does not grow with the recording's
-length; and its time on a log of many beats grows as the log does.
+bit for bit; what ``stress`` allocates grows with its traces, never with the
+audio; and its time and memory on a log of many beats grow as the log does.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def test_stress_costs_what_the_beats_of_its_log_cost(tmp_path):
         def work() -> None:
             outcomes, found, _ = _stress_task(task)
             assert (outcomes[0].n_ok, outcomes[0].n_silent) == (1, groups)  # the superseded ones are unheard
-            assert found[0] == [(None, None)] * 3  # every value holds: each was replayed
+            assert found[0] == [(None, None)] * 3  # every value holds (the whole scan)
 
         return work
 
