@@ -34,12 +34,16 @@ the machine, the load average before and after, and the run's own length.
     a cold run (empty cache) against a warm one, whole processes.
 ``stress``
     ``speechclock stress`` (every axis, the committed setting and the
-    recommendation) against one ``speechclock derive`` of the bundled
-    recordings, whole processes, both cold (no cache) on ``--jobs 2``, with
-    their peak memory.
+    recommendation) against one cold ``speechclock derive`` (no cache) of
+    the bundled recordings, whole processes on ``--jobs 2``: stress on an
+    empty cache, then again (each recording's result read back), then
+    ``derive --prefer robust`` (its changed recordings taken from the cache
+    stress filled) twice; wall and CPU time (workers included) and the peak
+    memory of the process or its largest worker.
 ``compare``
     ``speechclock compare`` (every installed endpointer) against one cold
-    ``speechclock derive`` of the bundled recordings, with their peak memory.
+    ``speechclock derive`` of the bundled recordings, with their CPU time
+    and peak memory.
 ``dask``
     ``clock.load_corpus`` of 100 WebM/Opus recordings on a running
     ``distributed.LocalCluster`` of 1 and of 2 worker processes (startup not
@@ -124,6 +128,15 @@ else:
 
 def run_process(cmd: list[str]) -> tuple[float, float]:
     """Wall seconds and peak resident megabytes of one process (``[PY, "-m"|"-c", ...]``)."""
+    wall, mb, _ = run_measured(cmd)
+    return wall, mb
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, peak resident megabytes and CPU seconds (user + system, its children's too) of one process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     read, write = os.pipe()
     env = {**os.environ, "BENCH_PEAK_FD": str(write), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: compiled once, not on every start
@@ -139,7 +152,9 @@ def run_process(cmd: list[str]) -> tuple[float, float]:
         peak = f.read().strip()
     if proc.returncode not in (0, 1) or not peak:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
-    return wall, int(peak) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, int(peak) / 1024, cpu
 
 
 def median_runs(jobs: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
@@ -380,25 +395,41 @@ def bench_compare(tmp: Path) -> None:
     got = {}
     for command in ("derive", "compare"):
         cmd = [PY, "-m", "clock", command, str(corpus), "--no-progress", "--no-cache"]
-        got[command] = run_process(cmd)
-        row("compare", f"speechclock {command}, cold", f"{got[command][0]:.2f} s {got[command][1]:.0f} MB")
+        got[command] = run_measured(cmd)
+        wall, mb, cpu = got[command]
+        row("compare", f"speechclock {command}, cold", f"{wall:.2f} s {mb:.0f} MB ({cpu:.1f} s CPU)")
     ratio = got["compare"][0] / got["derive"][0]
-    row("compare", "compare / cold derive", f"{ratio:.1f}x")
+    row("compare", "compare / cold derive", f"{ratio:.1f}x ({got['compare'][2] / got['derive'][2]:.1f}x in CPU)")
     row("compare", "compare peak memory (the process or its largest worker)", f"{got['compare'][1]:.0f} MB")
 
 
 def bench_stress(tmp: Path) -> None:
-    print("stress: the bundled recordings, every axis, against one derive (cold, --jobs 2)")
-    corpus = REPO / "recordings"
+    """stress, and derive --prefer robust, against one cold derive of the bundled recordings (--jobs 2)."""
+    print("stress: the bundled recordings, every axis, against one cold derive (--jobs 2), whole processes")
+    corpus = str(REPO / "recordings")
     run_process([PY, "-m", "clock", "--version"])
+    cache = ["--cache", str(tmp / "stress-cache")]  # empty at first: the first stress run is cold
+    run = [PY, "-m", "clock"]
+    common = ["--no-progress", "--jobs", "2"]
+    robust = ["derive", corpus, "--prefer", "robust", *common, *cache]
+    runs = {
+        "derive": ("speechclock derive, cold (--no-cache)", [*run, "derive", corpus, *common, "--no-cache"]),
+        "stress": ("speechclock stress, cold (an empty cache)", [*run, "stress", corpus, *common, *cache]),
+        "again": ("speechclock stress again (results cached)", [*run, "stress", corpus, *common, *cache]),
+        "robust": ("derive --prefer robust (changed traces cached)", [*run, *robust]),
+        "robust again": ("derive --prefer robust again", [*run, *robust]),
+    }
     got = {}
-    for command in ("derive", "stress"):
-        cmd = [PY, "-m", "clock", command, str(corpus), "--no-progress", "--no-cache", "--jobs", "2"]
-        got[command] = run_process(cmd)
-        wall, mb = got[command]
-        row("stress", f"speechclock {command}, bundled recordings, --jobs 2", f"{wall:.2f} s {mb:.0f} MB")
-    ratio = got["stress"][0] / got["derive"][0]
+    for name, (label, cmd) in runs.items():
+        got[name] = run_measured(cmd)
+        wall, mb, cpu = got[name]
+        row("stress", label, f"{wall:.2f} s {mb:.0f} MB ({cpu:.1f} s CPU)")
+    derive_wall, derive_cpu = got["derive"][0], got["derive"][2]
+    ratio = got["stress"][0] / derive_wall
     row("stress", "stress / cold derive", f"{ratio:.1f}x", "<= 10x", ratio <= 10)
+    row("stress", "the same in CPU time (user + system, workers included)", f"{got['stress'][2] / derive_cpu:.1f}x")
+    row("stress", "stress again / cold derive", f"{got['again'][0] / derive_wall:.1f}x")
+    row("stress", "derive --prefer robust again / cold derive", f"{got['robust again'][0] / derive_wall:.1f}x")
     row("stress", "stress peak memory (the process or its largest worker)", f"{got['stress'][1]:.0f} MB")
 
 

@@ -116,3 +116,21 @@ def test_a_forged_entry_is_never_read_back(cli, tmp_path, counted, monkeypatch):
     monkeypatch.setenv("SPEECHCLOCK_CACHE_KEY", str(other))
     elsewhere = cli("derive", folder, "--cache", cache)
     assert elsewhere.stdout == good.stdout and len(counted) == 3
+
+
+def test_a_result_whose_inputs_changed_while_it_was_computed_is_not_kept(tmp_path):
+    from clock.io.cache import resolve_cache
+    from clock.io.results import cached_result
+
+    cache = resolve_cache(tmp_path / "cache")
+    calls = []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    # ``keep`` says the recording changed while it was read: nothing kept, the next run computes again.
+    assert cached_result(cache, "kind", [], compute, keep=lambda: False, x=1) == 1
+    assert not _entries(tmp_path / "cache")
+    assert cached_result(cache, "kind", [], compute, keep=lambda: True, x=1) == 2
+    assert cached_result(cache, "kind", [], compute, keep=lambda: True, x=1) == 2 and len(calls) == 2

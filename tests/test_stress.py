@@ -103,13 +103,19 @@ def test_gain_breaks_the_floor_and_the_hum_where_the_arithmetic_says(tmp_path):
     assert step.settings == bisect.settings
 
 
-def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path):
+def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path, monkeypatch):
     recording(tmp_path, "words", WORDS)
+    replayed = []
+    judge = clock.io.stress.judge
+    monkeypatch.setattr(clock.io.stress, "judge", lambda *a, **k: replayed.append(1) or judge(*a, **k))
     result = run(tmp_path, axes=["noise"])
     m = margin(result, "noise")
     floor_dbfs = 20 * math.log10(FLOOR)  # -50.5 dBFS
     # Pink noise's level over one analyser window strays about 1 dB from its RMS.
     assert m.first_failure is not None and abs(m.first_failure - floor_dbfs) <= 1.5
+    # Noise far under the floor leaves the speech as it is: those values hold without a replay of their own.
+    values = lines(tick_s=0.01, axes=["noise"])[0].values
+    assert len(replayed) < values.index(m.first_failure)
     # The break point is the tick-by-tick replay's, tried at every level.
     corpus = clock.load_corpus([tmp_path], cache=False)
     obs = corpus.observations[0]
@@ -300,6 +306,9 @@ def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):
     assert serial.exit_code == 0, serial.output
     assert serial.stdout == parallel.stdout
     doc = json.loads(serial.stdout)
+    unchanged = doc["settings"][0]["unchanged"]  # every beat counted once, as the text counts it
+    kinds = ("ok", "premature", "stalled", "missed_onset", "outpaced", "aborted", "silent")
+    assert unchanged["beats"] == sum(unchanged[k] for k in kinds) == 2
     gain_down = doc["settings"][0]["margins"][0]
     assert (gain_down["holds_to"], gain_down["first_failure"]) == (-10.0, -11.0)
     assert gain_down["failure"]["recording"] == "a.wav"
@@ -395,6 +404,7 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
         [r.info.path for r in corpus.recordings],
         corpus.observations,
         [("c", *c) for c in candidates],
+        cache=clock.io.stress.usable_cache(True),  # the command's: it decodes nothing again
     )
     scores = [clock.core.stress.robust_score(s) for s in result.settings]
     best = candidates[scores.index(max(scores))]
@@ -407,19 +417,37 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
     assert plain["recommended"]["floor"] == candidates[0][0]
 
 
-def test_a_second_run_takes_the_changed_traces_from_the_cache(cli, tmp_path, monkeypatch):
-    recording(tmp_path / "c", "a", QUIET_SYLLABLE, hum_rms=0.001)
-    args = ["stress", tmp_path / "c", "--axes", "gain,noise,loss", "--format", "json", "--cache", tmp_path / "cache"]
-    first = cli(*args)
+def test_a_second_run_reads_results_and_changed_traces_back_and_a_changed_recording_is_stressed_again(
+    cli, tmp_path, monkeypatch
+):
+    folder = tmp_path / "c"
+    recording(folder, "a", QUIET_SYLLABLE, hum_rms=0.001)
+    recording(folder, "b", WORDS)
+    base = ["stress", folder, "--axes", "gain,loss", "--format", "json", "--no-recommended"]
+    cache = ["--cache", tmp_path / "cache"]
+    other = ["--quiet-time", "1.9"]  # another candidate setting
+    first = cli(*base, *cache)
     assert first.exit_code == 0, first.output
+    scanned: list[str] = []
+    real = clock.io.stress._scan
+    monkeypatch.setattr(clock.io.stress, "_scan", lambda task: scanned.append(task.obs.name) or real(task))
+    # The same run: each recording's result read back, nothing scanned.
+    again = cli(*base, *cache)
+    assert again.stdout == first.stdout and scanned == []
+    # The same name with other content: stressed again (with it, the other recording, whose P it changed).
+    recording(folder, "b", [(t, d, 2 * rms, f) for t, d, rms, f in WORDS])
+    changed = cli(*base, *cache)
+    assert "b.wav" in scanned and changed.stdout == cli(*base, "--no-cache").stdout
 
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded again")
 
     monkeypatch.setattr("clock.io.stress.iter_blocks", no_decoding)
-    second = cli(*args)
-    assert second.exit_code == 0 and second.stdout == first.stdout
-    fresh = cli(*args[:-2], "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
+    # Another setting: scanned, each changed recording's trace taken from the trace cache (nothing decoded).
+    scanned.clear()
+    moved = cli(*base, *other, *cache)
+    assert moved.exit_code == 0 and sorted(scanned) == ["a.wav", "b.wav"]
+    fresh = cli(*base, *other, "--no-cache")  # without the cache, the changes are decoded afresh (here: refused)
     assert fresh.exit_code != 0 and "decoded again" in fresh.output
 
 
@@ -513,3 +541,65 @@ def test_derive_prefer_robust_without_a_quiet_time_keeps_the_evidences_setting(c
     r, p = json.loads(robust.stdout)["groups"][0], json.loads(plain.stdout)["groups"][0]
     assert r["recommended"] == p["recommended"] and r["recommended"]["quiet_s"] is None
     assert "not preferred for robustness" in r["floor"]["rule"]
+
+
+def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause_and_its_own_changed(tmp_path):
+    """P for a changed recording is the longest narration pause of the others as they are and of it as changed.
+
+    ``ended`` has a 1.7 s pause in its narration around a syllable just under the floor (RMS 0.0022), and the
+    page ends the beat 1.2 s after its last word: as it is, the guide may have been between two sentences
+    (1.2 s < P = 1.7 s: aborted). A voice 3 dB louder lifts the syllable over the floor (0.0031): its pauses
+    fall to about 0.75 s, and the other recording's are 0.3 s, so the page ended it after the guide had
+    finished (outpaced), a failure. Brute force: the one judge over the corpus with ``ended`` changed.
+    """
+    folder = tmp_path
+    syllables = [(1.0, 0.5, 0.1, 250), (2.25, 0.2, 0.0022, 250), (3.2, 0.5, 0.1, 250)]
+    path = recording(folder, "ended", syllables)
+    log = [{"type": "terminal_response", "t_ms": 500}, {"type": "end", "t_ms": 4900}]
+    (folder / "ended.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in log))
+    recording(folder, "words", WORDS)
+    corpus = clock.load_corpus([folder], cache=False)
+    result = run(folder, axes=["gain"])
+    x, rate = sf.read(path, dtype="float32")
+    names = [o.name for o in corpus.observations]
+    k = names.index("ended.wav")
+    up = lines(tick_s=corpus.observations[k].trace.tick_s, axes=["gain"])[1]
+
+    def judged(gain_db: float):
+        changed = dataclasses.replace(
+            corpus.observations[k], trace=clock.levels(clock.core.stress.apply_gain(x, gain_db), rate)
+        )
+        obs = [changed if i == k else o for i, o in enumerate(corpus.observations)]
+        return clock.core.derive.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+
+    assert judged(0.0).n_failed == 0 and judged(0.0).n_aborted == 1
+    first = next(v for v in up.values if judged(v).n_failed)
+    m = margin(result, "gain up")
+    assert m.first_failure == first == 3.0
+    assert m.failure is not None and m.failure.recording == "ended.wav" and m.failure.outcome == "outpaced"
+    assert result.settings[0].unchanged.narration_pause_s == judged(0.0).narration_pause_s
+
+
+def test_the_judge_reads_a_changed_recording_only_through_its_speech(tmp_path):
+    # stress replays no changed recording whose speech (level above the floor) is that of one already judged
+    # right: sound only while the judge reads nothing else of the levels. Levels moved anywhere but across the
+    # floor give the same outcome, beat by beat, whether the setting holds or fails.
+    recording(tmp_path, "words", WORDS, hum_rms=0.001)
+    recording(tmp_path, "quiet", QUIET_SYLLABLE, hum_rms=0.001)
+    for obs in clock.load_corpus([tmp_path], cache=False).observations:
+        level = obs.trace.level
+        moved = np.where(level > FLOOR, level * 1.7 + 0.01, level * 0.3)
+        same = dataclasses.replace(obs, trace=dataclasses.replace(obs.trace, level=moved))
+        for quiet in (QUIET_S, 0.1):  # one that holds, one that fails
+            args = dict(floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
+            a, b = clock.core.derive.judge([obs], **args), clock.core.derive.judge([same], **args)
+            assert (a.n_failed > 0) == (quiet == 0.1)
+            assert (a.n_beats, a.n_ok, a.n_failed, a.n_silent, a.narration_pause_s) == (
+                b.n_beats, b.n_ok, b.n_failed, b.n_silent, b.narration_pause_s,
+            )  # fmt: skip
+            assert [(u.beat, u.outcome, u.t_s) for u in a.unsatisfied] == [
+                (u.beat, u.outcome, u.t_s) for u in b.unsatisfied
+            ]
+            before = clock.beats(obs.trace, obs.events, **args)
+            after = clock.beats(same.trace, same.events, **args)
+            assert [(x.outcome, x.quiet_declared_s) for x in before] == [(x.outcome, x.quiet_declared_s) for x in after]

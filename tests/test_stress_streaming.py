@@ -1,26 +1,27 @@
 """``speechclock stress`` streams: each change is applied block by block as the recording is decoded.
 
 The streamed traces equal the traces of the whole recording changed at once,
-bit for bit; the peak memory of ``stress`` does not grow with the recording's
-length; and its time on a log of many beats grows as the log does.
+bit for bit; what ``stress`` allocates grows with its traces, never with the
+audio; and its time and memory on a log of many beats grow as the log does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import struct
-import subprocess
-import sys
+import time
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
-import pytest
 import soundfile as sf
 
 import clock
+from clock.core.derive import Margins
 from clock.core.stress import add_noise, apply_gain, lines, pink_noise, recording_seed
-from clock.io.stress import changed_traces
+from clock.io.stress import _stress_task, _Task, changed_traces
 from clock.io.transforms import LOSS_BITRATE_KBPS, decode, encode, lost_packets, reencode
 
 RATE = 16000
@@ -94,97 +95,100 @@ def test_pink_noise_streams_has_rms_one_and_falls_3_db_an_octave():
     assert spectrum[(f > 0) & (f < 20)].sum() < 1e-3 * spectrum.sum()
 
 
-def write_wav(path: Path, minutes: float) -> None:
+def write_wav(path: Path, seconds: float, rate: int) -> None:
     """A 16-bit mono WAV of speech-like bursts, written block by block, and a beat every 30 s."""
-    n = int(minutes * 60 * RATE)
-    block = 60 * RATE
+    n = int(seconds * rate)
+    block = 60 * rate
     with open(path, "wb") as f:
         f.write(b"RIFF" + struct.pack("<I", 36 + 2 * n) + b"WAVE")
-        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, RATE, 2 * RATE, 2, 16))
+        f.write(b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, 2 * rate, 2, 16))
         f.write(b"data" + struct.pack("<I", 2 * n))
         for start in range(0, n, block):
-            x = speechlike(min(block, n - start), RATE, start, start=start, every_s=30.0)
+            x = speechlike(min(block, n - start), rate, start, start=start, every_s=30.0)
             f.write(np.round(x * 32767).astype("<i2").tobytes())
-    beats = [{"type": "terminal_response", "t": t} for t in np.arange(0.0, minutes * 60 - 5, 30.0)]
+    beats = [{"type": "terminal_response", "t": t} for t in np.arange(0.0, seconds - 5, 30.0)]
     path.with_name(path.stem + ".events.jsonl").write_text("".join(json.dumps(b) + "\n" for b in beats))
 
 
-# Runs one recording's stress task with every axis, each line cut to its first values (the scan is the same
-# at every value: one more pass per MAX_JOBS_PER_PASS values), and prints the peak RSS and the task's result.
-_TASK = """
-import dataclasses, json, sys
-import clock
-from clock.core.derive import Margins
-from clock.io.stress import _stress_task, _Task
-from clock.core.stress import lines
-corpus = clock.load_corpus([sys.argv[1]], cache=False)
-obs = corpus.observations[0]
-cut = tuple(dataclasses.replace(m, values=m.values[:2]) for m in lines(tick_s=obs.trace.tick_s))
-setting = ("candidate", 0.01, 1.0, 10.0)
-task = _Task(corpus.recordings[0].info.path, obs, (setting,), cut, "step", 0, Margins())
-outcomes, found, passes = _stress_task(task)
-print(json.dumps({"ok": outcomes[0].n_ok, "beats": outcomes[0].n_beats, "passes": passes,
-                  "scanned": [i is None for i, _ in found[0]]}))
-"""
-# A small parent for the task, reporting its only child's peak: a process forked from pytest would report
-# pytest's own resident memory (the high-water mark survives exec).
-_PARENT = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-sys.stderr.write(done.stderr)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-print(json.dumps({"code": done.returncode, "out": done.stdout, "peak": peak}))
-"""
+def traced_task(path: Path) -> tuple[float, int, dict]:
+    """One recording's stress task with every axis, each line cut to its first value: its CPU time, the peak of
+    what it allocates (numpy's arrays included), and what it found."""
+    corpus = clock.load_corpus([path], cache=False)
+    obs = corpus.observations[0]
+    cut = tuple(dataclasses.replace(m, values=m.values[:1]) for m in lines(tick_s=obs.trace.tick_s))
+    task = _Task(corpus.recordings[0].info.path, obs, (("candidate", 0.01, 1.0, 10.0),), cut, "step", 0, Margins())
+    tracemalloc.start()
+    start = time.process_time()
+    outcomes, found, passes = _stress_task(task)
+    spent = time.process_time() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return spent, peak, {"ok": outcomes[0].n_ok, "beats": outcomes[0].n_beats, "passes": passes, "found": found[0]}
 
 
-@pytest.mark.slow
 def test_stress_memory_does_not_grow_with_the_recording(tmp_path):
-    # Every axis (gain, pink noise, an Opus re-encode with DTX off and on, a 64 kb/s encode with lost packets,
-    # pauses), at 2 and at 8 minutes of 16 kHz audio (resampled to 48 kHz and back for libopus).
-    found = []
-    for minutes in (2, 8):
-        path = tmp_path / f"m{minutes}.wav"
-        write_wav(path, minutes)
-        args = [sys.executable, "-c", _PARENT, sys.executable, "-c", _TASK, path]
-        done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
-        run = json.loads(done.stdout)
-        assert run["code"] == 0, done.stderr
-        doc = json.loads(run["out"])
-        assert doc["ok"] == doc["beats"] == 2 * minutes  # the setting holds as it is: every line is scanned
-        assert doc["passes"] == 1 and doc["scanned"] == [True] * 8  # both values of every line hold: all replayed
-        found.append(run["peak"])
-    # Four times the audio (its unchanged trace is 86 kB more, a changed one as much): within 20 MB.
-    assert found[1] - found[0] < 20e6, [p / 1e6 for p in found]
-    assert found[1] < 200e6, [p / 1e6 for p in found]
+    # Every axis (gain, pink noise, an Opus re-encode with DTX off and on, lost packets, pauses), at 20 s and
+    # at 80 s of 48 kHz audio. Only the changed traces are kept (60 values a second each), never the audio: a
+    # streaming task's allocations grow by a few hundred kB, where one copy of the 60 s more audio alone is
+    # 11.5 MB; and its CPU time grows with the audio, at most about linearly.
+    rate = 48000
+    paths = {}
+    for seconds in (6, 20, 80):
+        paths[seconds] = tmp_path / f"s{seconds}.wav"
+        write_wav(paths[seconds], seconds, rate)
+    traced_task(paths[6])  # warm up: imports, libopus, the noise filter's design
+    (cpu_small, small, _), (cpu_big, big, doc) = traced_task(paths[20]), traced_task(paths[80])
+    assert doc["ok"] == doc["beats"] == 3  # the setting holds as it is: every line is scanned
+    assert doc["passes"] == 1 and doc["found"] == [(None, None)] * 8  # every line's value holds: all replayed
+    audio = (80 - 20) * rate * 4  # one float32 copy of the audio the longer recording adds
+    assert big - small < audio / 4, f"{small / 1e6:.1f} MB -> {big / 1e6:.1f} MB"
+    assert cpu_big < 2 * 4 * cpu_small, f"{cpu_small:.2f} s -> {cpu_big:.2f} s of CPU"
 
 
-def test_stress_grows_linearly_in_the_beats_of_a_log(tmp_path):
-    # One spoken beat, then many terminal responses in silence (silent beats): every gain value is judged
-    # over every beat, so the work is the values times the beats, never the beats squared.
-    from test_bounds import _assert_n_log_n
+def test_stress_costs_what_the_beats_of_its_log_cost(tmp_path):
+    # One spoken beat, then groups of a tool call and three terminal responses in the silence after it, each
+    # group inside one tick's interval: the first two superseded before any tick (unheard), the third a silent
+    # beat. Every changed recording is judged over every beat (here the pause line, a replay of each stretched
+    # recording with no decoding, and the gain line, decoded), so four times the groups cost about four times
+    # the CPU time and the memory (a bound generous enough not to depend on the machine's load), never sixteen.
+    from test_bounds import _best_s
 
     from clock.core.events import Event, EventLog
-    from clock.io.stress import stress_observations
 
-    x = np.zeros(20 * RATE, np.float32)
+    rate = 48000  # ticks within a render quantum (2.7 ms) of k / 60 s, so a stretch keeps each event's tick
+    x = np.zeros(40 * rate, np.float32)
     for start in (1.0, 2.0):
-        i = int(start * RATE)
-        x[i : i + RATE // 2] = 0.05 * math.sqrt(2) * np.sin(2 * np.pi * 250 * np.arange(RATE // 2) / RATE)
+        i = int(start * rate)
+        x[i : i + rate // 2] = 0.05 * math.sqrt(2) * np.sin(2 * np.pi * 250 * np.arange(rate // 2) / rate)
     path = tmp_path / "many.wav"
-    sf.write(path, x, RATE, subtype="FLOAT")
-    trace = clock.levels(x, RATE)
+    sf.write(path, x, rate, subtype="FLOAT")
+    trace = clock.levels(x, rate)
+    cut = tuple(dataclasses.replace(m, values=m.values[:3]) for m in lines(tick_s=trace.tick_s, axes=["gain", "pause"]))
 
-    def make(n: int):
-        times = [0.5] + [5.0 + 14.0 * k / n for k in range(n - 1)]
-        log = EventLog(tuple(Event("terminal", "terminal_response", t, k + 1) for k, t in enumerate(times)))
+    def make(groups: int):
+        first, last = np.searchsorted(trace.t_s, [5.0, 39.0])
+        starts = trace.t_s[first + (last - first) * np.arange(groups) // groups]
+        kinds = [("tool_call", 0.0045), ("terminal", 0.005), ("terminal", 0.0055), ("terminal", 0.006)]
+        events = [("terminal", 0.5), *((kind, t + d) for t in starts.tolist() for kind, d in kinds)]
+        log = EventLog(tuple(Event(kind, kind, t, k + 1) for k, (kind, t) in enumerate(events)))
         obs = clock.Observation("many.wav", trace, log)
-        setting = [("candidate", 0.01, 1.0, 10.0)]
+        task = _Task(path, obs, (("candidate", 0.01, 1.0, 10.0),), cut, "step", 0, Margins())
 
         def work() -> None:
-            result = stress_observations([path], [obs], setting, axes=["gain"])
-            down = result.settings[0].margins[0]
-            assert result.settings[0].unchanged.n_ok == 1 and down.first_failure == -14.0  # 0.05 -> 0.0100
+            outcomes, found, _ = _stress_task(task)
+            assert (outcomes[0].n_ok, outcomes[0].n_silent) == (1, groups)  # the superseded ones are unheard
+            assert found[0] == [(None, None)] * 3  # every value holds (the whole scan)
 
         return work
 
-    _assert_n_log_n(make, 500, 2000)
+    def peak(work) -> int:
+        tracemalloc.start()
+        work()
+        found = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return found
+
+    small, big = make(500), make(2000)
+    small()  # warm up imports and caches
+    assert _best_s(big, repeat=2) < 8 * _best_s(small, repeat=2)
+    assert peak(make(240)) < 8 * peak(make(60))  # smaller logs: tracing makes every allocation slow

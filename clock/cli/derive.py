@@ -97,7 +97,8 @@ def derive(
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
-    # leave-one-out runs are most of a cached run's time); --prefer robust replays stress, so it is derived.
+    # leave-one-out runs are most of a cached run's time). --prefer robust depends on the audio itself (stress
+    # decodes it again, changed): it is derived, from each recording's stress result, kept by content.
     from ..io.cache import resolve_cache
     from ..io.results import cached_result
     from .scale import scale_settings

@@ -380,6 +380,17 @@ class TraceCache:
             return self._url_content(str(source)), None
         return self._local_content(os.fspath(source), secret)
 
+    def content_key(self, source: Source) -> str | None:
+        """What the cache knows ``source``'s content by: a hash of its bytes (None without a key, or unreadable).
+
+        For results computed from the recording itself (``stress`` decodes it
+        again, changed), which :mod:`clock.io.results` keeps under it.
+        """
+        try:
+            return self._content(source)[0]
+        except (OSError, _NoKey):
+            return None
+
     def _entry_path(self, key: Mapping[str, Any]) -> Path:
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
         return self.folder / "traces" / digest[:2] / f"{digest}.trace"

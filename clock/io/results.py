@@ -65,9 +65,15 @@ def cached_result(
     kind: str,
     observations: Sequence[Any],
     compute: Callable[[], T],
+    *,
+    keep: Callable[[], bool] | None = None,
     **params: Any,
 ) -> T:
-    """``compute()``, or the result a run on the same inputs kept in ``cache`` (None: always computed)."""
+    """``compute()``, or the result a run on the same inputs kept in ``cache`` (None: always computed).
+
+    ``keep``, asked after computing, says whether the inputs are still what
+    the key says (a recording unchanged while it was read); else nothing is kept.
+    """
     key = None if cache is None else result_key(kind, observations, params)
     if cache is None or key is None:
         return compute()
@@ -93,6 +99,8 @@ def cached_result(
         value = compute()
     shown = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
     _show(shown)
+    if keep is not None and not keep():
+        return value
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".part")

@@ -27,9 +27,10 @@ from numpy.typing import NDArray
 
 from ..core.beats import Beat, analyse, beats, narration_pause_s
 from ..core.derive import Margins, Observation, Outcome, derive, judge
-from ..core.levels import LevelStream, LevelTrace
+from ..core.levels import LevelChunk, LevelStream, LevelTrace
 from ..core.stress import (
     AXES,
+    LOSS_PCT,
     UNCHANGED,
     Failure,
     Line,
@@ -53,7 +54,8 @@ from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
 from .cache import TraceCache, resolve_cache
 from .decode import AudioInfo, iter_blocks, probe
-from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusLink, OpusReceiver, OpusSender
+from .results import cached_result
+from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
 from .workers import Workers, run_ordered
 
 __all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
@@ -89,44 +91,68 @@ class _Task:
     seed: int
     margins: Margins
     cache: TraceCache | None = None
-    #: ``P`` of the unchanged recordings judged together, per setting (the longest narration pause at its floor).
+    #: ``P`` of the other recordings (unchanged), per setting: the longest narration pause at its floor.
     pauses_s: tuple[float, ...] = ()
 
 
 _Found = tuple[int | None, Failure | None]
 
-#: Changed traces one pass over a recording computes at most (each holds a level engine, a few MB).
-MAX_JOBS_PER_PASS = 16
+#: Values of a codec line one pass computes: each is an encode, wasted past the line's first failure.
+CODEC_AHEAD = 2
+#: Changed traces one pass over a recording computes at most (each holds a level engine, about 1.3 MB): the
+#: loss values (one encode) and the codec lines' first values together.
+MAX_JOBS_PER_PASS = 2 * len(LOSS_PCT) + 2 * CODEC_AHEAD
 #: The levels of the changed traces one pass holds at most (bytes): a long recording takes fewer per pass.
 PASS_TRACE_BYTES = 24 * 2**20
+#: Values of a gain or noise line the first pass computes when no codec line is open (then as many as it
+#: has computed so far: what a line computes past its first failure is at most what it needed).
+FIRST_AHEAD = 4
 #: What a changed trace's cache key says of the change's model (bumped when a transform changes).
 _MODEL = 2
+
+#: An Opus sender's settings: (bitrate in kb/s, DTX on).
+_Link = tuple[float, bool]
+
+
+def _link(line: Line, value: float) -> _Link | None:
+    """The encode a codec or loss change decodes (None: gain and noise change the samples).
+
+    A loss line's encode (:data:`LOSS_BITRATE_KBPS`, DTX off) is the codec
+    line's at that bitrate: one sender serves both.
+    """
+    if line.axis == "codec":
+        return (float(value), line.variant == "dtx-on")
+    if line.axis == "loss":
+        return (float(LOSS_BITRATE_KBPS), False)
+    return None
 
 
 class _Change:
     """One line's change at one value, applied block by block as the recording is decoded.
 
-    Loss changes share one sender (the :data:`LOSS_BITRATE_KBPS` encode is
-    the same for every loss): each gets its packets and drops its own.
+    Codec and loss changes decode the packets of a sender shared by every
+    change of the pass with the same encode (:func:`_link`); a loss change
+    drops its own packets (:class:`~clock.io.transforms.LossDraws`) before
+    decoding them.
     """
 
-    def __init__(self, line: Line, value: float, rate: int, seed: int) -> None:
+    def __init__(self, line: Line, value: float, seed: int) -> None:
         self.line, self.value = line, value
-        self.link: OpusLink | None = None
+        self.link = _link(line, value)
         self.receiver: OpusReceiver | None = None
-        self.loss: LossDraws | None = None
-        if line.axis == "codec":
-            self.link = OpusLink(rate, bitrate_kbps=value, dtx=line.variant == "dtx-on")
-        elif line.axis == "loss":
-            self.loss = LossDraws(value, burst=line.variant == "burst", seed=seed)
+        self.loss = LossDraws(value, burst=line.variant == "burst", seed=seed) if line.axis == "loss" else None
 
-    def _lost(self, packets: list[bytes]) -> list[bytes | None]:
-        assert self.loss is not None
+    def _received(self, sent: tuple[OpusSender, list[bytes]]) -> tuple[OpusReceiver, list[bytes | None]]:
+        sender, packets = sent
+        if self.receiver is None:
+            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
+        if self.loss is None:
+            return self.receiver, list(packets)
         gone = self.loss.next(len(packets)).tolist()
-        return [None if g else p for p, g in zip(packets, gone)]
+        return self.receiver, [None if g else p for p, g in zip(packets, gone)]
 
     def feed(
-        self, block: NDArray[np.float32], noise: NDArray[np.float32] | None, sent: tuple[OpusSender, list[bytes]] | None
+        self, block: NDArray[np.float32], noise: NDArray[np.float32] | None, sent: dict[_Link, Any]
     ) -> NDArray[np.float32]:
         axis = self.line.axis
         if axis == "gain":
@@ -134,24 +160,32 @@ class _Change:
         if axis == "noise":
             assert noise is not None
             return add_noise(block, noise, self.value)
-        if self.link is not None:
-            return self.link.feed(block)
-        assert sent is not None
-        sender, packets = sent
-        if self.receiver is None:
-            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
-        return self.receiver.feed(self._lost(packets), hold=HOLD_SAMPLES)
+        assert self.link is not None
+        receiver, packets = self._received(sent[self.link])
+        return receiver.feed(packets, hold=HOLD_SAMPLES)
 
-    def finish(self, sent: tuple[OpusSender, list[bytes]] | None) -> NDArray[np.float32]:
-        if self.link is not None:
-            return self.link.finish()
-        if self.line.axis != "loss":
+    def finish(self, sent: dict[_Link, Any]) -> NDArray[np.float32]:
+        if self.link is None:
             return np.zeros(0, np.float32)
-        assert sent is not None
-        sender, packets = sent
-        if self.receiver is None:
-            self.receiver = OpusReceiver(sender.sample_rate_hz, lookahead=sender.lookahead)
-        return self.receiver.finish(self._lost(packets), n_samples_48k=sender.n_samples_48k, n_samples=sender.n_samples)
+        sender = sent[self.link][0]
+        receiver, packets = self._received(sent[self.link])
+        return receiver.finish(packets, n_samples_48k=sender.n_samples_48k, n_samples=sender.n_samples)
+
+
+class _Levels:
+    """A changed trace's levels as its chunks come, in one array of the unchanged trace's length (grown if not)."""
+
+    def __init__(self, n_ticks: int) -> None:
+        self.level = np.empty(n_ticks, np.float64)
+        self.n = 0
+
+    def add(self, chunks: Sequence[LevelChunk]) -> None:
+        for c in chunks:
+            end = self.n + c.level.size
+            if end > self.level.size:
+                self.level = np.concatenate([self.level[: self.n], np.empty(max(end - self.n, self.n), np.float64)])
+            self.level[self.n : end] = c.level
+            self.n = end
 
 
 def changed_traces(
@@ -162,27 +196,30 @@ def changed_traces(
     The recording is decoded block by block (at ``trace``'s rate); each
     block is changed each way and fed to that change's level computation,
     and only the levels are kept, so the memory is the traces', whatever
-    the recording's length. ``seed`` is the recording's own
-    (:func:`~clock.core.stress.recording_seed`): the noise and the lost
-    packets. ``trace`` is the unchanged recording's (its cadence, metric and
-    options; its frames are shared when the lengths agree).
+    the recording's length. Changes with the same encode share its sender
+    (:func:`_link`): each bitrate is encoded once. ``seed`` is the
+    recording's own (:func:`~clock.core.stress.recording_seed`): the noise
+    and the lost packets. ``trace`` is the unchanged recording's (its
+    cadence, metric and options; its frames are shared when the lengths
+    agree).
     """
     rate = trace.sample_rate_hz
-    todo = [_Change(line, value, rate, seed) for line, value in changes]
+    todo = [_Change(line, value, seed) for line, value in changes]
     noise = PinkNoise(rate, seed=seed) if any(c.line.axis == "noise" for c in todo) else None
-    sender = OpusSender(rate, bitrate_kbps=LOSS_BITRATE_KBPS) if any(c.line.axis == "loss" for c in todo) else None
+    links = sorted({c.link for c in todo if c.link is not None})
+    senders = {k: OpusSender(rate, bitrate_kbps=k[0], dtx=k[1]) for k in links}
     streams = [LevelStream(rate, ticks=trace.ticks, metric=trace.metric, options=trace.options) for _ in todo]
-    found: list[list[NDArray[np.float64]]] = [[] for _ in todo]
+    found = [_Levels(trace.n_ticks) for _ in todo]
     for block in iter_blocks(source, context_rate_hz=rate):
         unit = noise.take(block.size) if noise is not None else None
-        sent = (sender, sender.feed(block)) if sender is not None else None
+        sent = {k: (s, s.feed(block)) for k, s in senders.items()}
         for change, stream, out in zip(todo, streams, found):
-            out += [c.level for c in stream.feed(change.feed(block, unit, sent))]
-    last = (sender, sender.finish()) if sender is not None else None
+            out.add(stream.feed(change.feed(block, unit, sent)))
+    last = {k: (s, s.finish()) for k, s in senders.items()}
     traces = []
     for change, stream, out in zip(todo, streams, found):
-        out += [c.level for c in stream.feed(change.finish(last)) + stream.finish()]
-        level = np.concatenate(out) if out else np.zeros(0, np.float64)
+        out.add(stream.feed(change.finish(last)) + stream.finish())
+        level = out.level[: out.n]
         n = level.size
         frames = trace.frames if n == trace.n_ticks else trace.ticks.frames(np.arange(n, dtype=np.int64), rate)
         traces.append(replace(trace, frames=frames, level=level))
@@ -256,26 +293,49 @@ class _Changed:
 
 
 class _Judged:
-    """One setting on one recording: its unchanged replay, and the judge's first failing beat of a changed one."""
+    """One setting on one recording: its unchanged replay, and the judge's first failing beat of a changed one.
+
+    The judge sees a trace only through its speech, ``level > floor``
+    (:func:`clock.core.beats.analyse`, :func:`~clock.core.beats.beats`; the
+    levels themselves only in a failing beat's reason): a changed trace with
+    the speech, ticks and log of one that held, holds too, and is not
+    replayed again (the recording as it is, and the last changed one that held).
+    """
 
     def __init__(self, task: _Task, setting: Setting, pause_s: float = 0.0) -> None:
         _, self.floor, self.quiet, self.timeout = setting
         self.task, self.pause_s = task, pause_s
-        self.unchanged = self._judge(task.obs)
+        assert task.obs.events is not None
+        # P decides only beats the page's ``end`` bounds: without one, a changed recording's own P is not needed.
+        self._ends = bool(task.obs.events.of_kind("end"))
+        self.unchanged = self._judge(task.obs, own=True)
         self._before: list[Beat] | None = None
+        self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
 
-    def _judge(self, obs: Observation) -> Outcome:
+    def _speech(self, trace: LevelTrace) -> NDArray[np.uint8]:
+        return np.packbits(trace.level > self.floor)
+
+    def _same_clock(self, obs: Observation) -> bool:
+        """``obs`` has the unchanged recording's log and ticks (a sampled change: only its levels differ)."""
+        a, b = obs.trace, self.task.obs.trace
+        return obs.events is self.task.obs.events and (
+            a.frames is b.frames or (a.sample_rate_hz == b.sample_rate_hz and np.array_equal(a.frames, b.frames))
+        )
+
+    def _judge(self, obs: Observation, *, own: bool = False) -> Outcome:
         # Judged with the corpus: P is the longest narration pause of the other recordings (unchanged) and of
         # this one as the change leaves it.
         assert obs.events is not None
-        own = analyse(obs.trace, obs.events, floor=self.floor).narration_pause_s
+        pause = self.pause_s
+        if own or self._ends:
+            pause = max(pause, _own_pause(obs, self.floor))
         return judge(
             [obs],
             floor=self.floor,
             quiet_s=self.quiet,
             onset_timeout_s=self.timeout,
             margins=self.task.margins,
-            narration_pause_s=max(own, self.pause_s),
+            narration_pause_s=pause,
         )
 
     def _beats(self, obs: Observation) -> list[Beat]:
@@ -291,6 +351,9 @@ class _Judged:
 
     def failure(self, obs: Observation, back: Callable[[float], float] | None = None) -> Failure | None:
         """The first beat of ``obs`` (a changed recording) that fails, as the judge gives it (None: it holds)."""
+        speech = self._speech(obs.trace) if self._same_clock(obs) else None
+        if speech is not None and any(np.array_equal(speech, h) for h in self._held):
+            return None
         out = self._judge(obs)
         first = failure_of(out.unsatisfied[0]) if out.n_failed else None
         u = self.unchanged
@@ -302,17 +365,83 @@ class _Judged:
                 first = lost
         if first is not None and back is not None:
             first = replace(first, t_s=back(first.t_s))
+        if first is None and speech is not None:
+            self._held[1:] = [speech]
         return first
+
+
+def _plan(lines: Sequence[Line], at: dict[int, int], open_lines: Sequence[int], cap: int) -> list[tuple[int, int]]:
+    """The values the next pass over a recording computes: ``(line, value index)``, each line's from ``at[line]``.
+
+    The scan needs each open line's next value; how many more a pass computes
+    weighs what a value costs against another pass over the decode. A codec
+    value is an encode (:data:`CODEC_AHEAD` a pass); the loss values share
+    one encode (all of them); a gain or noise value is a level computation,
+    spread over the passes the open codec lines take anyway, else as many as
+    the line has computed so far (at least :data:`FIRST_AHEAD`), so what it
+    computes past its first failure is at most what it needed. At most
+    ``cap`` values: the codec lines first (they set the number of passes),
+    then the loss lines, then the rest, each line's in order.
+    """
+    left = {li: len(lines[li].values) - at[li] for li in open_lines}
+    codec_passes = max((-(-left[li] // CODEC_AHEAD) for li in open_lines if lines[li].axis == "codec"), default=0)
+
+    def ahead(li: int) -> int:
+        axis = lines[li].axis
+        if axis == "codec":
+            return CODEC_AHEAD
+        if axis == "loss":
+            return left[li]
+        return -(-left[li] // codec_passes) if codec_passes else max(FIRST_AHEAD, at[li])
+
+    rank = {"codec": 0, "loss": 1}
+    order = sorted(open_lines, key=lambda li: (rank.get(lines[li].axis, 2), li))
+    return [(li, i) for li in order for i in range(at[li], at[li] + min(left[li], ahead(li)))][:cap]
 
 
 def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     """One recording: its unchanged outcome per setting, per setting and line its first failure, and its decodes.
 
+    Scanned (:func:`_scan`), or read back from the results cache: the result
+    is a function of the recording's content (it is decoded again, changed),
+    its trace and log, the settings, lines, search, seed and margins, and
+    the other recordings' ``P``, and is kept under all of them
+    (:func:`clock.io.results.cached_result`, signed with the cache's key)
+    when the recording did not change while it was read. A result read back
+    made no decode.
+    """
+    cache = task.cache
+    content = None if cache is None else cache.content_key(task.source)
+    if cache is None or content is None:
+        return _scan(task)
+    made = [0]
+
+    def scan() -> tuple[list[Outcome], list[list[_Found]]]:
+        outcomes, found, made[0] = _scan(task)
+        return outcomes, found
+
+    params = {k: getattr(task, k) for k in ("settings", "lines", "search", "seed", "margins", "pauses_s")}
+    outcomes, found = cached_result(
+        cache,
+        "stress",
+        [task.obs],
+        scan,
+        keep=lambda: cache.content_key(task.source) == content,
+        content=content,
+        model=_MODEL,
+        **params,
+    )
+    return outcomes, found, made[0]
+
+
+def _scan(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
+    """One recording's stress task, computed (see :func:`_stress_task`).
+
     Every value of a line is replayed in order until the setting's first
     failure on it (the step scan of :func:`~clock.core.stress.first_failure`);
-    the changed traces of the lines that need decoding are computed up to
-    :data:`MAX_JOBS_PER_PASS` at a time per pass over the decode (the next
-    values of the open lines, in line order), and shared by the settings.
+    the changed traces of the lines that need decoding are computed a few
+    values of each open line per pass over the decode (:func:`_plan`), and
+    shared by the settings.
     """
     changed = _Changed(task)
     judged = [_Judged(task, s, p) for s, p in zip(task.settings, task.pauses_s or (0.0,) * len(task.settings))]
@@ -356,11 +485,11 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
                 open_lines.append(li)
         if not open_lines:
             break
-        # The next values of the open lines, in line order (a pass holds the loss values together: one encode).
-        wanted = [(li, i) for li in open_lines for i in range(at[li], len(task.lines[li].values))][:per_pass]
+        wanted = _plan(task.lines, at, open_lines, per_pass)
         traces = changed.traces([(task.lines[li], task.lines[li].values[i]) for li, i in wanted])
-        for (li, i), trace in zip(wanted, traces):
-            obs = replace(task.obs, trace=trace)
+        traces.reverse()
+        for li, i in wanted:
+            obs = replace(task.obs, trace=traces.pop())  # each trace let go once judged
             for si, j in enumerate(judged):
                 if found[si][li] is None:
                     f = j.failure(obs)
@@ -376,8 +505,25 @@ def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
     values: dict[str, Any] = {}
     for f in fields(Outcome):
         parts = [getattr(o, f.name) for o in outcomes]
-        values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
+        if f.name == "narration_pause_s":  # the corpus's P: the longest
+            values[f.name] = max((p for p in parts if p is not None), default=None)
+        else:
+            values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
     return Outcome(**values)
+
+
+def _own_pause(obs: Observation, floor: float) -> float:
+    """A recording's ``P`` at ``floor``: its longest narration pause."""
+    assert obs.events is not None
+    return narration_pause_s([analyse(obs.trace, obs.events, floor=floor)])
+
+
+def _largest_of_others(values: Sequence[float]) -> list[float]:
+    """For each value, the largest of the others (0 when there are none)."""
+    top = sorted(range(len(values)), key=lambda i: values[i], reverse=True)[:2]
+    first = values[top[0]] if top else 0.0
+    second = values[top[1]] if len(top) > 1 else 0.0
+    return [second if i == top[0] else first for i in range(len(values))]
 
 
 def stress_observations(
@@ -404,12 +550,12 @@ def stress_observations(
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
     todo_lines = axis_lines(tick_s=tick_s, axes=axes) if pairs else ()  # nothing to replay: no margin to claim
-    pauses = tuple(
-        narration_pause_s([analyse(o.trace, o.events, floor=floor) for _, o in pairs if o.events is not None])
-        for _, floor, _, _ in settings
-    )
+    # P per setting and recording; a recording is judged with the others' (and its own, as the change leaves it).
+    own = [[_own_pause(o, floor) for _, o in pairs] for _, floor, _, _ in settings]
+    others = list(zip(*(_largest_of_others(p) for p in own))) if settings else [()] * len(pairs)
     tasks = [
-        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, pauses) for s, o in pairs
+        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, tuple(others[i]))
+        for i, (s, o) in enumerate(pairs)
     ]
     done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
     out = []

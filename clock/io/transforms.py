@@ -202,15 +202,16 @@ class OpusSender:
         self._lib = lib
 
     def _frames(self, pcm: NDArray[np.int16]) -> list[bytes]:
-        buf = np.concatenate([self._pending, pcm]) if self._pending.size else pcm
+        buf = np.ascontiguousarray(np.concatenate([self._pending, pcm]) if self._pending.size else pcm)
         n = buf.size // FRAME * FRAME
         packets = []
+        # One address for the block, frames at offsets into it (numpy's per-array ctypes lookup is slow).
+        base, encode, enc, out = buf.ctypes.data, self._lib.opus_encode, self._enc, self._out
         for k in range(0, n, FRAME):
-            frame = np.ascontiguousarray(buf[k : k + FRAME])
-            size = self._lib.opus_encode(self._enc, frame.ctypes.data, FRAME, self._out, _MAX_PACKET)
+            size = encode(enc, base + 2 * k, FRAME, out, _MAX_PACKET)
             if size < 0:
                 raise RecordingError(f"libopus: encoding failed (error {size})")
-            packets.append(self._out.raw[:size])
+            packets.append(ctypes.string_at(out, size))
         self._pending = buf[n:].copy()
         return packets
 
@@ -260,12 +261,12 @@ class OpusReceiver:
 
     def _decode(self, packets: Sequence[bytes | None]) -> NDArray[np.int16]:
         out = np.zeros(len(packets) * FRAME, np.int16)
+        base, decode, dec = out.ctypes.data, self._lib.opus_decode, self._dec
         for k, packet in enumerate(packets):
-            view = out[k * FRAME : (k + 1) * FRAME]
             if packet is None:
-                got = self._lib.opus_decode(self._dec, None, 0, view.ctypes.data, FRAME, 0)
+                got = decode(dec, None, 0, base + 2 * FRAME * k, FRAME, 0)
             else:
-                got = self._lib.opus_decode(self._dec, packet, len(packet), view.ctypes.data, FRAME, 0)
+                got = decode(dec, packet, len(packet), base + 2 * FRAME * k, FRAME, 0)
             if got != FRAME:
                 raise RecordingError(f"libopus: decoding a packet gave {got} samples, not {FRAME}")
         skip = min(self._skip, out.size)

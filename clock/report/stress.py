@@ -83,6 +83,8 @@ def stress_dict(result: StressResult) -> dict[str, Any]:
                     "premature": s.unchanged.n_premature,
                     "stalled": s.unchanged.n_stalled,
                     "missed_onset": s.unchanged.n_missed_onset,
+                    "outpaced": s.unchanged.n_outpaced,
+                    "aborted": s.unchanged.n_aborted,
                     "silent": s.unchanged.n_silent,
                 },
                 "limiting": None if s.limiting is None else s.limiting.name,
