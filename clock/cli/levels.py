@@ -13,7 +13,7 @@ import click
 import numpy as np
 
 from ..core.levels import METRICS, LevelChunk, frame_times_s, iter_levels, summarize
-from ..io.decode import iter_blocks, probe
+from ..io.decode import iter_blocks, iter_level_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from ..io.terminal import printable
 from .options import (
@@ -131,7 +131,7 @@ def levels(
         config=config,
     )
     chunks = iter_levels(
-        iter_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
+        iter_level_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
     )
     params = {
         "recording": str(rec),

@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions
-from ..core.events import EventLog
-from ..core.levels import LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of
-from ..core.segments import QuantumSpeech
+from ..core.levels import Block, LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of
 from ..errors import RecordingError
-from .decode import AudioInfo, iter_blocks, probe
-from .events import events_path_for, read_events
+from .decode import AudioInfo, iter_blocks, iter_level_blocks, probe
 
 if TYPE_CHECKING:
+    from ..core.events import EventLog
+    from ..core.segments import QuantumSpeech
     from .cache import TraceCache
 
 __all__ = [
@@ -142,6 +141,8 @@ def read_recording(
     -------
     Recording
     """
+    from .events import events_path_for, read_events
+
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
     # Page-logged levels are compared at render-quantum resolution.
@@ -192,11 +193,13 @@ def _decode(
     cadences = list(cadences)
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
-    counted = _Counted(iter_blocks(info, context_rate_hz=context_rate_hz))
+    counted = _Counted(iter_level_blocks(info, context_rate_hz=context_rate_hz))
     chunks = iter_multi_levels(counted, rate, ticks=cadences, metric=metric, options=options)
     main: list[LevelChunk] = []
     quanta: list[LevelChunk] = []
     if quantum and quantum_floor is not None:
+        from ..core.segments import QuantumSpeech
+
         q: LevelTrace | QuantumSpeech | None = QuantumSpeech.from_chunks(
             _split(chunks, main), floor=quantum_floor, sample_rate_hz=rate
         )
@@ -211,11 +214,11 @@ def _decode(
 class _Counted:
     """Blocks passed through, counting their frames."""
 
-    def __init__(self, blocks: Iterator[np.ndarray]) -> None:
+    def __init__(self, blocks: Iterator[Block]) -> None:
         self.blocks = blocks
         self.n_frames = 0
 
-    def __iter__(self) -> Iterator[np.ndarray]:
+    def __iter__(self) -> Iterator[Block]:
         for block in self.blocks:
             self.n_frames += len(block)
             yield block
