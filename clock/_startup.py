@@ -23,6 +23,7 @@ A library import of :mod:`clock`, and a worker process, leave signals alone.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -52,12 +53,28 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 
 
 def install() -> None:
-    """SIGINT and SIGTERM: one line and exit 130 or 143 at once (no unwinding: nothing to clean up)."""
+    """SIGINT and SIGTERM: one line and exit 130 or 143 at once (no unwinding: nothing to clean up).
+
+    Until the interpreter ends: once the run's exit code is decided and its
+    cleanup done (the last exit handler), both are ignored, because Python
+    then puts back the system's default for the rest of its shutdown, where
+    a signal would end the process as killed by it, not with a code.
+    """
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's SIG_IGN stays
                 signal.signal(sig, _interrupted_while_starting)
         except (ValueError, OSError):  # not the main thread
+            pass
+    atexit.register(_ignored_while_ending)  # registered first: runs after every other exit handler
+
+
+def _ignored_while_ending() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            if signal.getsignal(sig) is _interrupted_while_starting:
+                signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):
             pass
 
 

@@ -83,6 +83,7 @@ from ..errors import InvalidParameterError, SpeechClockWarning
 from .events import Event, EventLog
 from .levels import LevelTrace
 from .segments import _check_floor
+from .thresholds import DEFAULT_ONSET_TIMEOUT_S
 
 __all__ = [
     "ABORTED",
@@ -115,8 +116,6 @@ __all__ = [
 ]
 
 _EPS_S = 1e-9
-#: The onset timeout every entry point defaults to (the committed default, as on the command line).
-DEFAULT_ONSET_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
