@@ -4,8 +4,9 @@ Writes a WebM of a synthetic voice (libopus, 32 kb/s, ``application=voip``:
 SILK and hybrid packets, as a realtime voice model's speech), then times, each
 in a fresh process and interleaved:
 
-* ``levels``: ``clock.levels`` over ``clock.io.decode.iter_blocks`` (demux,
-  libopus 16-bit decode, Chromium's int16 -> float rule, down-mix, 60 Hz rms);
+* ``levels``: ``speechclock levels FILE -o /dev/null``, run in the process
+  (demux, libopus 16-bit decode, Chromium's int16 -> float rule, down-mix,
+  60 Hz rms, the CSV);
 * ``decode``: the bare decode, PyAV's demuxer and libopus decoder with each
   frame's samples taken as a numpy array, nothing else.
 
@@ -46,10 +47,10 @@ start = resource.getrusage(resource.RUSAGE_SELF)
 cpu0 = start.ru_utime + start.ru_stime
 t0 = time.perf_counter()
 if job == "levels":
-    from clock.io.decode import iter_blocks, probe
-    from clock.core.levels import levels
-    info = probe(path)
-    n = levels(iter_blocks(info), info.sample_rate_hz).n_ticks
+    import os
+    from clock.cli import main
+    main(["levels", path, "-o", os.devnull], standalone_mode=False)  # the command, its CSV included
+    n = 0
 else:
     import av
     n = 0

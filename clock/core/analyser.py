@@ -319,8 +319,8 @@ def rms_of_windows(windows: NDArray[np.float32]) -> NDArray[np.float64]:
 
 
 def rms_tile(n: int) -> int:
-    """Windows of ``n`` samples summed at once: a tile of their squares stays in cache (256 KB)."""
-    return max(2, 32768 // n)
+    """Windows of ``n`` samples summed at once: a tile of their squares (1 MB) stays in a core's cache."""
+    return max(2, 131072 // n)
 
 
 def _reduce_adds_in_order() -> bool:

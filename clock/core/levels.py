@@ -46,6 +46,7 @@ Metrics
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -298,7 +299,7 @@ class _Scratch:
         self.arrays: dict[str, NDArray[Any]] = {}
 
     def take(self, name: str, shape: tuple[int, ...], dtype: Any) -> NDArray[Any]:
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         have = self.arrays.get(name)
         if have is None or have.size < size:
             have = self.arrays[name] = np.empty(size, dtype)

@@ -439,21 +439,21 @@ class _Batch:
         self.array, self.pts, self.time_base = array, pts, time_base
 
 
-# Frames joined per batch (about 1 s of 20 ms Opus frames), and how far a frame's
-# timestamp may stray from the end of the batch before it starts a new one (well
-# under the timeline's hole threshold, so holes are still seen between batches).
-_BATCH_FRAMES = 50
+# How far a frame's timestamp may stray from the end of the batch before it starts
+# a new one (well under the timeline's hole threshold, so holes are still seen
+# between batches).
 _BATCH_TOLERANCE_S = 0.01
 
 
-def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
+def _decoded_frames(container: Any, stream: Any, path: str, batch_frames: int) -> Iterator[Any]:
     """The stream's frames; Opus through libopus at 16 bits, as WebRTC decodes it.
 
     FFmpeg's own Opus decoder differs from libopus on SILK and hybrid packets
     (the modes speech at voice bitrates uses) by up to 0.1 per sample; Chromium
     decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
     demuxer's pre-skip and end trimming apply as with the native decoder.
-    Contiguous 20 ms frames are joined into batches of about a second (the
+    Contiguous 20 ms frames are joined into batches of ``batch_frames`` (the
+    blocks the caller asked for, so they need no joining again; the
     per-frame work is numpy's, not Python's), decoded a few batches ahead in
     a thread of their own (PyAV decodes without the GIL), so decoding and the
     level computation overlap.
@@ -463,7 +463,7 @@ def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
     if stream.codec_context.name != "opus" or "libopus" not in av.codecs_available:
         yield from _packets_decoded(container, stream, path)
         return
-    yield from _ahead(_libopus_batches, path, stream.index)
+    yield from _ahead(_libopus_batches, path, stream.index, batch_frames)
 
 
 def _packets_decoded(container: Any, stream: Any, path: str) -> Iterator[Any]:
@@ -495,7 +495,7 @@ def _packets_decoded(container: Any, stream: Any, path: str) -> Iterator[Any]:
         )
 
 
-def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
+def _libopus_batches(path: str, index: int, batch_frames: int) -> Iterator[_Batch]:
     """The Opus stream ``index`` of ``path`` decoded with libopus, in batches (its own container)."""
     import av
 
@@ -525,7 +525,7 @@ def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
                     packed = None if frame.format.is_planar else (fmt, block.shape[1])
                 pts = frame.pts
                 if parts and (
-                    len(parts) >= _BATCH_FRAMES
+                    size >= batch_frames
                     or pts is None
                     or first_pts is None
                     or block.dtype != parts[0].dtype
@@ -598,7 +598,7 @@ def _pyav_blocks(
         with decoder_input(info.path) as src, av.open(src, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            for frame in _decoded_frames(container, stream, info.path):
+            for frame in _decoded_frames(container, stream, info.path, block_frames):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
@@ -655,15 +655,20 @@ def _rechunk(
     size = 0
     for block in blocks:
         if pending and (block.dtype != pending[0].dtype or block.shape[1] != pending[0].shape[1]):
-            yield convert(np.concatenate(pending))
+            yield convert(_joined(pending))
             pending, size = [], 0
         pending.append(block)
         size += block.shape[0]
         if size >= block_frames:
-            yield convert(np.concatenate(pending))
+            yield convert(_joined(pending))
             pending, size = [], 0
     if pending:
-        yield convert(np.concatenate(pending))
+        yield convert(_joined(pending))
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """The parts as one array (a lone part as it is: a batch of the size asked for is not copied)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _opus_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
