@@ -1,4 +1,4 @@
-"""Shared options and the error boundary of the command line.
+"""Shared options of the command line (its error boundary is :mod:`clock.cli.boundary`).
 
 Exit codes, in every command: 0 success; 1 a check failed (only ``check``
 has checks); 2 bad input or usage (the message names the file and line, key
@@ -496,12 +496,15 @@ def load(
     quantum: bool = False,
     events: Path | None = None,
     lenient: bool = False,
+    envelope_bins: int | None = None,
     **thresholds: Any,
 ) -> tuple[Recording, Thresholds]:
     """Read REC with the options given, and the thresholds they make (over the committed ones).
 
     With ``quantum``, the render-quantum level is kept as one bit per quantum
     at the floor (what ``segments`` needs), so memory stays small on long recordings.
+    With ``envelope_bins``, the waveform's envelope comes from the same decode
+    (:func:`~clock.io.recording.read_recording`).
     """
     base, options, _, ticks = cadence(
         rec,
@@ -522,5 +525,6 @@ def load(
         quantum_floor=th.floor if quantum else None,
         events=events,
         lenient=lenient,
+        envelope_bins=envelope_bins,
     )
     return recording, th

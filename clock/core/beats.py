@@ -514,18 +514,23 @@ def _span_bound_arrays(
     out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
     out_k = out_k.astype(np.int8)
     if speech is not None and n and term_t.size:
-        # The first tick of the speech run each tick belongs to.
-        idx = np.arange(n)
-        rising = speech & ~np.concatenate([[False], speech[:-1]])
-        run_first = np.maximum.accumulate(np.where(rising, idx, 0))
+        # The first tick of the speech run each tick belongs to (int32 and in place: hours hold millions of ticks).
+        rising = speech.copy()
+        rising[1:] &= ~speech[:-1]
+        run_first = np.zeros(n, np.int32)
+        starts = np.flatnonzero(rising)
+        run_first[starts] = starts
+        np.maximum.accumulate(run_first, out=run_first)
         k = np.searchsorted(t_s, out_s, side="left")
         inside = (out_k == code["terminal"]) & (k > 0) & (k < n)
-        kk = np.where(inside, k, 1)
-        overlap = inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1]
-        first = run_first[np.minimum(kk, n - 1)]
-        ack = overlap & (t_s[first] > term_t)
-        out_s = np.where(ack, t_s[first], out_s)
-        out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
+        k[~inside] = 1
+        overlap = inside & speech[k - 1]
+        np.minimum(k, n - 1, out=k)
+        overlap &= speech[k]
+        first_s = t_s[run_first[k]]
+        ack = overlap & (first_s > term_t)
+        out_s[ack] = first_s[ack]
+        out_k[ack] = code["acknowledgment"]
     return out_s, out_k
 
 
@@ -1231,7 +1236,8 @@ def beats(
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
     signals = _ProviderIndex(events)
     # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
-    spoken_before = np.concatenate([[0], np.cumsum(speech, dtype=np.int64)])
+    spoken_before = np.zeros(n + 1, np.int32)  # int32, in place: hours hold millions of ticks
+    np.add.accumulate(speech.view(np.uint8), dtype=np.int32, out=spoken_before[1:])
     gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
     for index, w_s, quiet_gap, narration in analysis.gaps():

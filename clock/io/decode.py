@@ -72,8 +72,10 @@ __all__ = [
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
 
-#: Frames per block for the level engine (:func:`iter_level_blocks`): about 5.5 s at 48 kHz, 512 KB of
-#: 16-bit mono; fewer, larger blocks spend less of an hour's work between them.
+#: Frames per block of 16-bit PCM for the level engine (:func:`iter_level_blocks`): about 5.5 s at
+#: 48 kHz, 512 KB of mono. Its levels cost so little per sample that fewer, larger blocks spend less
+#: of an hour's work between them; a codec's (Opus) cost is its decoding, so it keeps
+#: :data:`DEFAULT_BLOCK_FRAMES`, which holds less memory.
 LEVEL_BLOCK_FRAMES = 1 << 18
 
 # Samples (frames x channels) read at once: 4 MB of float32, whatever the channel count.
@@ -453,10 +455,9 @@ def _decoded_frames(container: Any, stream: Any, path: str, batch_frames: int) -
     decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
     demuxer's pre-skip and end trimming apply as with the native decoder.
     Contiguous 20 ms frames are joined into batches of ``batch_frames`` (the
-    blocks the caller asked for, so they need no joining again; the
-    per-frame work is numpy's, not Python's), decoded a few batches ahead in
-    a thread of their own (PyAV decodes without the GIL), so decoding and the
-    level computation overlap.
+    per-frame work is numpy's, not Python's), decoded :data:`_AHEAD` batches
+    ahead in a thread of their own (PyAV decodes without the GIL), so
+    decoding and the level computation overlap.
     """
     import av
 
@@ -598,7 +599,8 @@ def _pyav_blocks(
         with decoder_input(info.path) as src, av.open(src, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            for frame in _decoded_frames(container, stream, info.path, block_frames):
+            # Batches of a quarter block: what is decoded ahead is about one block.
+            for frame in _decoded_frames(container, stream, info.path, max(1, block_frames // _AHEAD)):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
@@ -730,20 +732,24 @@ def iter_blocks(
 def iter_level_blocks(
     path: str | os.PathLike[str] | AudioInfo,
     *,
-    block_frames: int = LEVEL_BLOCK_FRAMES,
+    block_frames: int | None = None,
     context_rate_hz: int | None = None,
     max_hole_s: float = MAX_HOLE_S,
 ) -> Iterator[Block]:
     """:func:`iter_blocks` for the level engine: 16-bit PCM as its exact integers.
 
     The same samples as :func:`iter_blocks`, with the same parameters and
-    errors (in blocks of :data:`LEVEL_BLOCK_FRAMES` by default); where a
-    block is 16-bit PCM whose down-mix stays on a grid (every channel count
-    but 5.1, not resampled), it comes as a
+    errors; where a block is 16-bit PCM whose down-mix stays on a grid (every
+    channel count but 5.1, not resampled), it comes as a
     :class:`~clock.core.analyser.GridBlock`, whose levels
     :func:`~clock.core.levels.iter_levels` computes exactly from integer sums.
+    By default 16-bit PCM comes in blocks of :data:`LEVEL_BLOCK_FRAMES`, the
+    rest in blocks of :data:`DEFAULT_BLOCK_FRAMES`.
     """
-    return _blocks(path, block_frames, context_rate_hz, max_hole_s, grid=True)
+    info = path if isinstance(path, AudioInfo) else probe(path)
+    if block_frames is None:
+        block_frames = LEVEL_BLOCK_FRAMES if info.codec == "PCM_16" else DEFAULT_BLOCK_FRAMES
+    yield from _blocks(info, block_frames, context_rate_hz, max_hole_s, grid=True)
 
 
 def _blocks(
