@@ -348,49 +348,92 @@ class _GridSums:
 
     Bit-identical to the page's loop (see :func:`~clock.core.analyser.downmix_pcm16`):
     every window sum is an integer ``S`` below ``2**49`` times
-    ``2**(-2 * exponent)``, which the loop reaches without rounding; here
-    ``S`` is a difference of prefix sums of granule sums, all integers held
-    exactly in float64 (a piece of at most ``2**18 + 2**15`` frames of
-    squares of at most ``2**34`` sums to below ``2**53``), and the level is
-    ``sqrt(S * 2**(-2 * exponent) / n)``, the loop's last two operations.
+    ``2**(-2 * exponent)``, which the loop reaches without rounding. Here the
+    squares are summed per granule (``g`` frames, every window is whole
+    granules: :func:`_granule`), a few thousand samples at a time so they stay
+    in cache; ``S`` is a difference of prefix sums of the granule sums, all
+    integers held exactly in float64 (one block's granules and the ``n / g``
+    before them sum to below ``(2**18 + 2**15 + g) * 2**34 < 2**53``), and the
+    level is ``sqrt(S * 2**(-2 * exponent) / n)``, the loop's last two
+    operations.
+
+    Keeps, between blocks, the sums of the last ``n / g`` whole granules (the
+    windows reach back into them) and the samples of the granule not yet
+    whole, as long as the blocks stay on one grid.
     """
 
+    # Samples squared and summed at once: 128 KB of float64.
+    _CHUNK = 1 << 14
+
     def __init__(self, n: int) -> None:
-        self.n = n
-        # The last n samples' integers (the windows reach back into the previous block), on this grid.
-        self.history: NDArray[np.float64] | None = np.zeros(n)
+        self.n, self.g, self.k = n, _granule(n), n // _granule(n)
+        # Granules j * g .. (j + 1) * g; before frame 0 everything is zero.
+        self.sums: NDArray[np.float64] | None = np.zeros(self.k)  # granules [whole - k, whole)
+        self.carry = np.zeros(0)  # the samples of granule ``whole`` so far
+        self.whole = 0
         self.exponent: int | None = None
+        self.base = 0  # the granule prefix[0] starts at
+        self.prefix = np.zeros(1)
 
-    def push(self, block: GridBlock, floats: NDArray[np.float32], scratch: _Scratch) -> NDArray[np.float64] | None:
-        """The integers of the last ``n`` samples and of ``block``; None when the last ``n`` are off its grid.
+    def push(self, block: GridBlock, floats: NDArray[np.float32], pos: int, scratch: _Scratch) -> bool:
+        """Take the block that starts at frame ``pos``; False when it cannot be summed on its grid.
 
-        ``floats`` are the last ``n`` samples (what the history is taken from
-        when the grid changes, or after float blocks).
+        ``floats`` are the ``n`` samples before ``pos``: where the sums start
+        again after float blocks or a change of grid, if they are on it.
         """
-        n, e = self.n, block.exponent
-        values = scratch.take("grid", (n + block.size,), np.float64)
-        if self.history is not None and self.exponent in (None, e):
-            values[:n] = self.history
-        else:
-            np.multiply(floats, 2.0**e, out=values[:n])
-            if not np.array_equal(np.rint(values[:n]), values[:n]) or np.abs(values[:n]).max() > GRID_MAX_ABS:
-                self.history = None
-                return None
-        values[n:] = block.values
-        self.history, self.exponent = values[-n:].copy(), e
-        return values
+        e = block.exponent
+        if self.sums is None or self.exponent not in (None, e):
+            if not self._restart(floats, pos, e):
+                return False
+        g, values = self.g, block.values
+        sums = [self.sums]
+        at = 0
+        if self.carry.size:  # the granule the last block left open
+            at = min(g - self.carry.size, values.size)
+            self.carry = np.concatenate([self.carry, values[:at]])
+            if self.carry.size == g:
+                sums.append(np.array([np.dot(self.carry, self.carry)]))
+                self.carry = np.zeros(0)
+        stop = at + (values.size - at) // g * g
+        for start in range(at, stop, self._CHUNK):
+            part = scratch.take("grid", (min(self._CHUNK, stop - start),), np.float64)
+            part[:] = values[start : start + part.size]  # exact: integers below 2**17
+            rows = part.reshape(-1, g)
+            sums.append(np.einsum("ij,ij->i", rows, rows))  # exact: integers below 2**41, in any order
+        if stop < values.size:
+            self.carry = values[stop:].astype(np.float64)
+        granules = np.concatenate(sums)
+        self.base = self.whole - self.k
+        self.whole += granules.size - self.k
+        self.prefix = np.zeros(granules.size + 1)
+        np.cumsum(granules, out=self.prefix[1:])
+        self.sums, self.exponent = granules[-self.k :].copy(), e
+        return True
 
-    def levels(
-        self, values: NDArray[np.float64], starts: NDArray[np.int64], off: int, scratch: _Scratch
-    ) -> NDArray[np.float64]:
-        """The level of each window ``values[start : start + n]`` (every start ``off`` past a granule)."""
-        n, g = self.n, _granule(self.n)
-        rows = values[off : off + (values.size - off) // g * g].reshape(-1, g)
-        prefix = scratch.take("prefix", (rows.shape[0] + 1,), np.float64)
-        prefix[0] = 0.0
-        np.cumsum(np.einsum("ij,ij->i", rows, rows), out=prefix[1:])
-        first = (starts - off) // g
-        total = (prefix[first + n // g] - prefix[first]) * 2.0 ** (-2 * self.exponent)  # type: ignore[operator]
+    def _restart(self, floats: NDArray[np.float32], pos: int, e: int) -> bool:
+        """The sums from the ``n`` float samples before ``pos``, if they are on the grid ``2**-e``."""
+        ints = floats.astype(np.float64) * 2.0**e
+        if not np.array_equal(np.rint(ints), ints) or np.abs(ints).max(initial=0.0) > GRID_MAX_ABS:
+            self.sums = None
+            return False
+        n, g, k = self.n, self.g, self.k
+        c = pos % g
+        self.whole = pos // g
+        whole = ints[g - c : n - c].reshape(k - 1, g)  # granules whole - k + 1 .. whole - 1
+        # Granule whole - k is only partly in view; no window of a later tick reaches it.
+        self.sums = np.concatenate([[0.0], np.einsum("ij,ij->i", whole, whole)])
+        self.carry = ints[n - c :]
+        return True
+
+    def invalidate(self) -> None:
+        """A float block came: the sums start again from the floats at the next grid block."""
+        self.sums = None
+
+    def levels(self, frames: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The level of the window ending at each of ``frames`` (multiples of the granule, as ticks are)."""
+        n, g = self.n, self.g
+        last = frames // g - self.base
+        total = (self.prefix[last] - self.prefix[last - self.k]) * 2.0 ** (-2 * self.exponent)  # type: ignore[operator]
         return np.sqrt(total / n)
 
 
@@ -492,33 +535,28 @@ class _Engine:
             grown[:n] = self.buf[:n]
             self.buf = grown
         buf = self.buf[: n + size]
-        values = None
+        exact = False
         if isinstance(block, GridBlock) and self.grid is not None:
-            values = self.grid.push(block, buf[:n], self.state)
+            exact = self.grid.push(block, buf[:n], self.pos, self.state)
         elif self.grid is not None:
-            self.grid.history = None
-        if values is None:
+            self.grid.invalidate()
+        if not exact:
             buf[n:] = block.to_float32() if isinstance(block, GridBlock) else block
         last = self._last_tick(end, before_frame)
         while self.next_tick <= last:
             k = np.arange(self.next_tick, min(last + 1, self.next_tick + self._BATCH), dtype=np.int64)
             frames = self.ticks.frames(k, self.rate)
-            # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
-            starts = frames - self.pos
-            off = _granule_offset(starts, _granule(n))
-            if values is not None and off is not None:
+            if exact:
                 assert self.grid is not None
-                level = self.grid.levels(values, starts, off, self.state)
+                level = self.grid.levels(frames)
             else:
-                if values is not None:  # never for ticks on quantum boundaries; the floats then
-                    buf[n:] = values[n:] * 2.0**-block.exponent  # type: ignore[union-attr]
-                    values = None
-                level, self.state = self.func(buf, starts, self.state, self.options)
+                # buf[0] is frame pos - n, so the window ending at F starts at F - pos.
+                level, self.state = self.func(buf, frames - self.pos, self.state, self.options)
             yield LevelChunk(self.next_tick, frames, level)
             self.next_tick += frames.size
-        if values is not None:  # the floats of the last n samples, for a block that leaves the grid
+        if exact:  # the floats of the last n samples, for a block that leaves the grid
             tail = min(n, size)
-            buf[-tail:] = values[-tail:] * 2.0**-block.exponent  # type: ignore[union-attr]
+            buf[-tail:] = GridBlock(block.values[-tail:], block.exponent).to_float32()  # type: ignore[union-attr]
         self.buf[:n] = buf[-n:]
         self.pos = end
 
