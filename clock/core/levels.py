@@ -336,7 +336,7 @@ def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
     each = np.arange(k)[:, None]
     for at in range(0, starts.size, step):
         tile = first[at : at + step]
-        gathered = granules[each + tile]  # (k, windows, g)
+        gathered = np.take(granules, each + tile, axis=0, out=scratch.take("gathered", (k, tile.size, g), np.float32))
         squares = scratch.take("squares", (k, g, tile.size), np.float64)
         np.multiply(gathered.transpose(0, 2, 1), gathered.transpose(0, 2, 1), out=squares, dtype=np.float64)
         total[at : at + tile.size] = sums_in_order(squares.reshape(n, tile.size))

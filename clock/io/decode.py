@@ -599,8 +599,7 @@ def _pyav_blocks(
         with decoder_input(info.path) as src, av.open(src, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            # Batches of a quarter block: what is decoded ahead is about one block.
-            for frame in _decoded_frames(container, stream, info.path, max(1, block_frames // _AHEAD)):
+            for frame in _decoded_frames(container, stream, info.path, block_frames):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
