@@ -66,7 +66,12 @@ else:
 wall = time.perf_counter() - t0
 usage = resource.getrusage(resource.RUSAGE_SELF)
 cpu = usage.ru_utime + usage.ru_stime - cpu0
-print(json.dumps({"job": job, "wall_s": wall, "cpu_s": cpu, "peak_mb": usage.ru_maxrss / 1024, "n": n}))
+try:  # VmHWM starts afresh at exec; ru_maxrss keeps the parent's high-water mark across fork and exec
+    with open("/proc/self/status") as f:
+        peak_kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    peak_kb = usage.ru_maxrss
+print(json.dumps({"job": job, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak_kb / 1024, "n": n}))
 """
 
 
