@@ -386,7 +386,8 @@ class _GridSums:
             if not self._restart(floats, pos, e):
                 return False
         g, values = self.g, block.values
-        sums = [self.sums]
+        assert self.sums is not None
+        sums: list[NDArray[np.float64]] = [self.sums]
         at = 0
         if self.carry.size:  # the granule the last block left open
             at = min(g - self.carry.size, values.size)
