@@ -676,20 +676,17 @@ def trace_of(
 
 
 def trace_of_levels(
-    levels: list[NDArray[np.float64]],
+    level: NDArray[np.float64],
     sample_rate_hz: int,
     ticks: Ticks,
     metric: str = "rms",
     options: AnalyserOptions | None = None,
 ) -> LevelTrace:
-    """A level trace from the levels of its consecutive chunks from tick 0 (their frames are the ticks').
+    """A level trace from the levels of its ticks from tick 0 (their frames are the ticks').
 
-    The same trace as :func:`trace_of` of the chunks, in less memory on a
-    long recording: the frames are not kept meanwhile, and ``levels`` is
-    emptied as it is joined.
+    The same trace as :func:`trace_of` of its chunks, in less memory on a
+    long recording: the frames need not be kept while decoding.
     """
-    level = np.concatenate(levels) if levels else np.zeros(0, np.float64)
-    levels.clear()
     frames = np.empty(level.size, np.int64)
     for at in range(0, level.size, 1 << 16):  # as each chunk's were, a few at a time
         k = np.arange(at, min(at + (1 << 16), level.size), dtype=np.int64)

@@ -207,8 +207,7 @@ def _decode(
     counted = _Counted(iter_level_blocks(info, context_rate_hz=context_rate_hz), wave)
     chunks = iter_multi_levels(counted, rate, ticks=cadences, metric=metric, options=options)
     # The levels only, while decoding: the frames are the ticks', made once at the end.
-    main: list[np.ndarray] = []
-    quanta: list[np.ndarray] = []
+    main, quanta = _Levels(), _Levels()
     if quantum and quantum_floor is not None:
         from ..core.segments import QuantumSpeech
 
@@ -217,10 +216,35 @@ def _decode(
         )
     else:
         for i, chunk in chunks:
-            (main if i == 0 else quanta).append(chunk.level)
-        q = trace_of_levels(quanta, rate, cadences[-1], metric, options) if quantum else None
-    trace = trace_of_levels(main, rate, cadences[0], metric, options)
+            (main if i == 0 else quanta).add(chunk.level)
+        q = trace_of_levels(quanta.array(), rate, cadences[-1], metric, options) if quantum else None
+    trace = trace_of_levels(main.array(), rate, cadences[0], metric, options)
     return _Decoded(info, trace, q, counted.n_frames, None if wave is None else wave.result())
+
+
+class _Levels:
+    """A trace's levels as they come, in one array that grows in place.
+
+    Room for an hour's ticks (at 1/60 s) is reserved at first and doubled when
+    full: memory the operating system gives a page at a time, as it is
+    written, so a long recording never holds its levels twice (as a list of
+    chunks joined at the end would), and a short one costs what it holds.
+    """
+
+    def __init__(self) -> None:
+        self.buf = np.empty(216_000)
+        self.n = 0
+
+    def add(self, level: np.ndarray) -> None:
+        if self.n + level.size > self.buf.size:
+            grown = np.empty(max(2 * self.buf.size, self.n + level.size))
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        self.buf[self.n : self.n + level.size] = level
+        self.n += level.size
+
+    def array(self) -> np.ndarray:
+        return self.buf[: self.n]
 
 
 class _Counted:
@@ -239,11 +263,11 @@ class _Counted:
             yield block
 
 
-def _split(chunks: Iterator[tuple[int, LevelChunk]], main: list[np.ndarray]) -> Iterator[LevelChunk]:
+def _split(chunks: Iterator[tuple[int, LevelChunk]], main: _Levels) -> Iterator[LevelChunk]:
     """The second cadence's chunks; the first's levels go into ``main``."""
     for i, chunk in chunks:
         if i == 0:
-            main.append(chunk.level)
+            main.add(chunk.level)
         else:
             yield chunk
 
