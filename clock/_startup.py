@@ -5,11 +5,13 @@ Imported first by :mod:`clock`, before numpy or click. Only for
 imported) and the ``speechclock`` script:
 
 * SIGINT and SIGTERM print one line and exit 128 + the signal (130, 143)
-  while the libraries are still importing; :class:`clock.cli.options.Group`
+  while the libraries are still importing; :class:`clock.cli.boundary.Group`
   puts unwinding handlers in place once the command starts (so that an
   interrupted run removes its temporary files) and these back when it ends,
   so that a signal at any moment of the run, its start and its end included,
-  exits 130 or 143;
+  exits 130 or 143. Only once the run has ended and its exit code is set
+  (Python's shutdown, after every exit handler) are they ignored: the run's
+  own code stands (Python would otherwise die of the signal, with no code);
 * ``check --junit FILE`` replaces a previous JUnit report at ``FILE`` (or an
   absent one, in an existing folder) by one ``<error>`` case saying the run
   did not finish, before any work. A run interrupted at any moment, or
