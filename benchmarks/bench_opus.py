@@ -4,8 +4,9 @@ Writes a WebM of a synthetic voice (libopus, 32 kb/s, ``application=voip``:
 SILK and hybrid packets, as a realtime voice model's speech), then times, each
 in a fresh process and interleaved:
 
-* ``levels``: ``clock.levels`` over ``clock.io.decode.iter_blocks`` (demux,
-  libopus 16-bit decode, Chromium's int16 -> float rule, down-mix, 60 Hz rms);
+* ``levels``: ``speechclock levels FILE -o /dev/null``, run in the process
+  (demux, libopus 16-bit decode, Chromium's int16 -> float rule, down-mix,
+  60 Hz rms, the CSV);
 * ``decode``: the bare decode, PyAV's demuxer and libopus decoder with each
   frame's samples taken as a numpy array, nothing else.
 
@@ -46,10 +47,10 @@ start = resource.getrusage(resource.RUSAGE_SELF)
 cpu0 = start.ru_utime + start.ru_stime
 t0 = time.perf_counter()
 if job == "levels":
-    from clock.io.decode import iter_blocks, probe
-    from clock.core.levels import levels
-    info = probe(path)
-    n = levels(iter_blocks(info), info.sample_rate_hz).n_ticks
+    import os
+    from clock.cli import main
+    main(["levels", path, "-o", os.devnull], standalone_mode=False)  # the command, its CSV included
+    n = 0
 else:
     import av
     n = 0
@@ -65,7 +66,12 @@ else:
 wall = time.perf_counter() - t0
 usage = resource.getrusage(resource.RUSAGE_SELF)
 cpu = usage.ru_utime + usage.ru_stime - cpu0
-print(json.dumps({"job": job, "wall_s": wall, "cpu_s": cpu, "peak_mb": usage.ru_maxrss / 1024, "n": n}))
+try:  # VmHWM starts afresh at exec; ru_maxrss keeps the parent's high-water mark across fork and exec
+    with open("/proc/self/status") as f:
+        peak_kb = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    peak_kb = usage.ru_maxrss
+print(json.dumps({"job": job, "wall_s": wall, "cpu_s": cpu, "peak_mb": peak_kb / 1024, "n": n}))
 """
 
 

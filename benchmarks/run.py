@@ -12,8 +12,10 @@ Sections (all inputs are generated into a temporary folder, removed at the end):
 
 ``levels``
     A 60-minute 48 kHz mono 16-bit WAV. Whole processes (interpreter start,
-    imports, decode, output), interleaved, median of ``--repeat`` runs:
-    ``speechclock levels`` (CSV to a file) against ``soundfile.read`` (int16
+    imports, decode, output), interleaved, median of ``--repeat`` runs (wall
+    time; the CPU times' ratio beside, steadier on a busy machine):
+    ``speechclock levels`` (CSV to a file; and as npz, the same work without
+    formatting 216,000 rows of text) against ``soundfile.read`` (int16
     and float64) and a bare decode (``clock.io.decode.iter_blocks``), and
     against auditok (``auditok.split``), webrtcvad (every 30 ms frame) and
     librosa (``librosa.load`` + ``librosa.feature.rms``, 2048 / 800 frames) on
@@ -24,7 +26,7 @@ the machine, the load average before and after, and the run's own length.
 ``opus``
     ``speechclock levels`` of a 10-minute WebM/Opus voice recording against a
     bare libopus decode of it (benchmarks/bench_opus.py's two jobs), whole
-    processes, interleaved, median of ``--repeat``.
+    processes, interleaved, median of ``--repeat``; the CPU times' ratio beside.
 ``sweep``
     ``clock.sweep`` of 1,000 settings (40 floors x 25 quiet times) with a
     precomputed derivation, against a sweep of one setting of the same corpus
@@ -157,18 +159,20 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float]:
     return wall, int(peak) / 1024, cpu
 
 
-def median_runs(jobs: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float]]:
-    """Median wall time and the largest peak memory of each job, the jobs interleaved."""
+def median_runs(jobs: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, float]]:
+    """Median wall time, the largest peak memory and the median CPU time of each job, the jobs interleaved."""
     walls: dict[str, list[float]] = {k: [] for k in jobs}
     peaks: dict[str, list[float]] = {k: [] for k in jobs}
+    cpus: dict[str, list[float]] = {k: [] for k in jobs}
     for cmd in jobs.values():
         run_process(cmd)  # warm up: bytecode compiled, files in the page cache
     for _ in range(repeat):
         for name, cmd in jobs.items():
-            w, m = run_process(cmd)
+            w, m, c = run_measured(cmd)
             walls[name].append(w)
             peaks[name].append(m)
-    return {k: (statistics.median(walls[k]), max(peaks[k])) for k in jobs}
+            cpus[name].append(c)
+    return {k: (statistics.median(walls[k]), max(peaks[k]), statistics.median(cpus[k])) for k in jobs}
 
 
 SF_READ = "import sys, soundfile; soundfile.read(sys.argv[1], dtype=sys.argv[2])"
@@ -213,6 +217,7 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
     out = tmp / "hour.csv"
     jobs = {
         "levels": [PY, "-m", "clock", "levels", str(wav), "-o", str(out)],
+        "levels_npz": [PY, "-m", "clock", "levels", str(wav), "--format", "npz", "-o", str(tmp / "hour.npz")],
         "sf_int16": [PY, "-c", SF_READ, str(wav), "int16"],
         "sf_float64": [PY, "-c", SF_READ, str(wav), "float64"],
         "decode": [PY, "-c", DECODE, str(wav)],
@@ -222,13 +227,18 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
         if have(module):
             jobs[name] = [PY, "-c", code, str(wav)]
     r = median_runs(jobs, repeat)
-    lv, lv_mb = r["levels"]
+    lv, lv_mb, lv_cpu = r["levels"]
     row("levels", "speechclock levels (CSV to a file)", f"{lv:.2f} s {lv_mb:.0f} MB")
     row("levels", "soundfile.read(dtype='int16')", f"{r['sf_int16'][0]:.2f} s {r['sf_int16'][1]:.0f} MB")
     row("levels", "soundfile.read() (float64)", f"{r['sf_float64'][0]:.2f} s {r['sf_float64'][1]:.0f} MB")
     row("levels", "bare decode (iter_blocks, float32 mono)", f"{r['decode'][0]:.2f} s {r['decode'][1]:.0f} MB")
     ratio = lv / r["sf_int16"][0]
     row("levels", "levels / soundfile.read(int16)", f"{ratio:.2f}x", "<= 1.5x", ratio <= 1.5)
+    row("levels", "the same in CPU time (user + system)", f"{lv_cpu / r['sf_int16'][2]:.2f}x")
+    npz, npz_mb, npz_cpu = r["levels_npz"]
+    row("levels", "speechclock levels --format npz (the same, no text)", f"{npz:.2f} s {npz_mb:.0f} MB")
+    sf_wall, _, sf_cpu = r["sf_int16"]
+    row("levels", "levels npz / soundfile.read(int16), wall and CPU", f"{npz / sf_wall:.2f}x, {npz_cpu / sf_cpu:.2f}x")
     row("levels", "levels / soundfile.read(float64)", f"{lv / r['sf_float64'][0]:.2f}x")
     row("levels", "levels / bare decode", f"{lv / r['decode'][0]:.2f}x")
     row("levels", "levels peak memory", f"{lv_mb:.0f} MB", "< 100 MB", lv_mb < 100)
@@ -241,7 +251,7 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
         if name not in r:
             row("levels", f"{label}: not installed (pip install '.[bench]')", "-")
             continue
-        w, mb = r[name]
+        w, mb, _ = r[name]
         row("levels", label, f"{w:.2f} s {mb:.0f} MB")
         target = "levels >= 3x faster" if name == "auditok" else ""
         row("levels", f"{name} / levels", f"{w / lv:.2f}x", target, (w / lv >= 3) if name == "auditok" else None)
@@ -267,10 +277,11 @@ def bench_opus(tmp: Path, repeat: int, minutes: float) -> None:
     write_webm(webm, minutes)
     jobs = {job: [PY, "-c", CHILD, str(webm), job] for job in ("levels", "decode")}
     r = median_runs(jobs, repeat)
-    (lv, lv_mb), (dec, dec_mb) = r["levels"], r["decode"]
-    row("opus", f"levels of {minutes:g} min WebM/Opus", f"{lv:.2f} s {lv_mb:.0f} MB")
+    (lv, lv_mb, lv_cpu), (dec, dec_mb, dec_cpu) = r["levels"], r["decode"]
+    row("opus", f"speechclock levels of {minutes:g} min WebM/Opus", f"{lv:.2f} s {lv_mb:.0f} MB")
     row("opus", "bare libopus decode (PyAV)", f"{dec:.2f} s {dec_mb:.0f} MB")
     row("opus", "levels / bare decode", f"{lv / dec:.2f}x", "<= 1.3x", lv / dec <= 1.3)
+    row("opus", "the same in CPU time (user + system, both threads)", f"{lv_cpu / dec_cpu:.2f}x")
 
 
 # -- sweep ----------------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ The data flow, and where each step lives:
 6. report: :mod:`clock.report` renders tables, plots and the HTML report.
 
 ``clock.core`` is pure numpy: it never imports soundfile, PyAV, click or
-matplotlib. ``import clock`` loads only the core; the file-reading and
-plotting helpers below load their libraries when first used.
+matplotlib. ``import clock`` loads none of them, nor numpy: every name
+below is imported when first used, so the command line starts light.
 
 Examples
 --------
@@ -32,41 +32,9 @@ Examples
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
-from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
-from .core.beats import (
-    Beat,
-    BeatAnalysis,
-    Decision,
-    FloorAnalysis,
-    Replay,
-    ReplayBeat,
-    analyse,
-    beats,
-    decide,
-    replay,
-    replay_ticks,
-)
-from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
-from .core.derive import (
-    Derivation,
-    Margins,
-    Observation,
-    Outcome,
-    RecordingLevels,
-    classify_ticks,
-    derive,
-    equivalents,
-    recording_levels,
-)
-from .core.events import Event, EventLog, Label
-from .core.levels import LevelTrace, SignalSummary, Ticks, iter_levels, levels, multi_levels, parse_period, summarize
-from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
-from .core.stress import Failure, LineMargin, SettingStress, StressResult
-from .core.sweep import SweepPoint, SweepResult, grid, sweep
-from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from .errors import (
     ConfigError,
     EventLogError,
@@ -77,10 +45,109 @@ from .errors import (
     SpeechClockWarning,
 )
 
+if TYPE_CHECKING:  # what the names below are, for type checkers; imported on first use
+    from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
+    from .core.beats import (
+        Beat,
+        BeatAnalysis,
+        Decision,
+        FloorAnalysis,
+        Replay,
+        ReplayBeat,
+        analyse,
+        beats,
+        decide,
+        replay,
+        replay_ticks,
+    )
+    from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
+    from .core.derive import (
+        Derivation,
+        Margins,
+        Observation,
+        Outcome,
+        RecordingLevels,
+        classify_ticks,
+        derive,
+        equivalents,
+        recording_levels,
+    )
+    from .core.events import Event, EventLog, Label
+    from .core.levels import (
+        LevelTrace,
+        SignalSummary,
+        Ticks,
+        iter_levels,
+        levels,
+        multi_levels,
+        parse_period,
+        summarize,
+    )
+    from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
+    from .core.stress import Failure, LineMargin, SettingStress, StressResult
+    from .core.sweep import SweepPoint, SweepResult, grid, sweep
+    from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+
 __version__ = "0.1.0"
 
-# name -> module, imported on first use (they need soundfile, PyAV or matplotlib).
+# name -> module, imported on first use: ``import clock`` (and the command line's start) loads none of
+# them; the core's need numpy, the others soundfile, PyAV or matplotlib as well.
 _LAZY = {
+    "Analyser": "clock.core.analyser",
+    "AnalyserOptions": "clock.core.analyser",
+    "downmix_to_mono": "clock.core.analyser",
+    "Beat": "clock.core.beats",
+    "BeatAnalysis": "clock.core.beats",
+    "Decision": "clock.core.beats",
+    "FloorAnalysis": "clock.core.beats",
+    "Replay": "clock.core.beats",
+    "ReplayBeat": "clock.core.beats",
+    "analyse": "clock.core.beats",
+    "beats": "clock.core.beats",
+    "decide": "clock.core.beats",
+    "replay": "clock.core.beats",
+    "replay_ticks": "clock.core.beats",
+    "CheckCase": "clock.core.check",
+    "CheckCounts": "clock.core.check",
+    "CheckResult": "clock.core.check",
+    "check_cases": "clock.core.check",
+    "check_counts": "clock.core.check",
+    "check_recording": "clock.core.check",
+    "Derivation": "clock.core.derive",
+    "Margins": "clock.core.derive",
+    "Observation": "clock.core.derive",
+    "Outcome": "clock.core.derive",
+    "RecordingLevels": "clock.core.derive",
+    "classify_ticks": "clock.core.derive",
+    "derive": "clock.core.derive",
+    "equivalents": "clock.core.derive",
+    "recording_levels": "clock.core.derive",
+    "Event": "clock.core.events",
+    "EventLog": "clock.core.events",
+    "Label": "clock.core.events",
+    "LevelTrace": "clock.core.levels",
+    "SignalSummary": "clock.core.levels",
+    "Ticks": "clock.core.levels",
+    "iter_levels": "clock.core.levels",
+    "levels": "clock.core.levels",
+    "multi_levels": "clock.core.levels",
+    "parse_period": "clock.core.levels",
+    "summarize": "clock.core.levels",
+    "QuantumSpeech": "clock.core.segments",
+    "Segment": "clock.core.segments",
+    "Segmentation": "clock.core.segments",
+    "label_errors": "clock.core.segments",
+    "segments": "clock.core.segments",
+    "Failure": "clock.core.stress",
+    "LineMargin": "clock.core.stress",
+    "SettingStress": "clock.core.stress",
+    "StressResult": "clock.core.stress",
+    "SweepPoint": "clock.core.sweep",
+    "SweepResult": "clock.core.sweep",
+    "grid": "clock.core.sweep",
+    "sweep": "clock.core.sweep",
+    "DEFAULT_THRESHOLDS": "clock.core.thresholds",
+    "Thresholds": "clock.core.thresholds",
     "probe": "clock.io.decode",
     "iter_blocks": "clock.io.decode",
     "AudioInfo": "clock.io.decode",

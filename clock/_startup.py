@@ -5,11 +5,13 @@ Imported first by :mod:`clock`, before numpy or click. Only for
 imported) and the ``speechclock`` script:
 
 * SIGINT and SIGTERM print one line and exit 128 + the signal (130, 143)
-  while the libraries are still importing; :class:`clock.cli.options.Group`
+  while the libraries are still importing; :class:`clock.cli.boundary.Group`
   puts unwinding handlers in place once the command starts (so that an
   interrupted run removes its temporary files) and these back when it ends,
   so that a signal at any moment of the run, its start and its end included,
-  exits 130 or 143;
+  exits 130 or 143. Only once the run has ended and its exit code is set
+  (Python's shutdown, after every exit handler) are they ignored: the run's
+  own code stands (Python would otherwise die of the signal, with no code);
 * ``check --junit FILE`` replaces a previous JUnit report at ``FILE`` (or an
   absent one, in an existing folder) by one ``<error>`` case saying the run
   did not finish, before any work. A run interrupted at any moment, or
@@ -23,6 +25,7 @@ A library import of :mod:`clock`, and a worker process, leave signals alone.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -52,12 +55,28 @@ def _interrupted_while_starting(signum: int, frame: object) -> None:
 
 
 def install() -> None:
-    """SIGINT and SIGTERM: one line and exit 130 or 143 at once (no unwinding: nothing to clean up)."""
+    """SIGINT and SIGTERM: one line and exit 130 or 143 at once (no unwinding: nothing to clean up).
+
+    Until the interpreter ends: once the run's exit code is decided and its
+    cleanup done (the last exit handler), both are ignored, because Python
+    then puts back the system's default for the rest of its shutdown, where
+    a signal would end the process as killed by it, not with a code.
+    """
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's SIG_IGN stays
                 signal.signal(sig, _interrupted_while_starting)
         except (ValueError, OSError):  # not the main thread
+            pass
+    atexit.register(_ignored_while_ending)  # registered first: runs after every other exit handler
+
+
+def _ignored_while_ending() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            if signal.getsignal(sig) is _interrupted_while_starting:
+                signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):
             pass
 
 

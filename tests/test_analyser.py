@@ -11,14 +11,19 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from signals import fround, js_rms, sine
 
+from clock.core import analyser as analyser_module
 from clock.core.analyser import (
+    GRID_MAX_ABS,
     Analyser,
     AnalyserOptions,
+    GridBlock,
     blackman_window,
     byte_frequency_data,
     byte_time_domain_data,
+    downmix_pcm16,
     downmix_to_mono,
     rms_of_windows,
+    sums_in_order,
     time_domain_windows,
 )
 from clock.errors import InvalidParameterError, InvalidSignalError
@@ -317,6 +322,84 @@ def test_rms_order_matters_and_we_follow_the_loop(rng):
     assert [float(v) for v in got] == [js_rms(row) for row in w]
     pairwise = np.sqrt(np.sum(w.astype(np.float64) ** 2, axis=1) / 2048)
     assert np.any(pairwise != got)  # the test distinguishes the two orders
+
+
+def _loop_sums(columns: np.ndarray) -> list[float]:
+    """Each column summed as a JavaScript loop adds: 0, then every row in order."""
+    out = []
+    for j in range(columns.shape[1]):
+        total = 0.0
+        for v in columns[:, j].tolist():
+            total += v
+        out.append(total)
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 32, 2048, 32768])
+@pytest.mark.parametrize("t", [1, 2, 3, 17])
+def test_sums_in_order_are_the_loops_sums(rng, n, t):
+    # A wide dynamic range, so that any other order (pairwise, blocked) rounds differently somewhere.
+    x = (rng.standard_normal((n, t)) * np.exp(rng.uniform(-30, 0, (n, t)))) ** 2
+    assert sums_in_order(x).tolist() == _loop_sums(x)
+
+
+def test_sums_in_order_without_numpys_row_by_row_reduce_are_the_same(rng, monkeypatch):
+    x = (rng.standard_normal((2048, 5)) * np.exp(rng.uniform(-30, 0, (2048, 5)))) ** 2
+    fast = sums_in_order(x).tolist()
+    monkeypatch.setattr(analyser_module, "_REDUCE_IN_ORDER", False)
+    assert sums_in_order(x).tolist() == fast == _loop_sums(x)
+
+
+def test_the_check_on_numpys_reduce_tells_the_orders_apart():
+    # What the check sums: in order it stays 1; numpy's pairwise sum of the same column does not.
+    col = np.full(64, 2.0**-53)
+    col[0] = 1.0
+    assert analyser_module._reduce_adds_in_order()  # this numpy adds row by row: the fast path is the one tested
+    assert np.add.reduce(col) != 1.0  # the contiguous axis is summed pairwise: the check would see it
+
+
+# --- 16-bit PCM on its grid ----------------------------------------------------
+
+
+def _pcm(rng, frames: int, channels: int) -> np.ndarray:
+    x = rng.integers(-32768, 32768, (frames, channels)).astype(np.int16)
+    x[:7] = -32768
+    x[7:14] = 32767
+    x[14:21] = 0
+    x[21:28, 0] = 1
+    x[21:28, -1] = -1  # a stereo sum of zero, of one
+    return x
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4, 5, 8])
+def test_the_pcm16_down_mix_on_its_grid_is_the_float_down_mix(rng, channels):
+    pcm = _pcm(rng, 5000, channels)
+    grid = downmix_pcm16(pcm)
+    assert grid is not None
+    floats = downmix_to_mono(pcm * np.float32(1 / 32768))
+    assert grid.to_float32().dtype == np.float32
+    np.testing.assert_array_equal(grid.to_float32(), floats)
+    assert np.all(np.abs(grid.values.astype(np.int64)) <= GRID_MAX_ABS)
+    assert grid.exponent == {2: 16, 4: 17}.get(channels, 15)
+
+
+def test_the_5_1_down_mix_leaves_the_grid(rng):
+    pcm = _pcm(rng, 100, 6)
+    assert downmix_pcm16(pcm) is None
+    floats = downmix_to_mono(pcm * np.float32(1 / 32768))
+    assert not np.array_equal(floats * np.float32(2**17), np.rint(floats * np.float32(2**17)))  # off every grid
+
+
+def test_grid_blocks_refuse_what_is_not_small_integers():
+    with pytest.raises(InvalidSignalError, match="int16 or int32"):
+        GridBlock(np.zeros(4, np.float32), 15)  # type: ignore[arg-type]
+    with pytest.raises(InvalidSignalError, match="int16 or int32"):
+        GridBlock(np.zeros((4, 2), np.int16), 15)
+    with pytest.raises(InvalidSignalError, match="at most"):
+        GridBlock(np.array([0, GRID_MAX_ABS + 1], np.int32), 17)
+    with pytest.raises(InvalidParameterError, match="exponent"):
+        GridBlock(np.zeros(4, np.int16), 65)
+    assert len(GridBlock(np.array([-GRID_MAX_ABS, GRID_MAX_ABS], np.int32), 17)) == 2
 
 
 def test_time_domain_windows_refuses_frames_outside_the_buffer():

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from browser import POST_JS, run_page
 
-from clock.core.analyser import Analyser, AnalyserOptions, downmix_to_mono
+from clock.core.analyser import Analyser, AnalyserOptions, downmix_pcm16, downmix_to_mono
 from clock.core.levels import Ticks, levels
 
 N_TICKS = 24
@@ -136,3 +136,18 @@ def test_emulation_matches_chromium(page_reads, request, rate, n_channels, fft_s
         np.testing.assert_allclose(ours[keep], theirs[keep], rtol=3e-5, atol=1e-4)
         byte_diff = np.abs(node.get_byte_frequency_data(f).astype(int) - np.array(r["fbytes"]))
         assert byte_diff.max(initial=0) <= 1
+
+
+@pytest.mark.parametrize("n_channels,fft_size", [(1, 2048), (2, 32768), (4, 128), (3, 32)])
+def test_the_exact_path_for_16_bit_pcm_matches_chromium(chromium, rng, n_channels, fft_size):
+    # 16-bit samples (v / 32768) rendered by Chromium; the levels from their integers (GridBlock), full scale included.
+    pcm = (_signal(rng, 48000, n_channels) * 32768).clip(-32768, 32767).astype(np.int16)
+    pcm[3000:9000] = -32768
+    channels = pcm * np.float32(1 / 32768)
+    reads = json.loads(run_page(_page(channels, 48000, fft_size, 0.8))["/done"])
+    grid = downmix_pcm16(pcm)
+    assert grid is not None
+    np.testing.assert_array_equal(grid.to_float32(), downmix_to_mono(channels))
+    trace = levels(grid, 48000, options=AnalyserOptions(fft_size=fft_size))
+    by_frame = dict(zip(trace.frames.tolist(), trace.level.tolist()))
+    assert [by_frame[r["frame"]] for r in reads] == [r["rms"] for r in reads]

@@ -28,13 +28,13 @@ REPO = Path(__file__).resolve().parent.parent
 def decodes(monkeypatch):
     """How many recordings were decoded (each call of the decoder in read_recording)."""
     calls = []
-    real = recording_module.iter_blocks
+    real = recording_module.iter_level_blocks
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(recording_module, "iter_blocks", counting)
+    monkeypatch.setattr(recording_module, "iter_level_blocks", counting)
     return calls
 
 

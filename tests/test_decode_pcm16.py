@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from clock.core.analyser import downmix_to_mono
-from clock.io.decode import iter_blocks
+from clock.core.analyser import GridBlock, downmix_to_mono
+from clock.io.decode import iter_blocks, iter_level_blocks
 
 
 @pytest.mark.parametrize("fmt", ["WAV", "FLAC"])
@@ -26,3 +26,18 @@ def test_pcm16_samples_are_libsndfiles_floats(tmp_path, rng, fmt, channels):
     assert got.dtype == np.float32 and np.array_equal(got, expected)
     if channels == 1:
         assert got[0] == -1.0 and got[5] == np.float32(32767 / 32768) and got[10] == 0.0
+
+
+@pytest.mark.parametrize("channels", [1, 2, 4, 6])
+def test_the_level_blocks_of_pcm16_are_its_exact_integers_where_the_down_mix_allows(tmp_path, rng, channels):
+    x = rng.integers(-32768, 32768, (70000, channels)).astype(np.int16)
+    x[:5] = -32768
+    path = tmp_path / "x.wav"
+    sf.write(str(path), x, 48000, subtype="PCM_16")
+    blocks = list(iter_level_blocks(path, block_frames=30000))
+    floats = np.concatenate(list(iter_blocks(path)))
+    assert [isinstance(b, GridBlock) for b in blocks] == [channels != 6] * 3  # 5.1 leaves the grid
+    got = np.concatenate([b.to_float32() if isinstance(b, GridBlock) else b for b in blocks])
+    assert np.array_equal(got, floats)
+    resampled = list(iter_level_blocks(path, block_frames=30000, context_rate_hz=44100))
+    assert not any(isinstance(b, GridBlock) for b in resampled)  # resampling leaves it too

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from signals import js_rms, sine
 
-from clock.core.analyser import Analyser, AnalyserOptions
-from clock.core.levels import Ticks, iter_levels, levels, parse_period, summarize
+from clock.core import levels as levels_module
+from clock.core.analyser import Analyser, AnalyserOptions, GridBlock, downmix_pcm16
+from clock.core.levels import LevelStream, Ticks, iter_levels, levels, parse_period, summarize
 from clock.errors import InvalidParameterError, InvalidSignalError
 
 SMALL = AnalyserOptions(fft_size=256)
@@ -158,18 +159,98 @@ def test_block_size_does_not_change_a_single_bit(rng, metric, block):
     np.testing.assert_array_equal(chunked.level, whole.level)
 
 
-def test_rms_on_the_16_bit_grid_is_the_page_loop_whatever_the_blocks(rng):
-    # The fast path reuses its work arrays from block to block: blocks that grow, shrink,
-    # and leave the grid (one sample off it) must still give the page's loop, bit for bit.
-    k = rng.integers(-3000, 3000, 60000)
-    x = (k / 32768).astype(np.float32)
-    x[41234] = np.float32(0.1)  # off the grid: that block takes the general path
-    sizes = [5000, 300, 20000, 128, 9000, 25572]
+def _cut(x, sizes):
     edges = np.cumsum([0, *sizes])
-    assert edges[-1] == x.size
-    trace = levels((x[a:b] for a, b in zip(edges[:-1], edges[1:])), 48000, options=SMALL)
-    node = Analyser(x, SMALL)
+    assert edges[-1] == len(x)
+    return [x[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _grid_blocks(grid: GridBlock, sizes) -> list[GridBlock]:
+    return [GridBlock(v, grid.exponent) for v in _cut(grid.values, sizes)]
+
+
+@pytest.mark.parametrize("fft_size", [32, 64, 128, 256, 2048, 32768])
+@pytest.mark.parametrize("channels", [1, 2, 4])
+@pytest.mark.parametrize("align", ["ceil", "floor"])
+def test_16_bit_pcm_on_its_grid_is_the_page_loop_for_every_window(rng, fft_size, channels, align):
+    # The exact integer path (GridBlock) against the same samples as floats, whose path is the loop
+    # (tests above), and against the loop itself on a sample of ticks; blocks of every size, one of
+    # them shorter than a window, one longer than the engine's piece.
+    pcm = rng.integers(-32768, 32768, (300_000, channels)).astype(np.int16)
+    pcm[1000:40000] = -32768  # full scale: the largest window sums there are (2**49 at fftSize 32768, four channels)
+    pcm[50000:60000] = 0
+    grid = downmix_pcm16(pcm)
+    assert grid is not None
+    floats = grid.to_float32()
+    options = AnalyserOptions(fft_size=fft_size)
+    ticks = Ticks(Fraction(1, 60), align)
+    sizes = [5, 20000, 17, 270_000, 9978]
+    exact = levels(_grid_blocks(grid, sizes), 48000, ticks=ticks, options=options)
+    general = levels(floats, 48000, ticks=ticks, options=options)
+    np.testing.assert_array_equal(exact.frames, general.frames)
+    assert exact.level.tolist() == general.level.tolist()
+    node = Analyser(floats, options)
+    for i in np.linspace(0, exact.n_ticks - 2, 40).astype(int).tolist():
+        assert exact.level[i] == js_rms(node.get_float_time_domain_data(int(exact.frames[i])))
+    assert np.any(exact.level == 1.0)  # the full-scale stretch was reached, exactly
+
+
+def test_grid_and_float_blocks_mix_without_changing_a_bit(rng):
+    # A grid, then floats off it, then the grid again, another grid (exponent), and blocks shorter than a window.
+    k = rng.integers(-3000, 3000, 120_000).astype(np.int16)
+    mono = GridBlock(k, 15)
+    x = mono.to_float32()
+    x[41234] = np.float32(0.1)  # off the grid
+    stereo = downmix_pcm16(np.stack([k, k // 3], axis=1))
+    assert stereo is not None and stereo.exponent == 16
+    y = np.concatenate([x[:60000], stereo.to_float32()[60000:]])
+    blocks = [
+        GridBlock(k[:30000], 15),
+        x[30000:45000],
+        GridBlock(k[45000:45100], 15),
+        GridBlock(k[45100:50000], 15),
+        GridBlock(k[50000:60000], 15),
+        GridBlock(stereo.values[60000:60300], 16),
+        GridBlock(stereo.values[60300:], 16),
+    ]
+    grid_levels = levels_module._GridSums.levels
+    calls = []
+
+    def counted(self, frames):
+        calls.append(frames.size)
+        return grid_levels(self, frames)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(levels_module._GridSums, "levels", counted)
+        trace = levels(blocks, 48000, options=SMALL)
+    assert len(calls) >= 4  # the grid blocks with ticks took the exact path
+    whole = levels(y, 48000, options=SMALL)
+    assert trace.level.tolist() == whole.level.tolist()
+    node = Analyser(y, SMALL)
     assert trace.level.tolist() == [js_rms(node.get_float_time_domain_data(f)) for f in trace.frames.tolist()]
+
+
+@pytest.mark.parametrize("metric", ["rms", "peak", "byte-mean", "max-db"])
+def test_every_metric_reads_a_grid_block_as_its_floats(rng, metric):
+    grid = GridBlock(rng.integers(-32768, 32768, 30000).astype(np.int16), 15)
+    a = levels(grid, 48000, metric=metric, options=SMALL)
+    b = levels(grid.to_float32(), 48000, metric=metric, options=SMALL)
+    np.testing.assert_array_equal(a.level, b.level)
+    stream = LevelStream(48000, metric=metric, options=SMALL)
+    chunks = stream.feed(GridBlock(grid.values[:7000], 15)) + stream.feed(grid.values[7000:] / np.float32(32768))
+    chunks += stream.finish()
+    np.testing.assert_array_equal(np.concatenate([c.level for c in chunks]), b.level)
+
+
+def test_a_block_longer_than_a_piece_is_cut_without_changing_a_bit(rng):
+    n = levels_module._MAX_PIECE_FRAMES * 2 + 12345
+    x = (rng.standard_normal(n) * 0.1).astype(np.float32)
+    whole = levels(x, 48000, options=SMALL)
+    blocks = levels(_cut(x, [1000, n - 1000]), 48000, options=SMALL)
+    assert whole.level.tolist() == blocks.level.tolist()
+    node = Analyser(x, SMALL)
+    for i in (0, 1, whole.n_ticks // 2, whole.n_ticks - 2):
+        assert whole.level[i] == js_rms(node.get_float_time_domain_data(int(whole.frames[i])))
 
 
 def test_iter_levels_yields_consecutive_ticks():

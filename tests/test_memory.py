@@ -1,10 +1,13 @@
 """Memory stays bounded on a long recording: ``levels``, ``segments`` and ``beats`` on three hours of 48 kHz audio.
 
-The recording is written sparsely (exact-zero silence between short bursts of
+The WAV is written sparsely (exact-zero silence between short bursts of
 speech-like sound, a burst every 3 s), so its 1 GB cost little disk and no
-time to write; the decoder still reads every sample. Each command runs in a
-fresh process under a small wrapper that reports the peak resident memory of
-its only child (``RUSAGE_CHILDREN``), so no other test's subprocess counts.
+time to write; the decoder still reads every sample. The WebM/Opus (what a
+browser records) repeats one encoded period of the same session, so three
+hours cost seconds to write; the decoder still decodes every packet. Each
+command runs in a fresh process under a small wrapper that reports the peak
+resident memory of its only child (``RUSAGE_CHILDREN``), so no other test's
+subprocess counts.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from audiofiles import write_burst_session
+from audiofiles import write_burst_session, write_opus_burst_session
 
 RATE = 48000
 HOURS = 3
@@ -78,5 +81,28 @@ def test_memory_stays_under_100_mb_for_three_hours(three_hours, tmp_path, comman
     if command == "segments":
         assert len(result["segments"]) == n_bursts
         assert all(s["onset_quantum_s"] is not None for s in result["segments"])
+    else:
+        assert len(result["beats"]) == len(range(0, n_bursts, 10))
+
+
+@pytest.fixture(scope="module")
+def three_hours_of_opus(tmp_path_factory) -> tuple[Path, int]:
+    path = tmp_path_factory.mktemp("long") / "three-hours.webm"
+    starts = write_opus_burst_session(path, seconds=HOURS * 3600, period_s=PERIOD_S, burst_s=BURST_S)
+    return path, starts.size
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["segments", "beats"])
+def test_memory_stays_under_100_mb_for_three_hours_of_webm_opus(three_hours_of_opus, tmp_path, command):
+    path, n_bursts = three_hours_of_opus
+    out = tmp_path / "out.json"
+    peak = peak_rss_bytes(command, path, "--format", "json", "-o", out)
+    assert peak < LIMIT_BYTES, f"{command}: peak RSS {peak / 1e6:.0f} MB"
+    result = json.loads(out.read_text())  # the whole recording was decoded: every burst, every beat
+    if command == "segments":
+        assert len(result["segments"]) == n_bursts
+        onsets = np.array([s["onset_s"] for s in result["segments"]])
+        assert np.all(np.abs(onsets - (0.5 + PERIOD_S * np.arange(n_bursts))) < 0.05)
     else:
         assert len(result["beats"]) == len(range(0, n_bursts, 10))

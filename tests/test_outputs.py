@@ -468,7 +468,8 @@ def no_decoding(monkeypatch):
     def refuse(*args, **kwargs):
         raise RuntimeError("DECODED-BEFORE-THE-OUTPUT-WAS-CHECKED")
 
-    monkeypatch.setattr(recording_module, "iter_blocks", refuse)
+    monkeypatch.setattr(recording_module, "iter_level_blocks", refuse)  # the levels' decode
+    monkeypatch.setattr(recording_module, "iter_blocks", refuse)  # the waveform's
 
 
 @pytest.mark.parametrize(("command", "option"), _CORPUS_TARGETS + _ONE_TARGETS)

@@ -452,3 +452,85 @@ def test_check_lines_of_a_recording_come_in_time_order():
         ("a", 2.0),
         ("a", 3.0),
     ]
+
+
+def _artists(fig) -> int:
+    return sum(len(ax.lines) + len(ax.collections) + len(ax.patches) for ax in fig.axes)
+
+
+def _busy_session(minutes: int):
+    """A session with a word every 3 s and a terminal response every 30 s: segments and beats grow with its length."""
+    from clock.core.beats import beats as find_beats
+    from clock.core.beats import replay_ticks
+    from clock.core.segments import segments
+
+    rate = 8000
+    s = Session(60.0 * minutes, rate=rate)
+    for at in np.arange(1.0, 60.0 * minutes - 2, 3.0):
+        s.say(float(at), float(at) + 0.5)
+    log = EventLog(tuple(Event("terminal", "terminal_response", 0.5 + 30.0 * i) for i in range(2 * minutes)))
+    trace = levels(s.samples(), rate)
+    found = find_beats(trace, log, floor=0.003, quiet_s=2.5)
+    return trace, log, found, segments(trace, floor=0.003), replay_ticks(trace, log, floor=0.003, quiet_s=2.5)
+
+
+def test_a_session_figure_draws_as_many_artists_for_an_hour_as_for_minutes():
+    # Segments, event lines, narrations, gap bars, lingers and outcome markers are one collection each,
+    # not one artist per item: drawing time stays bounded whatever the length (the lines are binned).
+    from clock.report.plot import plot_recording
+
+    counts = []
+    for minutes in (4, 40):
+        trace, log, found, seg, replay = _busy_session(minutes)
+        assert len(seg.segments) >= 19 * minutes and len(found) == 2 * minutes
+        fig = plot_recording(trace, floor=0.003, segmentation=seg, events=log, beats=found, replay=replay, quiet_s=2.5)
+        counts.append(_artists(fig))
+    assert counts[0] == counts[1]
+
+
+def test_speech_is_classed_as_any_of_the_spans_containing_it_would_class_it():
+    # The sorted search against the definition: inside some [x0 - slack, x1 + 1e-9], spans overlapping or not.
+    from clock.report.plot import _inside_any
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        spans = [tuple(sorted(rng.uniform(0, 100, 2))) for _ in range(rng.integers(0, 12))]
+        a = rng.uniform(0, 100, 50)
+        b = a + rng.uniform(0, 20, 50)
+        for slack in (0.0, 1e-9):
+            brute = [any(x0 - slack <= s and e <= x1 + 1e-9 for x0, x1 in spans) for s, e in zip(a, b)]
+            assert _inside_any(a, b, spans, slack).tolist() == brute
+
+
+def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
+    import clock.cli.tune
+
+    def second_decode(*args, **kwargs):
+        raise AssertionError("decoded again for the waveform")
+
+    monkeypatch.setattr(clock.cli.tune, "envelope", second_decode)
+    result = cli("plot", RECORDINGS / "tour-en-us-48k.webm", "-o", tmp_path / "tour.png")
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize("max_bins", [None, 1, 3, 50])
+def test_the_waveform_envelope_is_each_bins_extremes_however_the_blocks_come(max_bins):
+    # Bins of 10 ms, doubled whenever there are more than 2 * max_bins: each bin's min and max, brute force.
+    from clock.io.recording import _Envelope
+
+    rng = np.random.default_rng(int(max_bins or 0))
+    x = rng.standard_normal(300_007).astype(np.float32)
+    wave = _Envelope(48000, 0.01, max_bins=max_bins)
+    at = 0
+    while at < x.size:
+        size = int(rng.integers(1, 20000))
+        wave.add(x[at : at + size])
+        at += size
+    t, lows, highs = wave.result()
+    size = wave.size
+    assert size == 480 * 2 ** round(np.log2(size / 480))  # 10 ms, doubled
+    n = -(-x.size // size)
+    assert max_bins is None or n <= 2 * max_bins + 1
+    assert lows.tolist() == [float(x[k * size : (k + 1) * size].min()) for k in range(n)]
+    assert highs.tolist() == [float(x[k * size : (k + 1) * size].max()) for k in range(n)]
+    np.testing.assert_allclose(t, (np.arange(n) + 0.5) * size / 48000)

@@ -1,27 +1,90 @@
 """The ``speechclock`` command line: parse options, call the library, format results.
 
-One module per group of commands; shared options and the error boundary in
-:mod:`clock.cli.options`. Exit codes, in every command: 0 success; 1 a check
-failed (``check`` only); 2 bad input or usage (one line naming the file and
-line, key or option); 130, 143 or 141 when interrupted by SIGINT, SIGTERM
-or a closed pipe.
+One module per group of commands; shared options in :mod:`clock.cli.options`,
+the error boundary in :mod:`clock.cli.boundary`. Exit codes, in every
+command: 0 success; 1 a check failed (``check`` only); 2 bad input or usage
+(one line naming the file and line, key or option); 130, 143 or 141 when
+interrupted by SIGINT, SIGTERM or a closed pipe.
+
+A command's module (and what it imports: numpy, the decoders, plotting) is
+imported only when that command runs or its help is shown, so the command
+line starts light.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Iterator, MutableMapping
+
 import click
 
 from .. import __version__
-from ..io.inputs import set_force
-from .beats import beats, segments
-from .compare import compare
-from .derive import check, derive
-from .levels import info, levels
-from .options import Group
-from .stress import stress
-from .tune import plot, report, sweep
+from .boundary import Group
 
 __all__ = ["main", "run"]
+
+# Each command, and the module that defines it.
+_COMMANDS = {
+    "levels": "clock.cli.levels",
+    "info": "clock.cli.levels",
+    "segments": "clock.cli.beats",
+    "beats": "clock.cli.beats",
+    "derive": "clock.cli.derive",
+    "check": "clock.cli.derive",
+    "sweep": "clock.cli.tune",
+    "plot": "clock.cli.tune",
+    "report": "clock.cli.tune",
+    "compare": "clock.cli.compare",
+    "stress": "clock.cli.stress",
+}
+
+# Commands that write no file (the others take --force).
+_READ_ONLY = ("info",)
+
+
+def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from ..io.inputs import set_force
+
+    set_force(value)
+    return value
+
+
+class _Commands(MutableMapping[str, click.Command]):
+    """The group's commands by name, each imported from its module when first looked up."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            if name not in _COMMANDS:
+                raise KeyError(name)
+            command: click.Command = getattr(importlib.import_module(_COMMANDS[name]), name)
+            if name not in _READ_ONLY:
+                command.params.append(
+                    click.Option(
+                        ["--force"],
+                        is_flag=True,
+                        expose_value=False,
+                        callback=_force,
+                        help="Let outputs replace files that look like recordings, event logs, label tracks, "
+                        "configs or baselines (never this run's own inputs).",
+                    )
+                )
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("the command line's commands are fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_COMMANDS)
+
+    def __len__(self) -> int:
+        return len(_COMMANDS)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,24 +93,7 @@ def main() -> None:
     """Measure the speech clock of a browser voice guide from recordings of its voice."""
 
 
-def _force(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    set_force(value)
-    return value
-
-
-for command in (levels, info, segments, beats, derive, check, sweep, plot, report, compare, stress):
-    if command is not info:  # every command that writes files
-        command.params.append(
-            click.Option(
-                ["--force"],
-                is_flag=True,
-                expose_value=False,
-                callback=_force,
-                help="Let outputs replace files that look like recordings, event logs, label tracks, configs or "
-                "baselines (never this run's own inputs).",
-            )
-        )
-    main.add_command(command)
+main.commands = _Commands()
 
 
 def run() -> None:

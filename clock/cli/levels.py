@@ -13,7 +13,7 @@ import click
 import numpy as np
 
 from ..core.levels import METRICS, LevelChunk, frame_times_s, iter_levels, summarize
-from ..io.decode import iter_blocks, probe
+from ..io.decode import iter_blocks, iter_level_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from ..io.terminal import printable
 from .options import (
@@ -32,22 +32,18 @@ def csv_rows(chunk: LevelChunk, rate: int) -> Callable[[], str]:
 
     ``t_s`` is the tick's time, its frame over ``rate`` (:func:`clock.core.levels.frame_times_s`).
 
-    One ``%`` over the whole chunk instead of an f-string per row; the bytes
-    are the same (``%r`` of a float is its ``repr``: the shortest string that
-    reads back to it; ``inf`` and ``-inf`` as Python writes them).
+    A float's ``repr`` is the shortest string that reads back to it (``inf``
+    and ``-inf`` as Python writes them). One f-string per row, joined: the
+    fastest way Python formats them (a third faster than one ``%`` over the
+    whole chunk), which matters, as an hour holds 216,000 rows.
     """
-    k = np.arange(chunk.first_tick, chunk.first_tick + chunk.frames.size, dtype=np.int64)
-    frames, level = chunk.frames, chunk.level
+    first, frames, level = chunk.first_tick, chunk.frames, chunk.level
     t_s = frame_times_s(frames, rate)
 
     def text() -> str:
-        n = k.size
-        flat: list[object] = [None] * (4 * n)
-        flat[0::4] = k.tolist()
-        flat[1::4] = t_s.tolist()
-        flat[2::4] = frames.tolist()
-        flat[3::4] = level.tolist()
-        return ("%d,%r,%d,%r\n" * n) % tuple(flat)
+        ticks = range(first, first + frames.size)
+        rows = zip(ticks, t_s.tolist(), frames.tolist(), level.tolist())
+        return "".join([f"{k},{t!r},{f},{v!r}\n" for k, t, f, v in rows])
 
     return text
 
@@ -131,7 +127,7 @@ def levels(
         config=config,
     )
     chunks = iter_levels(
-        iter_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
+        iter_level_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
     )
     params = {
         "recording": str(rec),

@@ -1,4 +1,4 @@
-"""Shared options and the error boundary of the command line.
+"""Shared options of the command line (its error boundary is :mod:`clock.cli.boundary`).
 
 Exit codes, in every command: 0 success; 1 a check failed (only ``check``
 has checks); 2 bad input or usage (the message names the file and line, key
@@ -10,18 +10,13 @@ away), with every temporary file removed.
 
 from __future__ import annotations
 
-import io
 import os
-import signal
 import sys
-import warnings
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -29,180 +24,23 @@ from ..core.analyser import AnalyserOptions
 from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
 from ..core.times import parse_time
-from ..errors import ConfigError, InvalidParameterError, SpeechClockError, SpeechClockWarning
-from ..io.config import AgreementConfig, Config, find_config, read_config
+from ..errors import ConfigError, InvalidParameterError
 from ..io.decode import probe
-from ..io.inputs import Inputs, set_force
-from ..io.output import check_target, remove_temporaries
+from ..io.files import find_config
+from ..io.inputs import Inputs
+from ..io.output import check_target
 from ..io.recording import MAX_RATE_HZ, MIN_RATE_HZ, Recording, analysis_rate, read_recording
 from ..io.sources import name_of
 from ..io.terminal import printable
 from .scale import SOURCE, scale_options, scale_settings
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:
+    from ..io.config import AgreementConfig, Config
 
-#: Exit code for bad input or usage (click's own usage errors use it too).
-EXIT_INPUT = 2
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The most worker processes ``--jobs`` starts.
 MAX_JOBS = 256
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split("\n")).strip()
-
-
-def _fail(message: str, code: int = EXIT_INPUT) -> None:
-    click.echo(f"speechclock: error: {printable(_one_line(message), newlines=False)}", err=True)
-    sys.exit(code)
-
-
-class Group(click.Group):
-    """Turn every error into one line on stderr and an exit code, never a traceback.
-
-    Warnings print as one line each, once per distinct message, and do not
-    change the exit code. SIGTERM ends the run like Ctrl-C: temporary files
-    are removed and the previous outputs are left as they were.
-    """
-
-    def make_context(
-        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
-    ) -> click.Context:
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except click.exceptions.ClickException as err:
-            if isinstance(err, getattr(click.exceptions, "NoArgsIsHelpError", ())):
-                raise  # no command: click shows the help
-            _usage_error(err)
-            raise  # not reached
-
-    def invoke(self, ctx: click.Context) -> Any:
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.SIG_IGN:
-            try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-            except ValueError:  # not the main thread
-                previous = None
-        try:
-            return self._invoke(ctx)
-        finally:
-            if previous is not None and previous is not signal.SIG_IGN:
-                # the start-up handler again: a signal while the interpreter ends still exits 130/143
-                signal.signal(signal.SIGINT, previous)
-
-    def _invoke(self, ctx: click.Context) -> Any:
-        with _signals(), _warnings_to_stderr():
-            _stdout_keeps_bytes()
-            set_force(False)  # until the command's --force says otherwise
-            try:
-                return super().invoke(ctx)
-            except click.exceptions.ClickException as err:
-                remove_temporaries()
-                _usage_error(err)
-            except (click.exceptions.Exit, click.exceptions.Abort):
-                raise
-            except BrokenPipeError:
-                # The reader went away (``speechclock levels REC | head``): stop quietly, as if by SIGPIPE.
-                remove_temporaries()
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                sys.exit(128 + signal.SIGPIPE)
-            except KeyboardInterrupt:
-                remove_temporaries()
-                click.echo("speechclock: interrupted", err=True)
-                sys.exit(128 + signal.SIGINT)
-            except Exception as err:  # the boundary: one line, never a traceback
-                remove_temporaries()
-                if os.environ.get("SPEECHCLOCK_DEBUG"):
-                    raise
-                _fail(_describe(err))
-
-
-#: Options that were renamed: what to use instead, where the command has it.
-_RENAMED = {
-    "--quiet": (
-        ("--quiet-time", "--quiet-time S (the quiet time)"),
-        ("--quiet-times", "--quiet-times LO:HI:STEP (the quiet times to sweep)"),
-        ("--no-progress", "--no-progress"),
-    ),
-    "-q": (("--no-progress", "--no-progress"),),
-    "--floor": (("--floors", "--floors LO:HI:STEP (the floors to sweep)"),),
-}
-
-
-def _usage_error(err: click.exceptions.ClickException) -> None:
-    """A usage error as one line (click's own shows the usage first), exit 2."""
-    where = getattr(err, "ctx", None)
-    hint = f" (see '{where.command_path} --help')" if isinstance(err, click.UsageError) and where is not None else ""
-    message = err.format_message()
-    if isinstance(err, click.NoSuchOption) and where is not None and err.option_name in _RENAMED:
-        has = {o for p in where.command.params for o in p.opts}
-        instead = [text for option, text in _RENAMED[err.option_name] if option in has]
-        if instead:
-            message = f"no option {err.option_name}: use {' or '.join(instead)}"
-    _fail(f"{message}{hint}")
-
-
-def _describe(err: Exception) -> str:
-    """One line for an error that reached the command line's boundary."""
-    if isinstance(err, SpeechClockError):
-        return str(err)
-    if isinstance(err, OSError):
-        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
-        return f"{where}{err.strerror or err}"
-    if isinstance(err, MemoryError):
-        return "out of memory (an input too large for this machine?)"
-    if isinstance(err, RecursionError):
-        return "an input nested too deeply to read"
-    if isinstance(err, BrokenProcessPool):
-        return "a worker process died (out of memory?); run with fewer --jobs"
-    return f"internal error: {type(err).__name__}: {err} (please report it; SPEECHCLOCK_DEBUG=1 shows where)"
-
-
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind like Ctrl-C, so that temporary files are removed."""
-    raise SystemExit(128 + signum)
-
-
-@contextmanager
-def _signals() -> Iterator[None]:
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        remove_temporaries()
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _stdout_keeps_bytes() -> None:
-    """File names that are not UTF-8 are written back as the bytes they were (not a UnicodeEncodeError)."""
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
-        try:
-            sys.stdout.reconfigure(errors="surrogateescape")
-        except (AttributeError, ValueError, io.UnsupportedOperation):
-            pass
-
-
-@contextmanager
-def _warnings_to_stderr() -> Iterator[None]:
-    seen: set[str] = set()
-
-    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        text = _one_line(message)
-        if text not in seen:  # once per cause, however many times it comes (a sweep replays 176 settings)
-            seen.add(text)
-            click.echo(f"speechclock: warning: {printable(text, newlines=False)}", err=True)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("always", SpeechClockWarning)
-        previous, warnings.showwarning = warnings.showwarning, show
-        try:
-            yield
-        finally:
-            warnings.showwarning = previous
 
 
 def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -614,11 +452,17 @@ config_option = click.option(
 def committed_thresholds(rec: Path, config: Path | None) -> Thresholds:
     """The thresholds of --config, or of the speechclock.toml beside REC, or the defaults."""
     path = config or find_config(rec.parent)
-    return read_config(path).thresholds if path is not None else DEFAULT_THRESHOLDS
+    if path is None:
+        return DEFAULT_THRESHOLDS
+    from ..io.config import read_config  # here: a command without a config never imports what it needs
+
+    return read_config(path).thresholds
 
 
 def agreement_config(rec: Path, config: Path | None) -> AgreementConfig:
     """The ``[agreement]`` table of --config, or of the speechclock.toml beside REC, or the defaults."""
+    from ..io.config import AgreementConfig, read_config
+
     path = config or find_config(rec.parent)
     return read_config(path).agreement if path is not None else AgreementConfig()
 
@@ -652,12 +496,15 @@ def load(
     quantum: bool = False,
     events: Path | None = None,
     lenient: bool = False,
+    envelope_bins: int | None = None,
     **thresholds: Any,
 ) -> tuple[Recording, Thresholds]:
     """Read REC with the options given, and the thresholds they make (over the committed ones).
 
     With ``quantum``, the render-quantum level is kept as one bit per quantum
     at the floor (what ``segments`` needs), so memory stays small on long recordings.
+    With ``envelope_bins``, the waveform's envelope comes from the same decode
+    (:func:`~clock.io.recording.read_recording`).
     """
     base, options, _, ticks = cadence(
         rec,
@@ -678,5 +525,6 @@ def load(
         quantum_floor=th.floor if quantum else None,
         events=events,
         lenient=lenient,
+        envelope_bins=envelope_bins,
     )
     return recording, th

@@ -100,8 +100,11 @@ def figure_for(
         rec.trace,
         floor=th.floor,
         segmentation=find_segments(rec.trace, floor=th.floor),
-        # 10 ms bins, coarser on long recordings (at most 20 bins per plotted point, whatever the length).
-        envelope=envelope(rec.info.path, bin_s=max(0.01, rec.trace.n_ticks * rec.trace.tick_s / (20 * MAX_PLOT_BINS))),
+        # 10 ms bins, coarser on long recordings (about 20 bins per plotted point, whatever the length):
+        # from the decode that read the levels, else decoded here.
+        envelope=rec.envelope
+        if rec.envelope is not None
+        else envelope(rec.info.path, bin_s=max(0.01, rec.trace.n_ticks * rec.trace.tick_s / (20 * MAX_PLOT_BINS))),
         events=rec.events,
         beats=found,
         replay=replay,
@@ -158,6 +161,8 @@ def plot(
         raise click.BadParameter(f"must be after --start ({start_s}), got {end_s}", param_hint="'--end'")
     if beat is not None and (start_s is not None or end_s is not None):
         raise click.UsageError("give --beat or --start/--end, not both")
+    from ..report.plot import MAX_PLOT_BINS
+
     figure_format(output, "-o")
     inputs = recording_inputs(rec, config=config, events=events, outputs={"-o": output})
     level = level_opts(opts)
@@ -166,6 +171,7 @@ def plot(
         events=events,
         config=config,
         **level,
+        envelope_bins=10 * MAX_PLOT_BINS,  # 10 to 20 bins per plotted point
         floor=opts["floor"],
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],

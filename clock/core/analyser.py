@@ -35,17 +35,22 @@ from ..errors import InvalidParameterError, InvalidSignalError
 
 __all__ = [
     "RENDER_QUANTUM_FRAMES",
+    "GRID_MAX_ABS",
     "Analyser",
     "AnalyserOptions",
+    "GridBlock",
     "blackman_window",
     "byte_frequency_data",
     "byte_time_domain_data",
     "decibels",
+    "downmix_pcm16",
     "downmix_to_mono",
     "fft_magnitudes",
     "peak_of_windows",
     "rms_of_windows",
+    "rms_tile",
     "smooth_magnitudes",
+    "sums_in_order",
     "time_domain_windows",
 ]
 
@@ -55,7 +60,6 @@ RENDER_QUANTUM_FRAMES = 128
 _MIN_FFT_SIZE = 32
 _MAX_FFT_SIZE = 32768
 _SQRT_HALF = np.float32(np.sqrt(0.5))
-_RMS_TILE = 32  # windows per tile in rms_of_windows
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +167,91 @@ def downmix_to_mono(channels: ArrayLike) -> NDArray[np.float32]:
     return out
 
 
+#: The largest magnitude of a :class:`GridBlock`'s integers (four 16-bit channels summed).
+GRID_MAX_ABS = 2**17
+
+
+@dataclass(frozen=True, slots=True)
+class GridBlock:
+    """Mono samples that are exact multiples of a power of two: sample ``i`` is ``values[i] * 2**-exponent``.
+
+    16-bit PCM stays on such a grid through the down-mix (:func:`downmix_pcm16`),
+    and there every level sum is exact whatever the order it is added in, so
+    :mod:`clock.core.levels` computes the page's RMS from integer prefix sums
+    instead of a loop per window (see :func:`downmix_pcm16` for why).
+
+    Parameters
+    ----------
+    values : ndarray of int16 or int32, shape (n,)
+        At most :data:`GRID_MAX_ABS` in magnitude (checked for int32).
+    exponent : int
+        In ``[0, 64]``.
+
+    Raises
+    ------
+    InvalidSignalError
+        Values of another type or shape, or larger than the bound.
+    """
+
+    values: NDArray[np.int16] | NDArray[np.int32]
+    exponent: int
+
+    def __post_init__(self) -> None:
+        v = self.values
+        if not isinstance(v, np.ndarray) or v.ndim != 1 or v.dtype not in (np.int16, np.int32):
+            raise InvalidSignalError("grid values must be a 1-D int16 or int32 array")
+        if not 0 <= self.exponent <= 64:
+            raise InvalidParameterError(f"grid exponent must be in [0, 64], got {self.exponent!r}")
+        if v.dtype == np.int32 and v.size and max(int(v.max()), -int(v.min())) > GRID_MAX_ABS:
+            raise InvalidSignalError(f"grid values must be at most {GRID_MAX_ABS} in magnitude")
+
+    def __len__(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def size(self) -> int:
+        """Number of samples."""
+        return len(self)
+
+    def to_float32(self) -> NDArray[np.float32]:
+        """The samples (exact: the integers fit float32's 24 bits, and the scale is a power of two)."""
+        return np.multiply(self.values, np.float32(2.0**-self.exponent), dtype=np.float32)
+
+
+def downmix_pcm16(pcm: NDArray[np.int16]) -> GridBlock | None:
+    """The down-mix of 16-bit PCM as exact integers, or None where it leaves the grid (5.1).
+
+    ``pcm`` is ``(frames, channels)``; each sample reads ``v / 32768``. The
+    result equals :func:`downmix_to_mono` of those floats, bit for bit:
+
+    * mono, and the discrete rule (first channel): ``v * 2**-15``;
+    * stereo: ``0.5*L`` is ``a * 2**-16`` and ``0.5*L + 0.5*R`` is
+      ``(a + b) * 2**-16`` exactly in float32 (``|a + b| <= 2**16`` needs 17
+      of float32's 24 bits, and no value is small enough to be denormal);
+    * quad: every partial sum of ``0.25*x`` is ``m * 2**-17`` with
+      ``|m| <= 2**17``, exact for the same reason;
+    * 5.1 scales L and R by float32 ``sqrt(1/2)``, which rounds: None.
+
+    Why the grid makes levels cheap: a square is ``m**2 * 2**(-2 * exponent)``
+    with ``m**2 <= 2**34``, so every partial sum of a window of at most 32768
+    samples (the largest ``fftSize``) is an integer below ``2**49`` times
+    ``2**(-2 * exponent)``, exact in float64. The page's sequential float64
+    loop therefore makes no rounding at all, and equals any other exact sum
+    of the same integers, such as a difference of prefix sums.
+    """
+    n_channels = pcm.shape[1]
+    if n_channels == 2:
+        return GridBlock(pcm[:, 0].astype(np.int32) + pcm[:, 1], 16)
+    if n_channels == 4:
+        total = pcm[:, 0].astype(np.int32)
+        for c in range(1, 4):
+            total += pcm[:, c]
+        return GridBlock(total, 17)
+    if n_channels == 6:
+        return None
+    return GridBlock(np.ascontiguousarray(pcm[:, 0]), 15)
+
+
 def time_domain_windows(
     samples: NDArray[np.float32], frames: ArrayLike, *, fft_size: int, offset_frames: int = 0
 ) -> NDArray[np.float32]:
@@ -205,9 +294,9 @@ def rms_of_windows(windows: NDArray[np.float32]) -> NDArray[np.float64]:
 
     ``sum += x[i] * x[i]`` from the oldest sample to the newest in float64,
     then ``Math.sqrt(sum / N)``. Each square of a float32 is exact in float64;
-    the sum is accumulated strictly in order, so the result is bit-identical
-    to the JavaScript loop (numpy's pairwise ``sum`` is not). A window of
-    zeros gives exactly 0.0.
+    the sum is accumulated strictly in order (:func:`sums_in_order`), so the
+    result is bit-identical to the JavaScript loop (numpy's pairwise ``sum``
+    is not). A window of zeros gives exactly 0.0.
 
     Parameters
     ----------
@@ -219,19 +308,50 @@ def rms_of_windows(windows: NDArray[np.float32]) -> NDArray[np.float64]:
     """
     t, n = windows.shape
     total = np.empty(t, dtype=np.float64)
-    # Sum in tiles of windows transposed to (n, tile). ``add.accumulate`` is
-    # defined by its partial sums, so it adds strictly in order, like the JS
-    # loop (``add.reduce`` may sum pairwise, which rounds differently). Small
-    # tiles keep the transpose in cache.
-    tile = np.empty((n, _RMS_TILE), dtype=np.float64)
-    for start in range(0, t, _RMS_TILE):
-        rows = windows[start : start + _RMS_TILE]
+    step = rms_tile(n)
+    tile = np.empty((n, step), dtype=np.float64)
+    for start in range(0, t, step):
+        rows = windows[start : start + step]
         cols = tile[:, : rows.shape[0]]
-        cols[...] = rows.T
-        np.square(cols, out=cols)
-        np.add.accumulate(cols, axis=0, out=cols)
-        total[start : start + rows.shape[0]] = cols[-1]
+        np.multiply(rows.T, rows.T, out=cols, dtype=np.float64)  # exact: a float32 squared fits a float64
+        total[start : start + rows.shape[0]] = sums_in_order(cols)
     return np.sqrt(total / n)
+
+
+def rms_tile(n: int) -> int:
+    """Windows of ``n`` samples summed at once: a tile of their squares (1 MB) stays in a core's cache."""
+    return max(2, 131072 // n)
+
+
+def _reduce_adds_in_order() -> bool:
+    """Whether ``np.add.reduce(x, axis=0)`` of a C-ordered (n, t) float64 array, t >= 2, adds row by row.
+
+    numpy sums pairwise only along the axis that is contiguous in memory (the
+    note on ``numpy.sum``); along the outer axis it adds each row to the
+    running sums in turn, which is the page's loop for every column. Checked
+    once on the numbers where the two orders differ: 1 followed by halves of
+    its last bit stays 1 in order, and grows when the halves are summed first.
+    """
+    col = np.full(64, 2.0**-53)
+    col[0] = 1.0
+    return bool(np.all(np.add.reduce(np.stack([col, col], axis=1), axis=0) == 1.0))
+
+
+_REDUCE_IN_ORDER = _reduce_adds_in_order()
+
+
+def sums_in_order(columns: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The sum of each column of a C-ordered (n, t) float64 array, adding its rows strictly in order.
+
+    ``s = 0; s += x[0]; s += x[1]; ...`` per column, as a JavaScript loop
+    adds: bit-identical to it, whatever the values. One pass of
+    ``np.add.reduce`` over the outer axis (see :func:`_reduce_adds_in_order`);
+    ``np.add.accumulate``, which is in order by definition, where that does
+    not hold (a single column, or a numpy that sums otherwise).
+    """
+    if columns.shape[1] >= 2 and _REDUCE_IN_ORDER and columns.strides[1] == columns.itemsize:
+        return np.add.reduce(columns, axis=0)
+    return np.add.accumulate(columns, axis=0)[-1] if columns.shape[0] else np.zeros(columns.shape[1])
 
 
 def peak_of_windows(windows: NDArray[np.float32]) -> NDArray[np.float64]:

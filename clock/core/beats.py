@@ -106,6 +106,7 @@ from ..errors import InvalidParameterError, SpeechClockWarning
 from .events import Event, EventLog
 from .levels import LevelTrace
 from .segments import _check_floor, runs, word_gaps
+from .thresholds import DEFAULT_ONSET_TIMEOUT_S
 
 __all__ = [
     "ABORTED",
@@ -146,8 +147,6 @@ __all__ = [
 ]
 
 _EPS_S = 1e-9
-#: The onset timeout every entry point defaults to (the committed default, as on the command line).
-DEFAULT_ONSET_TIMEOUT_S = 10.0
 
 LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
 #: The rules that end a beat (see the module notes), in the order every view lists them.
@@ -1342,7 +1341,8 @@ def beats(
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
     signals = _ProviderIndex(events)
     # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
-    spoken_before = np.concatenate([[0], np.cumsum(speech, dtype=np.int64)])
+    spoken_before = np.zeros(n + 1, np.int32)  # int32, in place: hours hold millions of ticks
+    np.add.accumulate(speech.view(np.uint8), dtype=np.int32, out=spoken_before[1:])
     gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
     for index, w_s, quiet_gap, narration in analysis.gaps():

@@ -52,7 +52,6 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError
 from .beats import (
     ABORTED,
-    DEFAULT_ONSET_TIMEOUT_S,
     MISSED_ONSET,
     OK,
     OUTCOMES,
@@ -65,7 +64,7 @@ from .beats import (
     narration_pause_s,
 )
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
-from .thresholds import check_floor, check_wait_s
+from .thresholds import DEFAULT_ONSET_TIMEOUT_S, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import InvalidParameterError
-from .beats import DEFAULT_ONSET_TIMEOUT_S
 from .levels import DEFAULT_TICK_S
 
 __all__ = [
+    "DEFAULT_ONSET_TIMEOUT_S",
     "DEFAULT_THRESHOLDS",
     "MAX_TICK_S",
     "MAX_WAIT_S",
@@ -34,6 +34,9 @@ __all__ = [
     "check_tick_s",
     "check_wait_s",
 ]
+
+#: The onset timeout every entry point defaults to (the committed default, as on the command line).
+DEFAULT_ONSET_TIMEOUT_S = 10.0
 
 #: The shortest and longest clock tick.
 MIN_TICK_S = Fraction(1, 1000)

@@ -70,11 +70,10 @@ from ..core.levels import parse_period
 from ..core.stress import ROBUSTNESS
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_bounded
 from ..errors import ConfigError, InvalidParameterError
-from .files import MAX_CONFIG_BYTES, read_text
+from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 
 __all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "find_config", "read_config"]
 
-CONFIG_NAME = "speechclock.toml"
 
 _NUMBER = (int, float)
 _THRESHOLD_KEYS = {
@@ -180,12 +179,6 @@ class Config:
     def meta(self, name: str) -> dict[str, Any]:
         """Metadata of a recording (by file name), or an empty dict."""
         return self.recordings.get(name, {})
-
-
-def find_config(folder: str | os.PathLike[str]) -> Path | None:
-    """``speechclock.toml`` in a folder, if there is one."""
-    p = Path(folder) / CONFIG_NAME
-    return p if p.is_file() else None
 
 
 def _table(section: Any, key: str, allowed: Mapping[str, tuple[type, ...]], where: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
@@ -15,14 +16,15 @@ from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
 from ..errors import RecordingError, SpeechClockWarning
-from .cache import TraceCache, resolve_cache
 from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from .events import read_labels
 from .files import file_kind
 from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
 from .recording import Recording, read_recording
 from .sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
-from .workers import Workers, run_ordered
+
+if TYPE_CHECKING:  # imported where used: a one-recording command that reads a log's agreement needs neither
+    from .cache import TraceCache
 
 __all__ = [
     "AUDIO_SUFFIXES",
@@ -181,6 +183,8 @@ def log_agreement(
 
 
 def _observe_task(args: tuple[Path, Config, bool, TraceCache | bool | None]) -> tuple[Recording, Observation]:
+    from .cache import resolve_cache
+
     path, config, lenient, cache = args
     # True: the default cache of the machine the task runs on (a remote worker's own).
     return observe(path, config, lenient=lenient, cache=resolve_cache(cache) if cache is True else cache or None)
@@ -217,6 +221,8 @@ def observe_all(
         the default cache of the machine each task runs on.
     """
     todo = [(f, config, lenient, cache) for f in files]
+    from .workers import Workers, run_ordered
+
     where = Workers(jobs=jobs, scheduler=scheduler)
     return run_ordered(
         _observe_task, todo, workers=where, progress=None if progress is None else lambda i: progress(todo[i][0])
@@ -300,6 +306,8 @@ def observe_corpus(
     cache: TraceCache | str | os.PathLike[str] | bool | None = True,
 ) -> Corpus:
     """The corpus of recordings already collected (see :func:`collect`), read where ``scheduler`` says."""
+    from .cache import resolve_cache
+
     traces: TraceCache | None = None
     spec: TraceCache | bool | None = True
     if not (cache is True and scheduler is not None and not scheduler.startswith("local")):

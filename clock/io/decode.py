@@ -52,15 +52,31 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.analyser import downmix_to_mono
+from ..core.analyser import downmix_pcm16, downmix_to_mono
+from ..core.levels import Block
 from ..errors import InvalidParameterError, InvalidSignalError, RecordingError, SpeechClockWarning
 from .files import file_kind
 from .sources import decoder_input, is_url, name_of, open_binary, url_info
 
-__all__ = ["MAX_HOLE_S", "AudioInfo", "DEFAULT_BLOCK_FRAMES", "iter_blocks", "probe", "webrtc_int16_to_float32"]
+__all__ = [
+    "MAX_HOLE_S",
+    "AudioInfo",
+    "DEFAULT_BLOCK_FRAMES",
+    "LEVEL_BLOCK_FRAMES",
+    "iter_blocks",
+    "iter_level_blocks",
+    "probe",
+    "webrtc_int16_to_float32",
+]
 
 #: Frames per decoded block (about 1.4 s at 48 kHz).
 DEFAULT_BLOCK_FRAMES = 65536
+
+#: Frames per block of 16-bit PCM for the level engine (:func:`iter_level_blocks`): about 5.5 s at
+#: 48 kHz, 512 KB of mono. Its levels cost so little per sample that fewer, larger blocks spend less
+#: of an hour's work between them; a codec's (Opus) cost is its decoding, so it keeps
+#: :data:`DEFAULT_BLOCK_FRAMES`, which holds less memory.
+LEVEL_BLOCK_FRAMES = 1 << 18
 
 # Samples (frames x channels) read at once: 4 MB of float32, whatever the channel count.
 _MAX_BLOCK_SAMPLES = 1 << 20
@@ -331,7 +347,8 @@ def _wav_declared_frames(p: Path, info: AudioInfo) -> int | None:
                 block_align = int.from_bytes(body[12:14], "little")
 
 
-def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np.float32]]:
+def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np.float32] | NDArray[np.int16]]:
+    """(frames, channels) blocks: int16 for 16-bit PCM, float32 otherwise."""
     import soundfile as sf
 
     n_read = 0
@@ -339,14 +356,11 @@ def _soundfile_blocks(info: AudioInfo, block_frames: int) -> Iterator[NDArray[np
     frames = max(1, min(block_frames, _MAX_BLOCK_SAMPLES // max(1, info.n_channels)))
     try:
         with decoder_input(info.path) as src, sf.SoundFile(_sf_name(src)) as f:
-            # 16-bit PCM is read as int16 and scaled here: v / 32768 exactly, as libsndfile's own
-            # float conversion gives, at a quarter of its cost.
-            as_int16 = f.subtype == "PCM_16"
+            # 16-bit PCM is read as int16 and scaled later (_checked_mono): v / 32768 exactly, as
+            # libsndfile's own float conversion gives, at a quarter of its cost.
+            dtype = "int16" if f.subtype == "PCM_16" else "float32"
             while True:
-                if as_int16:
-                    block = np.multiply(f.read(frames, dtype="int16", always_2d=True), _INT16_SCALE)
-                else:
-                    block = f.read(frames, dtype="float32", always_2d=True)
+                block = f.read(frames, dtype=dtype, always_2d=True)
                 if block.shape[0] == 0:
                     break
                 n_read += block.shape[0]
@@ -427,31 +441,30 @@ class _Batch:
         self.array, self.pts, self.time_base = array, pts, time_base
 
 
-# Frames joined per batch (about 1 s of 20 ms Opus frames), and how far a frame's
-# timestamp may stray from the end of the batch before it starts a new one (well
-# under the timeline's hole threshold, so holes are still seen between batches).
-_BATCH_FRAMES = 50
+# How far a frame's timestamp may stray from the end of the batch before it starts
+# a new one (well under the timeline's hole threshold, so holes are still seen
+# between batches).
 _BATCH_TOLERANCE_S = 0.01
 
 
-def _decoded_frames(container: Any, stream: Any, path: str) -> Iterator[Any]:
+def _decoded_frames(container: Any, stream: Any, path: str, batch_frames: int) -> Iterator[Any]:
     """The stream's frames; Opus through libopus at 16 bits, as WebRTC decodes it.
 
     FFmpeg's own Opus decoder differs from libopus on SILK and hybrid packets
     (the modes speech at voice bitrates uses) by up to 0.1 per sample; Chromium
     decodes with libopus to 16-bit PCM (NetEq), so the tool does too. The
     demuxer's pre-skip and end trimming apply as with the native decoder.
-    Contiguous 20 ms frames are joined into batches of about a second (the
-    per-frame work is numpy's, not Python's), decoded a few batches ahead in
-    a thread of their own (PyAV decodes without the GIL), so decoding and the
-    level computation overlap.
+    Contiguous 20 ms frames are joined into batches of ``batch_frames`` (the
+    per-frame work is numpy's, not Python's), decoded :data:`_AHEAD` batches
+    ahead in a thread of their own (PyAV decodes without the GIL), so
+    decoding and the level computation overlap.
     """
     import av
 
     if stream.codec_context.name != "opus" or "libopus" not in av.codecs_available:
         yield from _packets_decoded(container, stream, path)
         return
-    yield from _ahead(_libopus_batches, path, stream.index)
+    yield from _ahead(_libopus_batches, path, stream.index, batch_frames)
 
 
 def _packets_decoded(container: Any, stream: Any, path: str) -> Iterator[Any]:
@@ -483,7 +496,7 @@ def _packets_decoded(container: Any, stream: Any, path: str) -> Iterator[Any]:
         )
 
 
-def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
+def _libopus_batches(path: str, index: int, batch_frames: int) -> Iterator[_Batch]:
     """The Opus stream ``index`` of ``path`` decoded with libopus, in batches (its own container)."""
     import av
 
@@ -513,7 +526,7 @@ def _libopus_batches(path: str, index: int) -> Iterator[_Batch]:
                     packed = None if frame.format.is_planar else (fmt, block.shape[1])
                 pts = frame.pts
                 if parts and (
-                    len(parts) >= _BATCH_FRAMES
+                    size >= batch_frames
                     or pts is None
                     or first_pts is None
                     or block.dtype != parts[0].dtype
@@ -586,7 +599,7 @@ def _pyav_blocks(
         with decoder_input(info.path) as src, av.open(src, mode="r") as container:
             stream = container.streams.audio[0]
             first_s: float | None = None
-            for frame in _decoded_frames(container, stream, info.path):
+            for frame in _decoded_frames(container, stream, info.path, block_frames):
                 block = _pyav_frame_to_array(frame)
                 if frame.pts is not None and frame.time_base is not None:
                     at_s = float(frame.pts * frame.time_base)
@@ -643,15 +656,20 @@ def _rechunk(
     size = 0
     for block in blocks:
         if pending and (block.dtype != pending[0].dtype or block.shape[1] != pending[0].shape[1]):
-            yield convert(np.concatenate(pending))
+            yield convert(_joined(pending))
             pending, size = [], 0
         pending.append(block)
         size += block.shape[0]
         if size >= block_frames:
-            yield convert(np.concatenate(pending))
+            yield convert(_joined(pending))
             pending, size = [], 0
     if pending:
-        yield convert(np.concatenate(pending))
+        yield convert(_joined(pending))
+
+
+def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
+    """The parts as one array (a lone part as it is: a batch of the size asked for is not copied)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _opus_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
@@ -707,6 +725,40 @@ def iter_blocks(
     InvalidSignalError
         A decoded sample is NaN or infinite (the message gives its time).
     """
+    yield from _blocks(path, block_frames, context_rate_hz, max_hole_s, grid=False)  # type: ignore[misc]
+
+
+def iter_level_blocks(
+    path: str | os.PathLike[str] | AudioInfo,
+    *,
+    block_frames: int | None = None,
+    context_rate_hz: int | None = None,
+    max_hole_s: float = MAX_HOLE_S,
+) -> Iterator[Block]:
+    """:func:`iter_blocks` for the level engine: 16-bit PCM as its exact integers.
+
+    The same samples as :func:`iter_blocks`, with the same parameters and
+    errors; where a block is 16-bit PCM whose down-mix stays on a grid (every
+    channel count but 5.1, not resampled), it comes as a
+    :class:`~clock.core.analyser.GridBlock`, whose levels
+    :func:`~clock.core.levels.iter_levels` computes exactly from integer sums.
+    By default 16-bit PCM comes in blocks of :data:`LEVEL_BLOCK_FRAMES`, the
+    rest in blocks of :data:`DEFAULT_BLOCK_FRAMES`.
+    """
+    info = path if isinstance(path, AudioInfo) else probe(path)
+    if block_frames is None:
+        block_frames = LEVEL_BLOCK_FRAMES if info.codec == "PCM_16" else DEFAULT_BLOCK_FRAMES
+    yield from _blocks(info, block_frames, context_rate_hz, max_hole_s, grid=True)
+
+
+def _blocks(
+    path: str | os.PathLike[str] | AudioInfo,
+    block_frames: int,
+    context_rate_hz: int | None,
+    max_hole_s: float,
+    *,
+    grid: bool,
+) -> Iterator[Block]:
     info = path if isinstance(path, AudioInfo) else probe(path)
     if block_frames < 1:
         raise InvalidParameterError(f"block_frames must be >= 1, got {block_frames}")
@@ -721,20 +773,27 @@ def iter_blocks(
             _opus_to_float32 if info.codec == "opus" else _pcm_to_float32,
         )
     )
-    mono = _checked_mono(raw, info)
-    if context_rate_hz is not None and context_rate_hz != info.sample_rate_hz:
-        if not 3000 <= context_rate_hz <= 768000:
+    resample = context_rate_hz if context_rate_hz not in (None, info.sample_rate_hz) else None
+    mono = _checked_mono(raw, info, grid=grid and resample is None)
+    if resample is not None:
+        if not 3000 <= resample <= 768000:
             raise InvalidParameterError(
                 f"context rate must be in [3000, 768000] Hz (the AudioContext range), got {context_rate_hz}"
             )
-        yield from _resampled(mono, info.sample_rate_hz, context_rate_hz)
+        yield from _resampled(mono, info.sample_rate_hz, resample)  # type: ignore[arg-type]
     else:
         yield from mono
 
 
-def _checked_mono(blocks: Iterator[NDArray[np.float32]], info: AudioInfo) -> Iterator[NDArray[np.float32]]:
+def _checked_mono(blocks: Iterator[NDArray[Any]], info: AudioInfo, *, grid: bool) -> Iterator[Block]:
+    """Mono blocks: 16-bit PCM (int16) as its exact integers where ``grid`` and the down-mix allow, else float32."""
     position = 0
     for block in blocks:
+        if block.dtype == np.int16:
+            exact = downmix_pcm16(block) if grid else None
+            position += block.shape[0]
+            yield exact if exact is not None else downmix_to_mono(np.multiply(block, _INT16_SCALE))
+            continue
         mono = downmix_to_mono(block)
         finite = np.isfinite(mono)
         if not finite.all():

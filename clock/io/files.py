@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import SpeechClockError
 
 __all__ = [
+    "CONFIG_NAME",
     "MAX_CONFIG_BYTES",
     "MAX_EVENT_LOG_BYTES",
     "MAX_EVENT_LOG_LINES",
@@ -27,9 +28,13 @@ __all__ = [
     "MAX_LABELS_LINES",
     "MAX_LINE_BYTES",
     "file_kind",
+    "find_config",
     "iter_lines",
     "read_text",
 ]
+
+#: The name of the config file a folder of recordings holds.
+CONFIG_NAME = "speechclock.toml"
 
 #: The longest line of an event log or label track (an OpenAI ``response.done`` with its transcript fits).
 MAX_LINE_BYTES = 1 << 20
@@ -175,3 +180,9 @@ def iter_lines(
                 yield number, "", f"not UTF-8 text (byte {err.start} of the line)"
                 continue
             yield number, text, None
+
+
+def find_config(folder: str | os.PathLike[str]) -> Path | None:
+    """``speechclock.toml`` in a folder, if there is one."""
+    p = Path(folder) / CONFIG_NAME
+    return p if p.is_file() else None

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import InvalidParameterError
-from .config import CONFIG_NAME
+from .files import CONFIG_NAME
 
 __all__ = ["AUDIO_SUFFIXES", "Inputs", "owned_kind", "set_force", "sidecar"]
 

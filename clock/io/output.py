@@ -36,11 +36,9 @@ import json
 import math
 import os
 import re
-import secrets
 import stat
 import sys
 import time
-import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -95,7 +93,7 @@ def remove_temporaries() -> None:
 
 def _temp_name(target: str) -> str:
     """``.speechclock-NAME.PID-XXXXXXXX.tmp``, NAME cut (at a byte boundary) to fit in NAME_MAX."""
-    tail = f".{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    tail = f".{os.getpid()}-{os.urandom(4).hex()}.tmp"
     room = _NAME_MAX - len(".speechclock-") - len(tail)
     short = os.fsdecode(os.fsencode(target)[:room])
     while len(os.fsencode(short)) > room:  # a cut multi-byte character re-encodes longer
@@ -454,6 +452,8 @@ def write_npz(f: IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:
     same format (readable by ``numpy.load``) with every timestamp at
     1980-01-01, members in the given order.
     """
+    import zipfile
+
     with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED) as zf:
         for name, arr in arrays.items():
             member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))

@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions
-from ..core.events import EventLog
-from ..core.levels import LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of
-from ..core.segments import QuantumSpeech
+from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions, GridBlock
+from ..core.levels import Block, LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of_levels
 from ..errors import RecordingError
-from .decode import AudioInfo, iter_blocks, probe
-from .events import events_path_for, read_events
+from .decode import AudioInfo, iter_blocks, iter_level_blocks, probe
 
 if TYPE_CHECKING:
+    from ..core.events import EventLog
+    from ..core.segments import QuantumSpeech
     from .cache import TraceCache
 
 __all__ = [
@@ -77,6 +76,8 @@ class Recording:
         The event log (None when there is none).
     n_frames : int or None
         Frames decoded (at the analysis rate).
+    envelope : (times_s, lows, highs) or None
+        The waveform's min and max in bins (see :func:`envelope`), when asked for.
     """
 
     info: AudioInfo
@@ -84,6 +85,7 @@ class Recording:
     quantum: LevelTrace | QuantumSpeech | None
     events: EventLog | None
     n_frames: int | None = None
+    envelope: Envelope | None = None
 
     @property
     def name(self) -> str:
@@ -110,6 +112,7 @@ def read_recording(
     events: str | os.PathLike[str] | None = None,
     lenient: bool = False,
     cache: TraceCache | None = None,
+    envelope_bins: int | None = None,
 ) -> Recording:
     """Decode a recording once and compute its level trace(s); read its event log.
 
@@ -137,11 +140,17 @@ def read_recording(
     cache : TraceCache, optional
         Take the traces from this cache when it holds them for this content
         and these options; keep them there otherwise (see :mod:`clock.io.cache`).
+    envelope_bins : int, optional
+        Also the waveform's envelope, from the same decode (not with ``cache``):
+        min and max in bins of 10 ms, twice as long whenever there would be
+        more than ``2 * envelope_bins`` of them (what a plot draws from).
 
     Returns
     -------
     Recording
     """
+    from .events import events_path_for, read_events
+
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
     # Page-logged levels are compared at render-quantum resolution.
@@ -165,8 +174,8 @@ def read_recording(
         # The header's length is the decoded length unless the recording was resampled or gives none.
         n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
         return Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
-    found = _decode(path, cadences, quantum, quantum_floor, metric, options, context_rate_hz)
-    return Recording(found.info, found.trace, found.quantum, log, found.n_frames)
+    found = _decode(path, cadences, quantum, quantum_floor, metric, options, context_rate_hz, envelope_bins)
+    return Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,7 @@ class _Decoded:
     trace: LevelTrace
     quantum: LevelTrace | QuantumSpeech | None
     n_frames: int
+    envelope: Envelope | None = None
 
 
 def _decode(
@@ -185,6 +195,7 @@ def _decode(
     metric: str,
     options: AnalyserOptions | None,
     context_rate_hz: int | None,
+    envelope_bins: int | None = None,
 ) -> _Decoded:
     """Decode once, streaming: the trace at the clock's cadence and, when asked, every render quantum."""
     info = probe(path)
@@ -192,47 +203,149 @@ def _decode(
     cadences = list(cadences)
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
-    counted = _Counted(iter_blocks(info, context_rate_hz=context_rate_hz))
+    wave = _Envelope(rate, 0.01, max_bins=envelope_bins) if envelope_bins is not None else None
+    counted = _Counted(iter_level_blocks(info, context_rate_hz=context_rate_hz), wave)
     chunks = iter_multi_levels(counted, rate, ticks=cadences, metric=metric, options=options)
-    main: list[LevelChunk] = []
-    quanta: list[LevelChunk] = []
+    # The levels only, while decoding: the frames are the ticks', made once at the end.
+    main, quanta = _Levels(), _Levels()
     if quantum and quantum_floor is not None:
+        from ..core.segments import QuantumSpeech
+
         q: LevelTrace | QuantumSpeech | None = QuantumSpeech.from_chunks(
             _split(chunks, main), floor=quantum_floor, sample_rate_hz=rate
         )
     else:
         for i, chunk in chunks:
-            (main if i == 0 else quanta).append(chunk)
-        q = trace_of(quanta, rate, cadences[-1], metric, options) if quantum else None
-    trace = trace_of(main, rate, cadences[0], metric, options)
-    return _Decoded(info, trace, q, counted.n_frames)
+            (main if i == 0 else quanta).add(chunk.level)
+        q = trace_of_levels(quanta.array(), rate, cadences[-1], metric, options) if quantum else None
+    trace = trace_of_levels(main.array(), rate, cadences[0], metric, options)
+    return _Decoded(info, trace, q, counted.n_frames, None if wave is None else wave.result())
+
+
+class _Levels:
+    """A trace's levels as they come, in one array that grows in place.
+
+    Room for an hour's ticks (at 1/60 s) is reserved at first and doubled when
+    full: memory the operating system gives a page at a time, as it is
+    written, so a long recording never holds its levels twice (as a list of
+    chunks joined at the end would), and a short one costs what it holds.
+    """
+
+    def __init__(self) -> None:
+        self.buf = np.empty(216_000)
+        self.n = 0
+
+    def add(self, level: np.ndarray) -> None:
+        if self.n + level.size > self.buf.size:
+            grown = np.empty(max(2 * self.buf.size, self.n + level.size))
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        self.buf[self.n : self.n + level.size] = level
+        self.n += level.size
+
+    def array(self) -> np.ndarray:
+        return self.buf[: self.n]
 
 
 class _Counted:
-    """Blocks passed through, counting their frames."""
+    """Blocks passed through, counting their frames (and taking the waveform's envelope, if given one)."""
 
-    def __init__(self, blocks: Iterator[np.ndarray]) -> None:
+    def __init__(self, blocks: Iterator[Block], wave: _Envelope | None = None) -> None:
         self.blocks = blocks
+        self.wave = wave
         self.n_frames = 0
 
-    def __iter__(self) -> Iterator[np.ndarray]:
+    def __iter__(self) -> Iterator[Block]:
         for block in self.blocks:
             self.n_frames += len(block)
+            if self.wave is not None:
+                self.wave.add(block.to_float32() if isinstance(block, GridBlock) else block)
             yield block
 
 
-def _split(chunks: Iterator[tuple[int, LevelChunk]], main: list[LevelChunk]) -> Iterator[LevelChunk]:
-    """The second cadence's chunks; the first's go into ``main``."""
+def _split(chunks: Iterator[tuple[int, LevelChunk]], main: _Levels) -> Iterator[LevelChunk]:
+    """The second cadence's chunks; the first's levels go into ``main``."""
     for i, chunk in chunks:
         if i == 0:
-            main.append(chunk)
+            main.add(chunk.level)
         else:
             yield chunk
 
 
-def envelope(
-    path: str | os.PathLike[str], *, bin_s: float = 0.01, context_rate_hz: int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+#: The waveform's envelope: bin centres in seconds, and the least and greatest sample in each bin.
+Envelope = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class _Envelope:
+    """A waveform's min and max in bins of ``bin_s``, block by block.
+
+    With ``max_bins``, whenever there are more than ``2 * max_bins`` bins,
+    neighbours are merged (bins twice as long), so memory stays bounded
+    whatever the length; bins start at multiples of their length from the
+    first sample, as if they had been that long from the start.
+    """
+
+    def __init__(self, rate: int, bin_s: float, *, max_bins: int | None = None) -> None:
+        self.rate = rate
+        self.size = max(1, int(round(bin_s * rate)))
+        self.max_bins = max_bins
+        self.lows: list[np.ndarray] = []
+        self.highs: list[np.ndarray] = []
+        self.n_bins = 0
+        # The last bin, while it is not whole: its extremes and how many samples it has.
+        self.part: tuple[float, float, int] | None = None
+
+    def add(self, block: np.ndarray) -> None:
+        x = block
+        if self.part is not None:
+            low, high, count = self.part
+            head, x = x[: self.size - count], x[self.size - count :]
+            if head.size:
+                low, high, count = min(low, float(head.min())), max(high, float(head.max())), count + head.size
+            self.part = (low, high, count)
+            if count < self.size:
+                return
+            self._whole(np.array([low], np.float32), np.array([high], np.float32))
+            self.part = None
+        whole = x.size // self.size * self.size
+        if whole:
+            shaped = x[:whole].reshape(-1, self.size)
+            self._whole(shaped.min(axis=1), shaped.max(axis=1))
+        if whole < x.size:
+            rest = x[whole:]
+            self.part = (float(rest.min()), float(rest.max()), rest.size)
+        while self.max_bins is not None and self.n_bins > 2 * self.max_bins:
+            self._coarsen()
+
+    def _whole(self, lows: np.ndarray, highs: np.ndarray) -> None:
+        self.lows.append(lows)
+        self.highs.append(highs)
+        self.n_bins += lows.size
+
+    def _coarsen(self) -> None:
+        lows, highs = np.concatenate(self.lows), np.concatenate(self.highs)
+        if lows.size % 2:  # the last whole bin is the first half of a longer bin still open
+            low, high, count = float(lows[-1]), float(highs[-1]), self.size
+            if self.part is not None:
+                low, high, count = min(low, self.part[0]), max(high, self.part[1]), count + self.part[2]
+            self.part = (low, high, count)
+            lows, highs = lows[:-1], highs[:-1]
+        self.lows = [lows.reshape(-1, 2).min(axis=1)]
+        self.highs = [highs.reshape(-1, 2).max(axis=1)]
+        self.n_bins = self.lows[0].size
+        self.size *= 2
+
+    def result(self) -> Envelope:
+        lows, highs = list(self.lows), list(self.highs)
+        if self.part is not None:
+            lows.append(np.array([self.part[0]], np.float32))
+            highs.append(np.array([self.part[1]], np.float32))
+        lo = np.concatenate(lows).astype(np.float64) if lows else np.zeros(0)
+        hi = np.concatenate(highs).astype(np.float64) if highs else np.zeros(0)
+        return (np.arange(lo.size) + 0.5) * self.size / self.rate, lo, hi
+
+
+def envelope(path: str | os.PathLike[str], *, bin_s: float = 0.01, context_rate_hz: int | None = None) -> Envelope:
     """The waveform's min and max in bins of ``bin_s`` seconds, decoded block by block.
 
     Returns
@@ -242,20 +355,7 @@ def envelope(
     """
     info = probe(path)
     rate = analysis_rate(info, context_rate_hz)
-    size = max(1, int(round(bin_s * rate)))
-    lows: list[np.ndarray] = []
-    highs: list[np.ndarray] = []
-    carry = np.zeros(0, np.float32)
+    wave = _Envelope(rate, bin_s)
     for block in iter_blocks(info, context_rate_hz=context_rate_hz):
-        data = np.concatenate([carry, block])
-        whole = data.size // size * size
-        shaped = data[:whole].reshape(-1, size)
-        lows.append(shaped.min(axis=1))
-        highs.append(shaped.max(axis=1))
-        carry = data[whole:]
-    if carry.size:
-        lows.append(carry.min(keepdims=True))
-        highs.append(carry.max(keepdims=True))
-    lo = np.concatenate(lows).astype(np.float64) if lows else np.zeros(0)
-    hi = np.concatenate(highs).astype(np.float64) if highs else np.zeros(0)
-    return (np.arange(lo.size) + 0.5) * size / rate, lo, hi
+        wave.add(block)
+    return wave.result()

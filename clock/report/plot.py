@@ -387,12 +387,13 @@ def plot_recording(
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
     if events is not None:
-        for e in events.events:
-            if lo <= e.t_s <= hi:
-                colour = _EVENT_COLOURS.get(e.kind, "0.5")
-                for ax in axes[1:]:
-                    ax.axvline(e.t_s, color=colour, linewidth=0.7, alpha=0.55)
-                ax_events.vlines(e.t_s, 0, 0.25, color=colour, linewidth=1.2)
+        # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
+        shown = [e for e in events.events if lo <= e.t_s <= hi]
+        xs, colours = [e.t_s for e in shown], [_EVENT_COLOURS.get(e.kind, "0.5") for e in shown]
+        if shown:
+            for ax in axes[1:]:
+                ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
+            ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
         for x, text, colour, label_row in layout:
             _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
 
@@ -418,30 +419,36 @@ def plot_recording(
         if b.ack_overlap and b.ack_last_word_s is not None:
             acks.append((previous_end, b.ack_last_word_s))
         previous_end = b.span_end_s
-    for seg in segmentation.segments:
-        if not (seg.last_word_s >= lo and seg.onset_s <= hi):
-            continue
-        if any(x0 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in acks):
-            kind, colour = "acknowledgment", _ACK_COLOUR
-        elif any(x0 - 1e-9 <= seg.onset_s and seg.last_word_s <= x1 + 1e-9 for x0, x1 in narrations):
-            kind, colour = "narration speech", "tab:green"
-        else:
-            kind, colour = "other speech", "0.6"
-        alpha = 0.4 if colour == _ACK_COLOUR else 0.22
-        keep(kind, ax_level.axvspan(seg.onset_s, seg.last_word_s, color=colour, alpha=alpha, linewidth=0))
-    for x0, x1 in narrations:
-        keep("narration", ax_level.hlines(_DB_FLOOR + 3, x0, x1, color="tab:green", linewidth=4))
+    in_view = [seg for seg in segmentation.segments if seg.last_word_s >= lo and seg.onset_s <= hi]
+    onsets = np.array([seg.onset_s for seg in in_view])
+    ends = np.array([seg.last_word_s for seg in in_view])
+    is_ack = _inside_any(onsets, ends, acks, 0.0)
+    is_narration = ~is_ack & _inside_any(onsets, ends, narrations, 1e-9)
+    for kind, colour, alpha, mask in (
+        ("acknowledgment", _ACK_COLOUR, 0.4, is_ack),
+        ("narration speech", "tab:green", 0.22, is_narration),
+        ("other speech", "0.6", 0.22, ~is_ack & ~is_narration),
+    ):
+        if mask.any():
+            keep(kind, _spans(ax_level, onsets[mask], ends[mask], color=colour, alpha=alpha, linewidth=0))
+    if narrations:
+        x0s, x1s = zip(*narrations)
+        keep("narration", ax_level.hlines([_DB_FLOOR + 3] * len(x0s), x0s, x1s, color="tab:green", linewidth=4))
     gaps = [(at, g) for b in beats for at, g in zip(b.gap_at_s, b.quiet_gaps_s) if g >= min_gap_s and lo <= at <= hi]
     threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
     longest = sorted((g for _, g in gaps), reverse=True)[:3]
     labelled = [(at, g) for at, g in gaps if g >= threshold or g in longest]
     span = max(hi - lo, 1e-9)
     rows = _stagger([at + g / 2 for at, g in labelled], [span * 0.045] * len(labelled), 2)
+    bars: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for (at, g), row in zip(labelled, rows):
         colour = _gap_colour(g, limit)
-        ax_level.hlines(-6 - 6 * (row or 0), at, at + g, color=colour, linewidth=1.5)
+        bars.setdefault((colour, row or 0), []).append((at, at + g))
         if row is not None:
             _gap_label(ax_level, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
+    for (colour, row), xs01 in bars.items():
+        x0s, x1s = zip(*xs01)
+        ax_level.hlines([-6 - 6 * row] * len(x0s), x0s, x1s, color=colour, linewidth=1.5)
     ax_level.set_ylabel("level (dBFS)")
     ax_level.set_ylim(_DB_FLOOR, 0)
 
@@ -456,16 +463,16 @@ def plot_recording(
             )
         done = t[state == DONE]
         keep("beat done", ax_state.vlines(done, 0, 1, color="black", linewidth=2))
-        for rb in replay.beats:
-            if (
-                rb.quiet_declared_s is not None
-                and rb.prompt_allowed_s is not None
-                and rb.prompt_allowed_s > rb.quiet_declared_s
-            ):
-                keep(
-                    "linger",
-                    ax_state.axvspan(rb.quiet_declared_s, rb.prompt_allowed_s, color="0.75", alpha=0.6, linewidth=0),
-                )
+        lingers = [
+            (rb.quiet_declared_s, rb.prompt_allowed_s)
+            for rb in replay.beats
+            if rb.quiet_declared_s is not None
+            and rb.prompt_allowed_s is not None
+            and rb.prompt_allowed_s > rb.quiet_declared_s
+        ]
+        if lingers:
+            linger = np.array(lingers)
+            keep("linger", _spans(ax_state, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
         if events is not None:
             paused_at = None
             for e in events.events:
@@ -500,6 +507,30 @@ def plot_recording(
     return fig
 
 
+def _inside_any(
+    starts: NDArray[np.float64], ends: NDArray[np.float64], spans: Sequence[tuple[float, float]], slack: float
+) -> NDArray[np.bool_]:
+    """Whether each ``[start, end]`` lies within one of ``spans`` (widened by ``slack`` before, 1e-9 after).
+
+    Sorted once and searched: among the spans that start early enough, the
+    one that ends latest decides (a prefix maximum), so it costs
+    ``n log n`` where testing each interval against each span would cost
+    ``n * m`` (thousands of segments and beats on a long recording).
+    """
+    if not spans or not starts.size:
+        return np.zeros(starts.size, bool)
+    order = sorted(spans)
+    span_starts = np.array([x0 - slack for x0, _ in order])
+    latest_end = np.maximum.accumulate(np.array([x1 + 1e-9 for _, x1 in order]))
+    i = np.searchsorted(span_starts, starts, side="right") - 1
+    return (i >= 0) & (latest_end[np.maximum(i, 0)] >= ends)
+
+
+def _spans(ax: Any, x0s: NDArray[np.float64], x1s: NDArray[np.float64], **style: Any) -> Any:
+    """Full-height spans ``[x0, x1]`` (as ``axvspan`` draws each) as one collection."""
+    return ax.broken_barh(list(zip(x0s, x1s - x0s)), (0, 1), transform=ax.get_xaxis_transform(), **style)
+
+
 def _mark_outcomes(ax: Any, beats: Sequence[Beat], lo: float, hi: float, keep: Any) -> None:
     """Each beat's outcome where it was decided: a marker always, its name where it fits."""
     shown = [(b, _outcome_at(b)) for b in beats if lo <= _outcome_at(b) <= hi]
@@ -507,13 +538,19 @@ def _mark_outcomes(ax: Any, beats: Sequence[Beat], lo: float, hi: float, keep: A
     # A name goes right of its marker, where it covers neither the next marker nor the next name.
     nexts = [x for _, x in shown[1:]] + [hi + span]
     rows = [0 if nxt - x > span * 0.0065 * (len(beat_outcome(b)) + 4) else None for (b, x), nxt in zip(shown, nexts)]
+    # One line of markers per outcome, however many beats.
+    by_outcome: dict[str, list[float]] = {}
+    for b, x in shown:
+        by_outcome.setdefault(beat_outcome(b), []).append(x)
+    for outcome, xs in by_outcome.items():
+        colour, marker = _outcome_style(outcome)
+        (markers,) = ax.plot(
+            xs, [0.5] * len(xs), marker=marker, color=colour, markeredgecolor="black", markersize=7, linestyle="none"
+        )
+        keep(f"beat {outcome}", markers)
     for (b, x), row in zip(shown, rows):
         outcome = beat_outcome(b)
-        colour, marker = _outcome_style(outcome)
-        keep(
-            f"beat {outcome}",
-            ax.plot(x, 0.5, marker=marker, color=colour, markeredgecolor="black", markersize=7, linestyle="none")[0],
-        )
+        colour, _ = _outcome_style(outcome)
         if row is not None:
             ax.annotate(
                 outcome,
