@@ -80,6 +80,18 @@ CASES = [
 ]
 
 
+#: 16-bit samples (v / 32768), whose levels come from their integers (GridBlock): channels, fftSize.
+PCM16_CASES = [pytest.param(n, f, id=f"pcm16-{n}ch-{f}") for n, f in [(1, 2048), (2, 32768), (4, 128), (3, 32)]]
+PCM16_IDS = {case.id for case in PCM16_CASES}
+
+
+def _pcm16(n_channels: int) -> np.ndarray:
+    """The 16-bit samples of one exact-path case, full scale included."""
+    pcm = (_signal(np.random.default_rng(16), 48000, n_channels) * 32768).clip(-32768, 32767).astype(np.int16)
+    pcm[3000:9000] = -32768
+    return pcm
+
+
 def _channels(rate: int, n_channels: int) -> np.ndarray:
     """The signal of one case (each from the same seed)."""
     return _signal(np.random.default_rng(440), rate, n_channels)
@@ -93,16 +105,17 @@ def page_reads():
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     plans, files = [], {}
-    for i, case in enumerate(CASES):
-        rate, n_channels, fft_size, smoothing = case.values
-        channels = _channels(rate, n_channels)
+    cases = [(case.id, case.values) for case in CASES]
+    cases += [(case.id, (48000, case.values[0], case.values[1], 0.8)) for case in PCM16_CASES]
+    for i, (case_id, (rate, n_channels, fft_size, smoothing)) in enumerate(cases):
+        channels = _pcm16(n_channels) * np.float32(1 / 32768) if case_id in PCM16_IDS else _channels(rate, n_channels)
         files[f"/audio/{i}"] = np.ascontiguousarray(channels.T, dtype="<f4").tobytes()  # channel after channel
         plans.append({"frames": channels.shape[0], "channels": n_channels, "rate": rate, "fft_size": fft_size})
         plans[-1]["smoothing"] = smoothing
     head = f"const N_TICKS = {N_TICKS}, PLANS = {json.dumps(plans)};"
     html = f"<!DOCTYPE html><html><body><script>{POST_JS}\n{head}\n{PAGE}</script></body></html>"
     done = json.loads(run_page(html, timeout_s=120, files=files)["/done"])
-    return {case.id: r for case, r in zip(CASES, done)}
+    return {case_id: r for (case_id, _), r in zip(cases, done)}
 
 
 @pytest.mark.parametrize("rate,n_channels,fft_size,smoothing", CASES)
@@ -138,13 +151,13 @@ def test_emulation_matches_chromium(page_reads, request, rate, n_channels, fft_s
         assert byte_diff.max(initial=0) <= 1
 
 
-@pytest.mark.parametrize("n_channels,fft_size", [(1, 2048), (2, 32768), (4, 128), (3, 32)])
-def test_the_exact_path_for_16_bit_pcm_matches_chromium(chromium, rng, n_channels, fft_size):
+@pytest.mark.parametrize("n_channels,fft_size", PCM16_CASES)
+def test_the_exact_path_for_16_bit_pcm_matches_chromium(page_reads, request, n_channels, fft_size):
     # 16-bit samples (v / 32768) rendered by Chromium; the levels from their integers (GridBlock), full scale included.
-    pcm = (_signal(rng, 48000, n_channels) * 32768).clip(-32768, 32767).astype(np.int16)
-    pcm[3000:9000] = -32768
+    pcm = _pcm16(n_channels)
     channels = pcm * np.float32(1 / 32768)
-    reads = json.loads(run_page(_page(channels, 48000, fft_size, 0.8))["/done"])
+    reads = page_reads[request.node.callspec.id]
+    assert len(reads) == N_TICKS
     grid = downmix_pcm16(pcm)
     assert grid is not None
     np.testing.assert_array_equal(grid.to_float32(), downmix_to_mono(channels))
