@@ -180,3 +180,188 @@ def test_decide_matches_the_replay_with_a_corpus_narration_pause():
                             assert ba.allows(q, 1.0, narration_pause_s=pause) == (b.outcome not in FAILURES)
                             seen.add(b.outcome)
     assert {"aborted", "outpaced"} <= seen
+
+
+# --- every floor at once (the sweep) ------------------------------------------------
+
+
+def test_every_floor_at_once_is_each_floor_alone():
+    """``analyse_floors`` finds, for many floors in one pass, what ``analyse`` finds at each (pauses, ends,
+    acknowledgments of the next beat and floors given out of order included), and keeps every beat that is not
+    unheard or silent at every floor."""
+    from clock.core.beats import analyse_floors
+
+    floors = (0.003, 0.0, 0.01, 0.001, 0.0045, 0.003, 0.002, 0.2)
+    rng = np.random.default_rng(31)
+    compared = 0
+    for _ in range(120):
+        trace, log = random_session(rng)
+        table = analyse_floors(trace, log, floors=floors)
+        kept = table.beat.tolist()
+        for j, floor in enumerate(floors):
+            a = analyse(trace, log, floor=floor)
+            assert table.narration_pause_s[j] == a.narration_pause_s
+            for b in a.beats:
+                if b.index not in kept:
+                    assert not b.spoken and b.start_tick is None, (floor, b.index)
+                    continue
+                i = kept.index(b.index)
+                assert bool(table.spoken[j, i]) == b.spoken
+                assert table.first_tick[i] == b.first_tick
+                if not b.spoken:
+                    continue
+                wait = None if np.isnan(table.wait_s[j, i]) else float(table.wait_s[j, i])
+                assert (wait, table.need_s[j, i], table.room_s[j, i], table.pause_s[j, i]) == (
+                    b.wait_s, b.need_s, b.room_s, b.pause_s,
+                ), (floor, b.index)  # fmt: skip
+                assert (table.last_word_tick[j, i], table.bound_tick[j, i]) == (b.last_word_tick, b.bound_tick)
+                assert (bool(table.ended_by_page[j, i]), bool(table.speech_at_bound[j, i])) == (
+                    b.ended_by_page, b.speech_at_bound,
+                )  # fmt: skip
+                assert table.end_after_word_s[j, i] == b.bound_s - b.last_word_s
+                compared += 1
+    assert compared > 1000
+
+
+def _replayed_grid(observations, floors, quiets, timeout):
+    """Every setting counted from the tick-by-tick replay of every beat (``beats``), as the sweep reports it."""
+    from collections import Counter
+
+    from clock.core.beats import narration_pause_s
+    from clock.core.windows import classify_ticks
+
+    said = [
+        classify_ticks(o.trace, labels=o.labels, events=o.events, speech_range_db=20.0).speech for o in observations
+    ]
+    out = {}
+    for floor in floors:
+        analyses = [analyse(o.trace, o.events, floor=floor) for o in observations]
+        pause = narration_pause_s(analyses)
+        for quiet in quiets:
+            counts, added, ticks, after = Counter(), [], 0, []
+            for o, speech, a in zip(observations, said, analyses):
+                t = o.trace.t_s
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout,
+                                  narration_pause_s=pause)  # fmt: skip
+                for b, ba in zip(found, a.beats):
+                    counts[b.outcome] += 1
+                    if b.outcome != OK:
+                        continue
+                    declared, word = b.replay.quiet_declared_s, b.replay.last_word_s
+                    added.append(declared - word)
+                    ticks += int(np.searchsorted(t, declared)) - int(np.searchsorted(t, word))
+                    last = np.flatnonzero(speech[ba.first_tick : ba.bound_tick])
+                    if last.size:
+                        after.append(declared - t[ba.first_tick + last[-1]])
+            out[floor, quiet] = (counts, added, ticks, after)
+    return out
+
+
+QUIETS_SWEPT = (0.2, 0.5, 1.0, 1.6, 2.55)
+
+
+def test_a_sweep_counts_at_every_setting_what_the_replay_does():
+    """Every setting of the sweep's grid (all floors analysed at once) against the tick-by-tick replay of every
+    beat of every recording, judged together: the outcomes' counts and the added latency (its ticks exactly; its
+    maximum and 95th percentile as numpy takes them from the replayed latencies; its mean to rounding)."""
+    from clock.core.derive import Observation, derive
+    from clock.core.sweep import sweep
+
+    floors = (0.0045, 0.001, 0.003, 0.01, 0.002)
+    rng = np.random.default_rng(2611)
+    seen = set()
+    for corpus in range(6):
+        observations = []
+        while len(observations) < 3:
+            trace, log = random_session(rng)
+            if log.terminals:
+                observations.append(Observation(f"c{corpus}r{len(observations)}.wav", trace, log))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # events outside the recording, thin evidence
+            derivation = derive(observations)  # the recommendation, not under test here: once per corpus
+        # Quiet times exactly at a beat's longest inner quiet and at its room (within the replay's 1 ns).
+        edges = {
+            x + 1e-9
+            for o in observations
+            for b in analyse(o.trace, o.events, floor=floors[0]).beats
+            for x in (b.need_s, b.room_s)
+            if 0 < x < 3600 and (x + 1e-9) - 1e-9 == x
+        }
+        quiets = (*QUIETS_SWEPT, *sorted(edges)[:4])
+        assert len(quiets) > len(QUIETS_SWEPT)
+        for timeout in (1.0, float("inf")):
+            result = sweep(observations, floors=floors, quiets_s=quiets, onset_timeout_s=timeout, derivation=derivation)
+            truth = _replayed_grid(observations, floors, quiets, timeout)
+            for p in result.points:
+                counts, added, ticks, after = truth[p.floor, p.quiet_s]
+                seen |= set(counts)
+                where = f"corpus {corpus} timeout {timeout} floor {p.floor} quiet {p.quiet_s}"
+                assert (p.n_ok, p.n_premature, p.n_stalled, p.n_outpaced, p.n_missed_onset, p.n_aborted) == (
+                    counts[OK], counts["premature"], counts["stalled"], counts["outpaced"], counts["missed-onset"],
+                    counts["aborted"],
+                ), where  # fmt: skip
+                assert p.n_beats == sum(counts.values()) - counts["silent"] - counts["unheard"], where
+                assert p.latency_ticks == ticks, where
+                if not added:
+                    assert p.latency_mean_s is p.latency_max_s is p.latency_p95_s is None, where
+                    continue
+                assert (p.latency_max_s, p.latency_p95_s) == (max(added), float(np.percentile(added, 95))), where
+                assert p.latency_mean_s == pytest.approx(float(np.mean(added)), rel=1e-12), where
+                if after:
+                    assert p.after_speech_max_s == max(after), where
+                    assert p.after_speech_mean_s == pytest.approx(float(np.mean(after)), rel=1e-12), where
+    assert seen >= {OK, *FAILURES, "aborted", "silent"}
+
+
+def test_a_setting_s_figures_are_numpy_s_of_its_own_values():
+    """Each setting's max and 95th percentile are numpy's of its values alone, whatever the other settings hold;
+    its mean is theirs to rounding."""
+    from clock.core.sweep import _by_setting
+
+    rng = np.random.default_rng(5)
+    for n, size in ((1, 1), (7, 40), (300, 5000), (40000, 3000)):
+        key = rng.integers(0, n, size)
+        values = np.round(rng.uniform(0, 3, size), int(rng.integers(1, 4)))  # ties too
+        mean, top, p95 = _by_setting(key, values, n, p95=True)
+        mean2, top2 = _by_setting(key, values, n, p95=False)
+        for x in range(n):
+            mine = values[key == x]
+            if not mine.size:
+                assert np.isnan([mean[x], top[x], p95[x], mean2[x], top2[x]]).all()
+                continue
+            assert top[x] == top2[x] == mine.max()
+            assert p95[x] == np.percentile(mine, 95)
+            assert mean[x] == mean2[x] == pytest.approx(mine.mean(), rel=1e-12)
+
+
+def test_the_pareto_front_is_every_pair_no_setting_beats():
+    """The front against the definition: the settings no other setting beats on both failing beats and the exact
+    mean latency (one per distinct pair, the first in the grid), sorted by failing beats."""
+    from fractions import Fraction
+
+    from clock.core.sweep import _pareto
+
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        n = int(rng.integers(1, 60))
+        ok = rng.integers(0, 4, n)
+        cols = {
+            "n_ok": ok, "latency_ticks": ok * rng.integers(10, 14, n) + rng.integers(0, 3, n),
+            "n_premature": rng.integers(0, 3, n), "n_stalled": rng.integers(0, 2, n),
+            "n_outpaced": rng.integers(0, 2, n), "n_missed_onset": rng.integers(0, 2, n),
+        }  # fmt: skip
+        cols["n_beats"] = ok + cols["n_premature"] + cols["n_stalled"] + cols["n_outpaced"] + cols["n_missed_onset"]
+        failed = cols["n_premature"] + cols["n_stalled"] + cols["n_outpaced"] + cols["n_missed_onset"]
+        keys = {
+            x: (int(failed[x]), Fraction(int(cols["latency_ticks"][x]), int(ok[x])))
+            for x in range(n)
+            if cols["n_beats"][x] and ok[x]
+        }
+        front: dict = {}
+        for x, key in keys.items():
+            beaten = any(o[0] <= key[0] and o[1] <= key[1] and o != key for o in keys.values())
+            if not beaten and key not in front:
+                front[key] = x
+        assert _pareto(cols).tolist() == [front[key] for key in sorted(front)]

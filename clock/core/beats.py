@@ -73,7 +73,7 @@ from __future__ import annotations
 import warnings
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -290,6 +290,8 @@ class _PauseClock:
 
     def unpaused(self, a: float, b: float) -> float:
         """Seconds of [a, b] outside every paused interval."""
+        if not self.intervals and self.since is None:
+            return b - a  # (nothing paused: the same float as subtracting no paused time)
         spans = self.intervals + ([(self.since, b)] if self.since is not None else [])
         paused = sum(max(0.0, min(b, hi) - max(a, lo)) for lo, hi in spans)
         return (b - a) - paused
@@ -362,18 +364,19 @@ def replay_ticks(
     """
     floor = _check_floor(floor)
     _check_times(quiet_s, onset_timeout_s)
-    t = trace.t_s
-    speech = trace.level > floor
+    # Python lists: the loop reads one tick at a time.
+    t: list[float] = trace.t_s.tolist()
+    speech: list[bool] = (trace.level > floor).tolist()
     queue = list(events.events)
     pauses = _PauseClock()
     done: list[ReplayBeat] = []
-    states = np.zeros(trace.n_ticks, np.int8)
-    quiet_count = np.zeros(trace.n_ticks, np.float64)
+    states = [IDLE] * trace.n_ticks
+    quiet_count = [0.0] * trace.n_ticks
     cur: _Open | None = None
-    ei = 0
+    ei, n_events = 0, len(queue)
     for k in range(trace.n_ticks):
-        now = float(t[k])
-        while ei < len(queue) and queue[ei].t_s <= now:
+        now = t[k]
+        while ei < n_events and queue[ei].t_s <= now:
             e = queue[ei]
             ei += 1
             if e.kind == "terminal":
@@ -412,9 +415,10 @@ def replay_ticks(
         done.append(cur.close())
     # Terminal responses after the last tick never reach the clock.
     done.extend(ReplayBeat(e.t_s, None, None, None, True, False, None) for e in queue[ei:] if e.kind == "terminal")
-    states.flags.writeable = False
-    quiet_count.flags.writeable = False
-    return Replay(tuple(done), states, quiet_count)
+    state_ticks, counts = np.array(states, np.int8), np.array(quiet_count, np.float64)
+    state_ticks.flags.writeable = False
+    counts.flags.writeable = False
+    return Replay(tuple(done), state_ticks, counts)
 
 
 def replay(
@@ -494,6 +498,16 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
         "term_t": term_t,
         "at": np.searchsorted(bound_times, term_t, side="right"),  # the first bound after each terminal
     }
+
+
+def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each beat's life in ticks, ``[k0, ka)``: from the tick its terminal response applies at to the one at which
+    the next terminal response or ``end`` aborts it (or the end of the trace)."""
+    applied, terms, stops = log["applied"], log["terms"], log["stops"]
+    k0 = applied[terms].astype(np.int64) if terms.size else np.zeros(0, np.int64)
+    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
+    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
+    return k0, np.maximum(k0, ka).astype(np.int64)
 
 
 def _span_bound_arrays(
@@ -831,14 +845,11 @@ def analyse(
         if reuse is not None:
             reuse.clear()
             reuse["log"] = log
-    applied, terms, stops = log["applied"], log["terms"], log["stops"]
+    terms = log["terms"]
     bound_s, bound_codes = _span_bound_arrays(events, t_s=t, speech=speech, end_s=end_s, log=log)
     is_speech_idx = np.flatnonzero(speech)
     m = terms.size
-    k0 = applied[terms] if m else np.zeros(0, np.int64)
-    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
-    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
-    ka = np.maximum(k0, ka).astype(np.int64)
+    k0, ka = _lives(log, n)
     after_end = int(np.count_nonzero(k0 >= n))
     # A beat with no speech in the clock's life (superseded before any, or silent) needs no replay of its own:
     # its analysis is its bounds, made here for all such beats at once, and kept from the last floor's
@@ -988,6 +999,265 @@ def _counts(
     return count
 
 
+# --- every floor at once -----------------------------------------------------
+#
+# A sweep asks every quiet time at every floor. Which ticks are speech changes with the floor, but the order of
+# the ticks by level does not: ``r[k]``, the number of floors under tick k's level, says at once at which floors
+# tick k is speech (``r[k] > j``), so every floor's runs of speech come from one pass over the ticks, and each
+# beat's summary at every floor (where the clock starts, the last word, the longest quiet inside the span, the
+# room after the last word) from searches in those runs. Tests hold it to :func:`analyse` field by field and,
+# with :func:`FloorTable.outcomes`, to the tick-by-tick replay on every setting.
+
+
+@dataclass(frozen=True, slots=True)
+class FloorTable:
+    """The beats of one recording at many floors, each reduced to what decides every quiet time and onset timeout.
+
+    Only the beats with speech in the clock's life at the lowest floor are kept (``beat``): every other beat is
+    unheard or silent at every floor. Arrays of shape ``(n_floors, n_kept)`` give, at each floor, what
+    :class:`BeatAnalysis` gives at one (``-1`` for a missing tick, NaN for a missing time).
+
+    Attributes
+    ----------
+    floors : ndarray of float64
+        As given (not sorted).
+    t_s : ndarray of float64
+        Tick times.
+    beat : ndarray of int64
+        The kept beats' indices.
+    first_tick : ndarray of int64
+        The first tick at or after each kept beat's terminal response.
+    spoken : ndarray of bool
+        :attr:`BeatAnalysis.spoken`.
+    wait_s, need_s, room_s, pause_s : ndarray of float64
+        As in :class:`BeatAnalysis` (``wait_s`` NaN where speech is at the first tick).
+    last_word_tick, bound_tick : ndarray of int64
+    ended_by_page, speech_at_bound : ndarray of bool
+    end_after_word_s : ndarray of float64
+        The span's bound minus the last word.
+    paused : dict
+        ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat a pause touches (its quiet is
+        counted tick by tick).
+    """
+
+    floors: NDArray[np.float64]
+    t_s: NDArray[np.float64]
+    beat: NDArray[np.int64]
+    first_tick: NDArray[np.int64]
+    spoken: NDArray[np.bool_]
+    wait_s: NDArray[np.float64]
+    need_s: NDArray[np.float64]
+    room_s: NDArray[np.float64]
+    pause_s: NDArray[np.float64]
+    last_word_tick: NDArray[np.int64]
+    bound_tick: NDArray[np.int64]
+    ended_by_page: NDArray[np.bool_]
+    speech_at_bound: NDArray[np.bool_]
+    end_after_word_s: NDArray[np.float64]
+    paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
+
+    def declared_ticks(
+        self, floor_index: NDArray[np.int64], kept_index: NDArray[np.int64], quiet_s: NDArray[np.float64]
+    ) -> NDArray[np.int64]:
+        """Where the clock declares quiet in beats it ends right (outcome ok), one per triple: the first tick after
+        the last word at which the quiet counted reaches the quiet time."""
+        target = np.asarray(quiet_s, np.float64) - _EPS_S
+        d = _first_reaching(self.t_s, self.last_word_tick[floor_index, kept_index], target)
+        for (j, i), b in self.paused.items():
+            assert b.last_word_tick is not None
+            for x in np.flatnonzero((floor_index == j) & (kept_index == i)).tolist():
+                d[x] = _first_counted(b, b.last_word_tick, b.life_end_tick, float(target[x]))
+        return d
+
+    @property
+    def narration_pause_s(self) -> NDArray[np.float64]:
+        """``P`` of this recording at each floor (see :func:`narration_pause_s`)."""
+        return self.pause_s.max(axis=1, initial=0.0)
+
+    def outcomes(
+        self,
+        *,
+        quiets_s: Sequence[float] | NDArray[np.float64],
+        onset_timeout_s: float,
+        narration_pause_s: NDArray[np.float64],
+    ) -> NDArray[np.int8]:
+        """Each kept beat's outcome (indices into :data:`OUTCOMES`) at every floor and quiet time, shape
+        ``(n_floors, n_kept, n_quiets)``, as :func:`decide_quiets` judges them; ``narration_pause_s`` is ``P`` at
+        each floor."""
+        undone = _undone_codes(
+            self.ended_by_page, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
+        )
+        target = np.asarray(quiets_s, np.float64) - _EPS_S
+        return _judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
+
+
+def _undone_codes(
+    ended_by_page: NDArray[np.bool_],
+    speech_at_bound: NDArray[np.bool_],
+    end_after_word_s: NDArray[np.float64],
+    narration_pause_s: float | NDArray[np.float64],
+) -> NDArray[np.int8]:
+    """:meth:`BeatAnalysis.undone` of many spoken beats at once, as outcome codes."""
+    speaking = speech_at_bound | (end_after_word_s < narration_pause_s)
+    aborted = np.where(speaking, _CODE[ABORTED], _CODE[OUTPACED])
+    return np.where(ended_by_page, aborted, _CODE[STALLED]).astype(np.int8)
+
+
+def _judge(
+    spoken: NDArray[np.bool_],
+    wait_s: NDArray[np.float64],
+    need_s: NDArray[np.float64],
+    room_s: NDArray[np.float64],
+    undone: NDArray[np.int8],
+    target: NDArray[np.float64],
+    onset_timeout_s: float,
+) -> NDArray[np.int8]:
+    """The one judge of a heard beat for many quiet times (``target`` = quiet time - 1 ns, the last axis).
+
+    Silent without speech in its span; a missed onset when the clock waits past the onset timeout; premature
+    when a quiet inside the span reaches the quiet time (the clock ends the beat at it); ok when the quiet after
+    the last word reaches it before the bound; else ``undone`` (stalled, outpaced or aborted).
+    """
+    with np.errstate(invalid="ignore"):
+        missed = wait_s >= onset_timeout_s - _EPS_S  # NaN (no wait): never
+    code = np.where(room_s[..., None] >= target, _CODE[OK], undone[..., None])
+    code = np.where(need_s[..., None] >= target, _CODE[PREMATURE], code)
+    code = np.where(missed[..., None], _CODE[MISSED_ONSET], code)
+    return np.where(spoken[..., None], code, _CODE[SILENT]).astype(np.int8)
+
+
+def _segment_max(values: NDArray[np.float64], lo: NDArray[np.int64], hi: NDArray[np.int64], empty: float) -> NDArray:
+    """``values[lo:hi].max()`` for each pair (``empty`` where ``lo >= hi``), in one pass."""
+    out = np.full(lo.shape, empty)
+    some = lo < hi
+    if some.any():
+        idx = np.empty(2 * int(some.sum()), np.int64)
+        idx[0::2], idx[1::2] = lo[some], hi[some]
+        out[some] = np.maximum.reduceat(values, idx)[0::2]
+    return out
+
+
+def _floor_edges(count: NDArray[np.int64], base: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """Ticks ``k`` at floors ``j`` in ``[base[k], base[k] + count[k])``, as keys ``j * n + k``, sorted."""
+    k = np.repeat(np.arange(n, dtype=np.int64), count)
+    first = np.repeat(np.cumsum(count) - count, count)
+    j = base[k] + (np.arange(k.size, dtype=np.int64) - first)
+    return np.sort(j * n + k)
+
+
+def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[float]) -> FloorTable:
+    """Every beat of a recording at every floor at once (see :class:`FloorTable`).
+
+    What :func:`analyse` finds at one floor, for many: one pass over the ticks for all floors, then one
+    search per beat and floor, with no loop over floors (a beat a pause touches is analysed floor by floor).
+
+    Parameters
+    ----------
+    trace : LevelTrace
+    events : EventLog
+    floors : sequence of float
+        Speech is ``level > floor``.
+
+    Returns
+    -------
+    FloorTable
+    """
+    given = np.array([_check_floor(f) for f in floors], np.float64)
+    order = np.argsort(given, kind="stable")
+    fs = given[order]
+    t, level = trace.t_s, trace.level
+    n, n_f = t.size, fs.size
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    log = _log_arrays(events, t)
+    k0_all, ka_all = _lives(log, n)
+    bound0_all, code0_all = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
+    # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
+    r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
+    said = np.flatnonzero(r > 0)
+    kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
+    b_n = kept.size
+    k0, ka, term_s = k0_all[kept], ka_all[kept], log["term_t"][kept]
+    bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
+    code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
+    # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
+    r_before = np.concatenate([[0], r[:-1]]).astype(np.int64)
+    r_after = np.concatenate([r[1:], [0]]).astype(np.int64)
+    run_start = _floor_edges(np.maximum(r - r_before, 0), r_before, n)
+    run_end = _floor_edges(np.maximum(r - r_after, 0), r_after, n)
+    n_runs = run_start.size
+    s, e = run_start % n if n else run_start, run_end % n if n else run_end
+    # The quiet after run i, to run i + 1 at the same floor: its reach (to the tick before the next word) and gap.
+    same = (run_start[1:] // max(n, 1)) == (run_start[:-1] // max(n, 1))
+    nxt = np.minimum(s[1:], n - 1) if n else s[1:]
+    reach = np.append(np.where(same, t[np.maximum(nxt - 1, 0)] - t[e[:-1]], -np.inf), -np.inf)
+    gap = np.append(np.where(same, t[nxt] - t[e[:-1]], -np.inf), -np.inf)
+    jn = (np.arange(n_f, dtype=np.int64) * n)[:, None]
+    last_run = max(n_runs - 1, 0)
+
+    def speech_at(k: NDArray[np.int64]) -> NDArray[np.bool_]:
+        return (k >= 0) & (k < n) & (r[np.clip(k, 0, max(n - 1, 0))] > np.arange(n_f)[:, None])
+
+    # The first run that reaches k0 (holding the clock's first speech tick, if it starts before ka).
+    ia = np.minimum(np.searchsorted(run_end, jn + k0, side="left"), last_run)
+    heard = (n_runs > 0) & (np.searchsorted(run_end, jn + k0, side="left") < n_runs) & (run_start[ia] < jn + ka)
+    start = np.where(heard, np.maximum(s[ia], k0), -1)
+    # An acknowledgment of the next beat bounds this one where its run of speech began (see span_bounds).
+    kraw = np.searchsorted(t, bound0_all[kept], side="left")
+    terminal = (code0_all[kept] == _BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
+    overlap = terminal & speech_at(kraw) & speech_at(kraw - 1)
+    first = s[np.minimum(np.searchsorted(run_end, jn + kraw, side="left"), last_run)]
+    ack_bound = overlap & (t[np.minimum(first, max(n - 1, 0))] > term_s)
+    bound_s = np.where(ack_bound, t[np.minimum(first, max(n - 1, 0))], bound_s)
+    code = np.where(ack_bound, _BOUND_KINDS.index("acknowledgment"), code)
+    recording_end = code == _BOUND_KINDS.index("recording end")
+    kb = np.where(recording_end, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
+    kb = np.maximum(kb, k0)
+    spoken = heard & (start < kb)
+    ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
+    lw = np.where(spoken, np.minimum(e[ib], kb - 1), -1)
+    # The quiets inside the span (runs ia .. ib - 1 end before the last word), and a narration's pauses: those
+    # past an acknowledgment that overlaps the terminal response, if one does.
+    ia, ib = np.where(spoken, ia, 0), np.where(spoken, ib, 0)
+    need = _segment_max(reach, ia, ib, -np.inf)
+    ack = speech_at(k0) & speech_at(k0 - 1)
+    pause = _segment_max(gap, ia + ack, ib, 0.0)
+    lw_c = np.maximum(lw, 0)
+    room = np.where(spoken & (lw < kb - 1), t[np.maximum(kb - 1, 0)] - t[lw_c], -np.inf)
+    wait = np.where(spoken & (start > k0), t[np.maximum(start - 1, 0)] - term_s, np.nan)
+    at_bound = speech_at(kb)
+    after_word = np.where(spoken, bound_s - t[lw_c], np.nan)
+    spans = _pause_spans(events)
+    paused: dict[tuple[int, int], BeatAnalysis] = {}
+    if spans:
+        # A beat a pause touches counts only unpaused time: analysed floor by floor.
+        last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
+        touched = np.zeros(b_n, bool)
+        for lo_p, hi_p in spans:
+            touched |= (lo_p <= last_t) & (hi_p > term_s)
+        for j in range(n_f):
+            speech = r > j
+            idx = np.flatnonzero(speech)
+            for i in np.flatnonzero(touched).tolist():
+                a = _analyse_beat(
+                    int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
+                    int(ka[i]), t, speech, idx, spans,
+                )  # fmt: skip
+                spoken[j, i] = a.spoken
+                if not a.spoken:
+                    continue
+                paused[int(order[j]), i] = a  # by the floor's place as given
+                wait[j, i] = np.nan if a.wait_s is None else a.wait_s
+                need[j, i], room[j, i], pause[j, i] = a.need_s, a.room_s, a.pause_s
+                lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
+                at_bound[j, i] = a.speech_at_bound
+                after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
+    back = np.argsort(order, kind="stable")  # to the floors' given order
+    return FloorTable(
+        given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
+        kb[back], (code == _BOUND_KINDS.index("end"))[back], at_bound[back], after_word[back], paused,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the clock does in one beat with one setting.
@@ -1045,9 +1315,11 @@ def decide_quiets(
     """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
 
     Gives the tick-by-tick replay's decisions (the tests hold it to
-    :func:`replay_ticks` on every setting of a grid), in one vectorised pass
-    per beat: a quiet time only decides which quiet run first lasts long
-    enough, and where in it the count reaches it.
+    :func:`replay_ticks` on every setting of a grid): every beat is judged for
+    every quiet time at once by the one judge (:func:`_judge`, which
+    :meth:`FloorTable.outcomes` shares), and where the clock declares quiet
+    is found per beat: a quiet time only decides which quiet run first lasts
+    long enough, and where in it the count reaches it.
 
     ``narration_pause_s`` is ``P`` (see :func:`narration_pause_s`): an
     ``end`` the clock waits past is ``aborted`` when the beat's last word is
@@ -1072,35 +1344,38 @@ def decide_quiets(
         outcome[analysis.unheard] = _CODE[UNHEARD]
     else:
         active = np.arange(n_b)
-    for i in active.tolist():
-        b = analysis.beats[i]
-        if b.life_end_tick <= b.first_tick:
-            outcome[i] = _CODE[UNHEARD]
+    heard = [i for i in active.tolist() if analysis.beats[i].life_end_tick > analysis.beats[i].first_tick]
+    outcome[np.setdiff1d(active, heard)] = _CODE[UNHEARD]
+    found = [analysis.beats[i] for i in heard]
+    spoken = np.array([b.spoken for b in found], bool)
+    wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
+    aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
+    undone = _undone_codes(
+        np.array([b.ended_by_page for b in found], bool), np.array([b.speech_at_bound for b in found], bool),
+        np.array(aw, np.float64), pause,
+    )  # fmt: skip
+    need = np.array([b.need_s for b in found], np.float64)
+    room = np.array([b.room_s for b in found], np.float64)
+    judged = _judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+    outcome[heard] = judged
+    # Where the clock declares quiet: the first run whose reach gets to each target (a search in the reaches'
+    # running maximum), and the first tick in it at which the count does.
+    for i, b, codes in zip(heard, found, judged):
+        if not b.spoken or codes[0] == _CODE[MISSED_ONSET]:
             continue
-        if b.start_tick is None or b.start_tick >= b.bound_tick:
-            outcome[i] = _CODE[SILENT]
-            continue
-        if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
-            outcome[i] = _CODE[MISSED_ONSET]
-            continue
-        # The first run whose reach gets to each target: a search in the reaches' running maximum.
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
-        found = r < best.size
-        undone = _CODE[b.undone(pause)]
-        outcome[i] = undone
-        if not found.any():
+        reached = r < best.size
+        if not reached.any():
             continue
-        rf = r[found]
+        rf = r[reached]
         w, e = b.run_word[rf], b.run_end[rf]
         if b.count_s is None:
-            d = _first_reaching(t, w, target[found])
+            d = _first_reaching(t, w, target[reached])
         else:
-            d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
-        code = _judge_ticks(b, d, undone)
-        outcome[i, found] = code
-        declared[i, found] = d
-        word[i, found] = w
+            d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[reached])])
+        declared[i, reached] = d
+        word[i, reached] = w
     return Decisions(q, outcome, declared, word)
 
 
@@ -1173,9 +1448,13 @@ def _first_reaching(t: NDArray[np.float64], w: NDArray[np.int64], target: NDArra
     # The estimate is within a tick or two of the answer; settle it with the replay's own subtraction.
     for _ in range(4):
         back = (k - 1 > w) & (t[np.maximum(k - 1, 0)] - t[w] >= target)
+        if not back.any():
+            break
         k = np.where(back, k - 1, k)
     for _ in range(4):
         ahead = (t[k] - t[w] < target) & (k + 1 < t.size)
+        if not ahead.any():
+            break
         k = np.where(ahead, k + 1, k)
     return k
 

@@ -316,6 +316,8 @@ def _grid_floor(
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
+    # No silence to bridge inside a span (one run of speech per beat at this floor): quiet times start above 0.
+    need = max(need, 0.0)
     return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
 
 
