@@ -70,11 +70,13 @@ same decisions as :func:`replay_ticks`.
 
 from __future__ import annotations
 
+import functools
+import operator
 import warnings
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,6 +97,7 @@ __all__ = [
     "WAITING",
     "Beat",
     "BeatAnalysis",
+    "BeatList",
     "Decision",
     "Decisions",
     "FloorAnalysis",
@@ -105,6 +108,8 @@ __all__ = [
     "beats",
     "decide",
     "decide_quiets",
+    "failing_beats",
+    "heard",
     "judge_declared",
     "narration_pause_s",
     "outpaced_line",
@@ -112,11 +117,58 @@ __all__ = [
     "replay",
     "replay_ticks",
     "span_bounds",
+    "span_ends_s",
 ]
 
 _EPS_S = 1e-9
 #: The onset timeout every entry point defaults to (the committed default, as on the command line).
 DEFAULT_ONSET_TIMEOUT_S = 10.0
+
+
+T = TypeVar("T")
+
+
+class Made(Sequence[T]):
+    """A sequence whose items are made when read, except the few kept as objects.
+
+    A log may hold a million terminal responses, nearly all superseded before any speech: their beats are
+    alike but for a few numbers, kept in arrays, and each is made when read (and forgotten after), so a
+    log's beats cost arrays, not objects. Reading is by index, slice (a list) or iteration.
+    """
+
+    __slots__ = ("_kept", "_make", "_n")
+
+    def __init__(self, n: int, kept: dict[int, T], make: Callable[[int], T]) -> None:
+        self._n, self._kept, self._make = n, kept, make
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        j = operator.index(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError("index out of range")
+        found = self._kept.get(j)
+        return self._make(j) if found is None else found
+
+    def __iter__(self) -> Iterator[T]:
+        kept, make = self._kept, self._make
+        for j in range(self._n):
+            found = kept.get(j)
+            yield make(j) if found is None else found
+
+    def __repr__(self) -> str:
+        return f"Made({self._n} items, {len(self._kept)} kept)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +359,9 @@ class Replay:
 
     Attributes
     ----------
-    beats : tuple of ReplayBeat
+    beats : sequence of ReplayBeat
+        One per terminal response (a beat the clock heard no speech in is
+        made when read: :class:`Made`).
     state : ndarray of int8, shape (n_ticks,)
         ``IDLE``, ``WAITING``, ``SPEAKING``, or ``DONE`` at the tick a beat
         was declared quiet.
@@ -315,7 +369,7 @@ class Replay:
         Unpaused seconds since the last word while speaking (0 otherwise).
     """
 
-    beats: tuple[ReplayBeat, ...]
+    beats: Sequence[ReplayBeat]
     state: NDArray[np.int8]
     quiet_count_s: NDArray[np.float64]
 
@@ -332,6 +386,29 @@ class _Open:
     def close(self, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> ReplayBeat:
         allowed = None if declared is None else declared + (self.linger_s or 0.0)
         return ReplayBeat(self.terminal_s, self.start_s, self.last_word_s, declared, no_onset, aborted, allowed)
+
+
+class _Closed:
+    """The beats a replay has closed, in order: each one the clock heard speech in as an object, every other as
+    two flags (a log may hold a million terminal responses, nearly all superseded before any speech)."""
+
+    def __init__(self, terminals: Sequence[Event]) -> None:
+        self.kept: dict[int, ReplayBeat] = {}
+        self.flags = bytearray()
+        self.terminal_s = np.array([e.t_s for e in terminals], np.float64)
+
+    def add(self, beat: _Open, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> None:
+        if beat.start_s is not None:
+            self.kept[len(self.flags)] = beat.close(declared=declared, no_onset=no_onset, aborted=aborted)
+        self.flags.append(no_onset | aborted << 1)
+
+    def never_heard(self, j: int) -> ReplayBeat:
+        return ReplayBeat(
+            float(self.terminal_s[j]), None, None, None, bool(self.flags[j] & 1), bool(self.flags[j] & 2), None
+        )
+
+    def beats(self) -> Made[ReplayBeat]:
+        return Made(len(self.flags), self.kept, self.never_heard)
 
 
 def replay_ticks(
@@ -367,9 +444,9 @@ def replay_ticks(
     # Python lists: the loop reads one tick at a time.
     t: list[float] = trace.t_s.tolist()
     speech: list[bool] = (trace.level > floor).tolist()
-    queue = list(events.events)
+    queue = events.events
     pauses = _PauseClock()
-    done: list[ReplayBeat] = []
+    done = _Closed(events.terminals)
     states = [IDLE] * trace.n_ticks
     quiet_count = [0.0] * trace.n_ticks
     cur: _Open | None = None
@@ -381,14 +458,14 @@ def replay_ticks(
             ei += 1
             if e.kind == "terminal":
                 if cur is not None:
-                    done.append(cur.close(aborted=True))
+                    done.add(cur, aborted=True)
                 cur = _Open(e.t_s, e.linger_s)
             elif e.kind == "pause":
                 pauses.pause(e.t_s)
             elif e.kind == "resume":
                 pauses.resume(e.t_s)
             elif e.kind == "end" and cur is not None:
-                done.append(cur.close(aborted=True))
+                done.add(cur, aborted=True)
                 cur = None
         if cur is None:
             continue
@@ -398,7 +475,7 @@ def replay_ticks(
                 cur.start_s = cur.last_word_s = now
                 states[k] = SPEAKING
             elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
-                done.append(cur.close(no_onset=True))
+                done.add(cur, no_onset=True)
                 cur = None
             continue
         states[k] = SPEAKING
@@ -409,16 +486,18 @@ def replay_ticks(
         quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
         if not pauses.paused and quiet_count[k] >= quiet_s - _EPS_S:
             states[k] = DONE
-            done.append(cur.close(declared=now))
+            done.add(cur, declared=now)
             cur = None
     if cur is not None:
-        done.append(cur.close())
+        done.add(cur)
     # Terminal responses after the last tick never reach the clock.
-    done.extend(ReplayBeat(e.t_s, None, None, None, True, False, None) for e in queue[ei:] if e.kind == "terminal")
+    for e in queue[ei:]:
+        if e.kind == "terminal":
+            done.add(_Open(e.t_s, None), no_onset=True)
     state_ticks, counts = np.array(states, np.int8), np.array(quiet_count, np.float64)
     state_ticks.flags.writeable = False
     counts.flags.writeable = False
-    return Replay(tuple(done), state_ticks, counts)
+    return Replay(done.beats(), state_ticks, counts)
 
 
 def replay(
@@ -476,11 +555,18 @@ def span_bounds(
     return list(zip(bound_s.tolist(), [_BOUND_KINDS[c] for c in codes.tolist()]))
 
 
+def span_ends_s(
+    events: EventLog, *, t_s: NDArray[np.float64], speech: NDArray[np.bool_] | None, end_s: float
+) -> NDArray[np.float64]:
+    """Where each terminal's beat ends (:func:`span_bounds`'s times), as an array."""
+    return _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)[0]
+
+
 _BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
 
 
 def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
-    """What an analysis needs of a log at any floor, as arrays (made once per log and trace by ``reuse``)."""
+    """What an analysis needs of a log at any floor, as arrays (made once per log and trace: :func:`_log_base`)."""
     queue = events.events
     bounds = events.of_kind("terminal", "prompt", "end")
     bound_times = np.array([e.t_s for e in bounds], np.float64)
@@ -520,28 +606,41 @@ def _span_bound_arrays(
 ) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
     """:func:`span_bounds` as arrays of bounds and kinds (indices into ``_BOUND_KINDS``), vectorised."""
     log = _log_arrays(events, t_s) if log is None else log
-    n = t_s.size
     code = {k: i for i, k in enumerate(_BOUND_KINDS)}
-    bound_times, bound_codes, term_t, at = log["bound_times"], log["bound_codes"], log["term_t"], log["at"]
+    bound_times, bound_codes, at = log["bound_times"], log["bound_codes"], log["at"]
     has = at < bound_times.size
     pick = np.minimum(at, max(bound_times.size - 1, 0))
     out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
     out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
     out_k = out_k.astype(np.int8)
-    if speech is not None and n and term_t.size:
-        # The first tick of the speech run each tick belongs to.
-        idx = np.arange(n)
-        rising = speech & ~np.concatenate([[False], speech[:-1]])
-        run_first = np.maximum.accumulate(np.where(rising, idx, 0))
-        k = np.searchsorted(t_s, out_s, side="left")
-        inside = (out_k == code["terminal"]) & (k > 0) & (k < n)
-        kk = np.where(inside, k, 1)
-        overlap = inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1]
-        first = run_first[np.minimum(kk, n - 1)]
-        ack = overlap & (t_s[first] > term_t)
-        out_s = np.where(ack, t_s[first], out_s)
-        out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
+    if speech is not None:
+        moved, moved_s = _acknowledged(out_s, out_k, log["term_t"], t_s, speech)
+        out_s[moved] = moved_s
+        out_k[moved] = code["acknowledgment"]
     return out_s, out_k
+
+
+def _acknowledged(
+    bound_s: NDArray[np.float64],
+    bound_codes: NDArray[np.int8],
+    term_t: NDArray[np.float64],
+    t_s: NDArray[np.float64],
+    speech: NDArray[np.bool_],
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The beats whose bound an acknowledgment of the next beat moves at this floor (see :func:`span_bounds`), and
+    where to: the start of that run of speech."""
+    n = t_s.size
+    if not n or not term_t.size:
+        return np.zeros(0, np.int64), np.zeros(0)
+    k = np.searchsorted(t_s, bound_s, side="left")
+    inside = (bound_codes == _BOUND_KINDS.index("terminal")) & (k > 0) & (k < n)
+    kk = np.where(inside, k, 1)
+    overlap = np.flatnonzero(inside & speech[np.minimum(kk, n - 1)] & speech[kk - 1])
+    # The first tick of the speech run each overlapping bound's tick belongs to.
+    rising = np.flatnonzero(speech & ~np.concatenate([[False], speech[:-1]]))
+    first = rising[np.searchsorted(rising, kk[overlap], side="right") - 1]
+    ack = t_s[first] > term_t[overlap]
+    return overlap[ack], t_s[first[ack]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -691,7 +790,9 @@ class FloorAnalysis:
     floor : float
     t_s : ndarray of float64
         Tick times.
-    beats : tuple of BeatAnalysis
+    beats : sequence of BeatAnalysis
+        One per terminal response; a beat without speech in the clock's life
+        is made from the log's arrays when read (:class:`Made`).
     after_end : int
         Terminal responses after the last tick (the clock never sees them).
     pauses : tuple of (float, float)
@@ -706,7 +807,7 @@ class FloorAnalysis:
 
     floor: float
     t_s: NDArray[np.float64]
-    beats: tuple[BeatAnalysis, ...]
+    beats: Sequence[BeatAnalysis]
     after_end: int = 0
     pauses: tuple[tuple[float, float], ...] = ()
     active: NDArray[np.int64] | None = None
@@ -734,7 +835,8 @@ class FloorAnalysis:
         -inf: speech runs into a bound, so no quiet time works).
         """
         need, room, wait = float("-inf"), float("inf"), float("-inf")
-        for b in self.beats:
+        for j in self.active_beats().tolist():  # (a beat without speech in the clock's life is not spoken)
+            b = self.beats[j]
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
@@ -775,7 +877,7 @@ def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
     passes this over its recordings at the floor judged; ``beats`` and
     :func:`decide` default to the recording's own. 0 when there is none.
     """
-    return max((b.pause_s for a in analyses for b in a.beats), default=0.0)
+    return max((a.beats[j].pause_s for a in analyses for j in a.active_beats().tolist()), default=0.0)
 
 
 def _pause_spans(events: EventLog) -> tuple[tuple[float, float], ...]:
@@ -809,7 +911,6 @@ def analyse(
     *,
     floor: float,
     t_s: NDArray[np.float64] | None = None,
-    reuse: dict[str, Any] | None = None,
 ) -> FloorAnalysis:
     """Analyse every beat of a recording at one floor (see :class:`BeatAnalysis`).
 
@@ -822,82 +923,83 @@ def analyse(
     t_s : ndarray, optional
         ``trace.t_s``, when the caller already has it (a sweep analyses one
         trace at many floors).
-    reuse : dict, optional
-        A memo kept by a caller that analyses the same trace and log at many
-        floors (start with ``{}``): the beats without speech in the clock's
-        life whose bounds are as at an earlier floor are the same objects,
-        so many such beats cost their memory once, not once per floor.
 
     Returns
     -------
     FloorAnalysis
+        What every floor shares (each beat's life, and its bound without
+        speech) is found once per log and trace and kept with the log
+        (:meth:`clock.core.events.EventLog.shared`): a beat without speech in
+        the clock's life costs those arrays at every floor, not an object.
     """
     floor = _check_floor(floor)
     t = trace.t_s if t_s is None else t_s
-    n = t.size
     speech = trace.level > floor
-    end_s = float(t[-1]) + trace.tick_s if n else 0.0
-    spans = _pause_spans(events)
-    queue = events.events
-    log = None if reuse is None else reuse.get("log")
-    if log is None or (log["t_s"] is not t and not np.array_equal(log["t_s"], t)):
-        log = _log_arrays(events, t)
-        if reuse is not None:
-            reuse.clear()
-            reuse["log"] = log
-    terms = log["terms"]
-    bound_s, bound_codes = _span_bound_arrays(events, t_s=t, speech=speech, end_s=end_s, log=log)
+    base = events.shared(
+        "beats", lambda: _log_base(trace, events, t), valid=lambda b: b["t_s"] is t or np.array_equal(b["t_s"], t)
+    )
+    k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
+    m = k0.size
     is_speech_idx = np.flatnonzero(speech)
-    m = terms.size
-    k0, ka = _lives(log, n)
-    after_end = int(np.count_nonzero(k0 >= n))
-    # A beat with no speech in the clock's life (superseded before any, or silent) needs no replay of its own:
-    # its analysis is its bounds, made here for all such beats at once, and kept from the last floor's
-    # analysis (``reuse``) where its bounds are the same.
-    heard = np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka)
-    ends_with_recording = bound_codes == _BOUND_KINDS.index("recording end")
-    kb = np.where(ends_with_recording, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
-    kb = np.maximum(kb, k0).astype(np.int64)
-    lived = ka > k0
-    objs = np.empty(m, object)
-    idle = ~heard
-    if reuse is not None and reuse.get("n") == m:
-        same = (
-            idle & reuse["made"] & (reuse["bound_s"] == bound_s) & (reuse["kb"] == kb) & (reuse["kind"] == bound_codes)
-        )
-        objs[same] = reuse["objs"][same]
-    else:
-        same = np.zeros(m, bool)
-        if reuse is not None:
-            reuse.update(
-                n=m, made=np.zeros(m, bool), objs=np.empty(m, object), bound_s=bound_s.copy(), kb=kb.copy(),
-                kind=bound_codes.copy(),
-            )  # fmt: skip
-    make = np.flatnonzero(idle & ~same)
-    if make.size:
-        term_s = log["term_t"][make]
-        last = t[np.maximum(ka[make] - 1, 0)] if n else term_s
-        idle_s = _unpaused_each(term_s, last, spans).tolist()
-        for j, ts, wait in zip(make.tolist(), term_s.tolist(), idle_s):
-            objs[j] = BeatAnalysis(
-                j, ts, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]), int(kb[j]),
-                None, None, None, None, None, wait if lived[j] else None,
-                _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
-            )  # fmt: skip
-        if reuse is not None:
-            reuse["objs"][make] = objs[make]
-            reuse["made"][make] = True
-            reuse["bound_s"][make] = bound_s[make]
-            reuse["kb"][make] = kb[make]
-            reuse["kind"][make] = bound_codes[make]
-    for j in np.flatnonzero(heard).tolist():
-        i = int(terms[j])
-        objs[j] = _analyse_beat(
-            j, queue[i].t_s, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]),
+    # Only a beat with speech in the clock's life is replayed (an object of its own); every other beat (superseded
+    # before any speech, or silent) is its bounds, kept in the log's arrays for every floor and made when read.
+    heard = np.flatnonzero(np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka))
+    moved, moved_s = _acknowledged(base["bound_s"], base["code"], term_t, t, speech)
+    acknowledged = dict(zip(moved.tolist(), moved_s.tolist()))
+    kept = {}
+    for j in heard.tolist():
+        bound_s = acknowledged.get(j)
+        kept[j] = _analyse_beat(
+            j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
+            "acknowledgment" if bound_s is not None else _BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans,
         )  # fmt: skip
-    active, unheard = np.flatnonzero(heard).astype(np.int64), np.flatnonzero(~lived).astype(np.int64)
-    return FloorAnalysis(floor, t, tuple(objs.tolist()), after_end, spans, active, unheard)
+    make = functools.partial(_idle_beat, base, acknowledged)
+    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, heard, base["unheard"])
+
+
+def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> dict[str, Any]:
+    """What every floor's analysis of a log shares: each beat's life, its bound without speech, and for a beat
+    without speech in the clock's life, the unpaused wait at its last tick."""
+    n = t.size
+    log = _log_arrays(events, t)
+    k0, ka = _lives(log, n)
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    bound_s, code = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
+    spans = _pause_spans(events)
+    term_t = log["term_t"]
+    last = t[np.maximum(ka - 1, 0)] if n else term_t
+    wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
+    return {
+        "t_s": t, "k0": k0, "ka": ka, "term_t": term_t, "spans": spans, "bound_s": bound_s, "code": code,
+        "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
+        "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
+    }  # fmt: skip
+
+
+def _bound_ticks(
+    t: NDArray[np.float64], bound_s: NDArray[np.float64], code: NDArray[np.int8], k0: NDArray[np.int64], ka: NDArray
+) -> NDArray[np.int64]:
+    """Each span's ``bound_tick``: the first tick at or after its bound, within the clock's life."""
+    kb = np.where(code == _BOUND_KINDS.index("recording end"), ka, np.minimum(np.searchsorted(t, bound_s), ka))
+    return np.maximum(kb, k0).astype(np.int64)
+
+
+def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> BeatAnalysis:
+    """Beat ``j`` without speech in the clock's life, from its log's arrays (see :func:`analyse`)."""
+    bound_s = acknowledged.get(j)
+    code = int(base["code"][j]) if bound_s is None else _BOUND_KINDS.index("acknowledgment")
+    k0, ka = int(base["k0"][j]), int(base["ka"][j])
+    if bound_s is None:
+        bound_s, kb = float(base["bound_s"][j]), int(base["kb"][j])
+    else:
+        kb = max(min(int(np.searchsorted(base["t_s"], bound_s)), ka), k0)
+    wait = float(base["wait"][j])
+    return BeatAnalysis(
+        j, float(base["term_t"][j]), bound_s, _BOUND_KINDS[code], k0, ka, kb,
+        None, None, None, None, None, None if wait != wait else wait,
+        _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
+    )  # fmt: skip
 
 
 def _unpaused_each(
@@ -1167,16 +1269,14 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     fs = given[order]
     t, level = trace.t_s, trace.level
     n, n_f = t.size, fs.size
-    end_s = float(t[-1]) + trace.tick_s if n else 0.0
-    log = _log_arrays(events, t)
-    k0_all, ka_all = _lives(log, n)
-    bound0_all, code0_all = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
+    base = _log_base(trace, events, t)
+    k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
     # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
     r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
     said = np.flatnonzero(r > 0)
     kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
     b_n = kept.size
-    k0, ka, term_s = k0_all[kept], ka_all[kept], log["term_t"][kept]
+    k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
     bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
     code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
     # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
@@ -1226,7 +1326,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     wait = np.where(spoken & (start > k0), t[np.maximum(start - 1, 0)] - term_s, np.nan)
     at_bound = speech_at(kb)
     after_word = np.where(spoken, bound_s - t[lw_c], np.nan)
-    spans = _pause_spans(events)
+    spans = base["spans"]
     paused: dict[tuple[int, int], BeatAnalysis] = {}
     if spans:
         # A beat a pause touches counts only unpaused time: analysed floor by floor.
@@ -1339,25 +1439,13 @@ def decide_quiets(
     target = q - _EPS_S
     # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
     outcome[:] = _CODE[SILENT]
-    active = analysis.active_beats()
-    if analysis.active is not None and analysis.unheard is not None:
-        outcome[analysis.unheard] = _CODE[UNHEARD]
-    else:
-        active = np.arange(n_b)
-    heard = [i for i in active.tolist() if analysis.beats[i].life_end_tick > analysis.beats[i].first_tick]
-    outcome[np.setdiff1d(active, heard)] = _CODE[UNHEARD]
-    found = [analysis.beats[i] for i in heard]
-    spoken = np.array([b.spoken for b in found], bool)
-    wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
-    aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
-    undone = _undone_codes(
-        np.array([b.ended_by_page for b in found], bool), np.array([b.speech_at_bound for b in found], bool),
-        np.array(aw, np.float64), pause,
-    )  # fmt: skip
-    need = np.array([b.need_s for b in found], np.float64)
-    room = np.array([b.room_s for b in found], np.float64)
-    judged = _judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+    unheard = analysis.unheard
+    if unheard is None:
+        unheard = np.array([i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick], np.int64)
+    outcome[unheard] = _CODE[UNHEARD]
+    heard, judged = _judge_heard(analysis, target, onset_timeout_s, pause)
     outcome[heard] = judged
+    found = [analysis.beats[i] for i in heard]
     # Where the clock declares quiet: the first run whose reach gets to each target (a search in the reaches'
     # running maximum), and the first tick in it at which the count does.
     for i, b, codes in zip(heard, found, judged):
@@ -1377,6 +1465,43 @@ def decide_quiets(
         declared[i, reached] = d
         word[i, reached] = w
     return Decisions(q, outcome, declared, word)
+
+
+def _judge_heard(
+    analysis: FloorAnalysis, target: NDArray[np.float64], onset_timeout_s: float, pause: float
+) -> tuple[list[int], NDArray[np.int8]]:
+    """The beats with speech in the clock's life that it sees a tick of, and their outcome codes for each target
+    (``quiet time - 1 ns``), by the one judge (every other beat is unheard or silent, whatever the setting)."""
+    active = analysis.active_beats().tolist()
+    heard = [i for i in active if analysis.beats[i].life_end_tick > analysis.beats[i].first_tick]
+    found = [analysis.beats[i] for i in heard]
+    aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
+    undone = _undone_codes(
+        np.array([b.ended_by_page for b in found], bool), np.array([b.speech_at_bound for b in found], bool),
+        np.array(aw, np.float64), pause,
+    )  # fmt: skip
+    spoken = np.array([b.spoken for b in found], bool)
+    wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
+    need = np.array([b.need_s for b in found], np.float64)
+    room = np.array([b.room_s for b in found], np.float64)
+    return heard, _judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+
+
+def failing_beats(
+    analysis: FloorAnalysis,
+    *,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+    narration_pause_s: float | None = None,
+) -> NDArray[np.int64]:
+    """How many beats fail (:data:`FAILURES`) at each quiet time: :func:`decide_quiets`'s outcomes, counted
+    without a row per beat (only a beat with speech in the clock's life can fail)."""
+    pause = analysis.narration_pause_s if narration_pause_s is None else narration_pause_s
+    q = np.asarray(quiets_s, dtype=np.float64)
+    for value in q.tolist():
+        _check_times(value, onset_timeout_s)
+    _, codes = _judge_heard(analysis, q - _EPS_S, onset_timeout_s, pause)
+    return np.isin(codes, [_CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
 
 
 def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
@@ -1467,7 +1592,7 @@ def beats(
     quiet_s: float,
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
     narration_pause_s: float | None = None,
-) -> list[Beat]:
+) -> BeatList:
     """Analyse each beat of a recording and replay the clock over it.
 
     Parameters
@@ -1491,8 +1616,9 @@ def beats(
 
     Returns
     -------
-    list of Beat
-        One per terminal response, in time order.
+    BeatList
+        One :class:`Beat` per terminal response, in time order (a sequence;
+        beats without speech in the clock's life are made when read).
 
     Warns
     -----
@@ -1500,7 +1626,7 @@ def beats(
         Events after the end of the recording, or before its start (one
         warning each).
     """
-    played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    played = replay_ticks(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s).beats
     analysis = analyse(trace, events, floor=floor)
     pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
@@ -1512,12 +1638,11 @@ def beats(
     signals = _ProviderIndex(events)
     # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
     spoken_before = np.concatenate([[0], np.cumsum(speech, dtype=np.int64)])
-    gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
-    for index, w_s, quiet_gap, narration in analysis.gaps():
-        gaps_by_beat.setdefault(index, []).append((w_s, quiet_gap, quiet_gap, narration))
-    result = []
-    for a, rb, term in zip(analysis.beats, played, events.terminals):
+    terminals = events.terminals
+
+    def beat(j: int) -> Beat:
+        a, rb, term = analysis.beats[j], played[j], terminals[j]
         time = lambda k: None if k is None else float(t[k])  # noqa: E731
         onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
         narration_gaps = []
@@ -1548,35 +1673,69 @@ def beats(
             if premature
             else OK
         )
-        result.append(
-            Beat(
-                index=a.index,
-                terminal_s=a.terminal_s,
-                span_end_s=a.bound_s,
-                onset_s=onset,
-                onset_latency_s=None if onset is None else onset - a.terminal_s,
-                ack_overlap=a.ack_end_tick is not None,
-                ack_last_word_s=ack_last,
-                ack_silence_s=silence,
-                last_word_s=last_word,
-                gaps_s=tuple(b - w for w, b in narration_gaps),
-                gap_at_s=tuple(w for w, _ in narration_gaps),
-                quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
-                premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
-                replay=rb,
-                premature=premature,
-                logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
-                linger_s=term.linger_s,
-                bound=a.bound,
-                stalled=stalled,
-                missed_onset=missed,
-                outcome=outcome,
-                narration_pause_s=pause if a.ended_by_page else None,
-                speech_at_end=a.speech_at_bound if a.ended_by_page else False,
-                **signals.of(term, a.bound_s, rb),
-            )
+        return Beat(
+            index=a.index,
+            terminal_s=a.terminal_s,
+            span_end_s=a.bound_s,
+            onset_s=onset,
+            onset_latency_s=None if onset is None else onset - a.terminal_s,
+            ack_overlap=a.ack_end_tick is not None,
+            ack_last_word_s=ack_last,
+            ack_silence_s=silence,
+            last_word_s=last_word,
+            gaps_s=tuple(b - w for w, b in narration_gaps),
+            gap_at_s=tuple(w for w, _ in narration_gaps),
+            quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
+            premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
+            replay=rb,
+            premature=premature,
+            logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
+            linger_s=term.linger_s,
+            bound=a.bound,
+            stalled=stalled,
+            missed_onset=missed,
+            outcome=outcome,
+            narration_pause_s=pause if a.ended_by_page else None,
+            speech_at_end=a.speech_at_bound if a.ended_by_page else False,
+            **signals.of(term, a.bound_s, rb),
         )
-    return result
+
+    # The beats with speech in the clock's life are made now; every other beat (unheard or silent) when read.
+    kept = {j: beat(j) for j in analysis.active_beats().tolist()}
+    unheard = analysis.unheard if analysis.unheard is not None else np.zeros(0, np.int64)
+    return BeatList(len(terminals), kept, beat, unheard)
+
+
+class BeatList(Made[Beat]):
+    """What :func:`beats` returns: one :class:`Beat` per terminal response, in time order, as a sequence.
+
+    The beats with speech in the clock's life are objects; every other beat (unheard or silent) is made when
+    read, so a log of a million superseded terminal responses costs arrays. :meth:`heard` lists the beats the
+    clock saw a tick of.
+    """
+
+    __slots__ = ("_unheard",)
+
+    def __init__(self, n: int, kept: dict[int, Beat], make: Callable[[int], Beat], unheard: NDArray[np.int64]) -> None:
+        super().__init__(n, kept, make)
+        self._unheard = unheard
+
+    @property
+    def n_unheard(self) -> int:
+        """Beats the clock saw no tick of (superseded at once, or after the recording's end)."""
+        return int(self._unheard.size)
+
+    def heard(self) -> list[Beat]:
+        """Every beat but the unheard ones, in order (their outcome is never ``unheard``)."""
+        keep = np.ones(len(self), bool)
+        keep[self._unheard] = False
+        return [self[j] for j in np.flatnonzero(keep).tolist()]
+
+
+def heard(found: Sequence[Beat]) -> list[Beat]:
+    """The beats the clock saw a tick of (every outcome but ``unheard``), in order; of a :class:`BeatList`,
+    without making the others."""
+    return found.heard() if isinstance(found, BeatList) else [b for b in found if b.outcome != UNHEARD]
 
 
 def outpaced_line(b: Beat, quiet_s: float) -> str:
@@ -1599,6 +1758,8 @@ def aborted_line(b: Beat) -> str:
 
 def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
     """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`Beat.provider_stopped_s` finds it), or None."""
+    if not events.of_kind("output_audio_buffer.stopped"):
+        return (None,) * len(analysis.beats)
     signals = _ProviderIndex(events)
     found = (
         signals._signal("output_audio_buffer.stopped", term, b.bound_s)

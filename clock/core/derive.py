@@ -92,8 +92,18 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .beats import FAILURES, OUTCOMES, FloorAnalysis, beats, decide, decide_quiets, narration_pause_s
+from .beats import (
+    FAILURES,
+    OUTCOMES,
+    FloorAnalysis,
+    beats,
+    decide_quiets,
+    failing_beats,
+    heard,
+    narration_pause_s,
+)
 from .evidence import (
     _UNPROMPTED,
     THIN,
@@ -197,15 +207,14 @@ _FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
 
 
 def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
-    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets).
+    """Failing beats for each quiet time, every quiet time decided at once per recording (the one judge).
 
     The analyses are judged together: ``P`` is the largest narration pause over them.
     """
     total = np.zeros(len(quiets_s), np.int64)
     pause = narration_pause_s(analyses)
     for a in analyses:
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
+        total += failing_beats(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
     return [int(x) for x in total]
 
 
@@ -279,7 +288,7 @@ def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
 
 
 def _grid_floor(
-    corpus: _Corpus, logged: list[int], floor: float, heard: list[list[bool]], delay: float, clear: float
+    corpus: _Corpus, logged: list[int], floor: float, heard: list[NDArray[np.bool_]], delay: float, clear: float
 ) -> _GridFloor:
     """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
@@ -294,7 +303,11 @@ def _grid_floor(
     for i, a, spoke in zip(logged, analyses, heard):
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
-        for b, s in zip(a.beats, spoke):
+        # Only beats spoken here, at the engine's floor or at the recording's own can tell: visit those.
+        visit = set(np.flatnonzero(spoke).tolist()) | set(a.active_beats().tolist())
+        if ref is not None:
+            visit |= set(ref.active_beats().tolist())
+        for b, s in ((a.beats[j], bool(spoke[j])) for j in sorted(visit)):
             if s and not b.spoken:
                 ok, unheard = False, True  # the guide spoke, the clock does not hear it at this floor
             if ref is not None and b.bound not in _UNPROMPTED:
@@ -319,6 +332,13 @@ def _grid_floor(
     # No silence to bridge inside a span (one run of speech per beat at this floor): quiet times start above 0.
     need = max(need, 0.0)
     return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
+
+
+def _spoken(a: FloorAnalysis) -> NDArray[np.bool_]:
+    """Which beats are spoken at the analysis' floor (only a beat with speech in the clock's life can be)."""
+    out = np.zeros(len(a.beats), bool)
+    out[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
+    return out
 
 
 def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
@@ -396,7 +416,7 @@ def _grid_quiet(
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
     delay = _prompt_delay(corpus, members)
-    heard = [[b.spoken for b in corpus.analysis(i, f0).beats] for i in logged]
+    heard = [_spoken(corpus.analysis(i, f0)) for i in logged]
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
     down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
@@ -838,7 +858,7 @@ def _settle_checks(
                 narration_pause_s=outcome.narration_pause_s,
             )
             _, classes = recording_levels(o, corpus.margins)
-            failing = level_failures(o, classes.speech, found)
+            failing = level_failures(o, classes.speech, heard(found))
         if o is None or not o.has_beats:
             out.append(f"{head} (check will fail its {what}: without beats to replay, the percentile decides)")
         elif outcome is None:
@@ -1051,14 +1071,15 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
             a = corpus.analysis(i, floor)
             # Judged with the recordings it was derived from: P over them and it, at that floor.
             pause = corpus.pause([*members], floor)
-            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
-            heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
+            codes = decide_quiets(a, quiets_s=[quiet], onset_timeout_s=timeout, narration_pause_s=pause).outcome[:, 0]
             failing = tuple(
-                Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
-                for b, d in heard
-                if d.outcome in FAILURES
+                Unsatisfied(
+                    name, j, a.beats[j].terminal_s, OUTCOMES[codes[j]], f"derived without {name}: {OUTCOMES[codes[j]]}"
+                )
+                for j in np.flatnonzero(np.isin(codes, _FAILURE_CODES)).tolist()
             )
-            found[i] = HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing)
+            n_heard = int(np.count_nonzero(codes != OUTCOMES.index("unheard")))
+            found[i] = HeldOutRecording(name, floor, quiet, timeout, n_heard, not failing, failing)
     ordered = tuple(found[i] for i in logged)
     return HeldOut(len(ordered), sum(r.right for r in ordered), ordered, len(folds))
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
 from .agreement import Agreement
-from .beats import span_bounds
+from .beats import span_ends_s
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import runs
@@ -215,12 +215,14 @@ def classify_ticks(
         speech[idx[vals >= np.median(positive) * ratio]] = True
     speech &= ~zero
     if events is not None and events.terminals:
-        in_beats = np.zeros(n, bool)
         end_s = float(t[-1]) + trace.tick_s if n else 0.0
-        for term, (span_end, _) in zip(events.terminals, span_bounds(events, t_s=t, speech=None, end_s=end_s)):
-            lo, hi = np.searchsorted(t, [term.t_s, span_end], side="left")
-            in_beats[lo:hi] = True
-        speech &= in_beats
+        lo = np.searchsorted(t, np.array([e.t_s for e in events.terminals], np.float64), side="left")
+        hi = np.searchsorted(t, span_ends_s(events, t_s=t, speech=None, end_s=end_s), side="left")
+        # Ticks inside some beat's span: where more spans have begun than ended.
+        edges = np.zeros(n + 1, np.int64)
+        np.add.at(edges, lo[hi > lo], 1)
+        np.add.at(edges, hi[hi > lo], -1)
+        speech &= np.cumsum(edges[:n]) > 0
     return TickClasses(speech, silence & ~speech, method, split)
 
 

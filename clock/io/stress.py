@@ -262,7 +262,7 @@ class _Judged:
         _, self.floor, self.quiet, self.timeout = setting
         self.task, self.pause_s = task, pause_s
         self.unchanged = self._judge(task.obs)
-        self._before: list[Beat] | None = None
+        self._before: Sequence[Beat] | None = None
 
     def _judge(self, obs: Observation) -> Outcome:
         # Judged with the corpus: P is the longest narration pause of the other recordings (unchanged) and of
@@ -278,7 +278,7 @@ class _Judged:
             narration_pause_s=max(own, self.pause_s),
         )
 
-    def _beats(self, obs: Observation) -> list[Beat]:
+    def _beats(self, obs: Observation) -> Sequence[Beat]:
         assert obs.events is not None
         return beats(
             obs.trace,
