@@ -365,3 +365,44 @@ def test_the_pareto_front_is_every_pair_no_setting_beats():
             if not beaten and key not in front:
                 front[key] = x
         assert _pareto(cols).tolist() == [front[key] for key in sorted(front)]
+
+
+def test_failing_beats_counts_what_decide_quiets_fails():
+    """derive counts failures without a row per beat: the same counts as ``decide_quiets``' outcomes."""
+    from clock.core.beats import FAILURES, OUTCOMES, decide_quiets, failing_beats
+
+    rng = np.random.default_rng(77)
+    codes = [OUTCOMES.index(x) for x in FAILURES]
+    for _ in range(40):
+        trace, log = random_session(rng)
+        for floor in FLOORS:
+            a = analyse(trace, log, floor=floor)
+            for pause in (None, 1.5):
+                full = decide_quiets(a, quiets_s=QUIETS, onset_timeout_s=1.0, narration_pause_s=pause)
+                counted = failing_beats(a, quiets_s=QUIETS, onset_timeout_s=1.0, narration_pause_s=pause)
+                assert counted.tolist() == np.isin(full.outcome, codes).sum(axis=0).tolist()
+
+
+def test_derive_tells_speech_only_inside_a_beat_s_span():
+    """With a log, the speech derive tells apart lies inside some beat's span (terminal response to bound), as
+    marking each span in turn gives it."""
+    from clock.core.beats import span_bounds
+    from clock.core.windows import classify_ticks
+
+    rng = np.random.default_rng(12)
+    marked = 0
+    for _ in range(80):
+        trace, log = random_session(rng)
+        if not log.terminals:
+            continue
+        t = trace.t_s
+        inside = np.zeros(t.size, bool)
+        end_s = float(t[-1]) + trace.tick_s
+        for term, (bound_s, _) in zip(log.terminals, span_bounds(log, t_s=t, speech=None, end_s=end_s)):
+            lo, hi = np.searchsorted(t, [term.t_s, bound_s])
+            inside[lo:hi] = True
+        anywhere = classify_ticks(trace, labels=None, events=None).speech
+        found = classify_ticks(trace, labels=None, events=log).speech
+        assert (found == (anywhere & inside)).all()
+        marked += int((anywhere & ~inside).sum())
+    assert marked > 0  # speech outside every span was left out
