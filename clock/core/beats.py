@@ -1264,7 +1264,10 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     -------
     FloorTable
     """
-    given = np.array([_check_floor(f) for f in floors], np.float64)
+    given = np.array(floors, np.float64).reshape(-1)
+    if not (np.isfinite(given) & (given >= 0)).all():
+        for f in given.tolist():
+            _check_floor(f)  # (raises, naming the first floor that is not a level)
     order = np.argsort(given, kind="stable")
     fs = given[order]
     t, level = trace.t_s, trace.level
