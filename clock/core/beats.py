@@ -411,6 +411,10 @@ class _Closed:
         return Made(len(self.flags), self.kept, self.never_heard)
 
 
+#: Ticks the replay reads as Python values at a time.
+_TICKS_READ = 4096
+
+
 def replay_ticks(
     trace: LevelTrace,
     events: EventLog,
@@ -441,18 +445,18 @@ def replay_ticks(
     """
     floor = _check_floor(floor)
     _check_times(quiet_s, onset_timeout_s)
-    # Python lists: the loop reads one tick at a time.
-    t: list[float] = trace.t_s.tolist()
-    speech: list[bool] = (trace.level > floor).tolist()
+    t_s, above = trace.t_s, trace.level > floor
     queue = events.events
     pauses = _PauseClock()
     done = _Closed(events.terminals)
-    states = [IDLE] * trace.n_ticks
-    quiet_count = [0.0] * trace.n_ticks
+    states = np.zeros(trace.n_ticks, np.int8)
+    quiet_count = np.zeros(trace.n_ticks, np.float64)
     cur: _Open | None = None
     ei, n_events = 0, len(queue)
     for k in range(trace.n_ticks):
-        now = t[k]
+        if k % _TICKS_READ == 0:  # the ticks as Python values, a block at a time (a long trace stays arrays)
+            t, speech = t_s[k : k + _TICKS_READ].tolist(), above[k : k + _TICKS_READ].tolist()
+        now = t[k % _TICKS_READ]
         while ei < n_events and queue[ei].t_s <= now:
             e = queue[ei]
             ei += 1
@@ -469,9 +473,10 @@ def replay_ticks(
                 cur = None
         if cur is None:
             continue
+        spoken = speech[k % _TICKS_READ]
         if cur.start_s is None:
             states[k] = WAITING
-            if speech[k]:
+            if spoken:
                 cur.start_s = cur.last_word_s = now
                 states[k] = SPEAKING
             elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
@@ -479,12 +484,12 @@ def replay_ticks(
                 cur = None
             continue
         states[k] = SPEAKING
-        if speech[k]:
+        if spoken:
             cur.last_word_s = now
             continue
         assert cur.last_word_s is not None
-        quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
-        if not pauses.paused and quiet_count[k] >= quiet_s - _EPS_S:
+        count = quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
+        if not pauses.paused and count >= quiet_s - _EPS_S:
             states[k] = DONE
             done.add(cur, declared=now)
             cur = None
@@ -494,10 +499,9 @@ def replay_ticks(
     for e in queue[ei:]:
         if e.kind == "terminal":
             done.add(_Open(e.t_s, None), no_onset=True)
-    state_ticks, counts = np.array(states, np.int8), np.array(quiet_count, np.float64)
-    state_ticks.flags.writeable = False
-    counts.flags.writeable = False
-    return Replay(done.beats(), state_ticks, counts)
+    states.flags.writeable = False
+    quiet_count.flags.writeable = False
+    return Replay(done.beats(), states, quiet_count)
 
 
 def replay(
