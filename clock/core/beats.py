@@ -939,19 +939,17 @@ def analyse(
     floor = _check_floor(floor)
     t = trace.t_s if t_s is None else t_s
     speech = trace.level > floor
-    base = events.shared(
-        "beats", lambda: _log_base(trace, events, t), valid=lambda b: b["t_s"] is t or np.array_equal(b["t_s"], t)
-    )
+    base = _log_base(trace, events, t)
     k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
     m = k0.size
     is_speech_idx = np.flatnonzero(speech)
     # Only a beat with speech in the clock's life is replayed (an object of its own); every other beat (superseded
     # before any speech, or silent) is its bounds, kept in the log's arrays for every floor and made when read.
-    heard = np.flatnonzero(np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka))
+    active = np.flatnonzero(np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka))
     moved, moved_s = _acknowledged(base["bound_s"], base["code"], term_t, t, speech)
     acknowledged = dict(zip(moved.tolist(), moved_s.tolist()))
     kept = {}
-    for j in heard.tolist():
+    for j in active.tolist():
         bound_s = acknowledged.get(j)
         kept[j] = _analyse_beat(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
@@ -959,24 +957,34 @@ def analyse(
             t, speech, is_speech_idx, spans,
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
-    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, heard, base["unheard"])
+    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
 
 
 def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> dict[str, Any]:
     """What every floor's analysis of a log shares: each beat's life, its bound without speech, and for a beat
-    without speech in the clock's life, the unpaused wait at its last tick."""
+    without speech in the clock's life, the unpaused wait at its last tick. Found once per log and trace, and
+    kept with the log."""
+    n = t.size
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    return events.shared(  # type: ignore[no-any-return]
+        "beats",
+        lambda: _make_log_base(events, t, end_s),
+        valid=lambda b: b["end_s"] == end_s and (b["t_s"] is t or np.array_equal(b["t_s"], t)),
+    )
+
+
+def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
     n = t.size
     log = _log_arrays(events, t)
     k0, ka = _lives(log, n)
-    end_s = float(t[-1]) + trace.tick_s if n else 0.0
     bound_s, code = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
     spans = _pause_spans(events)
     term_t = log["term_t"]
     last = t[np.maximum(ka - 1, 0)] if n else term_t
     wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
     return {
-        "t_s": t, "k0": k0, "ka": ka, "term_t": term_t, "spans": spans, "bound_s": bound_s, "code": code,
-        "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
+        "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "term_t": term_t, "spans": spans, "bound_s": bound_s,
+        "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
         "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
     }  # fmt: skip
 
@@ -997,7 +1005,7 @@ def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> 
     if bound_s is None:
         bound_s, kb = float(base["bound_s"][j]), int(base["kb"][j])
     else:
-        kb = max(min(int(np.searchsorted(base["t_s"], bound_s)), ka), k0)
+        kb = int(_bound_ticks(base["t_s"], np.array([bound_s]), np.array([code]), base["k0"][j], base["ka"][j])[0])
     wait = float(base["wait"][j])
     return BeatAnalysis(
         j, float(base["term_t"][j]), bound_s, _BOUND_KINDS[code], k0, ka, kb,
@@ -1306,8 +1314,8 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
 
     # The first run that reaches k0 (holding the clock's first speech tick, if it starts before ka).
     ia = np.minimum(np.searchsorted(run_end, jn + k0, side="left"), last_run)
-    heard = (n_runs > 0) & (np.searchsorted(run_end, jn + k0, side="left") < n_runs) & (run_start[ia] < jn + ka)
-    start = np.where(heard, np.maximum(s[ia], k0), -1)
+    lives = (n_runs > 0) & (np.searchsorted(run_end, jn + k0, side="left") < n_runs) & (run_start[ia] < jn + ka)
+    start = np.where(lives, np.maximum(s[ia], k0), -1)
     # An acknowledgment of the next beat bounds this one where its run of speech began (see span_bounds).
     kraw = np.searchsorted(t, bound0_all[kept], side="left")
     terminal = (code0_all[kept] == _BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
@@ -1316,10 +1324,8 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     ack_bound = overlap & (t[np.minimum(first, max(n - 1, 0))] > term_s)
     bound_s = np.where(ack_bound, t[np.minimum(first, max(n - 1, 0))], bound_s)
     code = np.where(ack_bound, _BOUND_KINDS.index("acknowledgment"), code)
-    recording_end = code == _BOUND_KINDS.index("recording end")
-    kb = np.where(recording_end, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
-    kb = np.maximum(kb, k0)
-    spoken = heard & (start < kb)
+    kb = _bound_ticks(t, bound_s, code, k0, ka)
+    spoken = lives & (start < kb)
     ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
     lw = np.where(spoken, np.minimum(e[ib], kb - 1), -1)
     # The quiets inside the span (runs ia .. ib - 1 end before the last word), and a narration's pauses: those
