@@ -823,6 +823,13 @@ class FloorAnalysis:
             return self.active
         return np.array([i for i, b in enumerate(self.beats) if b.start_tick is not None], np.int64)
 
+    def spoken(self) -> NDArray[np.bool_]:
+        """Which beats are spoken at this floor (:attr:`BeatAnalysis.spoken`; only a beat with speech in the
+        clock's life can be)."""
+        out = np.zeros(len(self.beats), bool)
+        out[[j for j in self.active_beats().tolist() if self.beats[j].spoken]] = True
+        return out
+
     @property
     def narration_pause_s(self) -> float:
         """The longest pause inside a narration of this recording at this floor (see :func:`narration_pause_s`)."""

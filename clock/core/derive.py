@@ -288,7 +288,7 @@ def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
 
 
 def _grid_floor(
-    corpus: _Corpus, logged: list[int], floor: float, heard: list[NDArray[np.bool_]], delay: float, clear: float
+    corpus: _Corpus, logged: list[int], floor: float, spoke_at: list[NDArray[np.bool_]], delay: float, clear: float
 ) -> _GridFloor:
     """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
@@ -300,7 +300,7 @@ def _grid_floor(
     pause = narration_pause_s(analyses)
     ok = True
     unheard = False
-    for i, a, spoke in zip(logged, analyses, heard):
+    for i, a, spoke in zip(logged, analyses, spoke_at):
         own = corpus.own_floor(i)
         ref = corpus.analysis(i, own) if own is not None and own < floor else None
         # Only beats spoken here, at the engine's floor or at the recording's own can tell: visit those.
@@ -332,13 +332,6 @@ def _grid_floor(
     # No silence to bridge inside a span (one run of speech per beat at this floor): quiet times start above 0.
     need = max(need, 0.0)
     return _GridFloor(floor, ok and room > need, need, room, wait, latency, room_at, unheard)
-
-
-def _spoken(a: FloorAnalysis) -> NDArray[np.bool_]:
-    """Which beats are spoken at the analysis' floor (only a beat with speech in the clock's life can be)."""
-    out = np.zeros(len(a.beats), bool)
-    out[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
-    return out
 
 
 def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
@@ -416,7 +409,7 @@ def _grid_quiet(
     if not logged or any(corpus.obs[i].events is None for i in members):
         return chosen
     delay = _prompt_delay(corpus, members)
-    heard = [_spoken(corpus.analysis(i, f0)) for i in logged]
+    spoke_at = [corpus.analysis(i, f0).spoken() for i in logged]  # at the engine's floor
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
     down = min(MAX_GRID_FLOORS, max(0, int(np.floor(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
@@ -424,7 +417,7 @@ def _grid_quiet(
     tick = float(corpus.obs[logged[0]].trace.tick_s)
 
     def at(k: int) -> _GridFloor:
-        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0)
+        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), spoke_at, delay, f0)
 
     # Outward from the engine's floor, down to the first floor under a recording's noise and up to the first at
     # which a beat goes unheard (floors past them fail too; the margin needs the nearest failing floor).
@@ -484,7 +477,7 @@ def _grid_quiet(
     floor = g.floor
     if k != 0:
         nice = float(f"{floor:.3g}")
-        if _grid_floor(corpus, logged, nice, heard, delay, f0).allows(q, timeout):
+        if _grid_floor(corpus, logged, nice, spoke_at, delay, f0).allows(q, timeout):
             floor = nice
     where = (
         ""

@@ -846,11 +846,9 @@ def floor_that_works(
     for f in floors:
         a = analyse(obs.trace, obs.events, floor=f, t_s=t)
         need, room, _ = a.quiet_range(narration_pause_s=max(narration_pause_s, a.narration_pause_s))
-        # Only a beat with speech in the clock's life can be spoken.
-        spoken = np.zeros(len(a.beats), bool)
-        spoken[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
-        heard = bool(spoken.all()) if spoke is None else not bool((np.asarray(spoke, bool) & ~spoken).any())
-        if heard and spoken.any() and need < room:
+        spoken = a.spoken()
+        every = bool(spoken.all()) if spoke is None else not bool((np.asarray(spoke, bool) & ~spoken).any())
+        if every and spoken.any() and need < room:
             return f, max(need, 0.0), room, len(floors)
     return None
 
