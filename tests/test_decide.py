@@ -406,3 +406,25 @@ def test_derive_tells_speech_only_inside_a_beat_s_span():
         assert (found == (anywhere & inside)).all()
         marked += int((anywhere & ~inside).sum())
     assert marked > 0  # speech outside every span was left out
+
+
+def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
+    """A sweep of many settings over a log of many beats goes a block of floors at a time: the same grid."""
+    import clock.core.sweep as sweep_module
+    from clock.core.derive import Observation, derive
+
+    rng = np.random.default_rng(5)
+    observations = []
+    while len(observations) < 3:
+        trace, log = random_session(rng)
+        if log.terminals:
+            observations.append(Observation(f"r{len(observations)}.wav", trace, log))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        derivation = derive(observations)
+    floors, quiets = (0.0045, 0.001, 0.003, 0.01, 0.002, 0.02, 0.0), (0.2, 0.5, 1.0, 1.6, 2.55)
+    whole = sweep_module.sweep(observations, floors=floors, quiets_s=quiets, derivation=derivation)
+    monkeypatch.setattr(sweep_module, "_BLOCK_OUTCOMES", 1)  # one floor at a time
+    blocks = sweep_module.sweep(observations, floors=floors, quiets_s=quiets, derivation=derivation)
+    assert blocks.points == whole.points and blocks.pareto == whole.pareto
+    assert any(p.n_ok for p in whole.points) and any(p.n_failed for p in whole.points)

@@ -289,6 +289,11 @@ def _by_setting(key: NDArray[np.int64], values: NDArray[np.float64], n: int, *, 
     return [mean, top, p]
 
 
+#: At most this many (floor, beat, quiet time) outcomes are judged at once: a sweep of many settings over a log of
+#: many beats goes a block of floors at a time.
+_BLOCK_OUTCOMES = 2**23
+
+
 def _points(
     observations: Sequence[Observation],
     speech: Sequence[NDArray[np.bool_] | None],
@@ -296,12 +301,33 @@ def _points(
     quiets_s: Sequence[float],
     onset_timeout_s: float,
 ) -> dict[str, NDArray]:
-    """Every setting of the grid, as :attr:`SweepResult.columns`: each recording's beats analysed at every floor
-    at once (:func:`clock.core.beats.analyse_floors`) and every quiet time judged at once."""
+    """Every setting of the grid, as :attr:`SweepResult.columns`: each recording's beats analysed at many floors
+    at once (:func:`clock.core.beats.analyse_floors`) and every quiet time judged at once, a block of floors at a
+    time (a beat's outcomes at a floor depend on the other recordings only through ``P`` at that floor)."""
+    judged = [(o, said) for o, said in zip(observations, speech) if o.has_beats and said is not None]
+    # The most beats that can be heard: the clock's lives do not overlap, so at most one per tick.
+    most = 0
+    for o, _ in judged:
+        assert o.events is not None
+        most += min(len(o.events.terminals), o.trace.n_ticks)
+    per_block = max(1, _BLOCK_OUTCOMES // max(1, most * len(quiets_s)))
+    blocks = [
+        _block(judged, floors[lo : lo + per_block], quiets_s, onset_timeout_s)
+        for lo in range(0, len(floors), per_block)
+    ]
+    return {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
+
+
+def _block(
+    judged: Sequence[tuple[Observation, NDArray[np.bool_] | None]],
+    floors: Sequence[float],
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+) -> dict[str, NDArray]:
+    """The settings of some floors (see :func:`_points`)."""
     n_f, n_q = len(floors), len(quiets_s)
     n = n_f * n_q
     q = np.asarray(quiets_s, np.float64)
-    judged = [(o, said) for o, said in zip(observations, speech) if o.has_beats and said is not None]
     tables = [analyse_floors(o.trace, o.events, floors=floors) for o, _ in judged]  # type: ignore[arg-type]
     pause = np.max([tab.narration_pause_s for tab in tables], axis=0, initial=0.0) if tables else np.zeros(n_f)
     # Every recording's beats side by side (floor, beat, quiet time), judged together.
@@ -320,6 +346,7 @@ def _points(
         keys.append(key)
         added.append(t[declared] - t[word])
         ticks.append(declared - word)
+        assert said is not None
         last = _last_speech_tick(said, tab.first_tick[i], tab.bound_tick[j, i])
         heard = last >= 0
         after_keys.append(key[heard])
