@@ -294,3 +294,28 @@ def test_the_visitor_speaking_after_the_beat_ended_is_no_barge_in():
     (beat,) = beats(trace_of(s), events, floor=FLOOR, quiet_s=QUIET)
     assert beat.quiet_declared_s is not None and beat.quiet_declared_s < 8.0
     assert beat.barge_in_s is None and not beat.cut
+
+
+def test_the_beats_of_a_log_read_as_a_list_would():
+    """``beats`` makes a beat without speech in the clock's life when it is read: by index (negative too),
+    slice or iteration it is the beat a list of them would hold, however often it is read, and ``heard`` is
+    every beat but the unheard, in order."""
+    from clock.core.beats import BeatList, heard
+
+    trace = trace_of(Session(6.0).say(1.0, 1.6).say(3.6, 4.1))
+    # Superseded at once (several at one time), superseded in silence, heard, and after the recording's end.
+    times = sorted([0.9, 0.9, 0.9, 1.2, 1.4, 2.0, 3.3, 3.35, 6.5, 7.0, *(0.02 * i for i in range(30))])
+    n = len(times)
+    with pytest.warns(SpeechClockWarning, match="after the end of the recording"):
+        found = beats(trace, log(*(("terminal", t) for t in times)), floor=FLOOR, quiet_s=QUIET)
+    assert isinstance(found, BeatList) and len(found) == n
+    every = list(found)
+    assert [b.index for b in every] == list(range(n))
+    assert every == [found[i] for i in range(n)] == [found[i - n] for i in range(n)] == found[:] == list(found)
+    assert found[3:11:2] == every[3:11:2] and found[-3:] == every[-3:]
+    with pytest.raises(IndexError):
+        found[n]
+    with pytest.raises(IndexError):
+        found[-n - 1]
+    assert heard(found) == [b for b in every if b.outcome != "unheard"]
+    assert {b.outcome for b in every} >= {"unheard", "silent"} and found.n_unheard == n - len(heard(found))

@@ -367,6 +367,27 @@ def test_json_columns_stream_the_same_bytes_as_json_text(n):
         assert out.getvalue() == json_text({**head, **columns})
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_list_written_item_by_item_is_json_text(n):
+    """``beats --format json`` writes its beats as it makes them: the same bytes as the whole text, whatever
+    the items hold (nested lists, NaN, text to escape) and wherever the list stands among the keys."""
+    import io
+
+    from clock.io.output import write_json_lazily
+
+    items = [
+        {"index": i, "gaps_s": [0.5] * i, "t": float("nan") if i == 1 else i / 3, "text": 'a "b"\n'} for i in range(n)
+    ]
+    for obj in (
+        {"schema": 1, "beats": items, "agreement": None},
+        {"beats": items},
+        {"params": {"floor": 0.003, "nested": [1, [2]]}, "beats": items},
+    ):
+        out = io.StringIO()
+        write_json_lazily(out, {**obj, "beats": []}, "beats", iter(items))
+        assert out.getvalue() == json_text(obj)
+
+
 def children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():

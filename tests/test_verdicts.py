@@ -23,13 +23,15 @@ from adversarial import (
     Tour,
     judge_grid,
     judge_setting,
+    near_p,
     outcome,
     run_labels,
     steady,
     words,
 )
+from test_decide import assert_floors_match_analyse
 
-from clock.core.beats import analyse, beats
+from clock.core.beats import OUTCOMES, analyse, analyse_floors, beats
 from clock.core.derive import Margins, derive
 from clock.core.levels import Ticks, levels
 from clock.core.segments import MIN_GAP_S
@@ -394,10 +396,9 @@ def test_the_ticks_at_the_end_are_those_the_docs_name(rate):
     assert (120 in want) == (rate != 44100)
 
 
-def test_the_next_beats_acknowledgment_begins_at_its_first_word_across_a_dip():
-    # A log without prompts: the next beat's acknowledgment ("Sure, | let me") begins 2.0 s after this beat's last
-    # word, and its terminal response comes during its second word. Its first word is the next beat's, not this
-    # one's: a quiet time of 1.5 s ends this beat right, by construction and by the tool.
+def _next_ack_tour() -> Tour:
+    """A log without prompts: the next beat's acknowledgment ("Sure, | let me", a 0.2 s gap between its words) begins
+    2.0 s after this beat's last word, and its terminal response comes during its second word."""
     lay = _Layout(13)
     last = lay.beat(0.8, 1.3, [1.2, 1.0], [0.8], prompt_before_s=None)
     runs: list[Run] = []
@@ -408,7 +409,13 @@ def test_the_next_beats_acknowledgment_begins_at_its_first_word_across_a_dip():
     lay.bound("terminal", t2)
     end = lay.narrate(ack_end + 0.6, [1.0], [], runs)
     lay.beats.append(BeatTruth(1, t2, end + 3.0, "recording end", tuple(runs)))
-    tour = lay.tour("noprompt", end + 3.0)
+    return lay.tour("noprompt", end + 3.0)
+
+
+def test_the_next_beats_acknowledgment_begins_at_its_first_word_across_a_dip():
+    # The next beat's acknowledgment's first word is the next beat's, not this one's: a quiet time of 1.5 s ends
+    # this beat right, by construction and by the tool.
+    tour = _next_ack_tour()
     t = tour.trace.t_s
     a = analyse(tour.trace, tour.log, floor=FLOOR)
     assert (a.beats[0].bound, a.beats[0].bound_s) == ("acknowledgment", t[_heard(tour, FLOOR, 2)[0]])
@@ -417,6 +424,45 @@ def test_the_next_beats_acknowledgment_begins_at_its_first_word_across_a_dip():
     found = beats(tour.trace, tour.log, floor=FLOOR, quiet_s=1.5, onset_timeout_s=10.0)
     assert [b.outcome for b in found] == [outcome(p, sim, 0, 10.0, sim.longest_pause_s()) for p in sim.beats]
     assert found[0].outcome == "ok"
+
+
+def test_every_floor_at_once_judges_acknowledgments_with_word_gaps_as_the_construction():
+    # The sweep analyses every floor at once (analyse_floors) and judges every setting at once: on tours whose
+    # acknowledgments have a gap between their words, over the terminal response and as the next beat's bound, it
+    # finds field by field what the analysis at each floor finds, and at every floor at which the gap is a dip
+    # between words, the construction's outcome at every quiet time.
+    tours = [
+        _ack_tour(word_gap_s=0.2, silence_s=2.6, end_after_s=1.8),
+        _ack_tour(word_gap_s=0.2, silence_s=1.2, end_after_s=0.6, voice=steady),
+        _next_ack_tour(),
+    ]
+    floors = tuple(FLOOR * 10 ** (db / 20) for db in range(19))  # the gap between the words widens from 0.12 s
+    quiets = np.array([0.5, 0.9, 1.3, 1.7, 2.1, 2.7, 3.2])
+    judged = 0
+    for tour in tours:
+        assert assert_floors_match_analyse(tour.trace, tour.log, floors) > 0
+        table = analyse_floors(tour.trace, tour.log, floors=floors)
+        tool = table.outcomes(quiets_s=quiets, onset_timeout_s=10.0, narration_pause_s=table.narration_pause_s)
+        t = tour.trace.t_s
+        for j, floor in enumerate(floors):
+            owner, _, kinds = run_labels(tour)
+            acks = [r for r, kind in enumerate(kinds) if kind == "ack"]
+            # The construction reads its acknowledgments one way only where the floor hears their gap as a dip.
+            if any(np.diff(t[_heard(tour, floor, r)]).max(initial=0.0) >= MIN_GAP_S for r in acks):
+                continue
+            sim = Simulated(tour, floor, quiets)
+            p = sim.longest_pause_s()
+            for b in sim.beats:
+                if b.deaf:
+                    continue
+                i = table.beat.tolist().index(b.truth.index)
+                for qi in range(quiets.size):
+                    want = outcome(b, sim, qi, 10.0, p)
+                    if want in ("aborted", "outpaced") and near_p(b, sim, p):
+                        continue  # (the construction leaves it undecided)
+                    assert OUTCOMES[tool[j, i, qi]] == want, (tour.name, floor, b.truth.index, quiets[qi])
+                    judged += 1
+    assert judged > 250
 
 
 def test_derive_counts_an_acknowledgments_silence_as_its_own_and_fails_the_end_it_outpaces():

@@ -10,16 +10,26 @@ import click
 
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
+from ..core.beats import heard
 from ..core.levels import LevelTrace
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
 from ..errors import EventLogError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
-from ..io.output import atomic_output, json_text
-from ..io.serialize import beats_dict, segments_audacity, segments_dict, segments_rows
+from ..io.output import atomic_output, json_text, write_json_lazily
+from ..io.serialize import beat_dict, beats_dict, segments_audacity, segments_dict, segments_rows
 from ..io.terminal import printable
-from ..report.text import BEAT_TABLE, BEAT_WIDE, agreement_text, beat_header, beat_rows, ended_by_page_lines, table
+from ..report.text import (
+    BEAT_TABLE,
+    BEAT_WIDE,
+    agreement_text,
+    beat_header,
+    beat_rows,
+    ended_by_page_lines,
+    table,
+    table_lines,
+)
 from .options import (
     TIME,
     agreement_config,
@@ -242,14 +252,17 @@ def beats(
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
         warn_outside(truth, recording.duration_s, str(labels))
         matches = label_errors(seg, truth)
+    # Written as they are made: a log of a million beats is never held as text.
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
-            out.write(json_text(beats_dict(str(rec), th, found, matches, agreement)))
+            head = beats_dict(str(rec), th, [], matches, agreement)
+            write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
             return
         out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n"))
         columns = BEAT_WIDE if wide else BEAT_TABLE
-        out.write(printable(table(beat_header(columns), beat_rows(found, columns))))
-        for line in ended_by_page_lines(found, th.quiet_s):
+        for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
+            out.write(printable(line))
+        for line in ended_by_page_lines(heard(found), th.quiet_s):
             out.write(printable(line + "\n"))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))

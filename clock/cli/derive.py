@@ -311,7 +311,23 @@ def _dead_air_beside(obs: list[Observation], cfg: Any, label: str) -> tuple[str,
 
     None when no recording has beats or nothing is recommended.
     """
-    found = derive_thresholds(obs, margins=cfg.margins, compare=cfg.thresholds, compare_label=label, held_out=False)
+    from ..io.cache import resolve_cache
+    from ..io.results import cached_result
+    from .scale import scale_settings
+
+    # The same every time for unchanged recordings and config: with a cache, read back (as derive's own).
+    found = cached_result(
+        resolve_cache(scale_settings()[1]),
+        "derive",
+        obs,
+        functools.partial(
+            derive_thresholds, obs, margins=cfg.margins, compare=cfg.thresholds, compare_label=label, held_out=False
+        ),
+        margins=cfg.margins,
+        compare=cfg.thresholds,
+        compare_label=label,
+        held_out=False,
+    )
     c = found.compared
     if found.rules is None or c is None or c.dead_air is None:
         return None

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..api import check_config
+from ..core.beats import Beat, replay_ticks
 from ..core.beats import beats as find_beats
-from ..core.beats import replay_ticks
 from ..core.check import check_counts
 from ..core.derive import derive as derive_thresholds
 from ..core.segments import MIN_GAP_S
@@ -82,7 +83,8 @@ def figure_for(
     """
     from ..report.plot import MAX_PLOT_BINS, plot_beat_timeline, plot_recording
 
-    found, replay = [], None
+    found: Sequence[Beat] = []
+    replay = None
     if rec.events is not None and rec.events.terminals:
         found = find_beats(
             rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
@@ -402,7 +404,7 @@ def report(
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = []
     for rec in corpus.recordings:
-        found = []
+        found: Sequence[Beat] = []
         if rec.events is not None and rec.events.terminals:
             found = find_beats(
                 rec.trace, rec.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s

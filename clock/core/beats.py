@@ -93,11 +93,13 @@ same decisions as :func:`replay_ticks`.
 
 from __future__ import annotations
 
+import functools
+import operator
 import warnings
 from bisect import bisect_left
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -125,6 +127,7 @@ __all__ = [
     "WAITING",
     "Beat",
     "BeatAnalysis",
+    "BeatList",
     "Decision",
     "Decisions",
     "FloorAnalysis",
@@ -136,6 +139,8 @@ __all__ = [
     "check_rule",
     "decide",
     "decide_quiets",
+    "failing_beats",
+    "heard",
     "judge_declared",
     "narration_pause_s",
     "outpaced_line",
@@ -144,6 +149,7 @@ __all__ = [
     "replay_ticks",
     "rule_stopped",
     "span_bounds",
+    "span_ends_s",
 ]
 
 _EPS_S = 1e-9
@@ -167,6 +173,52 @@ def check_rule(rule: str, hangover_s: float | None) -> None:
             raise InvalidParameterError(f"rule {rule} needs hangover_s, a finite number > 0, got {hangover_s!r}")
     elif hangover_s is not None:
         raise InvalidParameterError(f"rule {rule} takes no hangover_s, got {hangover_s!r}")
+
+
+T = TypeVar("T")
+
+
+class Made(Sequence[T]):
+    """A sequence whose items are made when read, except the few kept as objects.
+
+    A log may hold a million terminal responses, nearly all superseded before any speech: their beats are
+    alike but for a few numbers, kept in arrays, and each is made when read (and forgotten after), so a
+    log's beats cost arrays, not objects. Reading is by index, slice (a list) or iteration.
+    """
+
+    __slots__ = ("_kept", "_make", "_n")
+
+    def __init__(self, n: int, kept: dict[int, T], make: Callable[[int], T]) -> None:
+        self._n, self._kept, self._make = n, kept, make
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        j = operator.index(i)
+        if j < 0:
+            j += self._n
+        if not 0 <= j < self._n:
+            raise IndexError("index out of range")
+        found = self._kept.get(j)
+        return self._make(j) if found is None else found
+
+    def __iter__(self) -> Iterator[T]:
+        kept, make = self._kept, self._make
+        for j in range(self._n):
+            found = kept.get(j)
+            yield make(j) if found is None else found
+
+    def __repr__(self) -> str:
+        return f"Made({self._n} items, {len(self._kept)} kept)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +395,8 @@ class _PauseClock:
 
     def unpaused(self, a: float, b: float) -> float:
         """Seconds of [a, b] outside every paused interval."""
+        if not self.intervals and self.since is None:
+            return b - a  # (nothing paused: the same float as subtracting no paused time)
         spans = self.intervals + ([(self.since, b)] if self.since is not None else [])
         paused = sum(max(0.0, min(b, hi) - max(a, lo)) for lo, hi in spans)
         return (b - a) - paused
@@ -358,7 +412,9 @@ class Replay:
 
     Attributes
     ----------
-    beats : tuple of ReplayBeat
+    beats : sequence of ReplayBeat
+        One per terminal response (a beat the clock heard no speech in is
+        made when read: :class:`Made`).
     state : ndarray of int8, shape (n_ticks,)
         ``IDLE``, ``WAITING``, ``SPEAKING``, or ``DONE`` at the tick a beat
         was declared quiet.
@@ -366,7 +422,7 @@ class Replay:
         Unpaused seconds since the last word while speaking (0 otherwise).
     """
 
-    beats: tuple[ReplayBeat, ...]
+    beats: Sequence[ReplayBeat]
     state: NDArray[np.int8]
     quiet_count_s: NDArray[np.float64]
 
@@ -395,6 +451,34 @@ def _quiet_ends(rule: str, told: bool, count_s: float, quiet_s: float, hangover_
     if count_s >= quiet_s - _EPS_S:
         return True
     return told and (rule == STOPPED or (rule == STOPPED_QUIET and count_s >= hangover_s - _EPS_S))
+
+
+class _Closed:
+    """The beats a replay has closed, in order: each one the clock heard speech in (or applied the provider's
+    event in) as an object, every other as two flags (a log may hold a million terminal responses, nearly all
+    superseded before any speech)."""
+
+    def __init__(self, terminals: Sequence[Event]) -> None:
+        self.kept: dict[int, ReplayBeat] = {}
+        self.flags = bytearray()
+        self.terminal_s = np.array([e.t_s for e in terminals], np.float64)
+
+    def add(self, beat: _Open, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> None:
+        if beat.start_s is not None or beat.stopped_s is not None:
+            self.kept[len(self.flags)] = beat.close(declared=declared, no_onset=no_onset, aborted=aborted)
+        self.flags.append(no_onset | aborted << 1)
+
+    def never_heard(self, j: int) -> ReplayBeat:
+        return ReplayBeat(
+            float(self.terminal_s[j]), None, None, None, bool(self.flags[j] & 1), bool(self.flags[j] & 2), None
+        )
+
+    def beats(self) -> Made[ReplayBeat]:
+        return Made(len(self.flags), self.kept, self.never_heard)
+
+
+#: Ticks the replay reads as Python values at a time.
+_TICKS_READ = 4096
 
 
 def replay_ticks(
@@ -435,73 +519,77 @@ def replay_ticks(
     _check_times(quiet_s, onset_timeout_s)
     check_rule(rule, hangover_s)
     hangover = quiet_s if hangover_s is None else hangover_s
-    t = trace.t_s
-    speech = trace.level > floor
-    queue = list(events.events)
+    t_s, above = trace.t_s, trace.level > floor
+    queue = events.events
     stop_kind = events.stop_kind
     pauses = _PauseClock()
-    done: list[ReplayBeat] = []
+    done = _Closed(events.terminals)
     states = np.zeros(trace.n_ticks, np.int8)
     quiet_count = np.zeros(trace.n_ticks, np.float64)
     cur: _Open | None = None
-    ei = 0
+    ei, n_events = 0, len(queue)
     for k in range(trace.n_ticks):
-        now = float(t[k])
-        while ei < len(queue) and queue[ei].t_s <= now:
+        if k % _TICKS_READ == 0:  # the ticks as Python values, a block at a time (a long trace stays arrays)
+            t, speech = t_s[k : k + _TICKS_READ].tolist(), above[k : k + _TICKS_READ].tolist()
+        now = t[k % _TICKS_READ]
+        while ei < n_events and queue[ei].t_s <= now:
             e = queue[ei]
             ei += 1
             if e.kind == "terminal":
                 if cur is not None:
-                    done.append(cur.close(aborted=True))
+                    done.add(cur, aborted=True)
                 cur = _Open(e.t_s, e.linger_s)
             elif e.kind == "pause":
                 pauses.pause(e.t_s)
             elif e.kind == "resume":
                 pauses.resume(e.t_s)
             elif e.kind == "end" and cur is not None:
-                done.append(cur.close(aborted=True))
+                done.add(cur, aborted=True)
                 cur = None
             elif e.kind == stop_kind and cur is not None and cur.stopped_s is None:
                 cur.stopped_s = e.t_s
         if cur is None:
             continue
+        spoken = speech[k % _TICKS_READ]
         # The event alone ends the beat at any unpaused tick from its first word on, speech or not.
         alone = rule == STOPPED and cur.stopped_s is not None and not pauses.paused
         if cur.start_s is None:
             states[k] = WAITING
-            if speech[k]:
+            if spoken:
                 cur.start_s = cur.last_word_s = now
                 states[k] = SPEAKING
                 if alone:
                     states[k] = DONE
-                    done.append(cur.close(declared=now))
+                    done.add(cur, declared=now)
                     cur = None
             elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
-                done.append(cur.close(no_onset=True))
+                done.add(cur, no_onset=True)
                 cur = None
             continue
         states[k] = SPEAKING
-        if speech[k]:
+        if spoken:
             cur.last_word_s = now
             if alone:
                 states[k] = DONE
-                done.append(cur.close(declared=now))
+                done.add(cur, declared=now)
                 cur = None
             continue
         assert cur.last_word_s is not None
-        quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
+        count = quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
         told = cur.stopped_s is not None
-        if not pauses.paused and _quiet_ends(rule, told, float(quiet_count[k]), quiet_s, hangover):
+        if not pauses.paused and _quiet_ends(rule, told, count, quiet_s, hangover):
             states[k] = DONE
-            done.append(cur.close(declared=now))
+            done.add(cur, declared=now)
             cur = None
     if cur is not None:
-        done.append(cur.close())
+        done.add(cur)
     # Terminal responses after the last tick never reach the clock.
-    done.extend(ReplayBeat(e.t_s, None, None, None, True, False, None) for e in queue[ei:] if e.kind == "terminal")
+    for e in queue[ei:]:
+        if e.kind == "terminal":
+            done.add(_Open(e.t_s, None), no_onset=True)
     states.flags.writeable = False
     quiet_count.flags.writeable = False
-    return Replay(tuple(done), states, quiet_count)
+    return Replay(done.beats(), states, quiet_count)
 
 
 def replay(
@@ -567,11 +655,18 @@ def span_bounds(
     return list(zip(bound_s.tolist(), [_BOUND_KINDS[c] for c in codes.tolist()]))
 
 
+def span_ends_s(
+    events: EventLog, *, t_s: NDArray[np.float64], speech: NDArray[np.bool_] | None, end_s: float
+) -> NDArray[np.float64]:
+    """Where each terminal's beat ends (:func:`span_bounds`'s times), as an array."""
+    return _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)[0]
+
+
 _BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
 
 
 def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
-    """What an analysis needs of a log at any floor, as arrays (made once per log and trace by ``reuse``)."""
+    """What an analysis needs of a log at any floor, as arrays (made once per log and trace: :func:`_log_base`)."""
     queue = events.events
     bounds = events.of_kind("terminal", "prompt", "end")
     bound_times = np.array([e.t_s for e in bounds], np.float64)
@@ -591,6 +686,16 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
     }
 
 
+def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Each beat's life in ticks, ``[k0, ka)``: from the tick its terminal response applies at to the one at which
+    the next terminal response or ``end`` aborts it (or the end of the trace)."""
+    applied, terms, stops = log["applied"], log["terms"], log["stops"]
+    k0 = applied[terms].astype(np.int64) if terms.size else np.zeros(0, np.int64)
+    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
+    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
+    return k0, np.maximum(k0, ka).astype(np.int64)
+
+
 def _span_bound_arrays(
     events: EventLog,
     *,
@@ -601,31 +706,90 @@ def _span_bound_arrays(
 ) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
     """:func:`span_bounds` as arrays of bounds and kinds (indices into ``_BOUND_KINDS``), vectorised."""
     log = _log_arrays(events, t_s) if log is None else log
-    n = t_s.size
     code = {k: i for i, k in enumerate(_BOUND_KINDS)}
-    bound_times, bound_codes, term_t, at = log["bound_times"], log["bound_codes"], log["term_t"], log["at"]
+    bound_times, bound_codes, at = log["bound_times"], log["bound_codes"], log["at"]
     has = at < bound_times.size
     pick = np.minimum(at, max(bound_times.size - 1, 0))
     out_s = np.where(has, bound_times[pick] if bound_times.size else end_s, end_s).astype(np.float64)
     out_k = np.where(has, bound_codes[pick] if bound_times.size else code["recording end"], code["recording end"])
     out_k = out_k.astype(np.int8)
-    # Only a beat the next terminal response bounds can end at that beat's acknowledgment.
-    nexts = n and term_t.size and bool((out_k == code["terminal"]).any())
-    found = runs(speech) if speech is not None and nexts else _NO_RUNS
-    if found.size:
-        starts, ends = found[:, 0], found[:, 1]
-        # Runs of speech joined across dips between words: the first run of each one's chain.
-        join = np.append(word_gaps(starts, ends, t_s), False)
-        chain = np.maximum.accumulate(np.where(np.append(True, ~join[:-1]), np.arange(starts.size), 0))
-        k = np.searchsorted(t_s, out_s, side="left")
-        r = np.maximum(np.searchsorted(starts, k, side="left") - 1, 0)  # the last run that starts before the tick
-        # Speech in progress at the next terminal response: a run across its tick, or a dip between words there.
-        inside = (out_k == code["terminal"]) & (k > 0) & (k < n) & (starts[r] < k)
-        first = starts[chain[r]]
-        ack = inside & ((ends[r] >= k) | join[r]) & (t_s[first] > term_t)
-        out_s = np.where(ack, t_s[first], out_s)
-        out_k = np.where(ack, np.int8(code["acknowledgment"]), out_k)
+    if speech is not None:
+        moved, moved_s = _acknowledged(out_s, out_k, log["term_t"], t_s, speech)
+        out_s[moved] = moved_s
+        out_k[moved] = code["acknowledgment"]
     return out_s, out_k
+
+
+def _acknowledged(
+    bound_s: NDArray[np.float64],
+    bound_codes: NDArray[np.int8],
+    term_t: NDArray[np.float64],
+    t_s: NDArray[np.float64],
+    speech: NDArray[np.bool_],
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The beats whose bound an acknowledgment of the next beat moves at this floor (see :func:`span_bounds`), and
+    where to: where the acknowledgment began, its runs of speech joined across dips between words."""
+    n = t_s.size
+    k = np.searchsorted(t_s, bound_s, side="left")
+    # Only a beat the next terminal response bounds can end at that beat's acknowledgment.
+    bounded = np.flatnonzero((bound_codes == _BOUND_KINDS.index("terminal")) & (k > 0) & (k < n))
+    found = runs(speech) if bounded.size else _NO_RUNS
+    if not found.size:
+        return np.zeros(0, np.int64), np.zeros(0)
+    starts, ends = found[:, 0], found[:, 1]
+    follows = np.arange(starts.size) < starts.size - 1
+    chain = _chains(starts, ends, t_s, follows)[1]
+    kk = k[bounded]
+    r = np.searchsorted(starts, kk, side="left") - 1  # the last run that starts before the tick (-1: none)
+    first = starts[chain[np.maximum(r, 0)]]
+    ack = _in_progress_at(t_s, starts, ends, follows, r, kk) & (t_s[first] > term_t[bounded])
+    return bounded[ack], t_s[first[ack]]
+
+
+def _in_progress(t: NDArray[np.float64], before: Any, after: Any, k: Any) -> NDArray[np.bool_]:
+    """Whether speech is in progress at tick ``k``: speech at ``k`` and at the tick before it, or only a dip between
+    words there (:func:`clock.core.segments.word_gaps`: the quiet from ``before``, the last speech tick before
+    ``k``, to ``after``, the first at or after it, is shorter than ``MIN_GAP_S``). -1 stands for no such tick;
+    vectorised over ``before``, ``after`` and ``k``.
+
+    The one rule of an acknowledgment: this beat's at its terminal response (:func:`analyse`,
+    :func:`analyse_floors`), and the next beat's, which bounds this one (:func:`span_bounds`).
+    """
+    before, after = np.asarray(before), np.asarray(after)
+    pair = np.stack([np.maximum(before, 0), np.maximum(after, 0)])  # (as two runs of one tick: the quiet between)
+    across = (before == k - 1) & (after == k)
+    return np.asarray((before >= 0) & (after >= 0) & (across | word_gaps(pair, pair, t)[0]), bool)
+
+
+def _in_progress_at(
+    t: NDArray[np.float64],
+    starts: NDArray[np.int64],
+    ends: NDArray[np.int64],
+    follows: NDArray[np.bool_],
+    r: NDArray[np.int64],
+    k: NDArray[np.int64],
+) -> NDArray[np.bool_]:
+    """:func:`_in_progress` at ticks ``k`` from runs of speech ``[starts, ends]`` (ticks), ``r`` the last run that
+    starts before each tick (-1: none), ``follows[i]`` whether run ``i + 1`` is of the same mask (floor)."""
+    some = r >= 0
+    rr = np.maximum(r, 0)
+    nxt = np.minimum(rr + 1, max(starts.size - 1, 0))
+    before = np.where(some, np.minimum(ends[rr], k - 1), -1)
+    after = np.where(some & (ends[rr] >= k), k, np.where(some & follows[rr], starts[nxt], -1))
+    return _in_progress(t, before, after, k)
+
+
+def _chains(
+    starts: NDArray[np.int64], ends: NDArray[np.int64], t: NDArray[np.float64], follows: NDArray[np.bool_]
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Runs of speech joined across dips between words (:func:`clock.core.segments.word_gaps`): ``join[i]``, the
+    quiet after run ``i`` is a dip (never where run ``i + 1`` does not follow it at the same floor: ``follows``),
+    and ``chain[i]``, the first run of the chain run ``i`` belongs to."""
+    join = np.zeros(starts.size, bool)
+    join[:-1] = word_gaps(starts, ends, t) & follows[:-1]
+    new = np.ones(starts.size, bool)
+    new[1:] = ~join[:-1]
+    return join, np.maximum.accumulate(np.where(new, np.arange(starts.size), 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -777,7 +941,9 @@ class FloorAnalysis:
     floor : float
     t_s : ndarray of float64
         Tick times.
-    beats : tuple of BeatAnalysis
+    beats : sequence of BeatAnalysis
+        One per terminal response; a beat without speech in the clock's life
+        is made from the log's arrays when read (:class:`Made`).
     after_end : int
         Terminal responses after the last tick (the clock never sees them).
     pauses : tuple of (float, float)
@@ -792,7 +958,7 @@ class FloorAnalysis:
 
     floor: float
     t_s: NDArray[np.float64]
-    beats: tuple[BeatAnalysis, ...]
+    beats: Sequence[BeatAnalysis]
     after_end: int = 0
     pauses: tuple[tuple[float, float], ...] = ()
     active: NDArray[np.int64] | None = None
@@ -803,6 +969,13 @@ class FloorAnalysis:
         if self.active is not None:
             return self.active
         return np.array([i for i, b in enumerate(self.beats) if b.start_tick is not None], np.int64)
+
+    def spoken(self) -> NDArray[np.bool_]:
+        """Which beats are spoken at this floor (:attr:`BeatAnalysis.spoken`; only a beat with speech in the
+        clock's life can be)."""
+        out = np.zeros(len(self.beats), bool)
+        out[[j for j in self.active_beats().tolist() if self.beats[j].spoken]] = True
+        return out
 
     @property
     def narration_pause_s(self) -> float:
@@ -820,7 +993,8 @@ class FloorAnalysis:
         -inf: speech runs into a bound, so no quiet time works).
         """
         need, room, wait = float("-inf"), float("inf"), float("-inf")
-        for b in self.beats:
+        for j in self.active_beats().tolist():  # (a beat without speech in the clock's life is not spoken)
+            b = self.beats[j]
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
@@ -861,7 +1035,7 @@ def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
     passes this over its recordings at the floor judged; ``beats`` and
     :func:`decide` default to the recording's own. 0 when there is none.
     """
-    return max((b.pause_s for a in analyses for b in a.beats), default=0.0)
+    return max((a.beats[j].pause_s for a in analyses for j in a.active_beats().tolist()), default=0.0)
 
 
 def _pause_spans(events: EventLog) -> tuple[tuple[float, float], ...]:
@@ -895,7 +1069,6 @@ def analyse(
     *,
     floor: float,
     t_s: NDArray[np.float64] | None = None,
-    reuse: dict[str, Any] | None = None,
 ) -> FloorAnalysis:
     """Analyse every beat of a recording at one floor (see :class:`BeatAnalysis`).
 
@@ -908,85 +1081,91 @@ def analyse(
     t_s : ndarray, optional
         ``trace.t_s``, when the caller already has it (a sweep analyses one
         trace at many floors).
-    reuse : dict, optional
-        A memo kept by a caller that analyses the same trace and log at many
-        floors (start with ``{}``): the beats without speech in the clock's
-        life whose bounds are as at an earlier floor are the same objects,
-        so many such beats cost their memory once, not once per floor.
 
     Returns
     -------
     FloorAnalysis
+        What every floor shares (each beat's life, and its bound without
+        speech) is found once per log and trace and kept with the log
+        (:meth:`clock.core.events.EventLog.shared`): a beat without speech in
+        the clock's life costs those arrays at every floor, not an object.
     """
     floor = _check_floor(floor)
     t = trace.t_s if t_s is None else t_s
-    n = t.size
     speech = trace.level > floor
-    end_s = float(t[-1]) + trace.tick_s if n else 0.0
-    spans = _pause_spans(events)
-    queue = events.events
-    log = None if reuse is None else reuse.get("log")
-    if log is None or (log["t_s"] is not t and not np.array_equal(log["t_s"], t)):
-        log = _log_arrays(events, t)
-        if reuse is not None:
-            reuse.clear()
-            reuse["log"] = log
-    applied, terms, stops = log["applied"], log["terms"], log["stops"]
-    bound_s, bound_codes = _span_bound_arrays(events, t_s=t, speech=speech, end_s=end_s, log=log)
+    base = _log_base(trace, events, t)
+    k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
+    m = k0.size
     is_speech_idx = np.flatnonzero(speech)
-    m = terms.size
-    k0 = applied[terms] if m else np.zeros(0, np.int64)
-    at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
-    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
-    ka = np.maximum(k0, ka).astype(np.int64)
-    after_end = int(np.count_nonzero(k0 >= n))
-    # A beat with no speech in the clock's life (superseded before any, or silent) needs no replay of its own:
-    # its analysis is its bounds, made here for all such beats at once, and kept from the last floor's
-    # analysis (``reuse``) where its bounds are the same.
-    heard = np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka)
-    ends_with_recording = bound_codes == _BOUND_KINDS.index("recording end")
-    kb = np.where(ends_with_recording, ka, np.minimum(np.searchsorted(t, bound_s, side="left"), ka))
-    kb = np.maximum(kb, k0).astype(np.int64)
-    lived = ka > k0
-    objs = np.empty(m, object)
-    idle = ~heard
-    if reuse is not None and reuse.get("n") == m:
-        same = (
-            idle & reuse["made"] & (reuse["bound_s"] == bound_s) & (reuse["kb"] == kb) & (reuse["kind"] == bound_codes)
-        )
-        objs[same] = reuse["objs"][same]
-    else:
-        same = np.zeros(m, bool)
-        if reuse is not None:
-            reuse.update(
-                n=m, made=np.zeros(m, bool), objs=np.empty(m, object), bound_s=bound_s.copy(), kb=kb.copy(),
-                kind=bound_codes.copy(),
-            )  # fmt: skip
-    make = np.flatnonzero(idle & ~same)
-    if make.size:
-        term_s = log["term_t"][make]
-        last = t[np.maximum(ka[make] - 1, 0)] if n else term_s
-        idle_s = _unpaused_each(term_s, last, spans).tolist()
-        for j, ts, wait in zip(make.tolist(), term_s.tolist(), idle_s):
-            objs[j] = BeatAnalysis(
-                j, ts, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]), int(kb[j]),
-                None, None, None, None, None, wait if lived[j] else None,
-                _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
-            )  # fmt: skip
-        if reuse is not None:
-            reuse["objs"][make] = objs[make]
-            reuse["made"][make] = True
-            reuse["bound_s"][make] = bound_s[make]
-            reuse["kb"][make] = kb[make]
-            reuse["kind"][make] = bound_codes[make]
-    for j in np.flatnonzero(heard).tolist():
-        i = int(terms[j])
-        objs[j] = _analyse_beat(
-            j, queue[i].t_s, float(bound_s[j]), _BOUND_KINDS[bound_codes[j]], int(k0[j]), int(ka[j]),
+    # Only a beat with speech in the clock's life is replayed (an object of its own); every other beat (superseded
+    # before any speech, or silent) is its bounds, kept in the log's arrays for every floor and made when read.
+    active = np.flatnonzero(np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka))
+    moved, moved_s = _acknowledged(base["bound_s"], base["code"], term_t, t, speech)
+    acknowledged = dict(zip(moved.tolist(), moved_s.tolist()))
+    kept = {}
+    for j in active.tolist():
+        bound_s = acknowledged.get(j)
+        kept[j] = _analyse_beat(
+            j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
+            "acknowledgment" if bound_s is not None else _BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans,
         )  # fmt: skip
-    active, unheard = np.flatnonzero(heard).astype(np.int64), np.flatnonzero(~lived).astype(np.int64)
-    return FloorAnalysis(floor, t, tuple(objs.tolist()), after_end, spans, active, unheard)
+    make = functools.partial(_idle_beat, base, acknowledged)
+    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
+
+
+def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> dict[str, Any]:
+    """What every floor's analysis of a log shares: each beat's life, its bound without speech, and for a beat
+    without speech in the clock's life, the unpaused wait at its last tick. Found once per log and trace, and
+    kept with the log."""
+    n = t.size
+    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    return events.shared(  # type: ignore[no-any-return]
+        "beats",
+        lambda: _make_log_base(events, t, end_s),
+        valid=lambda b: b["end_s"] == end_s and (b["t_s"] is t or np.array_equal(b["t_s"], t)),
+    )
+
+
+def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
+    n = t.size
+    log = _log_arrays(events, t)
+    k0, ka = _lives(log, n)
+    bound_s, code = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
+    spans = _pause_spans(events)
+    term_t = log["term_t"]
+    last = t[np.maximum(ka - 1, 0)] if n else term_t
+    wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
+    return {
+        "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "term_t": term_t, "spans": spans, "bound_s": bound_s,
+        "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
+        "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
+    }  # fmt: skip
+
+
+def _bound_ticks(
+    t: NDArray[np.float64], bound_s: NDArray[np.float64], code: NDArray[np.int8], k0: NDArray[np.int64], ka: NDArray
+) -> NDArray[np.int64]:
+    """Each span's ``bound_tick``: the first tick at or after its bound, within the clock's life."""
+    kb = np.where(code == _BOUND_KINDS.index("recording end"), ka, np.minimum(np.searchsorted(t, bound_s), ka))
+    return np.maximum(kb, k0).astype(np.int64)
+
+
+def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> BeatAnalysis:
+    """Beat ``j`` without speech in the clock's life, from its log's arrays (see :func:`analyse`)."""
+    bound_s = acknowledged.get(j)
+    code = int(base["code"][j]) if bound_s is None else _BOUND_KINDS.index("acknowledgment")
+    k0, ka = int(base["k0"][j]), int(base["ka"][j])
+    if bound_s is None:
+        bound_s, kb = float(base["bound_s"][j]), int(base["kb"][j])
+    else:
+        kb = int(_bound_ticks(base["t_s"], np.array([bound_s]), np.array([code]), base["k0"][j], base["ka"][j])[0])
+    wait = float(base["wait"][j])
+    return BeatAnalysis(
+        j, float(base["term_t"][j]), bound_s, _BOUND_KINDS[code], k0, ka, kb,
+        None, None, None, None, None, None if wait != wait else wait,
+        _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
+    )  # fmt: skip
 
 
 def _unpaused_each(
@@ -1029,7 +1208,7 @@ def _analyse_beat(
     wait = float(_unpaused(terminal_s, t[ks - 1 : ks], spans)[0]) if ks > k0 else None
     # Acknowledgment and narration onset, as the span shows them: speech in progress at the terminal response
     # (across its tick, or with only a dip between words there) is an acknowledgment.
-    ack = bool(lo > 0 and word_gaps(speech_idx[lo - 1 : lo + 1], speech_idx[lo - 1 : lo + 1], t)[0])
+    ack = bool(lo > 0 and _in_progress(t, speech_idx[lo - 1], speech_idx[lo], k0))
     in_span = spoken[spoken < kb]
     ack_end = onset = last_word = None
     if in_span.size:
@@ -1091,6 +1270,278 @@ def _counts(
     return count
 
 
+# --- every floor at once -----------------------------------------------------
+#
+# A sweep asks every quiet time at every floor. Which ticks are speech changes with the floor, but the order of
+# the ticks by level does not: ``r[k]``, the number of floors under tick k's level, says at once at which floors
+# tick k is speech (``r[k] > j``), so every floor's runs of speech come from one pass over the ticks, and each
+# beat's summary at every floor (where the clock starts, the last word, the longest quiet inside the span, the
+# room after the last word) from searches in those runs. Acknowledgments follow the one rule :func:`analyse`
+# follows (:func:`_in_progress` at a terminal response, runs joined across dips between words by
+# :func:`_chains`), on every floor's runs at once. Tests hold it to :func:`analyse` field by field (on
+# acknowledgments with dips between their words too) and, with :func:`FloorTable.outcomes`, to the tick-by-tick
+# replay on every setting.
+
+
+@dataclass(frozen=True, slots=True)
+class FloorTable:
+    """The beats of one recording at many floors, each reduced to what decides every quiet time and onset timeout.
+
+    Only the beats with speech in the clock's life at the lowest floor are kept (``beat``): every other beat is
+    unheard or silent at every floor. Arrays of shape ``(n_floors, n_kept)`` give, at each floor, what
+    :class:`BeatAnalysis` gives at one (``-1`` for a missing tick, NaN for a missing time).
+
+    Attributes
+    ----------
+    floors : ndarray of float64
+        As given (not sorted).
+    t_s : ndarray of float64
+        Tick times.
+    beat : ndarray of int64
+        The kept beats' indices.
+    first_tick : ndarray of int64
+        The first tick at or after each kept beat's terminal response.
+    spoken : ndarray of bool
+        :attr:`BeatAnalysis.spoken`.
+    wait_s, need_s, room_s, pause_s : ndarray of float64
+        As in :class:`BeatAnalysis` (``wait_s`` NaN where speech is at the first tick).
+    last_word_tick, bound_tick : ndarray of int64
+    ended_by_page, speech_at_bound : ndarray of bool
+    end_after_word_s : ndarray of float64
+        The span's bound minus the last word.
+    paused : dict
+        ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat a pause touches (its quiet is
+        counted tick by tick).
+    """
+
+    floors: NDArray[np.float64]
+    t_s: NDArray[np.float64]
+    beat: NDArray[np.int64]
+    first_tick: NDArray[np.int64]
+    spoken: NDArray[np.bool_]
+    wait_s: NDArray[np.float64]
+    need_s: NDArray[np.float64]
+    room_s: NDArray[np.float64]
+    pause_s: NDArray[np.float64]
+    last_word_tick: NDArray[np.int64]
+    bound_tick: NDArray[np.int64]
+    ended_by_page: NDArray[np.bool_]
+    speech_at_bound: NDArray[np.bool_]
+    end_after_word_s: NDArray[np.float64]
+    paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
+
+    def declared_ticks(
+        self, floor_index: NDArray[np.int64], kept_index: NDArray[np.int64], quiet_s: NDArray[np.float64]
+    ) -> NDArray[np.int64]:
+        """Where the clock declares quiet in beats it ends right (outcome ok), one per triple: the first tick after
+        the last word at which the quiet counted reaches the quiet time."""
+        target = np.asarray(quiet_s, np.float64) - _EPS_S
+        d = _first_reaching(self.t_s, self.last_word_tick[floor_index, kept_index], target)
+        for (j, i), b in self.paused.items():
+            assert b.last_word_tick is not None
+            for x in np.flatnonzero((floor_index == j) & (kept_index == i)).tolist():
+                d[x] = _first_counted(b, b.last_word_tick, b.life_end_tick, float(target[x]))
+        return d
+
+    @property
+    def narration_pause_s(self) -> NDArray[np.float64]:
+        """``P`` of this recording at each floor (see :func:`narration_pause_s`)."""
+        return self.pause_s.max(axis=1, initial=0.0)
+
+    def outcomes(
+        self,
+        *,
+        quiets_s: Sequence[float] | NDArray[np.float64],
+        onset_timeout_s: float,
+        narration_pause_s: NDArray[np.float64],
+    ) -> NDArray[np.int8]:
+        """Each kept beat's outcome (indices into :data:`OUTCOMES`) at every floor and quiet time, shape
+        ``(n_floors, n_kept, n_quiets)``, as :func:`decide_quiets` judges them; ``narration_pause_s`` is ``P`` at
+        each floor."""
+        undone = _undone_codes(
+            self.ended_by_page, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
+        )
+        target = np.asarray(quiets_s, np.float64) - _EPS_S
+        return _judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
+
+
+def _undone_codes(
+    ended_by_page: NDArray[np.bool_],
+    speech_at_bound: NDArray[np.bool_],
+    end_after_word_s: NDArray[np.float64],
+    narration_pause_s: float | NDArray[np.float64],
+) -> NDArray[np.int8]:
+    """:meth:`BeatAnalysis.undone` of many spoken beats at once, as outcome codes."""
+    speaking = speech_at_bound | (end_after_word_s < narration_pause_s)
+    aborted = np.where(speaking, _CODE[ABORTED], _CODE[OUTPACED])
+    return np.where(ended_by_page, aborted, _CODE[STALLED]).astype(np.int8)
+
+
+def _judge(
+    spoken: NDArray[np.bool_],
+    wait_s: NDArray[np.float64],
+    need_s: NDArray[np.float64],
+    room_s: NDArray[np.float64],
+    undone: NDArray[np.int8],
+    target: NDArray[np.float64],
+    onset_timeout_s: float,
+) -> NDArray[np.int8]:
+    """The one judge of a heard beat for many quiet times (``target`` = quiet time - 1 ns, the last axis).
+
+    Silent without speech in its span; a missed onset when the clock waits past the onset timeout; premature
+    when a quiet inside the span reaches the quiet time (the clock ends the beat at it); ok when the quiet after
+    the last word reaches it before the bound; else ``undone`` (stalled, outpaced or aborted).
+    """
+    with np.errstate(invalid="ignore"):
+        missed = wait_s >= onset_timeout_s - _EPS_S  # NaN (no wait): never
+    code = np.where(room_s[..., None] >= target, _CODE[OK], undone[..., None])
+    code = np.where(need_s[..., None] >= target, _CODE[PREMATURE], code)
+    code = np.where(missed[..., None], _CODE[MISSED_ONSET], code)
+    return np.where(spoken[..., None], code, _CODE[SILENT]).astype(np.int8)
+
+
+def _segment_max(values: NDArray[np.float64], lo: NDArray[np.int64], hi: NDArray[np.int64], empty: float) -> NDArray:
+    """``values[lo:hi].max()`` for each pair (``empty`` where ``lo >= hi``), in one pass."""
+    out = np.full(lo.shape, empty)
+    some = lo < hi
+    if some.any():
+        idx = np.empty(2 * int(some.sum()), np.int64)
+        idx[0::2], idx[1::2] = lo[some], hi[some]
+        out[some] = np.maximum.reduceat(values, idx)[0::2]
+    return out
+
+
+def _floor_edges(count: NDArray[np.int64], base: NDArray[np.int64], n: int) -> NDArray[np.int64]:
+    """Ticks ``k`` at floors ``j`` in ``[base[k], base[k] + count[k])``, as keys ``j * n + k``, sorted."""
+    k = np.repeat(np.arange(n, dtype=np.int64), count)
+    first = np.repeat(np.cumsum(count) - count, count)
+    j = base[k] + (np.arange(k.size, dtype=np.int64) - first)
+    return np.sort(j * n + k)
+
+
+def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[float]) -> FloorTable:
+    """Every beat of a recording at every floor at once (see :class:`FloorTable`).
+
+    What :func:`analyse` finds at one floor, for many: one pass over the ticks for all floors, then one
+    search per beat and floor, with no loop over floors (a beat a pause touches is analysed floor by floor).
+
+    Parameters
+    ----------
+    trace : LevelTrace
+    events : EventLog
+    floors : sequence of float
+        Speech is ``level > floor``.
+
+    Returns
+    -------
+    FloorTable
+    """
+    given = np.array(floors, np.float64).reshape(-1)
+    if not (np.isfinite(given) & (given >= 0)).all():
+        for f in given.tolist():
+            _check_floor(f)  # (raises, naming the first floor that is not a level)
+    order = np.argsort(given, kind="stable")
+    fs = given[order]
+    t, level = trace.t_s, trace.level
+    n, n_f = t.size, fs.size
+    base = _log_base(trace, events, t)
+    k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
+    # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
+    r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
+    said = np.flatnonzero(r > 0)
+    kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
+    b_n = kept.size
+    k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
+    bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
+    code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
+    # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
+    r_before = np.concatenate([[0], r[:-1]]).astype(np.int64)
+    r_after = np.concatenate([r[1:], [0]]).astype(np.int64)
+    run_start = _floor_edges(np.maximum(r - r_before, 0), r_before, n)
+    run_end = _floor_edges(np.maximum(r - r_after, 0), r_after, n)
+    n_runs = run_start.size
+    s, e = run_start % n if n else run_start, run_end % n if n else run_end
+    # The quiet after run i, to run i + 1 at the same floor: its reach (to the tick before the next word) and gap.
+    same = (run_start[1:] // max(n, 1)) == (run_start[:-1] // max(n, 1))
+    nxt = np.minimum(s[1:], n - 1) if n else s[1:]
+    reach = np.append(np.where(same, t[np.maximum(nxt - 1, 0)] - t[e[:-1]], -np.inf), -np.inf)
+    gap = np.append(np.where(same, t[nxt] - t[e[:-1]], -np.inf), -np.inf)
+    jn = (np.arange(n_f, dtype=np.int64) * n)[:, None]
+    last_run = max(n_runs - 1, 0)
+    # Runs joined across dips between words, at each floor (an acknowledgment's words: see span_bounds, analyse).
+    follows = np.append(same, False)  # run i + 1 is at the same floor
+    join, chain = _chains(s, e, t, follows)
+
+    def speech_at(k: NDArray[np.int64]) -> NDArray[np.bool_]:
+        return (k >= 0) & (k < n) & (r[np.clip(k, 0, max(n - 1, 0))] > np.arange(n_f)[:, None])
+
+    def last_before(k: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The last run at each floor that starts before tick ``k`` (-1: none)."""
+        found = np.searchsorted(run_start, jn + k, side="left") - 1
+        return np.where((found >= 0) & (run_start[np.maximum(found, 0)] >= jn), found, -1)
+
+    # The first run that reaches k0 (holding the clock's first speech tick, if it starts before ka).
+    ia = np.minimum(np.searchsorted(run_end, jn + k0, side="left"), last_run)
+    lives = (n_runs > 0) & (np.searchsorted(run_end, jn + k0, side="left") < n_runs) & (run_start[ia] < jn + ka)
+    start = np.where(lives, np.maximum(s[ia], k0), -1)
+    # An acknowledgment of the next beat bounds this one where it began (see span_bounds).
+    kraw = np.searchsorted(t, bound0_all[kept], side="left")
+    terminal = (code0_all[kept] == _BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
+    before_next = last_before(kraw)
+    first = s[chain[np.maximum(before_next, 0)]]
+    ack_bound = terminal & _in_progress_at(t, s, e, follows, before_next, kraw) & (t[first] > term_s)
+    bound_s = np.where(ack_bound, t[first], bound_s)
+    code = np.where(ack_bound, _BOUND_KINDS.index("acknowledgment"), code)
+    kb = _bound_ticks(t, bound_s, code, k0, ka)
+    spoken = lives & (start < kb)
+    ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
+    lw = np.where(spoken, np.minimum(e[ib], kb - 1), -1)
+    # The quiets inside the span (runs ia .. ib - 1 end before the last word), and a narration's pauses: those
+    # past an acknowledgment that overlaps the terminal response, if one does. The acknowledgment runs on across
+    # dips between words, to the first pause at or after its first run (``g``); the narration's pauses follow it.
+    ia, ib = np.where(spoken, ia, 0), np.where(spoken, ib, 0)
+    need = _segment_max(reach, ia, ib, -np.inf)
+    ack = _in_progress_at(t, s, e, follows, last_before(k0), k0)
+    pauses = np.flatnonzero(~join)  # (each floor's last run is never joined, so one is found at or after ia)
+    g = pauses[np.searchsorted(pauses, ia)]
+    pause = _segment_max(gap, np.where(ack, g + 1, ia), ib, 0.0)
+    lw_c = np.maximum(lw, 0)
+    room = np.where(spoken & (lw < kb - 1), t[np.maximum(kb - 1, 0)] - t[lw_c], -np.inf)
+    wait = np.where(spoken & (start > k0), t[np.maximum(start - 1, 0)] - term_s, np.nan)
+    at_bound = speech_at(kb)
+    after_word = np.where(spoken, bound_s - t[lw_c], np.nan)
+    spans = base["spans"]
+    paused: dict[tuple[int, int], BeatAnalysis] = {}
+    if spans:
+        # A beat a pause touches counts only unpaused time: analysed floor by floor.
+        last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
+        touched = np.zeros(b_n, bool)
+        for lo_p, hi_p in spans:
+            touched |= (lo_p <= last_t) & (hi_p > term_s)
+        for j in range(n_f):
+            speech = r > j
+            idx = np.flatnonzero(speech)
+            for i in np.flatnonzero(touched).tolist():
+                a = _analyse_beat(
+                    int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
+                    int(ka[i]), t, speech, idx, spans,
+                )  # fmt: skip
+                spoken[j, i] = a.spoken
+                if not a.spoken:
+                    continue
+                paused[int(order[j]), i] = a  # by the floor's place as given
+                wait[j, i] = np.nan if a.wait_s is None else a.wait_s
+                need[j, i], room[j, i], pause[j, i] = a.need_s, a.room_s, a.pause_s
+                lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
+                at_bound[j, i] = a.speech_at_bound
+                after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
+    back = np.argsort(order, kind="stable")  # to the floors' given order
+    return FloorTable(
+        given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
+        kb[back], (code == _BOUND_KINDS.index("end"))[back], at_bound[back], after_word[back], paused,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the clock does in one beat with one setting.
@@ -1148,9 +1599,11 @@ def decide_quiets(
     """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
 
     Gives the tick-by-tick replay's decisions (the tests hold it to
-    :func:`replay_ticks` on every setting of a grid), in one vectorised pass
-    per beat: a quiet time only decides which quiet run first lasts long
-    enough, and where in it the count reaches it.
+    :func:`replay_ticks` on every setting of a grid): every beat is judged for
+    every quiet time at once by the one judge (:func:`_judge`, which
+    :meth:`FloorTable.outcomes` shares), and where the clock declares quiet
+    is found per beat: a quiet time only decides which quiet run first lasts
+    long enough, and where in it the count reaches it.
 
     ``narration_pause_s`` is ``P`` (see :func:`narration_pause_s`): an
     ``end`` the clock waits past is ``aborted`` when the beat's last word is
@@ -1170,41 +1623,69 @@ def decide_quiets(
     target = q - _EPS_S
     # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
     outcome[:] = _CODE[SILENT]
-    active = analysis.active_beats()
-    if analysis.active is not None and analysis.unheard is not None:
-        outcome[analysis.unheard] = _CODE[UNHEARD]
-    else:
-        active = np.arange(n_b)
-    for i in active.tolist():
-        b = analysis.beats[i]
-        if b.life_end_tick <= b.first_tick:
-            outcome[i] = _CODE[UNHEARD]
+    unheard = analysis.unheard
+    if unheard is None:
+        unheard = np.array([i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick], np.int64)
+    outcome[unheard] = _CODE[UNHEARD]
+    heard, judged = _judge_heard(analysis, target, onset_timeout_s, pause)
+    outcome[heard] = judged
+    found = [analysis.beats[i] for i in heard]
+    # Where the clock declares quiet: the first run whose reach gets to each target (a search in the reaches'
+    # running maximum), and the first tick in it at which the count does.
+    for i, b, codes in zip(heard, found, judged):
+        if not b.spoken or codes[0] == _CODE[MISSED_ONSET]:
             continue
-        if b.start_tick is None or b.start_tick >= b.bound_tick:
-            outcome[i] = _CODE[SILENT]
-            continue
-        if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
-            outcome[i] = _CODE[MISSED_ONSET]
-            continue
-        # The first run whose reach gets to each target: a search in the reaches' running maximum.
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
-        found = r < best.size
-        undone = _CODE[b.undone(pause)]
-        outcome[i] = undone
-        if not found.any():
+        reached = r < best.size
+        if not reached.any():
             continue
-        rf = r[found]
+        rf = r[reached]
         w, e = b.run_word[rf], b.run_end[rf]
         if b.count_s is None:
-            d = _first_reaching(t, w, target[found])
+            d = _first_reaching(t, w, target[reached])
         else:
-            d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[found])])
-        code = _judge_ticks(b, d, undone)
-        outcome[i, found] = code
-        declared[i, found] = d
-        word[i, found] = w
+            d = np.array([_first_counted(b, int(wj), int(ej), tj) for wj, ej, tj in zip(w, e, target[reached])])
+        declared[i, reached] = d
+        word[i, reached] = w
     return Decisions(q, outcome, declared, word)
+
+
+def _judge_heard(
+    analysis: FloorAnalysis, target: NDArray[np.float64], onset_timeout_s: float, pause: float
+) -> tuple[list[int], NDArray[np.int8]]:
+    """The beats with speech in the clock's life that it sees a tick of, and their outcome codes for each target
+    (``quiet time - 1 ns``), by the one judge (every other beat is unheard or silent, whatever the setting)."""
+    active = analysis.active_beats().tolist()
+    heard = [i for i in active if analysis.beats[i].life_end_tick > analysis.beats[i].first_tick]
+    found = [analysis.beats[i] for i in heard]
+    aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
+    undone = _undone_codes(
+        np.array([b.ended_by_page for b in found], bool), np.array([b.speech_at_bound for b in found], bool),
+        np.array(aw, np.float64), pause,
+    )  # fmt: skip
+    spoken = np.array([b.spoken for b in found], bool)
+    wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
+    need = np.array([b.need_s for b in found], np.float64)
+    room = np.array([b.room_s for b in found], np.float64)
+    return heard, _judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+
+
+def failing_beats(
+    analysis: FloorAnalysis,
+    *,
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+    narration_pause_s: float | None = None,
+) -> NDArray[np.int64]:
+    """How many beats fail (:data:`FAILURES`) at each quiet time: :func:`decide_quiets`'s outcomes, counted
+    without a row per beat (only a beat with speech in the clock's life can fail)."""
+    pause = analysis.narration_pause_s if narration_pause_s is None else narration_pause_s
+    q = np.asarray(quiets_s, dtype=np.float64)
+    for value in q.tolist():
+        _check_times(value, onset_timeout_s)
+    _, codes = _judge_heard(analysis, q - _EPS_S, onset_timeout_s, pause)
+    return np.isin(codes, [_CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
 
 
 def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
@@ -1276,9 +1757,13 @@ def _first_reaching(t: NDArray[np.float64], w: NDArray[np.int64], target: NDArra
     # The estimate is within a tick or two of the answer; settle it with the replay's own subtraction.
     for _ in range(4):
         back = (k - 1 > w) & (t[np.maximum(k - 1, 0)] - t[w] >= target)
+        if not back.any():
+            break
         k = np.where(back, k - 1, k)
     for _ in range(4):
         ahead = (t[k] - t[w] < target) & (k + 1 < t.size)
+        if not ahead.any():
+            break
         k = np.where(ahead, k + 1, k)
     return k
 
@@ -1293,7 +1778,7 @@ def beats(
     narration_pause_s: float | None = None,
     rule: str = LEVEL,
     hangover_s: float | None = None,
-) -> list[Beat]:
+) -> BeatList:
     """Analyse each beat of a recording and replay the clock over it.
 
     Parameters
@@ -1319,8 +1804,9 @@ def beats(
 
     Returns
     -------
-    list of Beat
-        One per terminal response, in time order.
+    BeatList
+        One :class:`Beat` per terminal response, in time order (a sequence;
+        beats without speech in the clock's life are made when read).
 
     Warns
     -----
@@ -1328,9 +1814,9 @@ def beats(
         Events after the end of the recording, or before its start (one
         warning each).
     """
-    played = replay(
+    played = replay_ticks(
         trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s, rule=rule, hangover_s=hangover_s
-    )
+    ).beats
     analysis = analyse(trace, events, floor=floor)
     pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
@@ -1343,12 +1829,11 @@ def beats(
     # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
     spoken_before = np.zeros(n + 1, np.int32)  # int32, in place: hours hold millions of ticks
     np.add.accumulate(speech.view(np.uint8), dtype=np.int32, out=spoken_before[1:])
-    gaps_by_beat: dict[int, list[tuple[float, float, float, bool]]] = {}
     pauses = _PauseClock.from_events(events)
-    for index, w_s, quiet_gap, narration in analysis.gaps():
-        gaps_by_beat.setdefault(index, []).append((w_s, quiet_gap, quiet_gap, narration))
-    result = []
-    for a, rb, term in zip(analysis.beats, played, events.terminals):
+    terminals = events.terminals
+
+    def beat(j: int) -> Beat:
+        a, rb, term = analysis.beats[j], played[j], terminals[j]
         time = lambda k: None if k is None else float(t[k])  # noqa: E731
         onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
         narration_gaps = []
@@ -1379,35 +1864,69 @@ def beats(
             if premature
             else OK
         )
-        result.append(
-            Beat(
-                index=a.index,
-                terminal_s=a.terminal_s,
-                span_end_s=a.bound_s,
-                onset_s=onset,
-                onset_latency_s=None if onset is None else onset - a.terminal_s,
-                ack_overlap=a.ack_end_tick is not None,
-                ack_last_word_s=ack_last,
-                ack_silence_s=silence,
-                last_word_s=last_word,
-                gaps_s=tuple(b - w for w, b in narration_gaps),
-                gap_at_s=tuple(w for w, _ in narration_gaps),
-                quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
-                premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
-                replay=rb,
-                premature=premature,
-                logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
-                linger_s=term.linger_s,
-                bound=a.bound,
-                stalled=stalled,
-                missed_onset=missed,
-                outcome=outcome,
-                narration_pause_s=pause if a.ended_by_page else None,
-                speech_at_end=a.speech_at_bound if a.ended_by_page else False,
-                **signals.of(term, a.bound_s, rb),
-            )
+        return Beat(
+            index=a.index,
+            terminal_s=a.terminal_s,
+            span_end_s=a.bound_s,
+            onset_s=onset,
+            onset_latency_s=None if onset is None else onset - a.terminal_s,
+            ack_overlap=a.ack_end_tick is not None,
+            ack_last_word_s=ack_last,
+            ack_silence_s=silence,
+            last_word_s=last_word,
+            gaps_s=tuple(b - w for w, b in narration_gaps),
+            gap_at_s=tuple(w for w, _ in narration_gaps),
+            quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
+            premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
+            replay=rb,
+            premature=premature,
+            logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
+            linger_s=term.linger_s,
+            bound=a.bound,
+            stalled=stalled,
+            missed_onset=missed,
+            outcome=outcome,
+            narration_pause_s=pause if a.ended_by_page else None,
+            speech_at_end=a.speech_at_bound if a.ended_by_page else False,
+            **signals.of(term, a.bound_s, rb),
         )
-    return result
+
+    # The beats with speech in the clock's life are made now; every other beat (unheard or silent) when read.
+    kept = {j: beat(j) for j in analysis.active_beats().tolist()}
+    unheard = analysis.unheard if analysis.unheard is not None else np.zeros(0, np.int64)
+    return BeatList(len(terminals), kept, beat, unheard)
+
+
+class BeatList(Made[Beat]):
+    """What :func:`beats` returns: one :class:`Beat` per terminal response, in time order, as a sequence.
+
+    The beats with speech in the clock's life are objects; every other beat (unheard or silent) is made when
+    read, so a log of a million superseded terminal responses costs arrays. :meth:`heard` lists the beats the
+    clock saw a tick of.
+    """
+
+    __slots__ = ("_unheard",)
+
+    def __init__(self, n: int, kept: dict[int, Beat], make: Callable[[int], Beat], unheard: NDArray[np.int64]) -> None:
+        super().__init__(n, kept, make)
+        self._unheard = unheard
+
+    @property
+    def n_unheard(self) -> int:
+        """Beats the clock saw no tick of (superseded at once, or after the recording's end)."""
+        return int(self._unheard.size)
+
+    def heard(self) -> list[Beat]:
+        """Every beat but the unheard ones, in order (their outcome is never ``unheard``)."""
+        keep = np.ones(len(self), bool)
+        keep[self._unheard] = False
+        return [self[j] for j in np.flatnonzero(keep).tolist()]
+
+
+def heard(found: Sequence[Beat]) -> list[Beat]:
+    """The beats the clock saw a tick of (every outcome but ``unheard``), in order; of a :class:`BeatList`,
+    without making the others."""
+    return found.heard() if isinstance(found, BeatList) else [b for b in found if b.outcome != UNHEARD]
 
 
 def outpaced_line(b: Beat, quiet_s: float) -> str:
@@ -1430,6 +1949,8 @@ def aborted_line(b: Beat) -> str:
 
 def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
     """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`Beat.provider_stopped_s` finds it), or None."""
+    if not events.of_kind("output_audio_buffer.stopped"):
+        return (None,) * len(analysis.beats)
     signals = _ProviderIndex(events)
     found = (
         signals._signal("output_audio_buffer.stopped", term, b.bound_s)

@@ -89,7 +89,19 @@ from typing import Any
 
 import numpy as np
 
-from .beats import FAILURES, LEVEL, Beat, aborted_line, analyse, beats, decide, narration_pause_s, outpaced_line
+from .beats import (
+    FAILURES,
+    LEVEL,
+    OUTCOMES,
+    Beat,
+    aborted_line,
+    analyse,
+    beats,
+    decide_quiets,
+    heard,
+    narration_pause_s,
+    outpaced_line,
+)
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .thresholds import Thresholds
@@ -322,7 +334,7 @@ def check_recording(
 
     rec, classes = recording_levels(obs, margins)
     has_beats = obs.events is not None and bool(obs.events.terminals)
-    found: list[Beat] = []
+    found: Sequence[Beat] = []
     if has_beats:
         assert obs.events is not None
         found = beats(
@@ -333,7 +345,9 @@ def check_recording(
             onset_timeout_s=th.onset_timeout_s,
             narration_pause_s=narration_pause_s,
         )
-    replay = _LevelReplay(obs, th, found, narration_pause_s, classes.speech) if has_beats else None
+    # The checks read the beats the clock saw a tick of: an unheard beat has no speech, gap or decision.
+    seen = heard(found)
+    replay = _LevelReplay(obs, th, found, seen, narration_pause_s, classes.speech) if has_beats else None
     fl = f"floor {th.floor:g}"
     noise_label = f"noise p{NOISE_PERCENTILE:g}"
     if rec.noise_high is None:
@@ -401,8 +415,9 @@ def check_recording(
         pause = own.narration_pause_s if narration_pause_s is None else narration_pause_s
         quiet_range_s = own.quiet_range(narration_pause_s=pause)[:2]
     _beat_checks(
-        found, th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page, quiet_range_s, rule
-    )
+        seen, len(found), th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page,
+        quiet_range_s, rule,
+    )  # fmt: skip
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
     else:
@@ -526,6 +541,7 @@ UNSAID = "the log does not say which setting the page ran"
 
 def _beat_checks(
     found: Sequence[Beat],
+    n: int,
     th: Thresholds,
     margins: Margins,
     tick_s: float,
@@ -572,7 +588,6 @@ def _beat_checks(
         ],
         ok,
     )
-    n = len(found)
     result(
         "premature",
         [
@@ -707,7 +722,7 @@ def _beat_checks(
         ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
         if rule[0] != LEVEL:
             ran += f", rule {rule[0]}" + ("" if rule[1] is None else f" with hangover {rule[1]:g} s")
-        replayed = [b for b in at_page if b.replay_vs_logged_s is not None]
+        replayed = [b for b in heard(at_page) if b.replay_vs_logged_s is not None]
         _logged_quiet(replayed, tick_s, allowed, result, at=f"at the page's setting ({ran})")
     elif logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
         if known:
@@ -802,12 +817,12 @@ def _logged_quiet(
 
 def baseline_entry(found: Sequence[Beat]) -> dict[str, Any]:
     """What the baseline records for a recording."""
-    gaps = [g for b in found for g in b.quiet_gaps_s]
-    return {
-        "beats": len(found),
-        "onsets_s": [None if b.onset_s is None else round(b.onset_s, 6) for b in found],
-        "max_gap_s": round(max(gaps), 6) if gaps else None,
-    }
+    seen = heard(found)  # an unheard beat has no onset and no gap
+    gaps = [g for b in seen for g in b.quiet_gaps_s]
+    onsets: list[float | None] = [None] * len(found)
+    for b in seen:
+        onsets[b.index] = None if b.onset_s is None else round(b.onset_s, 6)
+    return {"beats": len(found), "onsets_s": onsets, "max_gap_s": round(max(gaps), 6) if gaps else None}
 
 
 def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: float, gap_tol: float) -> list[_Finding]:
@@ -849,26 +864,41 @@ class _LevelReplay:
     """The replay behind a level check's verdict: at the setting, at the floor scaled by a gain, at any floor."""
 
     def __init__(
-        self, obs: Observation, th: Thresholds, found: Sequence[Beat], pause: float | None, speech: np.ndarray
+        self,
+        obs: Observation,
+        th: Thresholds,
+        found: Sequence[Beat],
+        seen: Sequence[Beat],
+        pause: float | None,
+        speech: np.ndarray,
     ) -> None:
-        self.obs, self.th, self.found, self.pause = obs, th, found, pause
-        t = obs.trace.t_s
-
-        # Where the guide spoke, as derive tells speech (without the floor): a beat silent at a floor is lost there.
-        self.spoke = [bool(speech[slice(*np.searchsorted(t, [b.terminal_s, b.span_end_s]))].any()) for b in found]
-        self.failing = level_failures(obs, speech, found)
+        self.obs, self.th, self.found, self.pause, self.speech = obs, th, found, pause, speech
+        # The beats in which the guide speaks at the setting: one silent at another floor is lost there.
+        self.speaking = np.zeros(len(found), bool)
+        self.speaking[[b.index for b in seen if b.outcome != "silent"]] = True
+        self.failing = level_failures(obs, speech, seen)
 
     def _fails(self, floor: float) -> tuple[int, str] | None:
         """The first beat the setting fails with the floor at ``floor`` (its index and outcome), or None."""
         assert self.obs.events is not None
         a = analyse(self.obs.trace, self.obs.events, floor=min(floor, 1.0))
         pause = max(self.pause or 0.0, a.narration_pause_s)
-        decisions = decide(a, quiet_s=self.th.quiet_s, onset_timeout_s=self.th.onset_timeout_s, narration_pause_s=pause)
-        for b, d, was in zip(a.beats, decisions, self.found):
-            # A beat whose guide the changed level hides entirely is lost too (silent where it spoke).
-            if d.outcome in FAILURES or (d.outcome == "silent" and was.outcome not in ("silent", "unheard")):
-                return b.index, "silent (its speech under the floor)" if d.outcome == "silent" else d.outcome
-        return None
+        codes = decide_quiets(
+            a, quiets_s=[self.th.quiet_s], onset_timeout_s=self.th.onset_timeout_s, narration_pause_s=pause
+        ).outcome[:, 0]
+        # A beat whose guide the changed level hides entirely is lost too (silent where it spoke).
+        silent = codes == OUTCOMES.index("silent")
+        lost = np.flatnonzero(np.isin(codes, [OUTCOMES.index(x) for x in FAILURES]) | (silent & self.speaking))
+        if not lost.size:
+            return None
+        j = int(lost[0])
+        return j, "silent (its speech under the floor)" if silent[j] else OUTCOMES[codes[j]]
+
+    @property
+    def spoke(self) -> list[bool]:
+        """Where the guide spoke in each beat's span, as derive tells speech (without the floor)."""
+        t = self.obs.trace.t_s
+        return [bool(self.speech[slice(*np.searchsorted(t, [b.terminal_s, b.span_end_s]))].any()) for b in self.found]
 
     def breaking_gain(self, sign: int) -> tuple[int, int, str] | None:
         """The least gain (dB; ``sign`` -1 quieter, +1 louder) at which a beat fails: (dB, beat, outcome)."""

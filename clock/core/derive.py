@@ -96,8 +96,18 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from .beats import FAILURES, OUTCOMES, FloorAnalysis, beats, decide, decide_quiets, narration_pause_s
+from .beats import (
+    FAILURES,
+    OUTCOMES,
+    FloorAnalysis,
+    beats,
+    decide_quiets,
+    failing_beats,
+    heard,
+    narration_pause_s,
+)
 from .evidence import (
     _UNPROMPTED,
     THIN,
@@ -201,15 +211,14 @@ _FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
 
 
 def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
-    """Failing beats for each quiet time, every quiet time decided at once per recording (decide_quiets).
+    """Failing beats for each quiet time, every quiet time decided at once per recording (the one judge).
 
     The analyses are judged together: ``P`` is the largest narration pause over them.
     """
     total = np.zeros(len(quiets_s), np.int64)
     pause = narration_pause_s(analyses)
     for a in analyses:
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        total += np.isin(found.outcome, _FAILURE_CODES).sum(axis=0)
+        total += failing_beats(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
     return [int(x) for x in total]
 
 
@@ -291,7 +300,7 @@ def _noise_cleared(corpus: _Corpus, logged: list[int], clear: float) -> float:
 
 
 def _grid_floor(
-    corpus: _Corpus, logged: list[int], floor: float, heard: list[list[bool]], delay: float, clear: float
+    corpus: _Corpus, logged: list[int], floor: float, spoke_at: list[NDArray[np.bool_]], delay: float, clear: float
 ) -> _GridFloor:
     """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
     margin = corpus.margins.quiet_margin_s
@@ -303,13 +312,15 @@ def _grid_floor(
     pause = narration_pause_s(analyses)
     why = ""
     unheard = False
-    for i, a, spoke in zip(logged, analyses, heard):
+    for i, a, spoke in zip(logged, analyses, spoke_at):
         hidden, acks = corpus.misread(i, a)
         if acks:
             why = why or "takes an acknowledgment for narration"
         if any(h > margin for _, h in hidden):
             why = why or "hides a narration's end"
-        for b, s in zip(a.beats, spoke):
+        # Only beats the guide spoke in or with speech here can tell (the others are silent or unheard): visit those.
+        for j in np.union1d(np.flatnonzero(spoke), a.active_beats()).tolist():
+            b, s = a.beats[j], bool(spoke[j])
             if s and not b.spoken:
                 # The guide spoke, the clock does not hear it at this floor.
                 why, unheard = "hears none of a beat the guide spoke in", True
@@ -326,6 +337,8 @@ def _grid_floor(
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
                 room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
+    # No silence to bridge inside a span (one run of speech per beat at this floor): quiet times start above 0.
+    need = max(need, 0.0)
     if not why and room <= need:
         why = "fails a beat at every quiet time"
     return _GridFloor(floor, not why, need, room, wait, latency, room_at, unheard, why or "fails a beat")
@@ -412,7 +425,7 @@ def _grid_quiet(
         return chosen
     delay = _prompt_delay(corpus, members)
     # Where the guide spoke: heard at the engine's floor, or as derive tells speech without the floor.
-    heard = [[b.spoken or s for b, s in zip(corpus.analysis(i, f0).beats, corpus.spoke(i))] for i in logged]
+    spoke_at = [corpus.analysis(i, f0).spoken() | corpus.spoke(i) for i in logged]
     lo_l, hi_l, _ = _full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
     step = 10 ** (GRID_DB / 20)
     # Down to the first grid floor at or under the lowest noise, and up past the highest speech median: the failing
@@ -422,7 +435,7 @@ def _grid_quiet(
     tick = float(corpus.obs[logged[0]].trace.tick_s)
 
     def at(k: int) -> _GridFloor:
-        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), heard, delay, f0)
+        return _grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), spoke_at, delay, f0)
 
     # Outward from the engine's floor, down to the first floor under a recording's noise and up to the first at
     # which a beat goes unheard (floors past them fail too; the margin needs the nearest failing floor).
@@ -487,7 +500,7 @@ def _grid_quiet(
             return None if i is None else grid[i]
         good, found = grid[i + 1 if i < j else i - 1].floor, grid[i]
         while abs(_db(found.floor) - _db(good)) > EDGE_DB:
-            g = _grid_floor(corpus, logged, float(np.sqrt(good * found.floor)), heard, delay, f0)
+            g = _grid_floor(corpus, logged, float(np.sqrt(good * found.floor)), spoke_at, delay, f0)
             good, found = (g.floor, found) if g.allows(q, timeout) else (good, g)
         return found
 
@@ -513,7 +526,7 @@ def _grid_quiet(
     floor = g.floor
     if k != 0:
         nice = float(f"{floor:.3g}")
-        if _grid_floor(corpus, logged, nice, heard, delay, f0).allows(q, timeout):
+        if _grid_floor(corpus, logged, nice, spoke_at, delay, f0).allows(q, timeout):
             floor = nice
     where = (
         ""
@@ -901,8 +914,10 @@ def _ends_right(corpus: _Corpus, members: list[int], i: int, setting: _Setting) 
         return False
     a = corpus.analysis(i, setting.floor)
     pause = corpus.pause(members, setting.floor)
-    found = decide(a, quiet_s=setting.quiet_s, onset_timeout_s=setting.onset_timeout_s, narration_pause_s=pause)
-    return not any(d.outcome in FAILURES for d in found) and corpus.speech_unheard(i, a).size == 0
+    failing = failing_beats(
+        a, quiets_s=[setting.quiet_s], onset_timeout_s=setting.onset_timeout_s, narration_pause_s=pause
+    )
+    return not failing[0] and corpus.speech_unheard(i, a).size == 0
 
 
 #: Where a note says what ``check`` will make of a level check; settled by the replay once it is known.
@@ -939,7 +954,7 @@ def _settle_checks(
                 narration_pause_s=outcome.narration_pause_s,
             )
             _, classes = recording_levels(o, corpus.margins)
-            failing = level_failures(o, classes.speech, found)
+            failing = level_failures(o, classes.speech, heard(found))
         if o is None or not o.has_beats:
             out.append(f"{head} (check will fail its {what}: without beats to replay, the percentile decides)")
         elif outcome is None:
@@ -1159,19 +1174,24 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
             a = corpus.analysis(i, floor)
             # Judged with the recordings it was derived from: P over them and it, at that floor.
             pause = corpus.pause([*members], floor)
-            decisions = decide(a, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
-            heard = [(b, d) for b, d in zip(a.beats, decisions) if d.outcome != "unheard"]
-            deaf = set(corpus.speech_unheard(i, a).tolist())
+            codes = decide_quiets(a, quiets_s=[quiet], onset_timeout_s=timeout, narration_pause_s=pause).outcome[:, 0]
+            # A failure: the replay's, or a beat the guide spoke in that the floor does not hear.
+            deaf = np.zeros(codes.size, bool)
+            deaf[corpus.speech_unheard(i, a)] = True
+            fails = np.isin(codes, _FAILURE_CODES)
             failing = tuple(
-                Unsatisfied(name, b.index, b.terminal_s, d.outcome, f"derived without {name}: {d.outcome}")
-                if d.outcome in FAILURES
-                else Unsatisfied(
-                    name, b.index, b.terminal_s, d.outcome, f"derived without {name}: the floor hears none of the guide"
+                Unsatisfied(
+                    name,
+                    j,
+                    a.beats[j].terminal_s,
+                    OUTCOMES[codes[j]],
+                    f"derived without {name}: "
+                    + (OUTCOMES[codes[j]] if fails[j] else "the floor hears none of the guide"),
                 )
-                for b, d in heard
-                if d.outcome in FAILURES or b.index in deaf
+                for j in np.flatnonzero(fails | deaf).tolist()
             )
-            found[i] = HeldOutRecording(name, floor, quiet, timeout, len(heard), not failing, failing)
+            n_heard = int(np.count_nonzero(codes != OUTCOMES.index("unheard")))
+            found[i] = HeldOutRecording(name, floor, quiet, timeout, n_heard, not failing, failing)
     ordered = tuple(found[i] for i in logged)
     return HeldOut(len(ordered), sum(r.right for r in ordered), ordered, len(folds))
 

@@ -30,6 +30,7 @@ clock read, :class:`Reading`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -193,6 +194,16 @@ class EventLog:
     _by_kinds: dict[tuple[str, ...], tuple[Event, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    # What analyses of the log at every floor share (:func:`clock.core.beats.analyse`), found once.
+    _shared: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def shared(self, key: str, make: Callable[[], Any], *, valid: Callable[[Any], bool] = lambda _: True) -> Any:
+        """What analyses of this log compute once and share: ``make()`` the first time ``key`` is asked, and
+        again whenever ``valid`` says what is kept does not fit the question (another trace's ticks)."""
+        found = self._shared.get(key)
+        if found is None or not valid(found):
+            found = self._shared[key] = make()
+        return found
 
     def shifted(self, offset_s: float) -> EventLog:
         """The same log with every event and reading moved by ``offset_s`` seconds.

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +28,7 @@ from .beats import (
     FloorAnalysis,
     analyse,
     beats,
+    heard,
     narration_pause_s,
     outpaced_line,
     rule_stopped,
@@ -494,7 +495,6 @@ class _Corpus:
     analyses: dict[tuple[int, float], FloorAnalysis] = field(default_factory=dict)
     own: dict[int, float | None] = field(default_factory=dict)
     times: dict[int, NDArray[np.float64]] = field(default_factory=dict)
-    reuse: dict[int, dict[str, Any]] = field(default_factory=dict)  # per recording: see analyse(reuse=)
     #: Derivations without some recordings (by the members left), shared by the stability and held-out runs.
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
     spoken: dict[int, NDArray[np.bool_]] = field(default_factory=dict)
@@ -572,8 +572,7 @@ class _Corpus:
         heard, said = np.zeros(n, bool), np.zeros(n, bool)
         clear = None if rec.method == "labels" else _clear_floor(rec)
         if clear is not None:
-            a = self.analysis(i, clear)
-            heard[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
+            heard = self.analysis(i, clear).spoken()
         if self.classes and n:
             lo, hi = self.spans(i)
             ticks = np.concatenate([[0], np.cumsum(self.classes[i].speech, dtype=np.int64)])
@@ -631,8 +630,7 @@ class _Corpus:
         spoke = self.spoke(i)
         if not spoke.any():
             return np.zeros(0, np.int64)
-        heard = np.zeros(spoke.size, bool)
-        heard[[j for j in a.active_beats().tolist() if a.beats[j].spoken]] = True
+        heard = a.spoken()
         if a.unheard is not None:
             heard[a.unheard] = True
         else:
@@ -657,8 +655,7 @@ class _Corpus:
             assert o.events is not None
             if i not in self.times:
                 self.times[i] = o.trace.t_s
-            memo = self.reuse.setdefault(i, {})
-            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i], reuse=memo)
+            self.analyses[key] = analyse(o.trace, o.events, floor=floor, t_s=self.times[i])
         return self.analyses[key]
 
 
@@ -936,9 +933,8 @@ def _replay_outcome(
         found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
         a = corpus.analysis(i, floor)
         deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
-        for b, ba in zip(found, a.beats):
-            if b.outcome == "unheard":
-                continue
+        for b in heard(found):
+            ba = a.beats[b.index]
             n_beats += 1
             if b.outcome == "silent" and b.index in deaf:
                 counts["unheard speech"] += 1
@@ -1022,10 +1018,9 @@ def floor_that_works(
     for f in floors:
         a = analyse(obs.trace, obs.events, floor=f, t_s=t)
         need, room, _ = a.quiet_range(narration_pause_s=max(narration_pause_s, a.narration_pause_s))
-        heard = (
-            all(b.spoken for b in a.beats) if spoke is None else all(b.spoken or not s for b, s in zip(a.beats, spoke))
-        )
-        if heard and any(b.spoken for b in a.beats) and need < room:
+        spoken = a.spoken()
+        every = bool(spoken.all()) if spoke is None else not bool((np.asarray(spoke, bool) & ~spoken).any())
+        if every and spoken.any() and need < room:
             return f, max(need, 0.0), room, len(floors)
     return None
 

@@ -433,12 +433,11 @@ def replay_rule(
     for name, a, stopped in recordings:
         t = a.t_s
         level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        for i, b in enumerate(a.beats):
+        for i in np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD)).tolist():
+            b = a.beats[i]
             event = _arrival(t, stopped[i])
             outcome = OUTCOMES[int(level.outcome[i, 0])]
             declared: int | None = None if level.declared_tick[i, 0] < 0 else int(level.declared_tick[i, 0])
-            if outcome == UNHEARD:
-                continue
             n_beats += 1
             spoken = outcome not in (SILENT, MISSED_ONSET)
             if spoken and rule.uses_event:
@@ -479,7 +478,7 @@ def _need(recordings: Sequence[RecordingBeats], onset_timeout_s: float) -> float
     """The longest quiet counted after the provider's event in a run after which the guide speaks again in the span."""
     longest = float("-inf")
     for _, a, stopped in recordings:
-        for b, s in zip(a.beats, stopped):
+        for b, s in ((a.beats[j], x) for j, x in enumerate(stopped) if x is not None):
             event = _arrival(a.t_s, s)
             if (
                 event is None

@@ -1,11 +1,16 @@
 """Sweep the floor and the quiet time: what each setting would have done to the recordings.
 
-Pure numpy. The level traces are computed once. For each floor, each
-recording's beats are analysed once (:func:`clock.core.beats.analyse`: the
-speech mask, its runs and the pause bookkeeping), and every quiet time is
-answered from that analysis (:func:`clock.core.beats.decide`, which gives the
-tick-by-tick replay's decisions), so a sweep costs one analysis per floor,
-not one replay per setting.
+Pure numpy. The level traces are computed once. Each recording's beats are
+analysed at every floor of the grid at once
+(:func:`clock.core.beats.analyse_floors`: the order of the ticks by level does
+not change with the floor, so every floor's runs of speech come from one pass,
+and each beat's summary at every floor from searches in them), and every
+quiet time at every floor is judged at once from those summaries by the one
+judge (:meth:`clock.core.beats.FloorTable.outcomes`, which gives the
+tick-by-tick replay's decisions; tests hold it to :func:`clock.core.beats.replay_ticks`
+on every setting). A sweep of 1,000 settings costs about what a few settings
+cost, not one analysis per floor; its points are made from the grid's arrays
+(:attr:`SweepResult.columns`) when first read.
 
 For each (floor, quiet) setting, over every beat of every recording with an
 event log:
@@ -42,7 +47,7 @@ failing beats and mean added latency.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, DecimalException, InvalidOperation, localcontext
 from fractions import Fraction
 
@@ -58,10 +63,7 @@ from .beats import (
     OUTPACED,
     PREMATURE,
     STALLED,
-    FloorAnalysis,
-    analyse,
-    decide_quiets,
-    narration_pause_s,
+    analyse_floors,
 )
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, check_floor, check_wait_s
@@ -128,6 +130,10 @@ class SweepPoint:
         return Fraction(self.latency_ticks, self.n_ok) if self.n_ok else None
 
 
+#: The fields of a :class:`SweepPoint` after its setting, as :attr:`SweepResult.columns` holds them.
+COLUMNS = tuple(name for name in SweepPoint.__dataclass_fields__ if name not in ("floor", "quiet_s"))
+
+
 @dataclass(frozen=True, slots=True)
 class SweepResult:
     """Every setting of a sweep, the recommended one and the Pareto front.
@@ -137,8 +143,9 @@ class SweepResult:
     floors, quiets_s : tuple of float
         The grid, in order.
     onset_timeout_s : float
-    points : tuple of SweepPoint
-        One per (floor, quiet), floors outer.
+    columns : dict of str to ndarray
+        Every :class:`SweepPoint` field but the setting (:data:`COLUMNS`), one value per (floor, quiet),
+        floors outer; NaN where a point's field is None.
     derivation : Derivation
         The recommendation engine's result (see :attr:`recommended`).
     pareto : tuple of SweepPoint
@@ -149,10 +156,23 @@ class SweepResult:
     floors: tuple[float, ...]
     quiets_s: tuple[float, ...]
     onset_timeout_s: float
-    points: tuple[SweepPoint, ...]
+    columns: dict[str, NDArray] = field(compare=False)
     derivation: Derivation
     pareto: tuple[SweepPoint, ...]
     n_recordings: int
+    _points: list[tuple[SweepPoint, ...]] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    @property
+    def points(self) -> tuple[SweepPoint, ...]:
+        """One :class:`SweepPoint` per (floor, quiet), floors outer (made from :attr:`columns` when first read)."""
+        if not self._points:
+            self._points.append(_as_points(self.floors, self.quiets_s, self.columns, range(self.size)))
+        return self._points[0]
+
+    @property
+    def size(self) -> int:
+        """The number of settings."""
+        return len(self.floors) * len(self.quiets_s)
 
     @property
     def recommended(self) -> tuple[float | None, float | None, float | None]:
@@ -161,15 +181,27 @@ class SweepResult:
 
     def point(self, floor: float, quiet_s: float) -> SweepPoint | None:
         """The grid point of a setting, if it lies on the grid."""
-        for p in self.points:
-            if p.floor == floor and p.quiet_s == quiet_s:
-                return p
-        return None
+        if floor not in self.floors or quiet_s not in self.quiets_s:
+            return None
+        return self.points[self.floors.index(floor) * len(self.quiets_s) + self.quiets_s.index(quiet_s)]
 
     def matrix(self, field: str) -> np.ndarray:
         """A field as a (n_floors, n_quiets) array (NaN where None)."""
-        values = [np.nan if getattr(p, field) is None else getattr(p, field) for p in self.points]
-        return np.array(values, dtype=np.float64).reshape(len(self.floors), len(self.quiets_s))
+        if field in ("floor", "quiet_s"):
+            values = np.array([getattr(p, field) for p in self.points], np.float64)
+        else:
+            values = self.columns[field].astype(np.float64)
+        return values.reshape(len(self.floors), len(self.quiets_s))
+
+
+def _as_points(
+    floors: Sequence[float], quiets_s: Sequence[float], columns: dict[str, NDArray], which: Sequence[int]
+) -> tuple[SweepPoint, ...]:
+    """The points of the grid at the indices ``which`` (floors outer), from its columns."""
+    at = np.asarray(which, np.int64)
+    values = [[None if v != v else v for v in columns[name][at].tolist()] for name in COLUMNS]  # NaN: None
+    n_q = len(quiets_s)
+    return tuple(SweepPoint(floors[x // n_q], quiets_s[x % n_q], *row) for x, row in zip(at.tolist(), zip(*values)))
 
 
 def grid(spec: str) -> tuple[float, ...]:
@@ -216,88 +248,150 @@ def grid(spec: str) -> tuple[float, ...]:
         return tuple(float(lo + i * step) for i in range(n))
 
 
-def _last_speech_s(o: Observation, speech: NDArray[np.bool_], a: FloorAnalysis) -> NDArray[np.float64]:
-    """Per beat, the time of its last speech tick (as derive tells speech) within its span; NaN when none."""
-    out = np.full(len(a.beats), np.nan)
-    for i, b in enumerate(a.beats):
-        ticks = np.flatnonzero(speech[b.first_tick : b.bound_tick])
-        if ticks.size:
-            out[i] = o.trace.t_s[b.first_tick + ticks[-1]]
-    return out
+def _last_speech_tick(said: NDArray[np.bool_], first: NDArray[np.int64], bound: NDArray[np.int64]) -> NDArray:
+    """Per beat and floor, the last tick in ``[first, bound)`` that ``said`` calls speech; -1 when none."""
+    last = np.maximum.accumulate(np.where(said, np.arange(said.size), -1)) if said.size else np.zeros(0, np.int64)
+    found = last[np.clip(bound - 1, 0, max(said.size - 1, 0))] if said.size else np.full(bound.shape, -1)
+    return np.where((bound > 0) & (found >= first), found, -1)
+
+
+def _by_setting(key: NDArray[np.int64], values: NDArray[np.float64], n: int, *, p95: bool) -> list[NDArray]:
+    """The mean, max (and 95th percentile, as ``np.percentile``'s linear method) of ``values`` per setting
+    ``key``, NaN where a setting has none. A setting's mean sums its values in the order given, so it does not
+    depend on the other settings of the grid."""
+    counts = np.bincount(key, minlength=n)
+    some = np.flatnonzero(counts)
+    m = counts[some]
+    starts = np.cumsum(m) - m
+    mean, top, p = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    if not some.size:
+        return [mean, top, p] if p95 else [mean, top]
+    small = key.astype(np.int16) if n <= 2**15 else key  # a stable sort of small keys is a radix sort
+    # Each setting's values together, in the order given.
+    grouped = values[np.argsort(small, kind="stable")]
+    mean[some] = np.add.reduceat(grouped, starts) / m
+    if not p95:
+        top[some] = np.maximum.reduceat(grouped, starts)
+        return [mean, top]
+    ascending = np.argsort(values)
+    ranked = values[ascending[np.argsort(small[ascending], kind="stable")]]  # each setting's values, ascending
+    top[some] = ranked[starts + m - 1]
+    # The value at (m - 1) * 0.95 in the sorted values, interpolated as numpy's percentile does.
+    at = (m - 1) * 0.95
+    below = np.floor(at)
+    last = at >= m - 1
+    lo = starts + np.where(last, m - 1, below).astype(np.int64)
+    hi = starts + np.where(last, m - 1, below + 1).astype(np.int64)
+    gamma = at - np.where(last, -1.0, below)
+    diff = ranked[hi] - ranked[lo]
+    p[some] = np.where(gamma >= 0.5, ranked[hi] - diff * (1 - gamma), ranked[lo] + diff * gamma)
+    return [mean, top, p]
+
+
+#: At most this many (floor, beat, quiet time) outcomes are judged at once: a sweep of many settings over a log of
+#: many beats goes a block of floors at a time.
+_BLOCK_OUTCOMES = 2**23
 
 
 def _points(
     observations: Sequence[Observation],
     speech: Sequence[NDArray[np.bool_] | None],
-    floor: float,
+    floors: Sequence[float],
     quiets_s: Sequence[float],
     onset_timeout_s: float,
-) -> list[SweepPoint]:
-    """Every quiet time at one floor, each recording analysed once and every quiet time decided at once."""
-    n_q = len(quiets_s)
-    codes = [OUTCOMES.index(name) for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED)]
-    counts = np.zeros((len(codes), n_q), np.int64)
-    added: list[NDArray[np.float64]] = []
-    after: list[NDArray[np.float64]] = []
-    ticks = np.zeros(n_q, np.int64)
+) -> dict[str, NDArray]:
+    """Every setting of the grid, as :attr:`SweepResult.columns`: each recording's beats analysed at many floors
+    at once (:func:`clock.core.beats.analyse_floors`) and every quiet time judged at once, a block of floors at a
+    time (a beat's outcomes at a floor depend on the other recordings only through ``P`` at that floor)."""
     judged = [(o, said) for o, said in zip(observations, speech) if o.has_beats and said is not None]
-    analyses = [analyse(o.trace, o.events, floor=floor) for o, _ in judged]  # type: ignore[arg-type]
-    pause = narration_pause_s(analyses)
-    for (o, said), a in zip(judged, analyses):
-        found = decide_quiets(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        for row, code in enumerate(codes):
-            counts[row] += (found.outcome == code).sum(axis=0)
-        ok = found.outcome == codes[0]
-        declared = a.t_s[found.declared_tick]
-        added.append(np.where(ok, declared - a.t_s[found.last_word_tick], np.nan))
-        after.append(np.where(ok, declared - _last_speech_s(o, said, a)[:, None], np.nan))
-        ticks += np.where(ok, found.declared_tick - found.last_word_tick, 0).sum(axis=0)
-    lat_all = np.concatenate(added) if added else np.full((0, n_q), np.nan)
-    after_all = np.concatenate(after) if after else np.full((0, n_q), np.nan)
-    out = []
-    for j, q in enumerate(quiets_s):
-        lat = lat_all[:, j]
-        lat = lat[~np.isnan(lat)]
-        waits = after_all[:, j]
-        waits = waits[~np.isnan(waits)]
-        ok, premature, stalled, missed, aborted, outpaced = (int(x) for x in counts[:, j])
-        out.append(
-            SweepPoint(
-                floor,
-                q,
-                ok + premature + stalled + missed + aborted + outpaced,
-                ok,
-                premature,
-                stalled,
-                missed,
-                float(lat.mean()) if lat.size else None,
-                float(np.percentile(lat, 95)) if lat.size else None,
-                float(lat.max()) if lat.size else None,
-                int(ticks[j]),
-                aborted,
-                float(waits.mean()) if waits.size else None,
-                float(waits.max()) if waits.size else None,
-                outpaced,
-            )
-        )
-    return out
+    # The most beats that can be heard: the clock's lives do not overlap, so at most one per tick.
+    most = 0
+    for o, _ in judged:
+        assert o.events is not None
+        most += min(len(o.events.terminals), o.trace.n_ticks)
+    per_block = max(1, _BLOCK_OUTCOMES // max(1, most * len(quiets_s)))
+    blocks = [
+        _block(judged, floors[lo : lo + per_block], quiets_s, onset_timeout_s)
+        for lo in range(0, len(floors), per_block)
+    ]
+    return {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
 
 
-def _pareto(points: Sequence[SweepPoint]) -> tuple[SweepPoint, ...]:
-    """Settings no other beats on both failing beats and mean latency (exact), one per distinct pair."""
-    scored = [p for p in points if p.n_beats and p.mean_ticks is not None]
-    front: dict[tuple[int, Fraction], SweepPoint] = {}
-    for p in scored:
-        key = (p.n_failed, p.mean_ticks)
-        dominated = any(
-            q.n_failed <= p.n_failed
-            and q.mean_ticks <= p.mean_ticks  # type: ignore[operator]
-            and (q.n_failed, q.mean_ticks) != key
-            for q in scored
-        )
-        if not dominated and key not in front:
-            front[key] = p  # type: ignore[index]
-    return tuple(sorted(front.values(), key=lambda p: (p.n_failed, p.mean_ticks, p.quiet_s, p.floor)))
+def _block(
+    judged: Sequence[tuple[Observation, NDArray[np.bool_] | None]],
+    floors: Sequence[float],
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+) -> dict[str, NDArray]:
+    """The settings of some floors (see :func:`_points`)."""
+    n_f, n_q = len(floors), len(quiets_s)
+    n = n_f * n_q
+    q = np.asarray(quiets_s, np.float64)
+    tables = [analyse_floors(o.trace, o.events, floors=floors) for o, _ in judged]  # type: ignore[arg-type]
+    pause = np.max([tab.narration_pause_s for tab in tables], axis=0, initial=0.0) if tables else np.zeros(n_f)
+    # Every recording's beats side by side (floor, beat, quiet time), judged together.
+    found = [tab.outcomes(quiets_s=q, onset_timeout_s=onset_timeout_s, narration_pause_s=pause) for tab in tables]
+    every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
+    setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
+    counts = np.bincount((every.astype(np.int64) * n + setting).ravel(), minlength=len(OUTCOMES) * n)
+    counts = counts.reshape(len(OUTCOMES), n)
+    keys, added, ticks, after_keys, after = [], [], [], [], []
+    for (_, said), tab, outcome in zip(judged, tables, found):
+        j, i, k = np.nonzero(outcome == OUTCOMES.index(OK))  # the beats ended right: floor, beat, quiet time
+        declared = tab.declared_ticks(j, i, q[k])
+        word = tab.last_word_tick[j, i]
+        t = tab.t_s
+        key = j * n_q + k
+        keys.append(key)
+        added.append(t[declared] - t[word])
+        ticks.append(declared - word)
+        assert said is not None
+        last = _last_speech_tick(said, tab.first_tick[i], tab.bound_tick[j, i])
+        heard = last >= 0
+        after_keys.append(key[heard])
+        after.append(t[declared[heard]] - t[last[heard]])
+    key = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    lat_mean, lat_max, lat_p95 = _by_setting(key, np.concatenate(added) if added else np.zeros(0), n, p95=True)
+    tick_sum = np.zeros(n, np.int64)
+    np.add.at(tick_sum, key, np.concatenate(ticks) if ticks else np.zeros(0, np.int64))
+    after_key = np.concatenate(after_keys) if after_keys else np.zeros(0, np.int64)
+    wait_mean, wait_max = _by_setting(after_key, np.concatenate(after) if after else np.zeros(0), n, p95=False)
+    ok, premature, stalled, missed, aborted, outpaced = (
+        counts[OUTCOMES.index(name)] for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED)
+    )
+    return {
+        "n_beats": ok + premature + stalled + missed + aborted + outpaced, "n_ok": ok, "n_premature": premature,
+        "n_stalled": stalled, "n_missed_onset": missed, "latency_mean_s": lat_mean, "latency_p95_s": lat_p95,
+        "latency_max_s": lat_max, "latency_ticks": tick_sum, "n_aborted": aborted, "after_speech_mean_s": wait_mean,
+        "after_speech_max_s": wait_max, "n_outpaced": outpaced,
+    }  # fmt: skip
+
+
+def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:
+    """The settings no other beats on both failing beats and mean latency (exact), one per distinct pair, as
+    indices into the grid sorted by failing beats.
+
+    A pair is on the front when its mean is the least among the settings that fail as many beats, and less
+    than every mean of the settings that fail fewer; of the settings that share it, the first in the grid.
+    Means are ratios of whole ticks to whole beats, compared exactly.
+    """
+    ok, ticks = columns["n_ok"], columns["latency_ticks"]
+    failed = columns["n_premature"] + columns["n_stalled"] + columns["n_outpaced"] + columns["n_missed_onset"]
+    scored = np.flatnonzero((columns["n_beats"] > 0) & (ok > 0))
+    # Rounding keeps the means' order, so the least exact mean of each count is among the least rounded ones.
+    mean = ticks[scored] / ok[scored]
+    front = []
+    best: Fraction | None = None  # the least mean of the settings that fail fewer beats
+    for f in np.unique(failed[scored]).tolist():
+        group = failed[scored] == f
+        tied = scored[group][mean[group] == mean[group].min()]
+        least = min(Fraction(int(a), int(b)) for a, b in set(zip(ticks[tied].tolist(), ok[tied].tolist())))
+        if best is not None and least >= best:
+            continue
+        best = least
+        first = tied[ticks[tied] * least.denominator == ok[tied] * least.numerator][0]
+        front.append(int(first))
+    return np.array(front, np.int64)
 
 
 def sweep(
@@ -346,16 +440,7 @@ def sweep(
         else None
         for o in observations
     ]
-    points: list[SweepPoint] = []
-    for f in floors_f:
-        points.extend(_points(observations, speech, f, quiets_f, onset_timeout_s))
+    columns = _points(observations, speech, floors_f, quiets_f, onset_timeout_s)
     derivation = derivation if derivation is not None else derive(observations, margins=margins)
-    return SweepResult(
-        floors_f,
-        quiets_f,
-        onset_timeout_s,
-        tuple(points),
-        derivation,
-        _pareto(points),
-        len(observations),
-    )
+    pareto = _as_points(floors_f, quiets_f, columns, _pareto(columns).tolist())
+    return SweepResult(floors_f, quiets_f, onset_timeout_s, columns, derivation, pareto, len(observations))

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
 from .agreement import Agreement
-from .beats import span_bounds
+from .beats import span_ends_s
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import MIN_GAP_S, runs
@@ -171,10 +171,9 @@ def _beat_spans(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.int64],
     floor)."""
     t = trace.t_s
     end_s = float(t[-1]) + trace.tick_s if t.size else 0.0
-    bounds = [b for b, _ in span_bounds(events, t_s=t, speech=None, end_s=end_s)]
-    starts = [e.t_s for e in events.terminals]
-    lo = np.searchsorted(t, np.asarray(starts, np.float64), side="left")
-    return lo.astype(np.int64), np.searchsorted(t, np.asarray(bounds, np.float64), side="left").astype(np.int64)
+    bounds = span_ends_s(events, t_s=t, speech=None, end_s=end_s)
+    lo = np.searchsorted(t, np.array([e.t_s for e in events.terminals], np.float64), side="left")
+    return lo.astype(np.int64), np.searchsorted(t, bounds, side="left").astype(np.int64)
 
 
 def classify_ticks(

@@ -27,6 +27,8 @@ import os
 import re
 import sys
 import warnings
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -208,8 +210,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     """
     p: Any = path if is_url(path) else Path(path)
     # Per line, what an Event (or a reading, the start, the session) needs, not
-    # the whole record: a log of millions of short lines stays a few times its size.
-    parsed: list[_Line] = []
+    # the whole record, in columns: a log of a million short lines stays small.
+    parsed = _Lines()
     skipped: list[tuple[int, str]] = []
     lines = iter_lines(
         p, what="event log", error=EventLogError, max_bytes=MAX_EVENT_LOG_BYTES, max_lines=MAX_EVENT_LOG_LINES
@@ -226,12 +228,12 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
                 overlong.append((where, problem if type_ is None else f"{problem} ({type_.group(1)})"))
                 continue
         try:
-            parsed.append(_line(_parse_line(line, where, problem), number, where))
+            parsed.add(_line(_parse_line(line, where, problem), number, where))
         except EventLogError as err:
             if not lenient:
                 raise
             skipped.append((number, str(err)))
-    starts = [x for x in parsed if x.type == "recording.started"]
+    starts = [parsed[i] for i in parsed.of_type("recording.started")]
     if len(starts) > 1:
         warnings.warn(
             f"{p}:{starts[1].number}: a second recording.started; times stay relative to line {starts[0].number}",
@@ -251,7 +253,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     session: dict[str, Any] = {}
     setting: PageSetting | None = None
     previous: tuple[int, float] | None = None
-    out_of_order: list[str] = []
+    out_of_order, n_out_of_order = "", 0  # the first line out of order, and how many are
     for x in parsed:
         if x.type == "recording.started":
             continue
@@ -282,10 +284,12 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             readings.append(Reading(t, x.extra, frame, x.number))  # type: ignore[arg-type]
             continue
         if previous is not None and t < previous[1]:
-            out_of_order.append(
-                f"{where}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
-                "events are taken in time order"
-            )
+            if not out_of_order:
+                out_of_order = (
+                    f"{where}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
+                    "events are taken in time order"
+                )
+            n_out_of_order += 1
         previous = (x.number, t)
         events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id))
     if overlong:
@@ -300,14 +304,65 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""
         warnings.warn(f"{first_skip} (skipped){more}", SpeechClockWarning, stacklevel=2)
     if out_of_order:
-        more = f" ({len(out_of_order)} lines out of order)" if len(out_of_order) > 1 else ""
-        warnings.warn(out_of_order[0] + more, SpeechClockWarning, stacklevel=2)
-    events.sort(key=lambda e: (e.t_s, e.line))
+        more = f" ({n_out_of_order} lines out of order)" if n_out_of_order > 1 else ""
+        warnings.warn(out_of_order + more, SpeechClockWarning, stacklevel=2)
+    if out_of_order:  # (in the order of the lines otherwise)
+        events.sort(key=lambda e: (e.t_s, e.line))
     readings.sort(key=lambda r: (r.t_s, r.line))
     log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session, setting)
     if not log.terminals:
         warnings.warn(f"{p}: no terminal response in the log, so no beats", SpeechClockWarning, stacklevel=2)
     return log
+
+
+class _Lines:
+    """The lines read, column by column: a number, a time, a frame, a linger and a response id per line (the
+    kinds and types as codes), and the rare extra of a few types by line."""
+
+    def __init__(self) -> None:
+        self.number, self.t, self.linger = array("q"), array("d"), array("d")
+        self.kind, self.type = array("q"), array("q")
+        self.frame: list[int | None] = []
+        self.response_id: list[str | None] = []
+        self.extra: dict[int, Any] = {}
+        self.names: list[str] = []
+        self.codes: dict[str, int] = {}
+
+    def _code(self, name: str) -> int:
+        code = self.codes.get(name)
+        if code is None:
+            code = self.codes[name] = len(self.names)
+            self.names.append(name)
+        return code
+
+    def add(self, x: _Line) -> None:
+        if x.extra is not None:
+            self.extra[len(self.number)] = x.extra
+        self.number.append(x.number)
+        self.t.append(math.nan if x.t is None else x.t)
+        self.linger.append(math.nan if x.linger is None else x.linger)
+        self.kind.append(self._code(x.kind))
+        self.type.append(self._code(x.type))
+        self.frame.append(x.frame)
+        self.response_id.append(x.response_id)
+
+    def __len__(self) -> int:
+        return len(self.number)
+
+    def __getitem__(self, i: int) -> _Line:
+        t, linger = self.t[i], self.linger[i]
+        return _Line(
+            self.number[i], self.names[self.kind[i]], self.names[self.type[i]], None if t != t else t,
+            self.frame[i], None if linger != linger else linger, self.response_id[i], self.extra.get(i),
+        )  # fmt: skip
+
+    def __iter__(self) -> Iterator[_Line]:
+        return (self[i] for i in range(len(self)))
+
+    def of_type(self, type_: str) -> list[int]:
+        """The lines of one type."""
+        code = self.codes.get(type_)
+        return [] if code is None else [i for i, c in enumerate(self.type) if c == code]
 
 
 @dataclass(frozen=True, slots=True)

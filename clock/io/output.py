@@ -39,7 +39,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -419,6 +419,24 @@ def _jsonable(value: Any) -> Any:
 def json_text(obj: Any) -> str:
     """Serialise to JSON deterministically; NaN and infinities become null."""
     return json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n"
+
+
+def write_json_lazily(f: IO[str], obj: Mapping[str, Any], key: str, items: Iterable[Any]) -> None:
+    """Write ``json_text`` of ``obj`` with ``obj[key]`` (a list) being ``items``, made one at a time.
+
+    The bytes are those of :func:`json_text`; memory stays at one item, where the text of a million beats
+    would take gigabytes.
+    """
+    marker = "speechclock-lazy-" + os.urandom(8).hex()  # (never written)
+    text = json_text({k: (marker if k == key else v) for k, v in obj.items()})
+    head, tail = text.split(f"{json.dumps(key)}: {json.dumps(marker)}", 1)
+    f.write(head + json.dumps(key) + ": [")
+    first = True
+    for item in items:
+        body = json.dumps(_jsonable(item), indent=2, allow_nan=False).replace("\n", "\n    ")
+        f.write(("\n    " if first else ",\n    ") + body)
+        first = False
+    f.write(("]" if first else "\n  ]") + tail)
 
 
 def write_json_columns(

@@ -106,48 +106,50 @@ def beats_dict(
     labels: Sequence[LabelMatch] | None = None,
     agreement: Agreement | None = None,
 ) -> dict[str, Any]:
-    """``beats --format json``."""
+    """``beats --format json``: one :func:`beat_dict` per beat under ``beats``."""
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "recording": recording,
         "params": params_dict(thresholds),
-        "beats": [
-            {
-                "index": b.index,
-                "terminal_s": b.terminal_s,
-                "onset_s": b.onset_s,
-                "onset_latency_s": b.onset_latency_s,
-                "ack_overlap": b.ack_overlap,
-                "ack_last_word_s": b.ack_last_word_s,
-                "last_word_s": b.last_word_s,
-                "quiet_declared_s": b.quiet_declared_s,
-                "added_latency_s": b.added_latency_s,
-                "gaps_s": list(b.gaps_s),
-                "span_end_s": b.span_end_s,
-                "bound": b.bound,
-                "outcome": b.outcome,
-                "premature": b.premature,
-                "stalled": b.stalled,
-                "aborted": b.aborted,
-                "outpaced": b.outpaced,
-                "speech_at_end": b.speech_at_end,
-                "narration_pause_s": b.narration_pause_s,
-                "missed_onset": b.missed_onset,
-                "premature_risk": b.premature_risk,
-                "no_onset": b.no_onset,
-                "logged_quiet_s": b.logged_quiet_s,
-                "replay_vs_logged_s": b.replay_vs_logged_s,
-                "response_id": b.response_id,
-                "provider_stopped_s": b.provider_stopped_s,
-                "provider_stopped_vs_last_word_s": b.provider_stopped_vs_last_word_s,
-                "barge_in_s": b.barge_in_s,
-                "cleared_s": b.cleared_s,
-                "cut": b.cut,
-            }
-            for b in beats
-        ],
+        "beats": [beat_dict(b) for b in beats],
         "agreement": agreement_dict(agreement),
     }
     if labels is not None:
         out["labels"] = [_label_dict(m) for m in labels]
     return out
+
+
+def beat_dict(b: Beat) -> dict[str, Any]:
+    """One beat of ``beats --format json``."""
+    return {
+        "index": b.index,
+        "terminal_s": b.terminal_s,
+        "onset_s": b.onset_s,
+        "onset_latency_s": b.onset_latency_s,
+        "ack_overlap": b.ack_overlap,
+        "ack_last_word_s": b.ack_last_word_s,
+        "last_word_s": b.last_word_s,
+        "quiet_declared_s": b.quiet_declared_s,
+        "added_latency_s": b.added_latency_s,
+        "gaps_s": list(b.gaps_s),
+        "span_end_s": b.span_end_s,
+        "bound": b.bound,
+        "outcome": b.outcome,
+        "premature": b.premature,
+        "stalled": b.stalled,
+        "aborted": b.aborted,
+        "outpaced": b.outpaced,
+        "speech_at_end": b.speech_at_end,
+        "narration_pause_s": b.narration_pause_s,
+        "missed_onset": b.missed_onset,
+        "premature_risk": b.premature_risk,
+        "no_onset": b.no_onset,
+        "logged_quiet_s": b.logged_quiet_s,
+        "replay_vs_logged_s": b.replay_vs_logged_s,
+        "response_id": b.response_id,
+        "provider_stopped_s": b.provider_stopped_s,
+        "provider_stopped_vs_last_word_s": b.provider_stopped_vs_last_word_s,
+        "barge_in_s": b.barge_in_s,
+        "cleared_s": b.cleared_s,
+        "cut": b.cut,
+    }

@@ -309,7 +309,7 @@ class _Judged:
         # P decides only beats the page's ``end`` bounds: without one, a changed recording's own P is not needed.
         self._ends = bool(task.obs.events.of_kind("end"))
         self.unchanged = self._judge(task.obs, own=True)
-        self._before: list[Beat] | None = None
+        self._before: Sequence[Beat] | None = None
         self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
 
     def _speech(self, trace: LevelTrace) -> NDArray[np.uint8]:
@@ -338,7 +338,7 @@ class _Judged:
             narration_pause_s=pause,
         )
 
-    def _beats(self, obs: Observation) -> list[Beat]:
+    def _beats(self, obs: Observation) -> Sequence[Beat]:
         assert obs.events is not None
         return beats(
             obs.trace,

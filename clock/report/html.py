@@ -308,7 +308,7 @@ def render_report(
                 "images": list(rec.images),
                 "beats_table": _table(
                     beat_header(BEAT_TABLE),
-                    beat_rows(rec.beats, BEAT_TABLE),
+                    list(beat_rows(rec.beats, BEAT_TABLE)),
                     left=0,
                     fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
                 )

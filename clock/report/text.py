@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -48,6 +48,7 @@ __all__ = [
     "sweep_rows",
     "sweep_table",
     "table",
+    "table_lines",
 ]
 
 
@@ -140,7 +141,7 @@ def beat_header(columns: Sequence[str]) -> list[str]:
     return [BEAT_COLUMNS[c][0] for c in columns]
 
 
-def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
+def beat_rows(beats: Iterable[Beat], columns: Sequence[str]) -> Iterator[list[Any]]:
     """One row per beat, in the order of ``columns``: times as mm:ss.mmm, lengths in seconds, None as ``-``.
 
     Without every column (the narrow table), ``flags`` leaves out what ``outcome`` says.
@@ -148,14 +149,29 @@ def beat_rows(beats: Sequence[Beat], columns: Sequence[str]) -> list[list[Any]]:
     read = [BEAT_COLUMNS[c][1] for c in columns]
     if tuple(columns) != BEAT_WIDE and "flags" in columns:
         read[list(columns).index("flags")] = lambda b: beat_flags(b, besides_outcome=True)
-    return [[f(b) for f in read] for b in beats]
+    return ([f(b) for f in read] for b in beats)
 
 
-def table(header: list[str], rows: list[list[Any]]) -> str:
+def table(header: list[str], rows: Iterable[list[Any]]) -> str:
     """Plain text columns, right-aligned; None shows as '-'."""
-    cells = [header] + [["-" if v is None else _cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    return "".join("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in cells)
+    kept = list(rows)
+    return "".join(table_lines(header, lambda: kept))
+
+
+def table_lines(header: list[str], rows: Callable[[], Iterable[list[Any]]]) -> Iterator[str]:
+    """:func:`table`, line by line, from rows made twice (once for the widths, once to write them): a table of a
+    million beats is never held."""
+
+    def cells() -> Iterator[list[str]]:
+        yield header
+        for row in rows():
+            yield ["-" if v is None else _cell(v) for v in row]
+
+    widths = [0] * len(header)
+    for r in cells():
+        widths = [max(w, len(c)) for w, c in zip(widths, r)]
+    for r in cells():
+        yield "  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip() + "\n"
 
 
 def agreement_text(a: Agreement) -> str:
