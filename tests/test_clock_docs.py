@@ -17,6 +17,7 @@ from pathlib import Path
 
 from browser import POST_JS, WEBRTC_FLAGS, run_page
 
+from clock.io.events import read_events
 from clock.web import script
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -98,7 +99,7 @@ def test_every_capture_md_example_runs_as_written(chromium):
     assert done["lines"] > 8
 
 
-def test_every_clock_md_example_runs_as_written(chromium):
+def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
     code = blocks("clock.md")
     assert len(code) >= 2 and any("startGuide" in b for b in code)
     before = """
@@ -136,8 +137,17 @@ def test_every_clock_md_example_runs_as_written(chromium):
   // Its output_audio_buffer.stopped reaches the clock: a beat (closed when the next response.done supersedes it)
   // was told it.
   while (!guide.clock.beats.some((b) => b.stopped_s !== null)) await new Promise((r) => setTimeout(r, 50));
-  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state}));
+  const saved = await guide.capture.stop();
+  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state, events: saved.events}));
 """
     done = run_blocks(code, before, after)
     assert done["steps"] == len(code)
     assert done["path"] == "worklet" and done["state"] in ("waiting", "speaking")
+    # The page logs each response.done and its clock a terminal_response for it: the tool reads one beat of each
+    # pair, named by the provider's response.
+    log = tmp_path / "guide.events.jsonl"
+    log.write_text(done["events"])
+    told = [json.loads(line) for line in done["events"].splitlines() if '"terminal_response"' in line]
+    terminals = read_events(log).terminals
+    assert told and len(terminals) == len(told)
+    assert {e.response_id for e in terminals} == {"resp_1"}

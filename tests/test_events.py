@@ -36,7 +36,7 @@ def test_kinds_times_and_unknown_types(tmp_path):
         ("prompt", 0.5),
         ("terminal", 1.25),
         ("tool_call", 3.0),
-        ("terminal", 4.0),
+        ("response.done", 4.0),  # (the log has terminal_response lines: they are its beats)
         ("pause", 5.0),
         ("resume", 6.0),
         ("end", 7.0),
@@ -185,6 +185,35 @@ def test_provider_signals_keep_their_kind_and_response_id(tmp_path):
         ("output_audio_buffer.cleared", "resp_9"),
         ("output_audio_buffer.stopped", None),  # not a string: no id
     ]
+
+
+def test_a_log_with_both_kinds_of_terminal_line_takes_one_beat_from_each_pair(tmp_path):
+    # docs/clock.md's Realtime page logs the provider's response.done (capture.logRealtime) and then tells its
+    # clock, which logs terminal_response: one beat each, named by the response.done before it; a tool-call step
+    # stays a step, and a terminal_response with its own id keeps it.
+    path = write(
+        tmp_path,
+        {"type": "response.done", "t": 1.0, "response": {"id": "resp_1", "output": [{"type": "message"}]}},
+        {"type": "terminal_response", "t": 1.0, "linger_s": 1.0},
+        {"type": "response.done", "t": 5.0, "response": {"id": "resp_2", "output": [{"type": "function_call"}]}},
+        {"type": "response.done", "t": 9.0, "response": {"id": "resp_3", "output": []}},
+        {"type": "terminal_response", "t": 9.01},
+        {"type": "response.done", "t": 12.0, "response": {"id": "resp_4", "output": []}},
+        {"type": "terminal_response", "t": 12.0, "response_id": "mine"},
+    )
+    log = read_events(path)
+    assert [(e.t_s, e.linger_s, e.response_id) for e in log.terminals] == [
+        (1.0, 1.0, "resp_1"),
+        (9.01, None, "resp_3"),
+        (12.0, None, "mine"),
+    ]
+    assert [e.kind for e in log.events] == ["response.done", "terminal", "tool_call"] + [
+        "response.done",
+        "terminal",
+    ] * 2
+    # A log with only one kind keeps every line of it as a beat.
+    only = write(tmp_path, *[{"type": "response.done", "t": t, "response": {"output": []}} for t in (1, 2)], name="b")
+    assert [e.t_s for e in read_events(only).terminals] == [1.0, 2.0]
 
 
 def test_a_clock_setting_line_says_what_the_page_ran(tmp_path):

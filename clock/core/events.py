@@ -5,7 +5,12 @@ The kinds the tool understands (``Event.kind``):
 ``terminal``
     The backend's terminal response arrived: a ``terminal_response`` line, or
     an OpenAI Realtime ``response.done`` with no ``function_call`` output item.
-    Opens a beat. May carry ``linger_s``.
+    Opens a beat. May carry ``linger_s``. A log with any ``terminal_response``
+    line takes those as its beats (``speechclock.js`` logs one each time the
+    page tells it a terminal response, often right after logging the
+    provider's ``response.done``): its ``response.done`` lines then open no
+    beat (kind ``response.done``) and only name the response of the next
+    ``terminal_response`` that names none (:func:`one_terminal_per_beat`).
 ``tool_call``
     A ``response.done`` with a ``function_call`` output item: a step, not the end.
 ``prompt``, ``arrival``, ``pause``, ``resume``, ``end``
@@ -44,6 +49,7 @@ __all__ = [
     "PageSetting",
     "Reading",
     "classify",
+    "one_terminal_per_beat",
 ]
 
 #: OpenAI Realtime's own signals about the guide's audio and the visitor's speech.
@@ -258,6 +264,35 @@ def classify(record: dict[str, Any]) -> str:
         calls = any(isinstance(item, dict) and item.get("type") == "function_call" for item in items)
         return "tool_call" if calls else "terminal"
     return kind
+
+
+def one_terminal_per_beat(events: list[Event]) -> list[Event]:
+    """The events with one terminal response per beat (time order kept).
+
+    A log that has both ``terminal_response`` lines and terminal
+    ``response.done`` lines records each beat twice, once as the provider
+    sent it and once as the page told its clock. The ``terminal_response``
+    lines are the beats; each terminal ``response.done`` becomes an event of
+    its own type (no beat), and gives its ``response.id`` to the first
+    ``terminal_response`` after it that has no ``response_id`` of its own
+    and comes before the next ``response.done``. A log with only one of the
+    two is returned as it is.
+    """
+    logged = [e.type == "terminal_response" for e in events if e.kind == "terminal"]
+    if all(logged) or not any(logged):
+        return events
+    out: list[Event] = []
+    pending: str | None = None  # the last response.done's id, until a terminal_response takes it
+    for e in events:
+        if e.kind == "terminal" and e.type == "response.done":
+            out.append(replace(e, kind=e.type))
+            pending = e.response_id
+        elif e.kind == "terminal":
+            out.append(e if e.response_id is not None or pending is None else replace(e, response_id=pending))
+            pending = None
+        else:
+            out.append(e)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

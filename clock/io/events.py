@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.beats import LEVEL, RULES, check_rule
-from ..core.events import CaptureStart, Event, EventLog, Label, PageSetting, Reading, classify
+from ..core.events import CaptureStart, Event, EventLog, Label, PageSetting, Reading, classify, one_terminal_per_beat
 from ..errors import EventLogError, InvalidParameterError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling
@@ -308,6 +308,7 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         warnings.warn(out_of_order + more, SpeechClockWarning, stacklevel=2)
     if out_of_order:  # (in the order of the lines otherwise)
         events.sort(key=lambda e: (e.t_s, e.line))
+    events = one_terminal_per_beat(events)
     readings.sort(key=lambda r: (r.t_s, r.line))
     log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session, setting)
     if not log.terminals:
