@@ -40,6 +40,8 @@ from browser import POST_JS, WEBRTC_FLAGS, run_page
 from signals import voice
 
 from clock.io.corpus import load_corpus
+from clock.io.decode import webrtc_int16_to_float32
+from clock.io.events import read_events
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 RATE = 48000
@@ -126,14 +128,17 @@ def page() -> str:
   {level_block()}
   const meta = {{voice: 'synthetic-saw', model: 'loopback', page_version: 'test-1'}};
   const lossless = await startLosslessCapture(audioContext, source, {{meta}});
+  const lossless16 = await startLosslessCapture(audioContext, source, {{meta, format: 'int16'}});
   const recorder = startRecorderCapture(remoteStream, {{audioContext, meta}});
-  const both = (type, fields) => {{ lossless.log(type, fields); recorder.log(type, fields); }};
+  const captures = [lossless, lossless16, recorder];
+  const both = (type, fields) => {{ for (const c of captures) c.log(type, fields); }};
 
   // The page's own clock, on the context's frames.
   let state = 'idle', lastWord = 0;
   const clock = setInterval(() => {{
     const value = level();
     const frame = lossless.logLevel(value, {{frame: readFrame}});
+    lossless16.logLevel(value, {{frame}});
     recorder.logLevel(value, {{frame}});
     const speech = value > FLOOR;
     if (state === 'waiting' && speech) {{ state = 'speaking'; lastWord = frame; }}
@@ -148,7 +153,7 @@ def page() -> str:
   voice.connect(out);
   voice.start(send.currentTime + 0.1);
   setTimeout(() => {{
-    for (const c of [lossless, recorder]) {{
+    for (const c of captures) {{
       c.logRealtime({{type: 'output_audio_buffer.started', response_id: 'resp_1'}});
       const response = {{id: 'resp_1', status: 'completed', output: [{{type: 'message'}}]}};
       c.logRealtime({{type: 'response.done', response}});
@@ -157,21 +162,24 @@ def page() -> str:
   }}, 100);
   const last = {VOICE_S};
   setTimeout(() => {{
-    for (const c of [lossless, recorder]) c.logRealtime({{type: 'output_audio_buffer.stopped', response_id: 'resp_1'}});
+    for (const c of captures) c.logRealtime({{type: 'output_audio_buffer.stopped', response_id: 'resp_1'}});
   }}, 100 + last * 1000);
   await new Promise((r) => setTimeout(r, 100 + (last + QUIET_S + 0.8) * 1000));
   clearInterval(clock);
   const a = await lossless.stop();
+  const a16 = await lossless16.stop();
   const b = await recorder.stop();
   const stats = await pc2.getStats();
   const codecs = [];
   stats.forEach((s) => {{ if (s.type === 'codec') codecs.push(s.mimeType); }});
   await post('/lossless', a.audio);
   await post('/lossless-events', a.events);
+  await post('/lossless16', a16.audio);
+  await post('/lossless16-events', a16.events);
   await post('/recorder', b.audio);
   await post('/recorder-events', b.events);
   modes.packets = packets;
-  await post('/done', JSON.stringify({{names: [a.names, b.names], mime: b.audio.type, codecs, modes}}));
+  await post('/done', JSON.stringify({{names: [a.names, b.names, a16.names], mime: b.audio.type, codecs, modes}}));
 }})();
 </script></body></html>"""
 
@@ -185,9 +193,9 @@ def session(tmp_path_factory):
     posted = run_page(page(), flags=tuple(WEBRTC_FLAGS))
     meta = json.loads(posted["/done"])
     folder = tmp_path_factory.mktemp("loopback")
-    (lossless_names, recorder_names) = meta["names"]
+    (lossless_names, recorder_names, lossless16_names) = meta["names"]
     files = {}
-    for key, names in (("lossless", lossless_names), ("recorder", recorder_names)):
+    for key, names in (("lossless", lossless_names), ("recorder", recorder_names), ("lossless16", lossless16_names)):
         audio = folder / names["audio"]
         audio.write_bytes(posted[f"/{key}"])
         (folder / names["events"]).write_bytes(posted[f"/{key}-events"])
@@ -232,6 +240,26 @@ def test_lossless_capture_levels_equal_the_pages_logged_levels_bit_for_bit(sessi
     assert a["n_compared"] >= 0.9 * a["n_readings"] > 200
     assert a["exact"] and a["n_exact"] == a["n_compared"] and a["max_diff"] == 0.0
     assert a["n_floor_disagree"] == 0
+
+
+def test_a_16_bit_lossless_capture_reads_back_by_chromiums_int16_rule_bit_for_bit(session, cli):
+    # capture.js's "int16" format inverts Chromium's int16-to-float rule; read back by that rule, the recording is
+    # the float capture sample for sample, and its levels are the page's logged levels bit for bit.
+    _, files = session
+    x16, _ = sf.read(str(files["lossless16"]), dtype="int16", always_2d=True)
+    x, _ = sf.read(str(files["lossless"]), dtype="float32", always_2d=True)
+    # The two captures began a few render quanta apart: their recording.started frames say by how much.
+    start = [read_events(files[k].with_name(files[k].stem + ".events.jsonl")).start for k in ("lossless", "lossless16")]
+    assert start[0].format == "float32" and start[1].format == "int16" and start[1].webrtc_int16
+    d = start[1].frame - start[0].frame
+    n = min(x16.shape[0], x.shape[0] - d)
+    assert 0 <= d and n > 0.9 * x16.shape[0]
+    np.testing.assert_array_equal(webrtc_int16_to_float32(x16[:n]), x[d : d + n])
+    assert np.count_nonzero(x16 > 0) > 10000  # (the rule differs from v / 32768 on every positive sample)
+    data = json.loads(cli("beats", files["lossless16"], "--format", "json").stdout)
+    a = data["agreement"]
+    assert a["start_exact"] and a["n_compared"] >= 0.9 * a["n_readings"] > 200
+    assert a["exact"] and a["n_exact"] == a["n_compared"] and a["max_diff"] == 0.0
 
 
 def test_the_tools_replay_declares_quiet_at_the_pages_own_tick(session, cli):

@@ -128,11 +128,26 @@ class CaptureStart:
         ``"worklet"`` (an AudioWorklet on the analyser's source node: the
         frame is exact) or ``"recorder"`` (MediaRecorder: the frame is when
         the page saw it start, before its start-up latency).
+    format : str or None
+        What the capture wrote (``"float32"`` or ``"int16"``, as logged).
     """
 
     frame: int | None = None
     sample_rate_hz: int | None = None
     capture: str | None = None
+    format: str | None = None
+
+    @property
+    def webrtc_int16(self) -> bool:
+        """The recording holds 16-bit samples that invert Chromium's int16-to-float rule.
+
+        docs/capture.js's lossless capture in ``"int16"`` format writes each
+        float ``x`` the analyser heard as ``round(x * 32768)`` below zero and
+        ``round(x * 32767)`` above, so the floats come back exactly by
+        Chromium's rule (:func:`clock.io.decode.webrtc_int16_to_float32`),
+        not by ``v / 32768``.
+        """
+        return self.capture == "worklet" and self.format == "int16"
 
     @property
     def exact(self) -> bool:

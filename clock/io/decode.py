@@ -17,7 +17,8 @@ exactly ``-1.0`` and ``0`` as exactly ``0.0``; unsigned 8-bit is centred on
 as the browser's WebRTC receive path decodes it: with libopus, to 16-bit PCM,
 converted to float by Chromium's rule (``v / 32768`` below zero,
 ``v * float32(1 / 32767)`` above, see :func:`webrtc_int16_to_float32`), so
-digital silence reads exactly 0. Channels are down-mixed to mono by the
+digital silence reads exactly 0. A 16-bit capture of such floats (docs/capture.js's
+``"int16"`` format) is read by the same rule when asked (``webrtc_int16``). Channels are down-mixed to mono by the
 Web Audio "speakers" rules (:func:`clock.core.analyser.downmix_to_mono`).
 
 Recordings are opened read-only and decoded block by block; memory does not
@@ -696,6 +697,7 @@ def iter_blocks(
     block_frames: int = DEFAULT_BLOCK_FRAMES,
     context_rate_hz: int | None = None,
     max_hole_s: float = MAX_HOLE_S,
+    webrtc_int16: bool = False,
 ) -> Iterator[NDArray[np.float32]]:
     """Decode a recording into successive blocks of mono float32 samples.
 
@@ -711,6 +713,11 @@ def iter_blocks(
     max_hole_s : float, optional
         The longest jump in a container's timestamps that is filled with
         silence (default :data:`MAX_HOLE_S`, an hour); a longer one is an error.
+    webrtc_int16 : bool, optional
+        Read 16-bit PCM by Chromium's rule (:func:`webrtc_int16_to_float32`)
+        rather than as ``v / 32768``: a capture that wrote the analyser's
+        floats as 16-bit by inverting that rule (docs/capture.js's ``"int16"``
+        format) comes back as exactly those floats.
 
     Yields
     ------
@@ -725,7 +732,9 @@ def iter_blocks(
     InvalidSignalError
         A decoded sample is NaN or infinite (the message gives its time).
     """
-    yield from _blocks(path, block_frames, context_rate_hz, max_hole_s, grid=False)  # type: ignore[misc]
+    yield from _blocks(  # type: ignore[misc]
+        path, block_frames, context_rate_hz, max_hole_s, grid=False, webrtc_int16=webrtc_int16
+    )
 
 
 def iter_level_blocks(
@@ -734,6 +743,7 @@ def iter_level_blocks(
     block_frames: int | None = None,
     context_rate_hz: int | None = None,
     max_hole_s: float = MAX_HOLE_S,
+    webrtc_int16: bool = False,
 ) -> Iterator[Block]:
     """:func:`iter_blocks` for the level engine: 16-bit PCM as its exact integers.
 
@@ -743,12 +753,13 @@ def iter_level_blocks(
     :class:`~clock.core.analyser.GridBlock`, whose levels
     :func:`~clock.core.levels.iter_levels` computes exactly from integer sums.
     By default 16-bit PCM comes in blocks of :data:`LEVEL_BLOCK_FRAMES`, the
-    rest in blocks of :data:`DEFAULT_BLOCK_FRAMES`.
+    rest in blocks of :data:`DEFAULT_BLOCK_FRAMES`. With ``webrtc_int16``,
+    16-bit PCM is float32 by Chromium's rule (not on the integer grid).
     """
     info = path if isinstance(path, AudioInfo) else probe(path)
     if block_frames is None:
         block_frames = LEVEL_BLOCK_FRAMES if info.codec == "PCM_16" else DEFAULT_BLOCK_FRAMES
-    yield from _blocks(info, block_frames, context_rate_hz, max_hole_s, grid=True)
+    yield from _blocks(info, block_frames, context_rate_hz, max_hole_s, grid=True, webrtc_int16=webrtc_int16)
 
 
 def _blocks(
@@ -758,6 +769,7 @@ def _blocks(
     max_hole_s: float,
     *,
     grid: bool,
+    webrtc_int16: bool = False,
 ) -> Iterator[Block]:
     info = path if isinstance(path, AudioInfo) else probe(path)
     if block_frames < 1:
@@ -774,7 +786,7 @@ def _blocks(
         )
     )
     resample = context_rate_hz if context_rate_hz not in (None, info.sample_rate_hz) else None
-    mono = _checked_mono(raw, info, grid=grid and resample is None)
+    mono = _checked_mono(raw, info, grid=grid and resample is None, webrtc_int16=webrtc_int16)
     if resample is not None:
         if not 3000 <= resample <= 768000:
             raise InvalidParameterError(
@@ -785,10 +797,16 @@ def _blocks(
         yield from mono
 
 
-def _checked_mono(blocks: Iterator[NDArray[Any]], info: AudioInfo, *, grid: bool) -> Iterator[Block]:
+def _checked_mono(
+    blocks: Iterator[NDArray[Any]], info: AudioInfo, *, grid: bool, webrtc_int16: bool = False
+) -> Iterator[Block]:
     """Mono blocks: 16-bit PCM (int16) as its exact integers where ``grid`` and the down-mix allow, else float32."""
     position = 0
     for block in blocks:
+        if block.dtype == np.int16 and webrtc_int16:
+            position += block.shape[0]
+            yield downmix_to_mono(webrtc_int16_to_float32(block))
+            continue
         if block.dtype == np.int16:
             exact = downmix_pcm16(block) if grid else None
             position += block.shape[0]

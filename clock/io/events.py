@@ -244,8 +244,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
     t0 = 0.0
     if starts:
         first = starts[0]
-        rate, capture = first.extra if isinstance(first.extra, tuple) else (None, None)
-        start = CaptureStart(first.frame, rate, capture)
+        rate, capture, written = first.extra if isinstance(first.extra, tuple) else (None, None, None)
+        start = CaptureStart(first.frame, rate, capture, written)
         t0 = first.t if first.t is not None else 0.0
     by_frame = start.frame is not None and start.sample_rate_hz is not None
     events: list[Event] = []
@@ -377,7 +377,7 @@ class _Line:
     frame: int | None
     linger: float | None
     response_id: str | None
-    extra: Any  # the level of a clock.level, the (rate, capture) of recording.started, a session's fields
+    extra: Any  # the level of a clock.level, the (rate, capture, format) of recording.started, a session's fields
 
 
 def _page_setting(record: dict[str, Any], where: str) -> PageSetting:
@@ -436,8 +436,12 @@ def _line(record: dict[str, Any], number: int, where: str) -> _Line:
         raise EventLogError(f"{where}: 'linger_s' must be >= 0 and <= {MAX_LINGER_S:g} s, got {linger}")
     extra: Any = None
     if type_ == "recording.started":
-        capture = record.get("capture")
-        extra = (_frame(record, "sample_rate_hz", where), sys.intern(capture) if isinstance(capture, str) else None)
+        capture, written = record.get("capture"), record.get("format")
+        extra = (
+            _frame(record, "sample_rate_hz", where),
+            sys.intern(capture) if isinstance(capture, str) else None,
+            sys.intern(written) if isinstance(written, str) else None,
+        )
     elif type_ == "session":
         extra = {k: v for k, v in record.items() if k not in ("type", "t", "t_ms", "frame") and _scalar(v)}
     elif type_ == "clock.setting":

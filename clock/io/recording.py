@@ -156,10 +156,12 @@ def read_recording(
     # Page-logged levels are compared at render-quantum resolution.
     quantum = quantum or bool(log is not None and log.readings)
     cadences = [ticks or Ticks()]
+    # A 16-bit lossless capture holds the analyser's floats by Chromium's int16 rule: read it back by that rule.
+    webrtc_int16 = bool(log is not None and log.start is not None and log.start.webrtc_int16)
     if cache is not None and quantum_floor is None:
         # From the trace cache (the corpus commands): the header and every cadence's trace.
         def decode() -> tuple[AudioInfo, list[LevelTrace]]:
-            found = _decode(path, cadences, quantum, None, metric, options, context_rate_hz)
+            found = _decode(path, cadences, quantum, None, metric, options, context_rate_hz, webrtc_int16=webrtc_int16)
             return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
 
         cadence = cadences[0]
@@ -170,11 +172,23 @@ def read_recording(
             "options": asdict(options or AnalyserOptions()),
             "context_rate_hz": context_rate_hz,
         }
+        if webrtc_int16:
+            params["int16"] = "webrtc"
         info, traces = cache.traces(path, params, decode)
         # The header's length is the decoded length unless the recording was resampled or gives none.
         n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
         return Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
-    found = _decode(path, cadences, quantum, quantum_floor, metric, options, context_rate_hz, envelope_bins)
+    found = _decode(
+        path,
+        cadences,
+        quantum,
+        quantum_floor,
+        metric,
+        options,
+        context_rate_hz,
+        envelope_bins,
+        webrtc_int16=webrtc_int16,
+    )
     return Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
 
 
@@ -196,6 +210,8 @@ def _decode(
     options: AnalyserOptions | None,
     context_rate_hz: int | None,
     envelope_bins: int | None = None,
+    *,
+    webrtc_int16: bool = False,
 ) -> _Decoded:
     """Decode once, streaming: the trace at the clock's cadence and, when asked, every render quantum."""
     info = probe(path)
@@ -204,7 +220,7 @@ def _decode(
     if quantum:
         cadences.append(Ticks.every_frames(RENDER_QUANTUM_FRAMES, rate))
     wave = _Envelope(rate, 0.01, max_bins=envelope_bins) if envelope_bins is not None else None
-    counted = _Counted(iter_level_blocks(info, context_rate_hz=context_rate_hz), wave)
+    counted = _Counted(iter_level_blocks(info, context_rate_hz=context_rate_hz, webrtc_int16=webrtc_int16), wave)
     chunks = iter_multi_levels(counted, rate, ticks=cadences, metric=metric, options=options)
     # The levels only, while decoding: the frames are the ticks', made once at the end.
     main, quanta = _Levels(), _Levels()

@@ -189,7 +189,7 @@ class _Levels:
 
 
 def changed_traces(
-    source: Any, trace: LevelTrace, changes: Sequence[tuple[Line, float]], *, seed: int
+    source: Any, trace: LevelTrace, changes: Sequence[tuple[Line, float]], *, seed: int, webrtc_int16: bool = False
 ) -> list[LevelTrace]:
     """The level traces of ``source`` changed each way of ``changes``, in one decode (gain, noise, codec, loss).
 
@@ -201,7 +201,8 @@ def changed_traces(
     recording's own (:func:`~clock.core.stress.recording_seed`): the noise
     and the lost packets. ``trace`` is the unchanged recording's (its
     cadence, metric and options; its frames are shared when the lengths
-    agree).
+    agree). ``webrtc_int16`` reads 16-bit PCM as :func:`~clock.io.decode.iter_blocks` does with it (a 16-bit
+    lossless capture).
     """
     rate = trace.sample_rate_hz
     todo = [_Change(line, value, seed) for line, value in changes]
@@ -210,7 +211,7 @@ def changed_traces(
     senders = {k: OpusSender(rate, bitrate_kbps=k[0], dtx=k[1]) for k in links}
     streams = [LevelStream(rate, ticks=trace.ticks, metric=trace.metric, options=trace.options) for _ in todo]
     found = [_Levels(trace.n_ticks) for _ in todo]
-    for block in iter_blocks(source, context_rate_hz=rate):
+    for block in iter_blocks(source, context_rate_hz=rate, webrtc_int16=webrtc_int16):
         unit = noise.take(block.size) if noise is not None else None
         sent = {k: (s, s.feed(block)) for k, s in senders.items()}
         for change, stream, out in zip(todo, streams, found):
@@ -247,15 +248,24 @@ class _Changed:
     def trace(self) -> LevelTrace:
         return self.task.obs.trace
 
+    @property
+    def webrtc_int16(self) -> bool:
+        """The recording is a 16-bit lossless capture (read by Chromium's int16 rule)."""
+        start = self.task.obs.events.start if self.task.obs.events is not None else None
+        return bool(start is not None and start.webrtc_int16)
+
     def _params(self, line: Line, value: float) -> dict[str, Any]:
         t = self.trace
         seeded = line.axis in ("noise", "loss")
-        return {
+        params = {
             "stress": [line.axis, line.variant, value, self.seed if seeded else None, _MODEL],
             "ticks": [str(t.ticks.period_s), t.ticks.align],
             "metric": t.metric,
             "options": asdict(t.options),
         }
+        if self.webrtc_int16:
+            params["int16"] = "webrtc"
+        return params
 
     def traces(self, wanted: Sequence[tuple[Line, float]]) -> list[LevelTrace]:
         """The changed traces of ``wanted`` (from the trace cache, the rest in one decode, then kept there)."""
@@ -274,7 +284,9 @@ class _Changed:
         todo = [k for k in range(len(wanted)) if k not in found]
         if todo:
             self.passes += 1
-            made = changed_traces(self.task.source, self.trace, [wanted[k] for k in todo], seed=self.seed)
+            made = changed_traces(
+                self.task.source, self.trace, [wanted[k] for k in todo], seed=self.seed, webrtc_int16=self.webrtc_int16
+            )
             info = probe(self.task.source) if cache is not None else None
             for k, trace in zip(todo, made):
                 found[k] = trace
