@@ -205,6 +205,40 @@ def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
     assert config["quiet_s"] == data["recommended"]["quiet_s"]
 
 
+def test_beats_replays_the_rule_it_is_given_as_the_construction_says(cli, folder, tmp_path):
+    # `beats --rule stopped+quiet --hangover H` declares each beat at the first tick once the provider's event has
+    # come and H has passed since the analyser stopped hearing the last word; by default it replays the level clock,
+    # and says so when the log says the page ran another rule.
+    path, truths = folder
+    floor, hangover = 0.003, 0.4
+    args = ("beats", path / "tour0.wav", "--floor", floor, "--quiet-time", 2.5, "--format", "json")
+    data = json.loads(cli(*args, "--rule", STOPPED_QUIET, "--hangover", hangover).stdout)
+    assert data["params"]["rule"] == STOPPED_QUIET and data["params"]["hangover_s"] == hangover
+    found = data["beats"]
+    assert len(found) == len(truths[0])
+    for got, b in zip(found, truths[0]):
+        assert got["outcome"] == "ok" and declared_right(got["quiet_declared_s"], b, floor)
+        expected = min(max(b.stopped_s, b.heard_s + hangover), b.heard_s + 2.5)
+        assert abs(got["quiet_declared_s"] - expected) <= TICK + enter_s(floor), (got, b)  # (as derive's replay)
+    level = json.loads(cli(*args).stdout)
+    assert level["params"]["rule"] == LEVEL
+    for g, b in zip(level["beats"], truths[0]):
+        assert abs(g["quiet_declared_s"] - (b.heard_s + 2.5)) <= TICK + enter_s(floor)
+    # The page's logged setting names a rule: the level replay says which one it is not.
+    (tmp_path / "tour0.wav").write_bytes((path / "tour0.wav").read_bytes())
+    setting = {"type": "clock.setting", "t": 0.0, "floor": floor, "quiet_s": 2.5, "onset_timeout_s": 10,
+               "tick_s": "1/60", "fft_size": 2048, "rule": STOPPED_QUIET, "hangover_s": hangover}  # fmt: skip
+    log = (path / "tour0.events.jsonl").read_text()
+    (tmp_path / "tour0.events.jsonl").write_text(json.dumps(setting) + "\n" + log)
+    text = cli("beats", tmp_path / "tour0.wav", "--floor", floor, "--quiet-time", 2.5).stdout
+    assert (
+        f"the log says the page ran stopped + {hangover:g} s quiet; this replay runs level clock, quiet 2.5 s "
+        f"(give --rule {STOPPED_QUIET} --hangover {hangover:g})"
+    ) in text.splitlines()
+    bad = cli("beats", path / "tour0.wav", "--rule", STOPPED_QUIET)
+    assert bad.exit_code == 2 and "'--hangover'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
 def test_the_dead_air_check_holds_every_beat_to_the_committed_maximum(cli, folder, tmp_path):
     path, truths = folder
     n_beats = [len(t) for t in truths]

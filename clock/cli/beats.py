@@ -9,12 +9,13 @@ from typing import Any
 import click
 
 from ..core.agreement import page_trace
+from ..core.beats import LEVEL, RULES, check_rule, heard
 from ..core.beats import beats as find_beats
-from ..core.beats import heard
 from ..core.levels import LevelTrace
+from ..core.rules import Rule
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
-from ..errors import EventLogError
+from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text, write_json_lazily
@@ -183,6 +184,22 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
     help="Replay the clock at the page's own ticks (the frames of its clock.level readings, logged on every "
     "tick) instead of a regular cadence.",
 )
+@click.option(
+    "--rule",
+    type=click.Choice(RULES),
+    default=LEVEL,
+    show_default=True,
+    help="The rule the replayed clock runs: the level clock, or one on the provider's output_audio_buffer.stopped "
+    "(as derive --format js gives it; docs/clock.md).",
+)
+@click.option(
+    "--hangover",
+    "hangover_s",
+    type=TIME,
+    metavar="S",
+    help="The quiet after the last word that ends a beat once the provider's event came (stopped+quiet, "
+    "level+stopped).",
+)
 @labels_option
 @config_option
 @output_option
@@ -194,6 +211,8 @@ def beats(
     wide: bool,
     align_log: bool,
     page_ticks: bool,
+    rule: str,
+    hangover_s: float | None,
     labels: Path | None,
     config: Path | None,
     output: Path | None,
@@ -218,6 +237,10 @@ def beats(
     log holds the page's clock.level readings, their agreement with the
     recording's levels is shown below the table.
     """
+    try:
+        check_rule(rule, hangover_s)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
     inputs = recording_inputs(rec, config=config, events=events, labels=labels, outputs={"-o": output})
     truth = read_labels(labels) if labels else None
     recording, th = load(
@@ -246,7 +269,19 @@ def beats(
                 f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
             )
         trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
-    found = find_beats(trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s)
+    found = find_beats(
+        trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s, rule=rule,
+        hangover_s=hangover_s,
+    )  # fmt: skip
+    ran = Rule(rule, th.quiet_s, hangover_s).label
+    page = log.setting
+    page_note = None
+    if page is not None and page.rule != rule:
+        also = f" --hangover {page.hangover_s:g}" if page.hangover_s is not None else ""
+        page_note = (
+            f"the log says the page ran {Rule(page.rule, page.quiet_s, page.hangover_s).label}; this replay runs "
+            f"{ran} (give --rule {page.rule}{also})"
+        )
     matches = None
     if truth is not None:
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
@@ -256,14 +291,20 @@ def beats(
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             head = beats_dict(str(rec), th, [], matches, agreement)
+            head["params"].update(rule=rule, hangover_s=hangover_s)
             write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
             return
-        out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s, tick {th.tick_s} s\n"))
+        by = "" if rule == LEVEL else f", rule {ran}"
+        out.write(
+            printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s{by}, tick {th.tick_s} s\n")
+        )
         columns = BEAT_WIDE if wide else BEAT_TABLE
         for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
             out.write(printable(line))
         for line in ended_by_page_lines(heard(found), th.quiet_s):
             out.write(printable(line + "\n"))
+        if page_note is not None:
+            out.write(printable(page_note + "\n"))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:
