@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -156,10 +157,30 @@ def test_a_new_tool_version_or_decoder_changes_the_key(wav, store, decodes, monk
     assert len(decodes) == 2
 
 
-def test_the_tool_fingerprint_covers_the_sources_and_the_decoders():
+def test_the_tool_fingerprint_covers_the_sources_and_the_decoders(tmp_path, monkeypatch):
     cache_module.tool_fingerprint.cache_clear()
     first = cache_module.tool_fingerprint()
     assert first == cache_module.tool_fingerprint() and len(first) == 64
+    # An upgraded decoder (here a PyAV and its FFmpeg libraries found first on the path) changes it, file by file,
+    # without importing it; its bytecode coming and going does not.
+    (tmp_path / "av" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "av.libs").mkdir()
+    (tmp_path / "av" / "__init__.py").write_text("# PyAV\n")
+    (tmp_path / "av.libs" / "libavcodec.so.61").write_bytes(b"\0" * 100)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = []
+    for change in (None, "pyc", "lib", "init"):
+        if change == "pyc":
+            (tmp_path / "av" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"x")
+        elif change == "lib":
+            (tmp_path / "av.libs" / "libavcodec.so.61").write_bytes(b"\0" * 101)
+        elif change == "init":
+            (tmp_path / "av" / "__init__.py").write_text("# PyAV 99\n")
+        cache_module.tool_fingerprint.cache_clear()
+        seen.append(cache_module.tool_fingerprint())
+    cache_module.tool_fingerprint.cache_clear()
+    assert first not in seen and seen[0] == seen[1] and len(set(seen)) == 3
+    assert "av" not in sys.modules or sys.modules["av"].__file__ != str(tmp_path / "av" / "__init__.py")
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])

@@ -24,7 +24,6 @@ from ..io.baseline import update_baseline as merge_into_baseline
 from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
-from ..report.junit import junit_xml
 from ..report.text import (
     check_summary,
     check_text,
@@ -261,6 +260,8 @@ def check(
         _junit_error(junit, recordings, RuntimeError(f"the run was interrupted by {why}; no verdict"))
         raise
     if junit is not None:
+        from ..report.junit import junit_xml
+
         with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
             f.write(junit_xml(results))
     counts = check_counts(results)
@@ -368,6 +369,7 @@ def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exceptio
                 if b"<testsuites" not in f.read(4096):
                     return
         from ..io.inputs import Inputs
+        from ..report.junit import junit_xml
 
         inputs = Inputs()
         for p in recordings:

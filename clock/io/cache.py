@@ -227,36 +227,52 @@ def _max_bytes() -> int:
     return int(mb * 2**20)
 
 
+#: The decoding libraries' packages (and the shared libraries auditwheel puts beside them), read without importing.
+_DECODERS = ("av", "av.libs", "soundfile", "_soundfile", "_soundfile_data", "soxr", "soxr.libs")
+
+
 @functools.cache
 def tool_fingerprint() -> str:
-    """A hash of what computes a trace: the package (version and sources) and the decoding libraries."""
-    import soundfile
-    import soxr
+    """A hash of what computes a trace: the package (version and sources) and the decoding libraries.
 
+    The decoders (PyAV with its FFmpeg, soundfile with its libsndfile, soxr) are named by every file they
+    installed (path, size and modification time), which changes with any upgrade or rebuild, found without
+    importing them: a cached run need not pay for loading decoders it does not use. Where libsndfile is not
+    soundfile's own copy, its version is read from soundfile.
+    """
     from .. import __version__
 
     h = hashlib.sha256(f"speech-clock {__version__}\n".encode())
     root = Path(__file__).resolve().parent.parent
     for f in sorted(root.rglob("*.py")):
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    try:
-        import av
+    libs: dict[str, Any] = {"python": sys.version.split()[0], "numpy": np.__version__}
+    for name in _DECODERS:
+        libs[name] = _installed_files(name)
+    if libs["_soundfile_data"] is None:  # a system libsndfile
+        import soundfile
 
-        ffmpeg = json.dumps(getattr(av, "library_versions", {}), sort_keys=True, default=str)
-        av_version = av.__version__
-    except ImportError:  # pragma: no cover - a dependency
-        ffmpeg = av_version = "none"
-    libs = {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "soundfile": soundfile.__version__,
-        "libsndfile": soundfile.__libsndfile_version__,
-        "av": av_version,
-        "ffmpeg": ffmpeg,
-        "soxr": soxr.__version__,
-    }
+        libs["libsndfile"] = soundfile.__libsndfile_version__
     h.update(json.dumps(libs, sort_keys=True).encode())
     return h.hexdigest()
+
+
+def _installed_files(name: str) -> list[tuple[str, int, int]] | None:
+    """Every file of the module or folder ``name`` on ``sys.path`` (relative path, size, mtime in ns), or None."""
+    for entry in sys.path:
+        top = os.path.join(entry or ".", name)
+        if os.path.isfile(top + ".py"):
+            st = os.stat(top + ".py")
+            return [(name + ".py", st.st_size, st.st_mtime_ns)]
+        if os.path.isdir(top):
+            found = []
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")  # (bytecode comes and goes)
+                for f in sorted(files):
+                    st = os.stat(os.path.join(folder, f))
+                    found.append((os.path.relpath(os.path.join(folder, f), top), st.st_size, st.st_mtime_ns))
+            return found
+    return None
 
 
 def _sha256_of(f: Any) -> str:

@@ -40,7 +40,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -199,6 +199,8 @@ def run_ordered(
         return _on_dask(func, items, workers.scheduler, progress)
     if workers.jobs == 1 or n < 2:
         return _in_order(n, ((i, _quietly(func, item)) for i, item in enumerate(items)), progress)
+    from concurrent.futures import ProcessPoolExecutor  # (its import costs a serial run 10 ms)
+
     pool = ProcessPoolExecutor(max_workers=min(workers.jobs, n), initializer=_worker_signals, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
