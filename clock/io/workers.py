@@ -213,6 +213,12 @@ def run_ordered(
             process.terminate()
         for process in processes:
             process.join(timeout=5)
+        # Its manager thread closes its wake-up pipe as it ends; at exit, Python's own hook (before 3.12) writes to
+        # that pipe unlocked, and a close in between prints an "Exception ignored ... Bad file descriptor" trace.
+        # Once the thread has ended, the hook sees the pipe closed and leaves it.
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(timeout=5)
         raise
     pool.shutdown()
     return out
