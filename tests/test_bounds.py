@@ -702,7 +702,11 @@ def _beats_of_a_log(cli, folder: Path, command: str, n: int):
     sf.write(str(folder / "a.wav"), voice, rate)
     _many_beats_log(folder / "a.events.jsonl", n, 8.0)
     args = (folder / "a.wav",) if command == "beats" else (folder, "--no-cache")
-    extra = ("--allow-defaults",) if command == "check" else ()
+    extra = {
+        "check": ("--allow-defaults",),
+        "stress": ("--axes", "gain", "--no-progress"),
+        "compare": ("--endpointers", "energy", "--no-progress"),  # (the others' cost is the audio's, not the log's)
+    }.get(command, ())
 
     def run():
         result = cli(command, *args, *extra)
@@ -711,7 +715,7 @@ def _beats_of_a_log(cli, folder: Path, command: str, n: int):
     return run
 
 
-@pytest.mark.parametrize("command", ["beats", "check", "derive", "sweep"])
+@pytest.mark.parametrize("command", ["beats", "check", "derive", "sweep", "stress", "compare"])
 def test_each_command_grows_linearly_in_the_beats_of_a_log(cli, tmp_path, command):
     """n and 4n terminal responses: the work grows about 4x, never 16x."""
     import math
