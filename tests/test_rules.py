@@ -235,6 +235,14 @@ def test_beats_replays_the_rule_it_is_given_as_the_construction_says(cli, folder
         f"the log says the page ran stopped + {hangover:g} s quiet; this replay runs level clock, quiet 2.5 s "
         f"(give --rule {STOPPED_QUIET} --hangover {hangover:g})"
     ) in text.splitlines()
+    # The page ends the first beat 1.5 s after its last word: past every narration pause (at most 1.2 s), before a
+    # 2 s hangover: outpaced, and the line under the table says the rule it ran.
+    end = {"type": "end", "t": truths[0][0].end_s + 1.5}
+    (tmp_path / "tour0.events.jsonl").write_text(log + json.dumps(end) + "\n")
+    args = ("beats", tmp_path / "tour0.wav", "--floor", floor, "--quiet-time", 2.5)
+    lines = cli(*args, "--rule", STOPPED_QUIET, "--hangover", 2).stdout.splitlines()
+    (line,) = [x for x in lines if x.startswith("beat 1 outpaced: ")]
+    assert "after the last word, before the rule (stopped + 2 s quiet) ended it; the guide had finished" in line
     bad = cli("beats", path / "tour0.wav", "--rule", STOPPED_QUIET)
     assert bad.exit_code == 2 and "'--hangover'" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 

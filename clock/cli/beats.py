@@ -301,7 +301,7 @@ def beats(
         columns = BEAT_WIDE if wide else BEAT_TABLE
         for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
             out.write(printable(line))
-        for line in ended_by_page_lines(heard(found), th.quiet_s):
+        for line in ended_by_page_lines(heard(found), th.quiet_s, None if rule == LEVEL else ran):
             out.write(printable(line + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))

@@ -1929,11 +1929,13 @@ def heard(found: Sequence[Beat]) -> list[Beat]:
     return found.heard() if isinstance(found, BeatList) else [b for b in found if b.outcome != UNHEARD]
 
 
-def outpaced_line(b: Beat, quiet_s: float) -> str:
-    """What happened in an outpaced beat: the page ended it after the guide had finished, before the quiet time."""
+def outpaced_line(b: Beat, quiet_s: float, rule: str | None = None) -> str:
+    """What happened in an outpaced beat: the page ended it after the guide had finished, before the quiet time
+    (or, with ``rule``, the words of a rule other than the level clock, before that rule ended it)."""
+    before = f"the quiet time of {quiet_s:g} s" if rule is None else f"the rule ({rule}) ended it"
     return (
-        f"the page ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before the quiet time of "
-        f"{quiet_s:g} s; the guide had finished (longer than any narration pause, {b.narration_pause_s or 0:.2f} s)"
+        f"the page ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before {before}; "
+        f"the guide had finished (longer than any narration pause, {b.narration_pause_s or 0:.2f} s)"
     )
 
 

@@ -66,12 +66,13 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
 )
 
 
-def ended_by_page_lines(found: Sequence[Beat], quiet_s: float) -> list[str]:
-    """One line per beat the page's ``end`` ended before the clock declared quiet: what happened."""
+def ended_by_page_lines(found: Sequence[Beat], quiet_s: float, rule: str | None = None) -> list[str]:
+    """One line per beat the page's ``end`` ended before the clock declared quiet: what happened (``rule``: the
+    words of a rule other than the level clock, which the clock ran)."""
     out = []
     for b in found:
         if b.outpaced:
-            out.append(f"beat {b.index + 1} outpaced: {outpaced_line(b, quiet_s)}")
+            out.append(f"beat {b.index + 1} outpaced: {outpaced_line(b, quiet_s, rule)}")
         elif b.aborted:
             out.append(f"beat {b.index + 1} aborted: {aborted_line(b)}")
     return out
