@@ -535,6 +535,30 @@ def test_the_set_aside_never_replaces_what_is_not_a_junit_report(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.xml", "notes.xml", "ro.xml"]
 
 
+@pytest.mark.parametrize("where", ["entering", "leaving"])
+def test_ctrl_c_between_the_commands_own_handlers_exits_130_not_aborted(monkeypatch, where):
+    # A SIGINT in the moments around the command's own handling (as the next test once met under load:
+    # exit 1, "Aborted!", no verdict) is an interrupt like any other: one line, exit 130.
+    from click.testing import CliRunner
+
+    from clock.cli import boundary, main
+
+    real = boundary.Group._invoke
+
+    def interrupted(self, ctx):
+        if where == "entering":
+            raise boundary.Interrupted  # before the command's own try
+        try:
+            real(self, ctx)
+        finally:
+            raise boundary.Interrupted  # after it
+
+    monkeypatch.setattr(boundary.Group, "_invoke", interrupted)
+    result = CliRunner().invoke(main, ["levels", "--help"])
+    assert result.exit_code == 130 and "Aborted" not in result.output, result.output
+    assert result.stderr.strip().splitlines()[-1] == "speechclock: interrupted"
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc (Linux)")
 def test_an_interrupt_at_any_moment_exits_130_or_143_and_leaves_no_old_verdict(tmp_path):
     """SIGINT and SIGTERM, in turn, 0.05 s apart from the start to 1.5 s (imports, reading, checking, writing).

@@ -54,18 +54,25 @@ class Group(click.Group):
             raise  # not reached
 
     def invoke(self, ctx: click.Context) -> Any:
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.SIG_IGN:
-            try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
-                signal.signal(signal.SIGINT, _interrupt)
-            except ValueError:  # not the main thread
-                previous = None
         try:
-            return self._invoke(ctx)
-        finally:
-            if previous is not None and previous is not signal.SIG_IGN:
-                # the start-up handler again: a signal while the interpreter ends still exits 130/143
-                signal.signal(signal.SIGINT, previous)
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is not signal.SIG_IGN:
+                try:  # from here on Ctrl-C unwinds (temporary files removed), no longer the start-up handler
+                    signal.signal(signal.SIGINT, _interrupt)
+                except ValueError:  # not the main thread
+                    previous = None
+            try:
+                return self._invoke(ctx)
+            finally:
+                if previous is not None and previous is not signal.SIG_IGN:
+                    # the start-up handler again: a signal while the interpreter ends still exits 130/143
+                    signal.signal(signal.SIGINT, previous)
+        except KeyboardInterrupt:
+            # Ctrl-C in the moments around the command's own handling (entering or leaving it): click would take it
+            # for an "Aborted!" and exit 1, and the run would end with no verdict and a code that says one.
+            _remove_temporaries()
+            click.echo("speechclock: interrupted", err=True)
+            sys.exit(128 + signal.SIGINT)
 
     def _invoke(self, ctx: click.Context) -> Any:
         with _signals(), _warnings_to_stderr():
