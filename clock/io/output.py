@@ -317,15 +317,18 @@ def check_target(path: str | os.PathLike[str] | None, option: str = "-o") -> Non
     if st is not None and (not os.access(target, os.W_OK) or not st.st_mode & 0o222):
         raise InvalidParameterError(f"{name}: not writable (permission denied); it is left as it is")
     tmp = os.path.join(folder, _temp_name(os.path.basename(target)))
+    _LIVE.add(tmp)  # (a signal while the probe stands removes it)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as err:
+        _LIVE.discard(tmp)
         raise InvalidParameterError(f"{name}: cannot write in {folder} ({err.strerror or err})") from None
     os.close(fd)
     try:
         os.unlink(tmp)
     except OSError:
         pass
+    _LIVE.discard(tmp)
 
 
 def _open_write_through(name: str, st: os.stat_result) -> int:
@@ -365,11 +368,13 @@ def _replace(name: str, st: os.stat_result | None, binary: bool) -> Iterator[IO[
         raise InvalidParameterError(f"{name}: not writable (permission denied); it is left as it is")
     _remove_stale(folder)
     tmp = os.path.join(folder, _temp_name(os.path.basename(target)))
+    # Known before it exists: a signal the moment after it is made still finds it to remove.
+    _LIVE.add(tmp)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError as err:
+        _LIVE.discard(tmp)  # (not made: nothing of ours to remove)
         raise InvalidParameterError(f"{name}: cannot write in {folder} ({err.strerror or err})") from None
-    _LIVE.add(tmp)
     try:
         with _write_errors(name), _fdopen(fd, binary) as f:
             yield f
