@@ -444,18 +444,14 @@ def test_a_sweep_counts_at_every_setting_what_the_replay_does():
     """Every setting of the sweep's grid (all floors analysed at once) against the tick-by-tick replay of every
     beat of every recording, judged together: the outcomes' counts and the added latency (its ticks exactly; its
     maximum and 95th percentile as numpy takes them from the replayed latencies; its mean to rounding)."""
-    from clock.core.derive import Observation, derive
+    from clock.core.derive import derive
     from clock.core.sweep import sweep
 
     floors = (0.0045, 0.001, 0.003, 0.01, 0.002)
     rng = np.random.default_rng(2611)
     seen = set()
     for corpus in range(6):
-        observations = []
-        while len(observations) < 3:
-            trace, log = random_session(rng)
-            if log.terminals:
-                observations.append(Observation(f"c{corpus}r{len(observations)}.wav", trace, log))
+        observations = _observations(rng, f"c{corpus}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # events outside the recording, thin evidence
             derivation = derive(observations)  # the recommendation, not under test here: once per corpus
@@ -589,14 +585,10 @@ def test_derive_tells_speech_only_inside_a_beat_s_span():
 def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
     """A sweep of many settings over a log of many beats goes a block of floors at a time: the same grid."""
     import clock.core.sweep as sweep_module
-    from clock.core.derive import Observation, derive
+    from clock.core.derive import derive
 
     rng = np.random.default_rng(5)
-    observations = []
-    while len(observations) < 3:
-        trace, log = random_session(rng)
-        if log.terminals:
-            observations.append(Observation(f"r{len(observations)}.wav", trace, log))
+    observations = _observations(rng, "")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         derivation = derive(observations)
@@ -606,3 +598,15 @@ def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
     blocks = sweep_module.sweep(observations, floors=floors, quiets_s=quiets, derivation=derivation)
     assert blocks.points == whole.points and blocks.pareto == whole.pareto
     assert any(p.n_ok for p in whole.points) and any(p.n_failed for p in whole.points)
+
+
+def _observations(rng, prefix: str, n: int = 3):
+    """``n`` random sessions with beats, as observations named ``{prefix}r{i}.wav``."""
+    from clock.core.derive import Observation
+
+    found = []
+    while len(found) < n:
+        trace, log = random_session(rng)
+        if log.terminals:
+            found.append(Observation(f"{prefix}r{len(found)}.wav", trace, log))
+    return found
