@@ -322,18 +322,19 @@ def bench_sweep(repeat: int) -> None:
     def grid() -> None:
         clock.sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=timeout, derivation=d)
 
-    def timed(f, n: int) -> float:
-        runs = []
+    def timed(*jobs, n: int) -> list[float]:
+        """The median time of each job over ``n`` rounds, the jobs interleaved in each (a few ms each: a drift of
+        the machine's speed during the runs falls on all of them alike)."""
+        runs: list[list[float]] = [[] for _ in jobs]
         for _ in range(n):
-            t0 = time.perf_counter()
-            f()
-            runs.append(time.perf_counter() - t0)
-        return statistics.median(runs)
+            for job, out in zip(jobs, runs):
+                t0 = time.perf_counter()
+                job()
+                out.append(time.perf_counter() - t0)
+        return [statistics.median(r) for r in runs]
 
     grid()  # warm up
-    t_replay = timed(one_replay, max(5, repeat * 3))
-    t_one = timed(one_setting, max(5, repeat * 3))
-    t_grid = timed(grid, max(3, repeat))
+    t_replay, t_one, t_grid = timed(one_replay, one_setting, grid, n=max(31, repeat * 11))
     n = len(floors) * len(quiets)
     row("sweep", f"one replay of {len(obs)} recordings ({n_ticks} ticks)", f"{t_replay * 1000:.1f} ms")
     row("sweep", "sweep of one setting", f"{t_one * 1000:.1f} ms")

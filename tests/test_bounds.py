@@ -704,9 +704,9 @@ def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypa
     )
 
 
-def _cpu_s(work) -> float:
+def _cpu_s(work, *, runs: int = 2) -> float:
     best = float("inf")
-    for _ in range(2):
+    for _ in range(runs):
         t0 = time.process_time()
         work()
         best = min(best, time.process_time() - t0)
@@ -747,7 +747,8 @@ def test_each_command_grows_linearly_in_the_beats_of_a_log(cli, tmp_path, comman
     n = 3000
     small, big = (_beats_of_a_log(cli, tmp_path / str(k), command, k) for k in (n, 4 * n))
     small()  # warm up imports
-    ratio = _cpu_s(big) / _cpu_s(small)
+    # The best of two small runs (a slow one would inflate the ratio), one big run (a slow one, up to 2x, still passes).
+    ratio = _cpu_s(big, runs=1) / _cpu_s(small)
     bound = 2.0 * (4 * n * math.log(4 * n)) / (n * math.log(n))
     assert ratio < bound, f"{command}: {n} -> {4 * n} beats: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"
 

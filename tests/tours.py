@@ -79,12 +79,20 @@ class Tour:
 
 
 def pink(rng: np.random.Generator, n: int, rms: float) -> np.ndarray:
-    """Pink noise (1/f power) of ``n`` samples at this RMS."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
+    """Pink noise (1/f power) of ``n`` samples at this RMS.
+
+    The white noise is padded with zeros to a length the FFT takes fast (a
+    tour's length can be a large prime, ten times slower), and the filtered
+    noise cut back to ``n``.
+    """
+    from scipy.fft import next_fast_len
+
+    size = next_fast_len(n, real=True)
+    spectrum = np.fft.rfft(rng.standard_normal(n), size)
     f = np.arange(spectrum.size)
     spectrum[1:] /= np.sqrt(f[1:])
     spectrum[0] = 0
-    x = np.fft.irfft(spectrum, n)
+    x = np.fft.irfft(spectrum, size)[:n]
     return x * rms / max(float(np.sqrt(np.mean(x**2))), 1e-12)
 
 
