@@ -26,9 +26,13 @@ browser:
 	      || echo "note: could not install chromium; the browser tests will be skipped"; \
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
+# Bytecode (the package's, and pytest's rewritten test modules) is kept in the venv, out of the source tree, and
+# compiled once: every `python -m clock` a test starts would otherwise compile the package again.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$$(cd "$(VENV)" && pwd)/pycache" "$(BIN)/python" -m pytest
+
 test: install browser
 # Two workers (the machine's two cores); a module's tests stay on one worker, so its shared fixtures are built once.
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest -n 2 --dist loadscope --durations=10
+	$(PYTEST) -n 2 --dist loadscope --durations=10
 
 # The suite beside three CPU-bound processes per core, three times in a row; any failure fails the target.
 # The busy loops are this recipe's own children, killed by their ids when it ends (or is interrupted).
@@ -42,7 +46,7 @@ stress-test: install browser
 	echo "stress-test: $$n CPU-bound processes beside the suite"; start=$$(date +%s); run=1; \
 	while [ $$run -le $(STRESS_RUNS) ]; do \
 	  echo "stress-test: run $$run of $(STRESS_RUNS)"; \
-	  PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m pytest -n 2 --dist loadscope -q -p no:cacheprovider \
+	  $(PYTEST) -n 2 --dist loadscope -q -p no:cacheprovider \
 	    || { echo "stress-test: run $$run failed"; exit 1; }; \
 	  run=$$((run + 1)); \
 	done; \

@@ -26,7 +26,7 @@
 // lossless capture format ("float32", the default and bit-exact, or "int16", half the size)
 // and chunkFrames (frames per message from the audio thread; default 16384).
 
-const SPEECHCLOCK_CAPTURE_VERSION = 2;
+const SPEECHCLOCK_CAPTURE_VERSION = 3;
 
 function speechclockSessionName(prefix = "session") {
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
@@ -140,12 +140,17 @@ registerProcessor("speechclock-capture", class extends AudioWorkletProcessor {
       this.size = 128;
       this.next = frame;
     }
+    // Every call is one render quantum: the file's position counts the calls. currentFrame
+    // only tells of calls that never came, when it is ahead of that count; it can lag behind
+    // it for a few calls (seen in Chromium under load, as another worklet node starts) and
+    // then catch up, which is no gap: every quantum came.
     if (frame > this.next) {
       // Quanta the worklet was not called for: silence in the file, and a capture.gap line.
       const missing = frame - this.next;
       this.parts.push(Array.from({ length: this.channels }, () => new Float32Array(missing)));
       this.size += missing;
       this.port.postMessage({ gap: this.next, frames: missing });
+      this.next = frame;
     }
     // A block with another channel count (or none: silence) keeps the first count:
     // missing channels repeat channel 0 (or are silent), extra ones are dropped.
@@ -156,7 +161,7 @@ registerProcessor("speechclock-capture", class extends AudioWorkletProcessor {
     }
     this.parts.push(block);
     this.size += 128;
-    this.next = frame + 128;
+    this.next += 128;
     if (this.size >= this.chunkFrames) this.flush();
     return true;
   }

@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -47,9 +48,15 @@ RATE = 48000
 TICK = 1 / 60
 QUIET_S = 1.0
 FLOOR = 0.003
-# The voice: syllables of a pulse train through formant filters, pauses of
-# digital silence shorter than the quiet time (tests/signals.py).
-VOICE = voice(RATE, seed=11, syllables=8, amplitude=0.3)
+
+
+@cache
+def sent_voice() -> np.ndarray:
+    """The voice: syllables of a pulse train through formant filters, pauses of digital silence shorter than the
+    quiet time (tests/signals.py); made when a page first needs it, not while pytest collects."""
+    return voice(RATE, seed=11, syllables=8, amplitude=0.3)
+
+
 # A recorder file against the page's readings, after the offset estimate: the
 # 99th percentile of |logged - measured| stays below this, the default
 # [agreement] recorder_tolerance (syllabic speech at 0.1-0.3 RMS; MediaRecorder
@@ -79,8 +86,8 @@ def level_block() -> str:
 
 
 def page(fmt: str = "float32") -> str:
-    VOICE_B64 = base64.b64encode(VOICE.astype("<f4").tobytes()).decode("ascii")  # noqa: N806
-    VOICE_S = VOICE.size / RATE  # noqa: N806
+    VOICE_B64 = base64.b64encode(sent_voice().astype("<f4").tobytes()).decode("ascii")  # noqa: N806
+    VOICE_S = sent_voice().size / RATE  # noqa: N806
     return f"""<!DOCTYPE html><html><body><script>
 {POST_JS}
 {(DOCS / "capture.js").read_text()}

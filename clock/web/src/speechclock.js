@@ -17,7 +17,7 @@
 // rule. "stopped+quiet": the quiet since the last word reaches hangover_s; "stopped": at once
 // (any unpaused tick from the first word on); "level+stopped": the quiet time becomes hangover_s.
 
-const SPEECHCLOCK_VERSION = 3;
+const SPEECHCLOCK_VERSION = 4;
 const SPEECHCLOCK_DEFAULTS = {
   floor: 0.003, quiet_s: 2.5, onset_timeout_s: 10.0, tick_s: "1/60", fft_size: 2048, rule: "level", hangover_s: null,
 };
@@ -333,17 +333,20 @@ function speechclockProcessorModule() {
         this.frameK = speechclockTickFrame(this.k, this.num, this.den, sampleRate);
         this.next = frame;
       }
-      // Quanta this worklet was not called for read as silence (and ticks among them still decide).
+      // Every call is one render quantum: this.next counts the calls. currentFrame only tells
+      // of calls that never came, when it is ahead of that count (it can lag behind it for a
+      // few calls under load and catch up, which is no gap). Quanta this worklet was not called
+      // for read as silence (and ticks among them still decide).
       while (this.next < frame) {
         while (this.frameK <= this.next) this.tickAt(this.frameK);
         this.mono.fill(0);
         this.append(this.mono);
         this.next += 128;
       }
-      while (this.frameK <= frame) this.tickAt(this.frameK);
+      while (this.frameK <= this.next) this.tickAt(this.frameK);
       speechclockDownmix(inputs[0] || [], this.mono);
       this.append(this.mono);
-      this.next = frame + 128;
+      this.next += 128;
       while (this.frameK <= this.next) this.tickAt(this.frameK);
       return true;
     }
