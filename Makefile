@@ -30,9 +30,13 @@ browser:
 # compiled once: every `python -m clock` a test starts would otherwise compile the package again.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$$(cd "$(VENV)" && pwd)/pycache" "$(BIN)/python" -m pytest
 
+# Three workers on two cores: the browser, WebRTC and subprocess tests wait on real time, and a third worker keeps
+# the cores busy meanwhile (and, beside other work, the suite's share of them). A module's tests stay on one worker,
+# so its shared fixtures are built once.
+WORKERS := -n 3 --dist loadscope
+
 test: install browser
-# Two workers (the machine's two cores); a module's tests stay on one worker, so its shared fixtures are built once.
-	$(PYTEST) -n 2 --dist loadscope --durations=10
+	$(PYTEST) $(WORKERS) --durations=10
 
 # The suite beside three CPU-bound processes per core, three times in a row; any failure fails the target.
 # The busy loops are this recipe's own children, killed by their ids when it ends (or is interrupted).
@@ -46,7 +50,7 @@ stress-test: install browser
 	echo "stress-test: $$n CPU-bound processes beside the suite"; start=$$(date +%s); run=1; \
 	while [ $$run -le $(STRESS_RUNS) ]; do \
 	  echo "stress-test: run $$run of $(STRESS_RUNS)"; \
-	  $(PYTEST) -n 2 --dist loadscope -q -p no:cacheprovider \
+	  $(PYTEST) $(WORKERS) -q -p no:cacheprovider \
 	    || { echo "stress-test: run $$run failed"; exit 1; }; \
 	  run=$$((run + 1)); \
 	done; \
