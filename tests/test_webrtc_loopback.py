@@ -285,6 +285,27 @@ def test_the_tools_replay_declares_quiet_at_the_pages_own_tick(session, cli):
     assert abs(regular["replay_vs_logged_s"]) <= 896 / RATE + longest_s + 1e-9
 
 
+def recorder_drops(path: Path) -> tuple[float | None, float]:
+    """When MediaRecorder first dropped audio, and how much in all: how far its packets' timestamps ran ahead of
+    their durations (its millisecond timestamps jitter: one packet a few milliseconds late and the next back on
+    time is no drop, so only a lead over 5 ms that the packets do not take back counts)."""
+    import av
+
+    first, ahead_s, end = None, 0.0, None
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[0]
+        for packet in container.demux(stream):
+            if packet.pts is None or not packet.duration:
+                continue
+            at = float(packet.pts * packet.time_base)
+            if end is not None:
+                ahead_s += at - end
+                if first is None and ahead_s > 0.005:
+                    first = end
+            end = at + float(packet.duration * packet.time_base)
+    return first, max(ahead_s, 0.0) if first is not None else 0.0
+
+
 def test_recorder_file_agrees_within_the_codec_tolerance_after_the_offset_estimate(session, cli):
     meta, files = session
     assert files["recorder"].suffix == ".webm" and meta["mime"].startswith("audio/webm")
@@ -295,12 +316,20 @@ def test_recorder_file_agrees_within_the_codec_tolerance_after_the_offset_estima
     # The recorder's start is uncertain (its onstart event is dispatched after it began taking audio: 56 ms in one
     # run here, more on a busy machine): the estimate is right when the levels then agree, over most readings.
     assert a["n_compared"] >= 0.8 * a["n_readings"]
-    assert a["p99_diff"] <= RECORDER_P99
+    # MediaRecorder may drop audio (seen on a busy machine: 10 to 30 ms at a time, 0.2 s in all in a 9 s session);
+    # the live path guarantees nothing after that. Until it first drops, the levels agree at the floor; a file it
+    # kept whole agrees within the codec's tolerance.
+    first_drop_s, dropped_s = recorder_drops(files["recorder"])
+    if first_drop_s is None:
+        assert a["p99_diff"] <= RECORDER_P99
+    else:
+        window_s = 2048 / RATE
+        assert a["first_floor_disagree_s"] is None or a["first_floor_disagree_s"] >= first_drop_s - window_s, a
     # With the log aligned, the recorder file's replay agrees with the page's decision
-    # within a tick, the page's timer jitter and the recorder's 10 ms slips.
+    # within a tick, the page's timer jitter, the recorder's 10 ms slips and what it dropped.
     (beat,) = data["beats"]
     late = late_s(files["recorder"].with_suffix(".events.jsonl"))
-    assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05 + late
+    assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05 + late + dropped_s
 
 
 def test_provider_signals_and_session_metadata_reach_the_tool(session, cli):
