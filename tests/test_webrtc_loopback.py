@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from browser import POST_JS, WEBRTC_FLAGS, run_page
 from numpy.typing import NDArray
 from signals import voice
 
+from clock.errors import SpeechClockWarning
 from clock.io.corpus import load_corpus
 from clock.io.decode import iter_blocks
 from clock.io.events import read_events
@@ -288,20 +290,22 @@ def test_the_tools_replay_declares_quiet_at_the_pages_own_tick(session, cli):
 
 
 def recorder_lags(capture: Path, recorder: Path) -> NDArray[np.float64]:
-    """How much later the recorder file holds each syllable the page heard, in seconds.
+    """How much later the recorder file holds each syllable the page heard, in seconds (NaN: not held whole).
 
     The syllables are the lossless capture's runs above 0.001 (exactly what the analyser saw; the voice pauses
     in digital silence, which Opus's decoder rings into). Each is found in the recorder's decoded samples by
     normalised cross-correlation, near where the previous one was found. The file is in step with the page where
     the lags are equal: MediaRecorder may drop audio (seen under load: 10 to 30 ms at a time, 0.6 s in all in a
     9 s session), and under load the page's own audio path may skip quanta the recorder kept; either moves the
-    lags, and the live path guarantees nothing about where. Raises if a syllable is not in the file (the recorder
-    did not hold what the page heard).
+    lags, and the live path guarantees nothing about where. A syllable the file does not hold whole (a drop in it,
+    which the tool fills with silence where the file's timestamps show it) has no lag.
     """
     from scipy.signal import correlate
 
     x = np.concatenate(list(iter_blocks(capture))).astype(np.float64)
-    y = np.concatenate(list(iter_blocks(recorder))).astype(np.float64)
+    with warnings.catch_warnings():  # a gap in the file's timestamps: filled with silence, as the tool reads it
+        warnings.simplefilter("ignore", SpeechClockWarning)
+        y = np.concatenate(list(iter_blocks(recorder))).astype(np.float64)
     voiced = np.flatnonzero(np.abs(x) > 0.001)
     breaks = np.flatnonzero(np.diff(voiced) > int(0.03 * RATE))
     starts = np.r_[voiced[0], voiced[breaks + 1]]
@@ -317,9 +321,9 @@ def recorder_lags(capture: Path, recorder: Path) -> NDArray[np.float64]:
         energy = power[seg.size :] - power[: -seg.size]
         score = correlate(window, seg, mode="valid", method="fft") / np.sqrt(np.maximum(energy, 1e-20) * (seg @ seg))
         k = int(np.argmax(score))
-        assert score[k] > 0.8, f"syllable at {a / RATE:.3f} s not in the recorder file (best match {score[k]:.2f})"
-        lag, search = lo + k - a, int(0.2 * RATE)
-        lags.append(lag / RATE)
+        if score[k] > 0.9:
+            lag, search = lo + k - a, int(0.2 * RATE)
+        lags.append(lag / RATE if score[k] > 0.9 else np.nan)
     return np.array(lags)
 
 
@@ -335,23 +339,26 @@ def test_recorder_file_agrees_within_the_codec_tolerance_after_the_offset_estima
     # the readings where the file holds what the page heard for at least one syllable, to the 128-frame quantum the
     # readings are placed on (the log's reading frames count from each log's recording.started).
     lags = recorder_lags(files["lossless"], files["recorder"])
+    held = lags[~np.isnan(lags)]
+    assert held.size >= lags.size / 2, lags
     started = {}
     for key in ("lossless", "recorder"):
         lines = [json.loads(x) for x in files[key].with_suffix(".events.jsonl").read_text().splitlines()]
         (started[key],) = [x["frame"] for x in lines if x["type"] == "recording.started"]
     tool_lag_s = a["offset_s"] + (started["lossless"] - started["recorder"]) / RATE
-    assert np.min(np.abs(lags - tool_lag_s)) <= 1.5 * 128 / RATE, (tool_lag_s, lags)
+    assert np.min(np.abs(held - tool_lag_s)) <= 1.5 * 128 / RATE, (tool_lag_s, lags)
     assert a["n_compared"] >= 0.8 * a["n_readings"]
-    # A file in step with the page throughout agrees within the codec's tolerance (after a slip, the live path
-    # guarantees nothing about the readings on the other side of it).
-    slip_s = float(np.ptp(lags))
-    if slip_s <= 0.001:
+    # A file that holds every syllable in step with the page agrees within the codec's tolerance (after a slip,
+    # the live path guarantees nothing about the readings on the other side of it).
+    slip_s = float(np.ptp(held))
+    if held.size == lags.size and slip_s <= 0.001:
         assert a["p99_diff"] <= RECORDER_P99, a
-    # With the log aligned, the recorder file's replay agrees with the page's decision
-    # within a tick, the page's timer jitter and how far the file slipped.
+    # With the log aligned, the recorder file's replay agrees with the page's decision within a tick, the page's
+    # timer jitter and how far the file slipped, when the file holds the last word (the live path may drop it).
     (beat,) = data["beats"]
     late = late_s(files["recorder"].with_suffix(".events.jsonl"))
-    assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05 + late + slip_s
+    if not np.isnan(lags[-1]):
+        assert abs(beat["replay_vs_logged_s"]) <= 2 * TICK + 0.05 + late + slip_s
 
 
 def test_provider_signals_and_session_metadata_reach_the_tool(session, cli):
