@@ -96,6 +96,12 @@ class Group(click.Group):
                 sys.exit(128 + signal.SIGINT)
             except Exception as err:  # the boundary: one line, never a traceback
                 _remove_temporaries()
+                signalled = _signal_within(err)
+                if isinstance(signalled, SystemExit):  # SIGTERM
+                    raise SystemExit(signalled.code) from None
+                if signalled is not None:
+                    click.echo("speechclock: interrupted", err=True)
+                    sys.exit(128 + signal.SIGINT)
                 if os.environ.get("SPEECHCLOCK_DEBUG"):
                     raise
                 _fail(_describe(err))
@@ -153,6 +159,24 @@ class Interrupted(KeyboardInterrupt):
     exception was caught; this subclass is not that exception, so the
     command's own exit code (130) stands.
     """
+
+
+def _signal_within(err: BaseException) -> BaseException | None:
+    """The interrupt or termination an error wraps, if any.
+
+    Python 3.11 wraps what a descriptor's ``__set_name__`` raises in a
+    RuntimeError, so a signal that lands while a dataclass is being made (as a
+    module is imported) arrives as "Error calling __set_name__", caused by the
+    :class:`Interrupted` or ``SystemExit`` that the handler raised.
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, (KeyboardInterrupt, SystemExit)):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return None
 
 
 def _interrupt(signum: int, frame: object) -> None:
