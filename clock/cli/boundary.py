@@ -7,10 +7,12 @@ not use. Exit codes: see :mod:`clock.cli`.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -189,6 +191,32 @@ def _terminate(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def _send_again(previous: Any, unraisable: Any) -> None:
+    """``sys.unraisablehook`` while a command runs: a signal is never lost in a callback.
+
+    A handler that raises inside a callback Python cannot raise from (a
+    finaliser, or a weakref callback such as the import system's module
+    locks) has its exception printed as "Exception ignored", with a
+    traceback, and the run goes on as if never signalled. The signal is sent
+    again from a thread 10 ms later, so that its handler runs in the
+    command's own code (should it land in a callback again, it is sent again).
+    """
+    exc = unraisable.exc_value
+    if isinstance(exc, KeyboardInterrupt):
+        signum = signal.SIGINT
+    elif isinstance(exc, SystemExit) and exc.code == 128 + signal.SIGTERM:
+        signum = signal.SIGTERM
+    else:
+        previous(unraisable)
+        return
+    again = threading.Timer(0.01, os.kill, (os.getpid(), signum))  # once this hook and the callback have returned
+    again.daemon = True
+    try:
+        again.start()
+    except RuntimeError:  # the interpreter is ending: the run's exit code is set
+        pass
+
+
 @contextmanager
 def _signals() -> Iterator[None]:
     try:
@@ -196,11 +224,14 @@ def _signals() -> Iterator[None]:
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
+    hook = sys.unraisablehook
+    sys.unraisablehook = functools.partial(_send_again, hook)
     try:
         yield
     finally:
         _remove_temporaries()
         signal.signal(signal.SIGTERM, previous)
+        sys.unraisablehook = hook
 
 
 def _stdout_keeps_bytes() -> None:
