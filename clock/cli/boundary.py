@@ -7,12 +7,13 @@ not use. Exit codes: see :mod:`clock.cli`.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import io
 import os
 import signal
 import sys
-import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -198,7 +199,7 @@ def _send_again(previous: Any, unraisable: Any) -> None:
     finaliser, or a weakref callback such as the import system's module
     locks) has its exception printed as "Exception ignored", with a
     traceback, and the run goes on as if never signalled. The signal is sent
-    again from a thread 10 ms later, so that its handler runs in the
+    again from a thread 0.1 s later, so that its handler runs in the
     command's own code (should it land in a callback again, it is sent again).
     """
     exc = unraisable.exc_value
@@ -209,12 +210,15 @@ def _send_again(previous: Any, unraisable: Any) -> None:
     else:
         previous(unraisable)
         return
-    again = threading.Timer(0.01, os.kill, (os.getpid(), signum))  # once this hook and the callback have returned
-    again.daemon = True
-    try:
-        again.start()
+    try:  # (threading's start would wait here for the thread, and the signal could land in this hook)
+        _thread.start_new_thread(_send_later, (signum,))
     except RuntimeError:  # the interpreter is ending: the run's exit code is set
         pass
+
+
+def _send_later(signum: int) -> None:
+    time.sleep(0.1)  # once the hook and the callback have returned
+    os.kill(os.getpid(), signum)
 
 
 @contextmanager
