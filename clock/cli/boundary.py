@@ -100,11 +100,8 @@ class Group(click.Group):
             except Exception as err:  # the boundary: one line, never a traceback
                 _remove_temporaries()
                 signalled = _signal_within(err)
-                if isinstance(signalled, SystemExit):  # SIGTERM
-                    raise SystemExit(signalled.code) from None
-                if signalled is not None:
-                    click.echo("speechclock: interrupted", err=True)
-                    sys.exit(128 + signal.SIGINT)
+                if signalled is not None:  # unwound as itself: SIGTERM's exit, or the interrupt's line and code
+                    raise signalled from None
                 if os.environ.get("SPEECHCLOCK_DEBUG"):
                     raise
                 _fail(_describe(err))
