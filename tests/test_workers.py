@@ -84,6 +84,27 @@ def test_an_error_stops_the_pool_workers_rather_than_letting_them_finish():
     assert set(multiprocessing.active_children()) - before == set()
 
 
+def test_an_error_returns_only_after_the_pool_manager_has_reaped_its_workers(monkeypatch):
+    # The pool's manager thread reaps the stopped workers too; while it is still at it, a worker it has reaped can
+    # read as alive, and at exit its wake-up pipe can close under Python's own hook. A slow manager (a busy
+    # machine) shows whether run_ordered waits for it.
+    from concurrent.futures import process as pool_module
+
+    internals = pool_module._ExecutorManagerThread.join_executor_internals
+
+    def slowly(self) -> None:
+        time.sleep(1.0)
+        internals(self)
+
+    monkeypatch.setattr(pool_module._ExecutorManagerThread, "join_executor_internals", slowly)
+    before = set(multiprocessing.active_children())
+    with pytest.raises(RecordingError, match="item 0: broken"):
+        run_ordered(fail_first_or_sleep, [0, 1, 2], workers=Workers(jobs=2))
+    managers = [t for t in threading.enumerate() if isinstance(t, pool_module._ExecutorManagerThread)]
+    assert managers == []
+    assert set(multiprocessing.active_children()) - before == set()
+
+
 def test_schedulers_are_checked():
     assert parse_scheduler("tcp://10.0.0.5:8786") == "tcp://10.0.0.5:8786"
     assert parse_scheduler("local:3") == "local:3" and parse_scheduler("local") == "local"

@@ -67,6 +67,9 @@ SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
 #: How often a worker process checks that its parent is alive (seconds).
 WATCHDOG_S = 0.5
 
+#: How long a stopped pool's manager thread gets to reap its workers and close its pipes (seconds).
+MANAGER_JOIN_S = 60.0
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -206,19 +209,20 @@ def run_ordered(
         futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
         out = _in_order(n, _as_finished(futures), progress)
     except BaseException:
-        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus.
+        # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus. Take the
+        # processes and the manager thread first: shutdown(wait=False) drops the pool's references to both.
         processes = list((getattr(pool, "_processes", None) or {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
         for process in processes:
             process.join(timeout=5)
-        # Its manager thread closes its wake-up pipe as it ends; at exit, Python's own hook (before 3.12) writes to
-        # that pipe unlocked, and a close in between prints an "Exception ignored ... Bad file descriptor" trace.
-        # Once the thread has ended, the hook sees the pipe closed and leaves it.
-        manager = getattr(pool, "_executor_manager_thread", None)
+        # The manager thread, seeing its workers gone, reaps them too and closes its wake-up pipe. Until it has
+        # ended, a worker it reaped can still read as alive (its return code not yet stored), and at exit Python's
+        # own hook (before 3.12) can write to the pipe as it closes ("Exception ignored ... Bad file descriptor").
         if manager is not None:
-            manager.join(timeout=5)
+            manager.join(timeout=MANAGER_JOIN_S)
         raise
     pool.shutdown()
     return out
