@@ -36,7 +36,9 @@ function speechclockSessionName(prefix = "session") {
 
 // Read the analyser's time-domain data and return the AudioContext frame the read belongs
 // to (the end of its window): the frame before and after the read agree, or it reads again
-// (the audio thread renders in bursts; a read that straddles one is ambiguous).
+// (the audio thread renders in bursts; a read that straddles one is ambiguous). In Chromium
+// the window can still end one render quantum later (the analyser is written while a quantum
+// renders, currentTime advances after it); the tool allows for that in a main-thread reading.
 function speechclockRead(analyser, data, audioContext) {
   const now = () => Math.round(audioContext.currentTime * audioContext.sampleRate);
   for (let attempt = 0; ; attempt++) {

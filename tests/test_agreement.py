@@ -62,6 +62,31 @@ def test_a_changed_reading_is_found_with_its_floor_crossing(rng):
     assert found.worst_s == readings[k].frame / RATE
 
 
+@pytest.mark.parametrize("polled", [True, False])
+def test_a_polled_reading_a_quantum_after_its_frame_is_exact_only_when_polled(rng, polled):
+    # A poll on the page's main thread can hold the window one render quantum after its logged frame (Chromium
+    # writes the analyser while it renders a quantum, and advances currentTime after; test_page_clock finds it out
+    # in the browser). Two quanta after is no such read: never exact.
+    x = session().samples()
+    q = quantum_trace(x)
+    frames = page_frames(rng, x.size)[:-1]
+    readings = page_readings(x, frames)
+    moved = [i for i, f in enumerate(frames) if f >= 2048 and q.level[f // Q + 1] != q.level[f // Q]]
+    crosses = next(i for i in moved[1:] if (q.level[frames[i] // Q + 1] > FLOOR) != (q.level[frames[i] // Q] > FLOOR))
+    for i in moved:
+        readings[i] = Reading(readings[i].t_s, float(q.level[frames[i] // Q + 1]), readings[i].frame)
+    found = agreement(q, readings, floor=FLOOR, start=EXACT, polled=polled)
+    assert len(moved) >= 10 and crosses
+    if polled:
+        assert found.exact and found.n_ahead == len(moved) and found.n_floor_disagree == 0
+    else:
+        assert found.n_exact == found.n_compared - len(moved) and found.n_ahead == 0 and found.n_floor_disagree >= 1
+    k = moved[0]
+    readings[k] = Reading(readings[k].t_s, float(q.level[frames[k] // Q + 2]), readings[k].frame)
+    found = agreement(q, readings, floor=FLOOR, start=EXACT, polled=polled)
+    assert not found.exact and found.worst_s == frames[k] / RATE
+
+
 @pytest.mark.parametrize("late_quanta", [0, 7, 19, -12])
 def test_the_offset_of_an_uncertain_start_is_estimated(rng, late_quanta):
     # The recording starts late_quanta after the frame the log says (a recorder's

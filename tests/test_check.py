@@ -519,3 +519,40 @@ def test_derive_recommends_the_centre_of_a_narrow_run_and_check_passes_it():
     assert any("check's gap check passes that gap with a note" in w for w in d.warnings), d.warnings
     (gap,), failed = _gap_results(narrow, quiet, floor)
     assert gap.passed and failed == set()
+
+
+@pytest.mark.parametrize("path", ["poll", "worklet"])
+def test_a_reading_a_quantum_after_its_frame_agrees_when_the_page_polled_not_on_the_worklet(cli, tmp_path, path):
+    """A poll reads on the main thread, where Chromium can hand it the quantum it is rendering (found out in the
+    browser: test_page_clock): its readings are held to the recording at their frame or one quantum later, and
+    ``check`` passes; the worklet path reads on the audio thread, so the same log there is a disagreement."""
+    import numpy as np
+    import soundfile as sf
+
+    from clock.core.levels import Ticks, levels
+
+    x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
+    wav = tmp_path / "page.wav"
+    sf.write(str(wav), x, rate, subtype="FLOAT")
+    q = levels(x, rate, ticks=Ticks.every_frames(128, rate)).level
+    ticks = np.arange(16, q.size - 1, 6)  # quanta of the page's reads
+    ahead = ticks[((q[ticks] > 0.003) != (q[ticks + 1] > 0.003)) | (np.arange(ticks.size) % 5 == 0)]
+    read = {int(k): float(q[k + 1] if k in set(ahead.tolist()) else q[k]) for k in ticks}
+    setting = {"type": "clock.setting", "frame": 0, "floor": 0.003, "quiet_s": 2.5, "onset_timeout_s": 10}
+    lines = [{"type": "recording.started", "frame": 0, "sample_rate_hz": rate, "capture": "worklet"}]
+    lines += [setting | {"tick_s": "1/60", "fft_size": 2048, "path": path}]
+    lines += [{"type": "clock.level", "frame": k * 128, "level": v} for k, v in read.items()]
+    (tmp_path / "page.events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    a = json.loads(cli("beats", wav, "--format", "json").stdout)["agreement"]
+    moved = int(np.count_nonzero(q[ahead] != q[ahead + 1]))
+    assert moved > 20 and a["n_compared"] == ticks.size
+    results = json.loads(cli("check", tmp_path, "--allow-defaults", "--format", "json").stdout)["results"]
+    agreed = [r for r in results if r["check"] == "level-agreement"]
+    assert agreed and all(r["applicable"] for r in agreed)
+    if path == "poll":
+        assert a["exact"] and a["n_ahead"] == moved and a["n_floor_disagree"] == 0
+        assert all(r["passed"] for r in agreed)
+        assert f"({moved} one render quantum after their frame" in cli("beats", wav).stdout
+    else:
+        assert a["n_exact"] == ticks.size - moved and a["n_ahead"] == 0 and a["n_floor_disagree"] > 0
+        assert not all(r["passed"] for r in agreed)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from page_clock import (
 )
 
 from clock.core.agreement import page_trace
+from clock.core.analyser import RENDER_QUANTUM_FRAMES
 from clock.core.beats import (
     LEVEL,
     LEVEL_AFTER_STOPPED,
@@ -368,11 +370,76 @@ def in_frames(beat: dict, offset: int) -> dict:
     return {f: (v if not f.endswith("_s") or v is None else round(v * RATE) - offset) for f, v in beat.items()}
 
 
+RAMP_PAGE = """<!DOCTYPE html><html><body><script>
+{clock}
+{post}
+(async () => {{
+  const ctx = new AudioContext({{sampleRate: 48000}});
+  await ctx.resume();
+  // A node rendered after the analyser that takes most of each quantum: reads land mid-render more often.
+  const busy = `registerProcessor('busy', class extends AudioWorkletProcessor {{
+    process() {{ const t = Date.now() + 1.5; while (Date.now() < t) {{}} return true; }} }});`;
+  await ctx.audioWorklet.addModule(URL.createObjectURL(new Blob([busy], {{type: 'application/javascript'}})));
+  // Sample n of the ramp is (n + 1) / 2^16: the last sample a read holds names the frame its window ends at.
+  const buffer = ctx.createBuffer(1, 60000, 48000);
+  buffer.getChannelData(0).forEach((_, n, d) => {{ d[n] = (n + 1) / 65536; }});
+  const ramp = new AudioBufferSourceNode(ctx, {{buffer}});
+  const analyser = new AnalyserNode(ctx, {{fftSize: 2048}});
+  ramp.connect(analyser).connect(new GainNode(ctx, {{gain: 0}})).connect(ctx.destination);
+  ramp.connect(new AudioWorkletNode(ctx, 'busy')).connect(ctx.destination);
+  const at = Math.ceil((ctx.currentTime + 0.1) * 48000 / 128) * 128;
+  ramp.start(at / 48000);
+  const clock = new SpeechClock(analyser, {{floor: 0.003, quiet_s: 2.5, tick_s: '1/60'}}, {{path: 'poll'}});
+  const reads = [];
+  clock.addEventListener('tick', (e) => reads.push([e.detail.frame, at + Math.round(clock.data[2047] * 65536)]));
+  await new Promise((r) => setTimeout(r, 150));
+  await clock.start();
+  const until = performance.now() + 1000;
+  while (performance.now() < until) {{
+    clock.poll();
+    await new Promise((r) => setTimeout(r, 0));
+  }}
+  clock.stop();
+  await post('/reads', JSON.stringify(reads));
+  await post('/done', '');
+}})();
+</script></body></html>"""
+
+
+@pytest.mark.slow
+def test_a_poll_reads_the_window_at_its_frame_or_a_quantum_later_as_chromium_advances_currenttime_after_rendering():
+    """What a poll's logged frame promises, found out in headless Chromium: a realtime context plays a ramp whose
+    samples name their frames, and every read the clock's poll path decided on (its ``tick`` event, ``clock.data``
+    still the window it read) holds the window ending at the frame it reports or one render quantum (128 frames)
+    later: Chromium writes the analyser's window while it renders a quantum and advances ``currentTime`` after the
+    render, so a read in between cannot tell (the live test holds captures to the same bound). A read the context's
+    frame moved under is never decided on; how often a read lands ahead depends on the machine, so it is not
+    asserted."""
+    from browser import CHROMIUM
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    reads = json.loads(run_page(RAMP_PAGE.format(clock=script(), post=POST_JS))["/reads"])
+    assert len(reads) >= 50
+    elsewhere = [(frame, end) for frame, end in reads if end - frame not in (0, RENDER_QUANTUM_FRAMES)]
+    assert not elsewhere, f"{len(elsewhere)} of {len(reads)} reads end elsewhere, first (frame, end): {elsewhere[0]}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("tag", ["visible", "hidden"])
-def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live, tag):
+def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture_a_poll_reading_at_most_a_quantum_ahead(
+    live, tag
+):
     """Each clock of the page (the worklet with a rule, polling with another; hidden, the worklet) decides at
-    every tick as the replay of its own capture, at the setting and rule its log says it ran."""
+    every tick as the replay of its own capture, at the setting and rule its log says it ran.
+
+    The worklet reads every tick's window on the audio thread: its level is the capture's, bit for bit. A poll
+    reads from the main thread, and Chromium writes the analyser's window while it renders a quantum but advances
+    ``currentTime`` only after the render (``AdvanceCurrentSampleFrame`` after the graph and its automatic pull
+    nodes, in the destination handler's ``Render``). A read that lands in between holds the window one quantum
+    after the frame it is logged at, more often the busier the machine. So a poll's level is the capture's at its
+    frame or one quantum later, and the poll decided every tick as the replay of the levels it read.
+    """
     hidden, done = tag == "hidden", live[tag]
     assert [one["path"] for one in done["clocks"]] == [path for path, _ in (HIDDEN if hidden else VISIBLE)]
     for one in done["clocks"]:
@@ -384,16 +451,6 @@ def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live, 
         assert said.rule == LEVEL or log.stop_kind == "clock.stopped"  # told the provider's event, it logged it
         start = log.start.frame
         trace = page_trace(rec.quantum, log.readings, start=log.start, ticks=rec.trace.ticks)
-        th = LIVE
-        played = replay_ticks(
-            trace,
-            log,
-            floor=th["floor"],
-            quiet_s=th["quiet_s"],
-            onset_timeout_s=th["onset_timeout_s"],
-            rule=said.rule,
-            hangover_s=said.hangover_s,
-        )
         # The page's ticks inside the capture (the first ones read a window that began before it).
         state_at = {frame - start: state for frame, state in one["ticks"]}
         level_at = {r.frame: r.level for r in log.readings}
@@ -401,6 +458,24 @@ def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture(live, 
         assert len(frames) >= 0.9 * len(one["ticks"])
         levels = [level_at[f] for f in frames]
         states = [state_at[f] for f in frames]
+        if one["path"] == "poll":
+            quanta = trace.frames // RENDER_QUANTUM_FRAMES
+            later = np.append(rec.quantum.level, np.nan)[quanta + 1]
+            off = [k for k, (lv, at, nxt) in enumerate(zip(levels, trace.level, later)) if lv not in (at, nxt)]
+            assert not off, (
+                f"poll tick {off[0]} (frame {frames[off[0]]}): page level {levels[off[0]]!r}, the capture's "
+                f"{trace.level[off[0]]!r} at its frame and {later[off[0]]!r} a quantum later"
+            )
+            trace = replace(trace, level=np.array(levels, np.float64))
+        played = replay_ticks(
+            trace,
+            log,
+            floor=LIVE["floor"],
+            quiet_s=LIVE["quiet_s"],
+            onset_timeout_s=LIVE["onset_timeout_s"],
+            rule=said.rule,
+            hangover_s=said.hangover_s,
+        )
         ours = [in_frames({f: getattr(b, f) for f in BEAT_FIELDS}, 0) for b in played.beats]
         theirs = [in_frames({f: b[f] for f in BEAT_FIELDS}, start) for b in one["beats"]]
         found = parting(f"loopback {one['path']} {one['rule']}", trace, played, levels, states, ours, theirs)

@@ -14,6 +14,16 @@ frames, its time times the rate. Readings whose analyser window reaches
 before the recording's first sample (the analyser saw audio the recording
 does not hold) or past its last are not compared.
 
+A reading taken on the page's main thread (``polled``: the clock's poll path,
+or capture.js's ``speechclockRead``) is logged at the context's frame, yet in
+Chromium the window it read can end one render quantum later: the analyser's
+window is written while a quantum renders and ``currentTime`` advances after
+the render, so a read that lands in between holds the next quantum's window
+(found out in headless Chromium: ``tests/test_page_clock.py``). Such a reading
+is compared with the nearer of the recording's levels at its frame and one
+quantum later; a reading on the audio thread (the worklet path) with its
+frame's alone.
+
 The offset
 ----------
 When the recording's start is uncertain (a ``MediaRecorder`` starts some
@@ -80,6 +90,10 @@ class Agreement:
         The offset was searched (the recording's start is uncertain).
     start_exact : bool
         The log gives the recording's first sample to the frame.
+    n_ahead : int
+        Compared readings (``polled`` only) nearer the recording's level one
+        render quantum after their frame than at it: read while Chromium
+        rendered that quantum.
     """
 
     n_readings: int
@@ -94,6 +108,7 @@ class Agreement:
     offset_s: float
     offset_estimated: bool
     start_exact: bool
+    n_ahead: int = 0
 
     @property
     def exact(self) -> bool:
@@ -146,6 +161,7 @@ def agreement(
     start: CaptureStart | None = None,
     estimate_offset: bool | None = None,
     search_s: float = 1.0,
+    polled: bool = False,
 ) -> Agreement | None:
     """Compare the page's logged readings with the recording's levels.
 
@@ -165,6 +181,11 @@ def agreement(
         start is not exact).
     search_s : float
         The offset search spans ``±search_s`` seconds.
+    polled : bool
+        The readings were taken on the page's main thread: each is held to
+        the nearer of the recording's levels at its frame and one render
+        quantum later (see the module notes). Default: on the audio thread,
+        at its frame.
 
     Returns
     -------
@@ -205,6 +226,13 @@ def agreement(
         return Agreement(len(readings), 0, 0, None, None, None, floor, 0, None, offset_s, estimate, exact_start)
     got, want = tool[idx[ok]], logged[ok]
     diff = np.abs(got - want)
+    n_ahead = 0
+    if polled:
+        nxt = idx[ok] + 1
+        later = np.where(nxt < hi, tool[np.minimum(nxt, hi - 1)], np.nan)
+        ahead = np.abs(later - want) < diff  # NaN (no next quantum) compares False
+        n_ahead = int(np.count_nonzero(ahead))
+        got, diff = np.where(ahead, later, got), np.where(ahead, np.abs(later - want), diff)
     at_s = idx[ok] * RENDER_QUANTUM_FRAMES / rate
     k = int(np.argmax(diff))
     sides = (got > floor) != (want > floor)
@@ -222,6 +250,7 @@ def agreement(
         offset_s=offset_s,
         offset_estimated=estimate,
         start_exact=exact_start,
+        n_ahead=n_ahead,
     )
 
 

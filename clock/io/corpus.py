@@ -175,7 +175,9 @@ def log_agreement(
     log = rec.events
     if log is None or not log.readings or not isinstance(rec.quantum, LevelTrace):
         return None, log
-    found = agreement(rec.quantum, log.readings, floor=floor, start=log.start, search_s=config.search_s)
+    # Read on the audio thread only when the page clock says it ran its worklet.
+    polled = log.setting is None or log.setting.path != "worklet"
+    found = agreement(rec.quantum, log.readings, floor=floor, start=log.start, search_s=config.search_s, polled=polled)
     align = config.align_log if align_log is None else align_log
     if found is not None and align and found.offset_estimated and found.offset_s:
         log = log.shifted(found.offset_s)

@@ -123,13 +123,24 @@ def _agreement_table(agreements: Sequence[tuple[str, Agreement | None]]) -> Any:
     if not rows:
         return Markup("<p>No recording's log holds the page's clock.level readings.</p>")
     return _table(
-        ["recording", "readings", "compared", "bit-exact", "max diff", "p99 diff", "other side of floor", "offset ms"],
+        [
+            "recording",
+            "readings",
+            "compared",
+            "bit-exact",
+            "a quantum after their frame",
+            "max diff",
+            "p99 diff",
+            "other side of floor",
+            "offset ms",
+        ],
         [
             [
                 name,
                 a.n_readings,
                 a.n_compared,
                 a.n_exact,
+                a.n_ahead,
                 a.max_diff,
                 a.p99_diff,
                 a.n_floor_disagree,

@@ -183,6 +183,8 @@ def agreement_text(a: Agreement) -> str:
     start = "start exact" if a.start_exact else "start uncertain"
     offset = f"offset {a.offset_s * 1000:+.1f} ms estimated" if a.offset_estimated else "no offset"
     exact = f"{a.n_exact} bit-exact" + (" (all)" if a.exact else "")
+    if a.n_ahead:
+        exact += f" ({a.n_ahead} one render quantum after their frame, read as Chromium rendered it)"
     where = f" (first at {clock_time(a.first_floor_disagree_s)})" if a.first_floor_disagree_s is not None else ""
     return (
         f"{head}, {exact}; |logged - measured| max {a.max_diff:.3g} at {clock_time(a.worst_s)}, p99 "

@@ -363,16 +363,19 @@ function speechclockWorkletSource() {
   ].join("\n");
 }
 
-// Read an analyser's time-domain data and the frame the read belongs to (the end of its window):
-// the context's frame before and after the read agree, or it reads again.
+// Read an analyser's time-domain data and the frame the read is logged at: the context's frame,
+// the same before and after the read, or it reads again (null when it never was: decide nothing).
+// Chromium writes the analyser's window while it renders a quantum and advances the context's
+// frame after the render, so a read that lands in between holds the window ending one render
+// quantum (128 frames) after the logged frame; no read from the main thread can tell the two apart.
 function speechclockReadAnalyser(analyser, data, audioContext) {
   const now = () => Math.round(audioContext.currentTime * audioContext.sampleRate);
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; attempt < 4; attempt++) {
     const before = now();
     analyser.getFloatTimeDomainData(data);
-    const after = now();
-    if (before === after || attempt === 3) return after;
+    if (now() === before) return before;
   }
+  return null;
 }
 
 class SpeechClock extends EventTarget {
@@ -593,7 +596,8 @@ class SpeechClock extends EventTarget {
   poll() {
     this.watchTrack();
     const frame = speechclockReadAnalyser(this.analyser, this.data, this.audioContext);
-    if (this.lastFrame !== null && frame === this.lastFrame) return this.lastState || "idle";  // no new audio (suspended)
+    // No stable frame (the audio thread kept rendering), or no new audio (a suspended context).
+    if (frame === null || (this.lastFrame !== null && frame === this.lastFrame)) return this.lastState || "idle";
     const level = speechclockLevel(this.data);
     const tickFrames = this.tickS * this.rate;
     const late = this.lastFrame !== null && frame - this.lastFrame > 2 * tickFrames;
