@@ -21,7 +21,7 @@ if (root.SpeechClock && root.SpeechClock.version !== undefined) return;  // load
 // rule. "stopped+quiet": the quiet since the last word reaches hangover_s; "stopped": at once
 // (any unpaused tick from the first word on); "level+stopped": the quiet time becomes hangover_s.
 
-const SPEECHCLOCK_VERSION = 4;
+const SPEECHCLOCK_VERSION = 5;
 const SPEECHCLOCK_DEFAULTS = {
   floor: 0.003, quiet_s: 2.5, onset_timeout_s: 10.0, tick_s: "1/60", fft_size: 2048, rule: "level", hangover_s: null,
 };
