@@ -87,6 +87,20 @@ def test_a_polled_reading_a_quantum_after_its_frame_is_exact_only_when_polled(rn
     assert not found.exact and found.worst_s == frames[k] / RATE
 
 
+def test_a_polled_reading_is_taken_as_a_quantum_ahead_only_when_it_is_that_level_to_the_bit(rng):
+    # A lossy reading nearer the next quantum's level proves nothing: it is compared at its frame, as on the
+    # audio thread, and not counted ahead.
+    x = session().hiss(0.2, 5.8, -50).samples()  # levels that change at every quantum
+    q = quantum_trace(x)
+    frames = page_frames(rng, x.size)[:-1]
+    near = [Reading(r.t_s, r.level * (1 + 0.05 * rng.standard_normal()), r.frame) for r in page_readings(x, frames)]
+    polled = agreement(q, near, floor=FLOOR, start=EXACT, polled=True)
+    ahead = [f // Q for f in frames if f >= 2048]
+    closer = sum(abs(q.level[i + 1] - r.level) < abs(q.level[i] - r.level) for i, r in zip(ahead, near[-len(ahead) :]))
+    assert closer >= 10 and polled.n_ahead == 0
+    assert polled == agreement(q, near, floor=FLOOR, start=EXACT, polled=False)
+
+
 @pytest.mark.parametrize("late_quanta", [0, 7, 19, -12])
 def test_the_offset_of_an_uncertain_start_is_estimated(rng, late_quanta):
     # The recording starts late_quanta after the frame the log says (a recorder's

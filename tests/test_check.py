@@ -551,8 +551,8 @@ def test_a_reading_a_quantum_after_its_frame_agrees_when_the_page_polled_not_on_
     assert agreed and all(r["applicable"] for r in agreed)
     if path == "poll":
         assert a["exact"] and a["n_ahead"] == moved and a["n_floor_disagree"] == 0
-        assert all(r["passed"] for r in agreed)
+        assert all(r["passed"] and f"{moved} of them one render quantum after" in r["detail"] for r in agreed)
         assert f"({moved} one render quantum after their frame" in cli("beats", wav).stdout
     else:
         assert a["n_exact"] == ticks.size - moved and a["n_ahead"] == 0 and a["n_floor_disagree"] > 0
-        assert not all(r["passed"] for r in agreed)
+        assert not all(r["passed"] for r in agreed) and not any("render quantum" in r["detail"] for r in agreed)

@@ -87,16 +87,17 @@ def test_an_error_stops_the_pool_workers_rather_than_letting_them_finish():
 def test_an_error_returns_only_after_the_pool_manager_has_reaped_its_workers(monkeypatch):
     # The pool's manager thread reaps the stopped workers too; while it is still at it, a worker it has reaped can
     # read as alive, and at exit its wake-up pipe can close under Python's own hook. A slow manager (a busy
-    # machine) shows whether run_ordered waits for it.
+    # machine) shows whether run_ordered waits for it: its thread lingers a second after its work (its run, the
+    # one method every Python version's manager ends in).
     from concurrent.futures import process as pool_module
 
-    internals = pool_module._ExecutorManagerThread.join_executor_internals
+    run = pool_module._ExecutorManagerThread.run
 
     def slowly(self) -> None:
+        run(self)
         time.sleep(1.0)
-        internals(self)
 
-    monkeypatch.setattr(pool_module._ExecutorManagerThread, "join_executor_internals", slowly)
+    monkeypatch.setattr(pool_module._ExecutorManagerThread, "run", slowly)
     before = set(multiprocessing.active_children())
     with pytest.raises(RecordingError, match="item 0: broken"):
         run_ordered(fail_first_or_sleep, [0, 1, 2], workers=Workers(jobs=2))

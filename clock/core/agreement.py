@@ -20,9 +20,11 @@ Chromium the window it read can end one render quantum later: the analyser's
 window is written while a quantum renders and ``currentTime`` advances after
 the render, so a read that lands in between holds the next quantum's window
 (found out in headless Chromium: ``tests/test_page_clock.py``). Such a reading
-is compared with the nearer of the recording's levels at its frame and one
-quantum later; a reading on the audio thread (the worklet path) with its
-frame's alone.
+that is not the recording's level at its frame but is, bit for bit, its level
+one quantum later is compared there and counted (``n_ahead``): only a lossless
+capture can show that, and only where the level changed between the quanta.
+Every other reading, and every reading on the audio thread (the worklet
+path), is compared at its frame.
 
 The offset
 ----------
@@ -32,7 +34,11 @@ readings with the recording is searched in render quanta (128 frames) within
 ``search_s``: the one with the smallest mean absolute difference in dB
 (levels below -80 dBFS count as -80 dBFS). ``offset_s`` is added to the log's
 times to put them on the recording's timeline
-(:meth:`clock.core.events.EventLog.shifted`).
+(:meth:`clock.core.events.EventLog.shifted`). Each reading is scored at its
+frame: where most readings taken on the main thread hold the next quantum's
+window, the offset can come out one quantum (2.7 ms at 48 kHz) later, within
+a recorder file's own accuracy. (Scoring the nearer of the two quanta would
+make every lossy reading fit two offsets a quantum apart.)
 """
 
 from __future__ import annotations
@@ -91,9 +97,9 @@ class Agreement:
     start_exact : bool
         The log gives the recording's first sample to the frame.
     n_ahead : int
-        Compared readings (``polled`` only) nearer the recording's level one
-        render quantum after their frame than at it: read while Chromium
-        rendered that quantum.
+        Compared readings (``polled`` only) that are, bit for bit, the
+        recording's level one render quantum after their frame and not the
+        level at it: read while Chromium rendered that quantum.
     """
 
     n_readings: int
@@ -182,10 +188,10 @@ def agreement(
     search_s : float
         The offset search spans ``±search_s`` seconds.
     polled : bool
-        The readings were taken on the page's main thread: each is held to
-        the nearer of the recording's levels at its frame and one render
-        quantum later (see the module notes). Default: on the audio thread,
-        at its frame.
+        The readings were taken on the page's main thread: a reading that is
+        the recording's level one render quantum after its frame, to the bit,
+        and not its frame's, is compared there (see the module notes).
+        Default: on the audio thread, at its frame.
 
     Returns
     -------
@@ -230,9 +236,9 @@ def agreement(
     if polled:
         nxt = idx[ok] + 1
         later = np.where(nxt < hi, tool[np.minimum(nxt, hi - 1)], np.nan)
-        ahead = np.abs(later - want) < diff  # NaN (no next quantum) compares False
+        ahead = (later == want) & (got != want)  # NaN (no next quantum) compares False
         n_ahead = int(np.count_nonzero(ahead))
-        got, diff = np.where(ahead, later, got), np.where(ahead, np.abs(later - want), diff)
+        got, diff = np.where(ahead, later, got), np.where(ahead, 0.0, diff)
     at_s = idx[ok] * RENDER_QUANTUM_FRAMES / rate
     k = int(np.argmax(diff))
     sides = (got > floor) != (want > floor)

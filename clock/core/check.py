@@ -440,7 +440,8 @@ def _agreement_check(obs: Observation, lossless: float, recorder: float, max_dis
     tolerance = lossless if a.start_exact else recorder
     kind = "lossless" if a.start_exact else "start uncertain"
     offset = f", offset {a.offset_s * 1000:+.1f} ms estimated" if a.offset_estimated else ""
-    detail = f"{a.n_compared} readings ({kind}): p99 |diff| {a.p99_diff:.3g}, max {a.max_diff:.3g}{offset}"
+    ahead = f", {a.n_ahead} of them one render quantum after their frame" if a.n_ahead else ""
+    detail = f"{a.n_compared} readings ({kind}{ahead}): p99 |diff| {a.p99_diff:.3g}, max {a.max_diff:.3g}{offset}"
     want = f"p99 <= {tolerance:g}" + (f", at most {max_disagree} across the floor" if a.start_exact else "")
     summary = _Finding(a.worst_s, detail, want, a.p99_diff, tolerance, "RMS")
     failures = []

@@ -221,7 +221,7 @@ def run_ordered(
         # The manager thread, seeing its workers gone, reaps them too and closes its wake-up pipe. Until it has
         # ended, a worker it reaped can still read as alive (its return code not yet stored), and at exit Python's
         # own hook (before 3.12) can write to the pipe as it closes ("Exception ignored ... Bad file descriptor").
-        if manager is not None:
+        if manager is not None and manager.ident is not None:  # started (a signal can land in between)
             manager.join(timeout=MANAGER_JOIN_S)
         raise
     pool.shutdown()
