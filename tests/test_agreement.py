@@ -95,8 +95,7 @@ def test_a_polled_reading_is_taken_as_a_quantum_ahead_only_when_it_is_that_level
     frames = page_frames(rng, x.size)[:-1]
     near = [Reading(r.t_s, r.level * (1 + 0.05 * rng.standard_normal()), r.frame) for r in page_readings(x, frames)]
     polled = agreement(q, near, floor=FLOOR, start=EXACT, polled=True)
-    ahead = [f // Q for f in frames if f >= 2048]
-    closer = sum(abs(q.level[i + 1] - r.level) < abs(q.level[i] - r.level) for i, r in zip(ahead, near[-len(ahead) :]))
+    closer = sum(abs(q.level[f // Q + 1] - r.level) < abs(q.level[f // Q] - r.level) for f, r in zip(frames, near))
     assert closer >= 10 and polled.n_ahead == 0
     assert polled == agreement(q, near, floor=FLOOR, start=EXACT, polled=False)
 
