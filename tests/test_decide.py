@@ -459,7 +459,8 @@ def test_a_sweep_counts_at_every_setting_what_the_replay_does():
         edges = {
             x + 1e-9
             for o in observations
-            for b in analyse(o.trace, o.events, floor=floors[0]).beats
+            for floor in floors
+            for b in analyse(o.trace, o.events, floor=floor).beats
             for x in (b.need_s, b.room_s)
             if 0 < x < 3600 and (x + 1e-9) - 1e-9 == x
         }
@@ -472,9 +473,12 @@ def test_a_sweep_counts_at_every_setting_what_the_replay_does():
                 counts, added, ticks, after = truth[p.floor, p.quiet_s]
                 seen |= set(counts)
                 where = f"corpus {corpus} timeout {timeout} floor {p.floor} quiet {p.quiet_s}"
-                assert (p.n_ok, p.n_premature, p.n_stalled, p.n_outpaced, p.n_missed_onset, p.n_aborted) == (
+                assert (
+                    p.n_ok, p.n_premature, p.n_stalled, p.n_outpaced, p.n_missed_onset, p.n_aborted, p.n_superseded,
+                    p.n_recording_ended,
+                ) == (
                     counts[OK], counts["premature"], counts["stalled"], counts["outpaced"], counts["missed-onset"],
-                    counts["aborted"],
+                    counts["aborted"], counts["superseded"], counts["recording-ended"],
                 ), where  # fmt: skip
                 assert p.n_beats == sum(counts.values()) - counts["silent"] - counts["unheard"], where
                 assert p.latency_ticks == ticks, where
@@ -527,7 +531,7 @@ def test_the_pareto_front_is_every_pair_no_setting_beats():
             "n_outpaced": rng.integers(0, 2, n), "n_missed_onset": rng.integers(0, 2, n),
         }  # fmt: skip
         cols["n_beats"] = ok + cols["n_premature"] + cols["n_stalled"] + cols["n_outpaced"] + cols["n_missed_onset"]
-        failed = cols["n_premature"] + cols["n_stalled"] + cols["n_outpaced"] + cols["n_missed_onset"]
+        failed = cols["n_premature"] + cols["n_stalled"] + cols["n_missed_onset"]  # (outpaced: the visitor's doing)
         keys = {
             x: (int(failed[x]), Fraction(int(cols["latency_ticks"][x]), int(ok[x])))
             for x in range(n)

@@ -98,16 +98,17 @@ import operator
 import warnings
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError, SpeechClockWarning
+from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_causes, page_ends
 from .events import Event, EventLog
 from .levels import LevelTrace
-from .segments import _check_floor, runs, word_gaps
+from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S
 
 __all__ = [
@@ -264,7 +265,10 @@ class Beat:
     ends it; ``outcome`` is one of :data:`OUTCOMES`, from the replay.
     Where the page's ``end`` bounds the span, ``narration_pause_s`` is the
     ``P`` it was judged with and ``speech_at_end`` whether the level was
-    above the floor at the end's tick (None and False elsewhere).
+    above the floor at the end's tick (None and False elsewhere). ``cause``
+    says who caused the bound (:data:`CAUSE_NAMES`): a bound the page caused
+    moves with the replayed declaration; ``past_bound``, the guide spoke on
+    past it, and the span ends after that speech.
     """
 
     index: int
@@ -294,6 +298,8 @@ class Beat:
     cleared_s: float | None = None
     narration_pause_s: float | None = None
     speech_at_end: bool = False
+    cause: str = UNKNOWN_CAUSE
+    past_bound: bool = False
 
     @property
     def provider_stopped_vs_last_word_s(self) -> float | None:
@@ -522,6 +528,7 @@ def replay_ticks(
     t_s, above = trace.t_s, trace.level > floor
     queue = events.events
     stop_kind = events.stop_kind
+    moved = page_ends(events)  # (the page's own ends move with the replayed declaration: they abort nothing)
     pauses = _PauseClock()
     done = _Closed(events.terminals)
     states = np.zeros(trace.n_ticks, np.int8)
@@ -543,7 +550,7 @@ def replay_ticks(
                 pauses.pause(e.t_s)
             elif e.kind == "resume":
                 pauses.resume(e.t_s)
-            elif e.kind == "end" and cur is not None:
+            elif e.kind == "end" and cur is not None and ei - 1 not in moved:
                 done.add(cur, aborted=True)
                 cur = None
             elif e.kind == stop_kind and cur is not None and cur.stopped_s is None:
@@ -616,11 +623,15 @@ def replay(
 # time and onset timeout from one analysis per floor). Tests hold ``decide``
 # to the replay on every setting of a grid.
 
-#: Beat outcomes, and the four that are the clock's failures.
+#: Beat outcomes, and the three that are the setting's failures (see the module notes).
 PREMATURE, STALLED, OUTPACED, MISSED_ONSET = "premature", "stalled", "outpaced", "missed-onset"
 OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
-FAILURES = (PREMATURE, STALLED, OUTPACED, MISSED_ONSET)
-OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED)
+SUPERSEDED, RECORDING_ENDED = "superseded", "recording-ended"
+FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
+OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED, SUPERSEDED, RECORDING_ENDED)
+#: Outcomes that are not the setting's doing: the visitor, the backend or the recording ended the beat first.
+WORLD_ENDED = (OUTPACED, ABORTED, SUPERSEDED, RECORDING_ENDED)
+
 
 _NO_TICK = np.zeros(0, np.int64)
 _NO_REACH = np.zeros(0, np.float64)
@@ -672,13 +683,19 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
     bound_times = np.array([e.t_s for e in bounds], np.float64)
     code = {k: i for i, k in enumerate(_BOUND_KINDS)}
     term_t = np.array([e.t_s for e in events.terminals], np.float64)
+    moved = page_ends(events)
     return {
         "t_s": t_s,
         # The tick each event is applied at (events at a time <= t apply before that tick).
         "applied": np.searchsorted(t_s, np.array([e.t_s for e in queue], np.float64), side="left"),
         # Beats the clock sees start at a terminal; the next terminal or end aborts them.
         "terms": np.array([i for i, e in enumerate(queue) if e.kind == "terminal"], np.int64),
-        "stops": np.array([i for i, e in enumerate(queue) if e.kind in ("terminal", "end")], np.int64),
+        "stops": np.array(
+            [i for i, e in enumerate(queue) if e.kind == "terminal" or (e.kind == "end" and i not in moved)], np.int64
+        ),
+        # What stops each stop is: a terminal response (else an ``end``).
+        "stop_terminal": np.array([e.kind == "terminal" for e in queue], bool),
+        "cause": bound_causes(events),
         "bound_times": bound_times,
         "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
         "term_t": term_t,
@@ -686,14 +703,24 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
     }
 
 
-def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int8]]:
     """Each beat's life in ticks, ``[k0, ka)``: from the tick its terminal response applies at to the one at which
-    the next terminal response or ``end`` aborts it (or the end of the trace)."""
+    the next terminal response or an ``end`` the page did not cause aborts it (or the end of the trace); and what
+    ends it (:data:`_STOPS`)."""
     applied, terms, stops = log["applied"], log["terms"], log["stops"]
     k0 = applied[terms].astype(np.int64) if terms.size else np.zeros(0, np.int64)
     at = np.searchsorted(stops, terms, side="right")  # the next stop after each terminal
-    ka = np.where(at < stops.size, applied[stops[np.minimum(at, max(stops.size - 1, 0))]] if stops.size else n, n)
-    return k0, np.maximum(k0, ka).astype(np.int64)
+    has = at < stops.size
+    nxt = stops[np.minimum(at, max(stops.size - 1, 0))] if stops.size else np.zeros(terms.size, np.int64)
+    ka = np.where(has, applied[nxt] if stops.size else n, n)
+    ka = np.minimum(ka, n)
+    kind = np.where(has, np.where(log["stop_terminal"][nxt] if stops.size else False, 1, 2), 0).astype(np.int8)
+    kind = np.where(ka >= n, 0, kind).astype(np.int8)
+    return k0, np.maximum(k0, ka).astype(np.int64), kind
+
+
+#: What ends a beat's life (``_lives``): the end of the trace, the next terminal response, an ``end``.
+_STOPS = ("trace end", "terminal", "end")
 
 
 def _span_bound_arrays(
@@ -846,6 +873,16 @@ class BeatAnalysis:
     pause_s : float
         The longest unpaused quiet between two speech runs of the narration
         (from the onset on) inside the span; 0 when it has none.
+    cause : str
+        Who caused the bound (:data:`CAUSE_NAMES`, :mod:`clock.core.causes`).
+        A bound the page caused moves with the replayed declaration: the
+        silence after the last word continues at the level it had
+        (``room_s`` is inf), and where the guide spoke on past it (speech
+        within ``pause_s`` of it), the span runs on to the end of that
+        speech (``past_bound``).
+    past_bound : bool
+        The narration ran on past the page's bound (its prompt cut a pause
+        short): the span ends after the speech that followed.
     """
 
     index: int
@@ -869,6 +906,8 @@ class BeatAnalysis:
     last_word_s: float | None = None
     speech_at_bound: bool = False
     pause_s: float = 0.0
+    cause: str = UNKNOWN_CAUSE
+    past_bound: bool = False
 
     @property
     def spoken(self) -> bool:
@@ -882,8 +921,10 @@ class BeatAnalysis:
 
     @property
     def ended_by_page(self) -> bool:
-        """An ``end`` event bounds the span: the page ended the beat (a clock not yet done there aborted it)."""
-        return self.bound == "end"
+        """The visitor ended the beat: a ``prompt`` or ``end`` before the page's clock declared it (in a log that
+        does not say who caused its bounds, an ``end``). Its outcome if the clock waits past it is ``aborted`` or
+        ``outpaced``, never a failure."""
+        return _visitor(CAUSE_NAMES.index(self.cause), _BOUND_KINDS.index(self.bound))
 
     @property
     def need_s(self) -> float:
@@ -892,7 +933,7 @@ class BeatAnalysis:
         return float(inner.max()) if inner.size else float("-inf")
 
     def speaking_at_end(self, narration_pause_s: float) -> bool:
-        """The page's ``end`` bounds the span while the guide speaks.
+        """The visitor's bound (:attr:`ended_by_page`) ends the span while the guide speaks.
 
         Speech at the bound's tick, or a last word closer to the bound than
         ``narration_pause_s`` (the longest pause inside a narration of the
@@ -906,30 +947,30 @@ class BeatAnalysis:
         return self.last_word_s is not None and self.bound_s - self.last_word_s < narration_pause_s
 
     def undone(self, narration_pause_s: float) -> str:
-        """The outcome of a beat the clock did not declare quiet in before its bound.
-
-        ``aborted`` when the page ended it while the guide spoke (see
-        :meth:`speaking_at_end`), ``outpaced`` when the page ended it after
-        the guide had finished, ``stalled`` when another bound ends it.
-        """
-        if not self.ended_by_page:
-            return STALLED
-        return ABORTED if self.speaking_at_end(narration_pause_s) else OUTPACED
+        """The outcome of a beat the clock did not declare quiet in before its bound (:func:`_undone_codes`)."""
+        code = _undone_codes(
+            np.array([CAUSE_NAMES.index(self.cause)]), np.array([_BOUND_KINDS.index(self.bound)]),
+            np.array([self.speech_at_bound]),
+            np.array([np.nan if self.last_word_s is None else self.bound_s - self.last_word_s]), narration_pause_s,
+        )  # fmt: skip
+        return OUTCOMES[int(code[0])]
 
     def allows(self, quiet_s: float, onset_timeout_s: float, *, narration_pause_s: float) -> bool:
-        """Whether this setting ends the beat right (no premature end, stall, outpaced end or missed onset).
+        """Whether this setting ends the beat right: its outcome (the one judge's) is not one of :data:`FAILURES`.
 
-        ``narration_pause_s`` decides whether an ``end`` the clock waits past
-        came while the guide spoke (aborted, not a failure) or after it had
-        finished (outpaced, a failure): see :meth:`speaking_at_end`.
+        ``narration_pause_s`` decides whether a bound the visitor caused came
+        while the guide spoke (``aborted``) or after it had finished
+        (``outpaced``): see :meth:`speaking_at_end`. Neither is a failure.
         """
         if not self.spoken:
             return True
-        if self.wait_s is not None and self.wait_s >= onset_timeout_s - _EPS_S:
-            return False
-        if self.speaking_at_end(narration_pause_s):
-            return self.need_s < quiet_s - _EPS_S
-        return self.need_s < quiet_s - _EPS_S <= self.room_s
+        wait = np.array([np.nan if self.wait_s is None else self.wait_s])
+        undone = np.array([_CODE[self.undone(narration_pause_s)]], np.int8)
+        code = _judge(
+            np.array([True]), wait, np.array([self.need_s]), np.array([self.room_s]), undone,
+            np.array([quiet_s - _EPS_S]), onset_timeout_s,
+        )  # fmt: skip
+        return OUTCOMES[int(code[0, 0])] not in FAILURES
 
 
 @dataclass(frozen=True, slots=True)
@@ -989,8 +1030,9 @@ class FloorAnalysis:
         beat right when ``need_s < q <= room_s`` (within the replay's 1 ns),
         with an onset timeout above ``wait_s``. ``need_s`` is the longest
         quiet the clock must bridge (-inf: none), ``room_s`` the least quiet
-        left after a last word before a bound the clock must beat (inf: none;
-        -inf: speech runs into a bound, so no quiet time works).
+        left after a last word before a bound the clock must beat, one whose
+        passing is a stall (inf: none; -inf: speech runs into such a bound,
+        so no quiet time works).
         """
         need, room, wait = float("-inf"), float("inf"), float("-inf")
         for j in self.active_beats().tolist():  # (a beat without speech in the clock's life is not spoken)
@@ -998,7 +1040,7 @@ class FloorAnalysis:
             if not b.spoken:
                 continue
             need = max(need, b.need_s)
-            if not b.speaking_at_end(narration_pause_s):
+            if b.undone(narration_pause_s) == STALLED:
                 room = min(room, b.room_s)
             if b.wait_s is not None:
                 wait = max(wait, b.wait_s)
@@ -1108,7 +1150,7 @@ def analyse(
         kept[j] = _analyse_beat(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
             "acknowledgment" if bound_s is not None else _BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
-            t, speech, is_speech_idx, spans,
+            t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
@@ -1130,14 +1172,15 @@ def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> di
 def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
     n = t.size
     log = _log_arrays(events, t)
-    k0, ka = _lives(log, n)
+    k0, ka, stop = _lives(log, n)
     bound_s, code = _span_bound_arrays(events, t_s=t, speech=None, end_s=end_s, log=log)
     spans = _pause_spans(events)
     term_t = log["term_t"]
     last = t[np.maximum(ka - 1, 0)] if n else term_t
     wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
     return {
-        "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "term_t": term_t, "spans": spans, "bound_s": bound_s,
+        "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "stop": stop, "cause": log["cause"], "term_t": term_t,
+        "spans": spans, "bound_s": bound_s,
         "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
         "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
     }  # fmt: skip
@@ -1164,7 +1207,7 @@ def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> 
     return BeatAnalysis(
         j, float(base["term_t"][j]), bound_s, _BOUND_KINDS[code], k0, ka, kb,
         None, None, None, None, None, None if wait != wait else wait,
-        _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None,
+        _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None, cause=CAUSE_NAMES[int(base["cause"][j])],
     )  # fmt: skip
 
 
@@ -1179,6 +1222,73 @@ def _unpaused_each(
 
 
 def _analyse_beat(
+    index: int,
+    terminal_s: float,
+    bound_s: float,
+    bound: str,
+    k0: int,
+    ka: int,
+    t: NDArray[np.float64],
+    speech: NDArray[np.bool_],
+    speech_idx: NDArray[np.int64],
+    spans: tuple[tuple[float, float], ...],
+    cause: str = UNKNOWN_CAUSE,
+    stop: int = 0,
+) -> BeatAnalysis:
+    """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`)."""
+    a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans)
+    a = replace(a, cause=cause)
+    if cause != PAGE or not a.spoken:
+        return a
+    return _moved(a, t, speech, speech_idx, spans, stop)
+
+
+def _moved(
+    a: BeatAnalysis,
+    t: NDArray[np.float64],
+    speech: NDArray[np.bool_],
+    speech_idx: NDArray[np.int64],
+    spans: tuple[tuple[float, float], ...],
+    stop: int,
+) -> BeatAnalysis:
+    """A spoken beat whose bound the page caused, as a replay at any setting sees it: the bound moves with the
+    replayed declaration, so the silence after the last word continues at the level it had (room inf). Where the
+    guide spoke on past the bound (speech that follows the last word within the beat's longest pause, at least a
+    dip between words), that speech is the beat's own narration, up to the first longer silence or the end of the
+    beat's life; speech that runs into the next response stalls it (at the level it had, the clock never declares),
+    into the end of the recording ends it there, into an ``end`` the visitor's."""
+    assert a.last_word_tick is not None
+    join_s = max(a.pause_s, MIN_GAP_S)
+    later = speech_idx[(speech_idx >= a.bound_tick) & (speech_idx < a.life_end_tick)]
+    last = a.last_word_tick
+    if later.size:
+        breaks = np.flatnonzero(np.diff(later) > 1)
+        starts = np.concatenate([[later[0]], later[breaks + 1]]).tolist()
+        ends = np.concatenate([later[breaks], [later[-1]]]).tolist()
+        for rs, re_ in zip(starts, ends):
+            gap = float(_unpaused(float(t[last]), t[rs : rs + 1], spans)[0])
+            if gap > join_s + _EPS_S:
+                break
+            last = re_
+    if last == a.last_word_tick:
+        return replace(a, room_s=float("inf"))
+    ka, n = a.life_end_tick, t.size
+    into = last >= ka - 1  # the speech runs into the end of the beat's life
+    kind = "recording end" if into and stop == 0 else a.bound
+    bound_s = float(t[last + 1]) if last + 1 < n else float(t[-1]) + (float(t[-1] - t[-2]) if n > 1 else 0.0)
+    out = _analyse_span(a.index, a.terminal_s, bound_s, kind, a.first_tick, ka, t, speech, speech_idx, spans)
+    if not into:
+        return replace(out, cause=PAGE, past_bound=True, room_s=float("inf"), bound=a.bound)
+    if stop == 1:
+        # The level stays above the floor into the next response (noise, or the next response's audio queued on
+        # this one's): at the level it had, the clock never declares, so the beat stalls.
+        return replace(out, cause=PAGE, past_bound=True, room_s=float("-inf"), bound=a.bound, speech_at_bound=True)
+    # Into the end of the recording (the world's), or an ``end`` the visitor pressed while the guide spoke.
+    return replace(out, cause=WORLD if stop == 0 else VISITOR, past_bound=True, bound="recording end" if stop == 0
+                   else "end", speech_at_bound=True)  # fmt: skip
+
+
+def _analyse_span(
     index: int,
     terminal_s: float,
     bound_s: float,
@@ -1306,12 +1416,14 @@ class FloorTable:
     wait_s, need_s, room_s, pause_s : ndarray of float64
         As in :class:`BeatAnalysis` (``wait_s`` NaN where speech is at the first tick).
     last_word_tick, bound_tick : ndarray of int64
-    ended_by_page, speech_at_bound : ndarray of bool
+    cause, bound : ndarray of int8
+        Who caused each span's bound (codes of :data:`CAUSE_NAMES`) and what it is (codes of ``_BOUND_KINDS``).
+    speech_at_bound : ndarray of bool
     end_after_word_s : ndarray of float64
         The span's bound minus the last word.
     paused : dict
-        ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat a pause touches (its quiet is
-        counted tick by tick).
+        ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
+        pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
     """
 
     floors: NDArray[np.float64]
@@ -1325,7 +1437,8 @@ class FloorTable:
     pause_s: NDArray[np.float64]
     last_word_tick: NDArray[np.int64]
     bound_tick: NDArray[np.int64]
-    ended_by_page: NDArray[np.bool_]
+    cause: NDArray[np.int8]
+    bound: NDArray[np.int8]
     speech_at_bound: NDArray[np.bool_]
     end_after_word_s: NDArray[np.float64]
     paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
@@ -1339,9 +1452,16 @@ class FloorTable:
         d = _first_reaching(self.t_s, self.last_word_tick[floor_index, kept_index], target)
         for (j, i), b in self.paused.items():
             assert b.last_word_tick is not None
+            if b.count_s is None:  # (no pause touches it: counted as the rest are)
+                continue
             for x in np.flatnonzero((floor_index == j) & (kept_index == i)).tolist():
                 d[x] = _first_counted(b, b.last_word_tick, b.life_end_tick, float(target[x]))
         return d
+
+    @property
+    def ended_by_page(self) -> NDArray[np.bool_]:
+        """Where the visitor caused the bound (:attr:`BeatAnalysis.ended_by_page`), at each floor."""
+        return np.asarray(_visitor(self.cause, self.bound), bool)
 
     @property
     def narration_pause_s(self) -> NDArray[np.float64]:
@@ -1359,22 +1479,41 @@ class FloorTable:
         ``(n_floors, n_kept, n_quiets)``, as :func:`decide_quiets` judges them; ``narration_pause_s`` is ``P`` at
         each floor."""
         undone = _undone_codes(
-            self.ended_by_page, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
+            self.cause, self.bound, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
         )
         target = np.asarray(quiets_s, np.float64) - _EPS_S
         return _judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
 
 
+def _visitor(cause: Any, bound: Any) -> Any:
+    """Whether the visitor caused a bound (cause and bound codes: :data:`CAUSE_NAMES`, ``_BOUND_KINDS``): a
+    ``prompt`` or ``end`` before the page's clock declared, or, where the log does not say, an ``end``."""
+    unknown_end = (cause == CAUSE_NAMES.index(UNKNOWN_CAUSE)) & (bound == _BOUND_KINDS.index("end"))
+    return (cause == CAUSE_NAMES.index(VISITOR)) | unknown_end
+
+
 def _undone_codes(
-    ended_by_page: NDArray[np.bool_],
+    cause: NDArray[np.int8],
+    bound: NDArray[np.int8],
     speech_at_bound: NDArray[np.bool_],
     end_after_word_s: NDArray[np.float64],
     narration_pause_s: float | NDArray[np.float64],
 ) -> NDArray[np.int8]:
-    """:meth:`BeatAnalysis.undone` of many spoken beats at once, as outcome codes."""
+    """The outcome of spoken beats the clock did not declare quiet in before their bound, as outcome codes.
+
+    By who caused the bound (``cause``, codes of :data:`CAUSE_NAMES`) and what it is (``bound``, codes of
+    ``_BOUND_KINDS``): the visitor's (:func:`_visitor`) is ``aborted`` while the guide spoke (speech at the
+    bound, or a last word closer to it than ``narration_pause_s``, the longest pause inside a narration), else
+    ``outpaced``; the world's is ``superseded`` (a terminal response, or its acknowledgment) or
+    ``recording-ended``; any other (a bound of a log that does not say who caused it, one the page caused) is a
+    ``stalled`` beat. Only ``stalled`` is a failure.
+    """
     speaking = speech_at_bound | (end_after_word_s < narration_pause_s)
-    aborted = np.where(speaking, _CODE[ABORTED], _CODE[OUTPACED])
-    return np.where(ended_by_page, aborted, _CODE[STALLED]).astype(np.int8)
+    code = np.full(np.shape(cause), _CODE[STALLED], np.int8)
+    world = cause == CAUSE_NAMES.index(WORLD)
+    ended = bound == _BOUND_KINDS.index("recording end")
+    code = np.where(world & ended, _CODE[RECORDING_ENDED], np.where(world, _CODE[SUPERSEDED], code))
+    return np.where(_visitor(cause, bound), np.where(speaking, _CODE[ABORTED], _CODE[OUTPACED]), code).astype(np.int8)
 
 
 def _judge(
@@ -1452,6 +1591,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
     b_n = kept.size
     k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
+    cause0, stop0 = base["cause"][kept], base["stop"][kept]
     bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
     code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
     # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
@@ -1511,34 +1651,45 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     at_bound = speech_at(kb)
     after_word = np.where(spoken, bound_s - t[lw_c], np.nan)
     spans = base["spans"]
+    cause = np.broadcast_to(cause0, (n_f, b_n)).copy()
+    page = spoken & (cause == CAUSE_NAMES.index(PAGE))
+    # A bound the page caused moves with the replayed declaration (see _moved): the silence after the last word
+    # continues, unless the guide spoke on past it (the next run at this floor follows the last word within the
+    # beat's longest pause, at least a dip), whose beat is analysed on its own, as one a pause touches is.
+    nx = np.minimum(ib + 1, last_run)
+    follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
+    gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
+    on = page & ((e[ib] >= kb) | (follows_on & (gap_on <= np.maximum(pause, MIN_GAP_S) + _EPS_S)))
+    room = np.where(page & ~on, np.inf, room)
     paused: dict[tuple[int, int], BeatAnalysis] = {}
+    touched = np.zeros(b_n, bool)
     if spans:
         # A beat a pause touches counts only unpaused time: analysed floor by floor.
         last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
-        touched = np.zeros(b_n, bool)
         for lo_p, hi_p in spans:
             touched |= (lo_p <= last_t) & (hi_p > term_s)
-        for j in range(n_f):
-            speech = r > j
-            idx = np.flatnonzero(speech)
-            for i in np.flatnonzero(touched).tolist():
-                a = _analyse_beat(
-                    int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
-                    int(ka[i]), t, speech, idx, spans,
-                )  # fmt: skip
-                spoken[j, i] = a.spoken
-                if not a.spoken:
-                    continue
-                paused[int(order[j]), i] = a  # by the floor's place as given
-                wait[j, i] = np.nan if a.wait_s is None else a.wait_s
-                need[j, i], room[j, i], pause[j, i] = a.need_s, a.room_s, a.pause_s
-                lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
-                at_bound[j, i] = a.speech_at_bound
-                after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
+    for j in range(n_f) if touched.any() or on.any() else ():
+        speech = r > j
+        idx = np.flatnonzero(speech)
+        for i in np.flatnonzero(touched | on[j]).tolist():
+            a = _analyse_beat(
+                int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
+                int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]),
+            )  # fmt: skip
+            spoken[j, i] = a.spoken
+            if not a.spoken:
+                continue
+            paused[int(order[j]), i] = a  # by the floor's place as given
+            wait[j, i] = np.nan if a.wait_s is None else a.wait_s
+            need[j, i], room[j, i], pause[j, i] = a.need_s, a.room_s, a.pause_s
+            lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
+            at_bound[j, i] = a.speech_at_bound
+            after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
+            cause[j, i], code[j, i] = CAUSE_NAMES.index(a.cause), _BOUND_KINDS.index(a.bound)
     back = np.argsort(order, kind="stable")  # to the floors' given order
     return FloorTable(
         given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
-        kb[back], (code == _BOUND_KINDS.index("end"))[back], at_bound[back], after_word[back], paused,
+        kb[back], cause[back].astype(np.int8), code[back].astype(np.int8), at_bound[back], after_word[back], paused,
     )  # fmt: skip
 
 
@@ -1635,9 +1786,16 @@ def decide_quiets(
     for i, b, codes in zip(heard, found, judged):
         if not b.spoken or codes[0] == _CODE[MISSED_ONSET]:
             continue
+        if b.room_s == float("inf") and b.last_word_tick is not None:
+            # The page's bound moved: past the inner quiets, the clock declares in the silence after the last word.
+            ok = codes == _CODE[OK]
+            declared[i, ok] = [_declare_moved(b, t, float(x)) for x in target[ok].tolist()]
+            word[i, ok] = b.last_word_tick
+            if ok.all():
+                continue  # (else the premature ones, as below)
         best = np.maximum.accumulate(b.run_reach_s) if b.run_reach_s.size else np.zeros(0)
         r = np.searchsorted(best, target, side="left")
-        reached = r < best.size
+        reached = (r < best.size) & (declared[i] < 0)
         if not reached.any():
             continue
         rf = r[reached]
@@ -1661,8 +1819,9 @@ def _judge_heard(
     found = [analysis.beats[i] for i in heard]
     aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
     undone = _undone_codes(
-        np.array([b.ended_by_page for b in found], bool), np.array([b.speech_at_bound for b in found], bool),
-        np.array(aw, np.float64), pause,
+        np.array([CAUSE_NAMES.index(b.cause) for b in found], np.int8),
+        np.array([_BOUND_KINDS.index(b.bound) for b in found], np.int8),
+        np.array([b.speech_at_bound for b in found], bool), np.array(aw, np.float64), pause,
     )  # fmt: skip
     spoken = np.array([b.spoken for b in found], bool)
     wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
@@ -1710,6 +1869,8 @@ def judge_declared(
         return SILENT
     if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
         return MISSED_ONSET
+    if (declared_tick is None or declared_tick >= b.bound_tick) and b.room_s == float("inf"):
+        return OK  # (the page's bound moved: the silence after the last word runs on until the clock declares)
     undone = _CODE[b.undone(narration_pause_s)]
     tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
     return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
@@ -1741,11 +1902,23 @@ def decide(
     )
 
 
+def _declare_moved(b: BeatAnalysis, t: NDArray[np.float64], target: float) -> int:
+    """Where the clock declares a beat whose bound the page caused, once past its inner quiets: the first tick at
+    which the (unpaused) quiet since the last word reaches ``target``, the silence running on at the level it had
+    (the last tick of the trace where the recording ends first)."""
+    assert b.last_word_tick is not None
+    if b.count_s is not None:
+        return min(_first_counted(b, b.last_word_tick, b.life_end_tick, target), t.size - 1)
+    return int(_first_reaching(t, np.array([b.last_word_tick]), np.array([target]))[0])
+
+
 def _first_counted(b: BeatAnalysis, w: int, e: int, target: float) -> int:
     """With pauses: the first tick of a run at which the clock's own count reaches ``target``."""
     assert b.count_s is not None and b.start_tick is not None
     c = b.count_s[w + 1 - b.start_tick : e - b.start_tick]
-    return w + 1 + int(np.flatnonzero(c >= target)[0])
+    found = np.flatnonzero(c >= target)
+    # (None there: the page's bound moved, and the silence runs on past the beat's life: the life's last tick)
+    return w + 1 + int(found[0]) if found.size else max(e - 1, w + 1)
 
 
 def _first_reaching(t: NDArray[np.float64], w: NDArray[np.int64], target: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -1847,23 +2020,14 @@ def beats(
         if declared is not None:
             lo, hi = int(np.searchsorted(t, declared, "right")), int(np.searchsorted(t, a.bound_s, "left"))
             premature = hi > lo and bool(spoken_before[hi] > spoken_before[lo])
-        spoke = a.spoken
-        undone = spoke and not rb.no_onset and (declared is None or declared >= a.bound_s)
-        stalled = undone and not a.ended_by_page
-        missed = spoke and rb.no_onset
-        outcome = (
-            UNHEARD
-            if a.life_end_tick <= a.first_tick
-            else SILENT
-            if not spoke
-            else MISSED_ONSET
-            if missed
-            else a.undone(pause)
-            if undone
-            else PREMATURE
-            if premature
-            else OK
-        )
+        declared_tick = None if declared is None else int(np.searchsorted(t, declared, "left"))
+        outcome = judge_declared(a, declared_tick, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+        stalled, missed = outcome == STALLED, outcome == MISSED_ONSET
+        if outcome == OK and a.room_s == float("inf") and (declared_tick is None or declared_tick >= a.bound_tick):
+            # The page's bound moved: the clock declares in the silence after the beat's last word.
+            k = _declare_moved(a, t, quiet_s - _EPS_S)
+            rb = replace(rb, last_word_s=last_word, quiet_declared_s=float(t[k]),
+                         prompt_allowed_s=float(t[k]) + (term.linger_s or 0.0))  # fmt: skip
         return Beat(
             index=a.index,
             terminal_s=a.terminal_s,
@@ -1888,6 +2052,8 @@ def beats(
             outcome=outcome,
             narration_pause_s=pause if a.ended_by_page else None,
             speech_at_end=a.speech_at_bound if a.ended_by_page else False,
+            cause=a.cause,
+            past_bound=a.past_bound,
             **signals.of(term, a.bound_s, rb),
         )
 

@@ -451,6 +451,9 @@ def _judge(
     # or, where the page's end bounds it, aborted while the reference spoke or outpaced after it finished).
     ref = p.reference.beats
     undone = np.array([_CODE[ref[i].undone(narration_pause_s)] for i in live.tolist()], np.int8)[:, None]
+    # (A bound the page caused moves with the declaration: the silence after the last word runs on, so ok.)
+    moved = np.array([ref[i].room_s == float("inf") for i in live.tolist()], bool)[:, None]
+    undone = np.where(moved, _CODE[OK], undone)
     out = np.where(at >= bound, undone, np.where(last > at, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
     missed = (own == _CODE[SILENT]) | (own == _CODE[MISSED_ONSET])
     out = np.where(missed, _CODE[MISSED_ONSET], out)

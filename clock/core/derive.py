@@ -101,6 +101,7 @@ from numpy.typing import NDArray
 from .beats import (
     FAILURES,
     OUTCOMES,
+    STALLED,
     FloorAnalysis,
     beats,
     decide_quiets,
@@ -331,8 +332,8 @@ def _grid_floor(
                 wait = max(wait, b.wait_s)
             if b.onset_tick is not None:
                 latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
-            if b.speaking_at_end(pause):
-                continue
+            if b.undone(pause) != STALLED:
+                continue  # (a bound the page caused moves; one the visitor, the backend or the recording caused)
             # Without the prompt in the log, the page prompted some time before the next response.
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
             if r_s < room:
@@ -654,7 +655,7 @@ def _evaluate(corpus: _Corpus, members: list[int], floor: float, delay_s: float)
         # No full setting at this floor: a beat whose speech runs into its bound stalls at any quiet time
         # (a floor under the noise hears speech everywhere, so no gap and no onset).
         endless = sum(
-            b.spoken and b.room_s == float("-inf") and not b.speaking_at_end(c.narration_pause_s)
+            b.spoken and b.room_s == float("-inf") and b.undone(c.narration_pause_s) == STALLED
             for a in c.analyses
             for b in (a.beats[j] for j in a.active_beats().tolist())
         )

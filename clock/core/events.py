@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
+    "CAUSES",
     "KNOWN_KINDS",
     "PROVIDER_KINDS",
     "CaptureStart",
@@ -59,6 +60,9 @@ PROVIDER_KINDS = (
     "output_audio_buffer.cleared",
     "input_audio_buffer.speech_started",
 )
+
+#: Who issued a ``prompt`` or ``end`` (:attr:`Event.cause`).
+CAUSES = ("page", "visitor")
 
 KNOWN_KINDS = ("terminal", "tool_call", "prompt", "arrival", "pause", "resume", "end", "clock.quiet", *PROVIDER_KINDS)
 
@@ -82,6 +86,11 @@ class Event:
     response_id : str or None
         The provider's response the event belongs to (``response_id``, or a
         ``response.done``'s ``response.id``).
+    cause : str or None
+        For a ``prompt`` or ``end``: who issued it, as the page logged it
+        (:data:`CAUSES`: ``"page"``, after its own clock declared the beat
+        quiet; ``"visitor"``, the visitor's barge-in, End or question);
+        None where the log does not say (:mod:`clock.core.causes` infers it).
     """
 
     kind: str
@@ -90,6 +99,7 @@ class Event:
     line: int | None = None
     linger_s: float | None = None
     response_id: str | None = None
+    cause: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +213,10 @@ class EventLog:
     setting : PageSetting or None
         The page clock's ``clock.setting`` line (None: the log does not say
         which setting the page ran).
+    inferred_quiet_s : tuple of float or None
+        Where the page's clock declared each beat quiet, for a log without
+        ``clock.quiet`` lines: the replay at the setting the page ran
+        (:func:`clock.core.causes.with_page_declarations`). None: not inferred.
     """
 
     events: tuple[Event, ...]
@@ -211,6 +225,7 @@ class EventLog:
     start: CaptureStart | None = None
     session: dict[str, Any] = field(default_factory=dict)
     setting: PageSetting | None = None
+    inferred_quiet_s: tuple[float, ...] | None = None
     # The events of each set of kinds asked for, found once (an analysis per floor asks again and again).
     _by_kinds: dict[tuple[str, ...], tuple[Event, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -237,6 +252,9 @@ class EventLog:
         return replace(
             self,
             events=tuple(replace(e, t_s=e.t_s + offset_s) for e in self.events),
+            inferred_quiet_s=None if self.inferred_quiet_s is None else tuple(
+                t + offset_s for t in self.inferred_quiet_s
+            ),
             readings=tuple(
                 replace(r, t_s=r.t_s + offset_s, frame=None if r.frame is None else r.frame + frames)
                 for r in self.readings
@@ -249,6 +267,26 @@ class EventLog:
         if found is None:
             found = self._by_kinds[kinds] = tuple(e for e in self.events if e.kind in kinds)
         return found
+
+    @property
+    def page_quiets_s(self) -> tuple[float, ...]:
+        """Where the page's own clock declared beats quiet: its ``clock.quiet`` lines, else the inferred ones."""
+        logged = self.of_kind("clock.quiet")
+        if logged:
+            return tuple(e.t_s for e in logged)
+        return self.inferred_quiet_s or ()
+
+    @property
+    def causes_from(self) -> str:
+        """How the causes of the beats' bounds are known (:mod:`clock.core.causes`).
+
+        ``"logged"`` (the page's ``clock.quiet`` lines, or a ``cause`` on its
+        prompts and ends), ``"inferred"`` (the replay at the setting the page
+        ran), or ``"unknown"`` (every bound is taken as the world's).
+        """
+        if self.of_kind("clock.quiet") or any(e.cause is not None for e in self.of_kind("prompt", "end")):
+            return "logged"
+        return "inferred" if self.inferred_quiet_s is not None else "unknown"
 
     @property
     def terminals(self) -> tuple[Event, ...]:

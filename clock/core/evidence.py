@@ -21,9 +21,12 @@ from .beats import (
     FAILURES,
     MISSED_ONSET,
     OK,
+    OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RECORDING_ENDED,
     STALLED,
+    SUPERSEDED,
     Beat,
     FloorAnalysis,
     analyse,
@@ -252,12 +255,12 @@ class Outcome:
     n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
     unsatisfied : tuple of Unsatisfied
     n_aborted : int
-        Beats the page ended (``end``) while the guide was still speaking:
-        neither right nor a failure.
+        Beats the visitor ended (a ``prompt`` or ``end`` before the page's
+        clock declared) while the guide was still speaking: neither right
+        nor a failure.
     n_outpaced : int
-        Beats the page ended (``end``) after the guide had finished, before
-        the clock declared quiet: a failure (the clock was slower than the
-        visitor).
+        Beats the visitor ended after the guide had finished, before the
+        clock declared quiet: not a failure (the visitor did not wait).
     narration_pause_s : float or None
         ``P``: the longest pause inside a narration of these recordings at
         the floor, which tells an aborted beat from an outpaced one.
@@ -267,6 +270,9 @@ class Outcome:
         hears none of the guide there. A failure of the floor (counted by
         ``derive`` for its recommendation and the compared setting; not in
         ``n_silent``).
+    n_superseded, n_recording_ended : int
+        Beats a terminal response superseded, or the recording's end cut,
+        before the clock declared quiet: not the setting's doing.
     """
 
     n_recordings: int
@@ -281,11 +287,13 @@ class Outcome:
     n_outpaced: int = 0
     narration_pause_s: float | None = None
     n_speech_unheard: int = 0
+    n_superseded: int = 0
+    n_recording_ended: int = 0
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls, outpaced ends, missed onsets, and spoken beats the floor does not hear."""
-        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset + self.n_speech_unheard
+        """The setting's failures (premature ends, stalls, missed onsets), and spoken beats the floor does not hear."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset + self.n_speech_unheard
 
 
 @dataclass(frozen=True, slots=True)
@@ -730,12 +738,13 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             out.needs.append(b.need_s)
             if b.onset_tick is not None:
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None and not b.speaking_at_end(pause):
-                # A beat the page ended while the guide spoke leaves no room to respect (a quiet time longer aborts
-                # it, not a failure); one it ended after the guide had finished does (a longer one is outpaced).
-                # Without the prompt in the log, the page prompted some time before the next response.
+            if b.last_word_tick is not None and b.undone(pause) == STALLED:
+                # Only a bound whose passing is a stall leaves room to respect: one the page caused moves with the
+                # clock's declaration, and one the visitor, a superseding response or the recording's end caused is
+                # not the setting's doing. Without the prompt in the log, the page prompted some time before the
+                # next response.
                 unknown = b.bound in ("terminal", "acknowledgment")
-                if b.room_s == float("-inf"):
+                if b.room_s in (float("-inf"), float("inf")):
                     continue  # speech runs into the bound: no quiet time ends it (the replay names it)
                 out.rooms.append(
                     (o.name, float(a.t_s[b.last_word_tick]), b.room_s - (prompt_delay_s if unknown else 0))
@@ -919,7 +928,7 @@ def _replay_outcome(
     With ``spoke``, a beat the replay finds silent where the guide spoke (:meth:`_Corpus.spoke`) is a failure
     of the floor (``Outcome.n_speech_unheard``), named with the others.
     """
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, ABORTED, "silent", "unheard speech"), 0)
+    counts = dict.fromkeys((*OUTCOMES, "unheard speech"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
     pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
@@ -940,7 +949,7 @@ def _replay_outcome(
                 counts["unheard speech"] += 1
                 failing.append(_unheard_speech(o, b, floor))
                 continue
-            counts[b.outcome if b.outcome in counts else "silent"] += 1
+            counts[b.outcome] += 1
             if b.outcome in FAILURES:
                 failing.append(_why(o.name, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
     return Outcome(
@@ -956,6 +965,8 @@ def _replay_outcome(
         counts[OUTPACED],
         pause,
         counts["unheard speech"],
+        counts[SUPERSEDED],
+        counts[RECORDING_ENDED],
     )
 
 

@@ -289,8 +289,8 @@ class RuleResult:
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls, outpaced ends, missed onsets and beats without the event a rule needs."""
-        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset + self.n_no_event
+        """The rule's failures (premature ends, stalls, missed onsets) and beats without the event a rule needs."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset + self.n_no_event
 
 
 @dataclass(frozen=True, slots=True)

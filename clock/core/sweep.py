@@ -18,16 +18,18 @@ event log:
 * ``n_premature``: beats the clock would end while the guide was still
   talking;
 * ``n_stalled``: beats where the guide spoke and the clock would not declare
-  quiet before the next prompt, terminal response, ``end`` or the end of the
-  recording (the tour would wait);
+  quiet within the silence it had: before a bound that does not move with
+  the clock's declaration (in a log that does not say who caused its
+  bounds, the next prompt, terminal response or the end of the recording;
+  a bound the page caused moves: :mod:`clock.core.causes`);
 * ``n_missed_onset``: beats whose onset the clock would give up waiting for;
-* ``n_outpaced``: beats the page ended (``end``) after the guide had
-  finished, before the clock declared quiet (a failure: the clock was slower
-  than the visitor);
-* ``n_aborted``: beats the page ended (``end``) while the guide was still
-  speaking (not a failure, and not a beat ended right); ``P``, which tells
-  the two apart, is the longest narration pause of all the recordings at
-  that floor (:func:`clock.core.beats.narration_pause_s`);
+* ``n_outpaced`` and ``n_aborted``: beats the visitor ended (a prompt or
+  ``end`` before the page's clock declared) after the guide had finished, or
+  while it still spoke; ``n_superseded`` and ``n_recording_ended``: beats a
+  terminal response superseded or the recording's end cut first. None is a
+  failure: the setting did not end them. ``P``, which tells aborted from
+  outpaced, is the longest narration pause at that floor
+  (:func:`clock.core.beats.narration_pause_s`);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
   exact sums of ticks, never as floats. Measured from the last word the
@@ -62,7 +64,9 @@ from .beats import (
     OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RECORDING_ENDED,
     STALLED,
+    SUPERSEDED,
     analyse_floors,
 )
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
@@ -89,10 +93,13 @@ class SweepPoint:
         Beats in which the guide spoke.
     n_ok, n_premature, n_stalled, n_missed_onset : int
     n_aborted : int
-        Beats the page ended while the guide was still speaking (not failures).
+        Beats the visitor ended while the guide was still speaking (not failures).
     n_outpaced : int
-        Beats the page ended after the guide had finished, before the clock
-        declared quiet (failures).
+        Beats the visitor ended after the guide had finished, before the clock
+        declared quiet (not failures: the visitor did not wait).
+    n_superseded, n_recording_ended : int
+        Beats a terminal response superseded, or the recording's end cut,
+        before the clock declared quiet (not failures: not the setting's doing).
     latency_mean_s, latency_p95_s, latency_max_s : float or None
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
@@ -118,11 +125,13 @@ class SweepPoint:
     after_speech_mean_s: float | None = None
     after_speech_max_s: float | None = None
     n_outpaced: int = 0
+    n_superseded: int = 0
+    n_recording_ended: int = 0
 
     @property
     def n_failed(self) -> int:
-        """Premature ends, stalls, outpaced ends and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_outpaced + self.n_missed_onset
+        """The setting's failures (:data:`clock.core.beats.FAILURES`): premature ends, stalls and missed onsets."""
+        return self.n_premature + self.n_stalled + self.n_missed_onset
 
     @property
     def mean_ticks(self) -> Fraction | None:
@@ -356,14 +365,16 @@ def _block(
     np.add.at(tick_sum, key, np.concatenate(ticks) if ticks else np.zeros(0, np.int64))
     after_key = np.concatenate(after_keys) if after_keys else np.zeros(0, np.int64)
     wait_mean, wait_max = _by_setting(after_key, np.concatenate(after) if after else np.zeros(0), n, p95=False)
-    ok, premature, stalled, missed, aborted, outpaced = (
-        counts[OUTCOMES.index(name)] for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED)
+    ok, premature, stalled, missed, aborted, outpaced, superseded, ended = (
+        counts[OUTCOMES.index(name)]
+        for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
     )
     return {
-        "n_beats": ok + premature + stalled + missed + aborted + outpaced, "n_ok": ok, "n_premature": premature,
-        "n_stalled": stalled, "n_missed_onset": missed, "latency_mean_s": lat_mean, "latency_p95_s": lat_p95,
-        "latency_max_s": lat_max, "latency_ticks": tick_sum, "n_aborted": aborted, "after_speech_mean_s": wait_mean,
-        "after_speech_max_s": wait_max, "n_outpaced": outpaced,
+        "n_beats": ok + premature + stalled + missed + aborted + outpaced + superseded + ended, "n_ok": ok,
+        "n_premature": premature, "n_stalled": stalled, "n_missed_onset": missed, "latency_mean_s": lat_mean,
+        "latency_p95_s": lat_p95, "latency_max_s": lat_max, "latency_ticks": tick_sum, "n_aborted": aborted,
+        "after_speech_mean_s": wait_mean, "after_speech_max_s": wait_max, "n_outpaced": outpaced,
+        "n_superseded": superseded, "n_recording_ended": ended,
     }  # fmt: skip
 
 
@@ -376,7 +387,7 @@ def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:
     Means are ratios of whole ticks to whole beats, compared exactly.
     """
     ok, ticks = columns["n_ok"], columns["latency_ticks"]
-    failed = columns["n_premature"] + columns["n_stalled"] + columns["n_outpaced"] + columns["n_missed_onset"]
+    failed = columns["n_premature"] + columns["n_stalled"] + columns["n_missed_onset"]
     scored = np.flatnonzero((columns["n_beats"] > 0) & (ok > 0))
     # Rounding keeps the means' order, so the least exact mean of each count is among the least rounded ones.
     mean = ticks[scored] / ok[scored]

@@ -34,7 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from ..core.beats import LEVEL, RULES, check_rule
-from ..core.events import CaptureStart, Event, EventLog, Label, PageSetting, Reading, classify, one_terminal_per_beat
+from ..core.events import (
+    CAUSES,
+    CaptureStart,
+    Event,
+    EventLog,
+    Label,
+    PageSetting,
+    Reading,
+    classify,
+    one_terminal_per_beat,
+)
 from ..errors import EventLogError, InvalidParameterError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling
@@ -291,7 +301,8 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
                 )
             n_out_of_order += 1
         previous = (x.number, t)
-        events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id))
+        cause = x.extra if x.kind in ("prompt", "end") else None
+        events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id, cause))
     if overlong:
         more = f"; {len(overlong) - 1} more skipped" if len(overlong) > 1 else ""
         warnings.warn(
@@ -446,6 +457,11 @@ def _line(record: dict[str, Any], number: int, where: str) -> _Line:
         extra = {k: v for k, v in record.items() if k not in ("type", "t", "t_ms", "frame") and _scalar(v)}
     elif type_ == "clock.setting":
         extra = _page_setting(record, where)
+    elif type_ in ("prompt", "end") and "cause" in record:
+        extra = record["cause"]
+        if extra not in CAUSES:
+            raise EventLogError(f"{where}: 'cause' must be one of {', '.join(map(repr, CAUSES))}, got {_shown(extra)}")
+        extra = sys.intern(extra)
     elif type_ == "clock.level":
         extra = _number(record, "level", where)
         if extra is None or extra < 0:

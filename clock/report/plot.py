@@ -708,8 +708,8 @@ def plot_sweep_heatmap(
     panels = (
         ("premature ends", result.matrix("n_premature")),
         (
-            "stalls, outpaced ends and missed onsets",
-            result.matrix("n_stalled") + result.matrix("n_outpaced") + result.matrix("n_missed_onset"),
+            "stalls and missed onsets",
+            result.matrix("n_stalled") + result.matrix("n_missed_onset"),
         ),
     )
     top = int(max(1, *(np.nanmax(m) if m.size else 0 for _, m in panels)))
