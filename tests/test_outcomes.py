@@ -14,12 +14,9 @@ import numpy as np
 import pytest
 
 from clock.core.beats import OUTCOMES, analyse, beats, decide_quiets, narration_pause_s
-from clock.core.check import check_corpus
-from clock.core.derive import Margins, Observation, derive, judge
+from clock.core.derive import Observation, derive, judge
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks
-from clock.core.sweep import sweep
-from clock.core.thresholds import Thresholds
 
 HZ = 60
 ACK_SILENCE = 170  # ticks from the acknowledgment's last word to the narration's onset: 2.833 s

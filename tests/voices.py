@@ -207,12 +207,30 @@ def truth_failures(
     are matched to truths by their terminal response.
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
+    quiets = [e.t_s for e in events.of_kind("clock.quiet")]
     out = []
     for truth in truths:
         rb = next((b for b in played if abs(b.terminal_s - truth.terminal_s) < 1e-6), None)
         if rb is None:
             continue
         where = f"beat at {truth.terminal_s:.2f} s"
+        # The page logged its clock's declaration before the beat's bound: the bound (its prompt) is the page's
+        # consequence and moves with a replayed declaration (issue 34); the beat can stall only where the clock
+        # never declares in the silence it had up to the next response or the recording's end.
+        page_bound = any(truth.terminal_s <= q <= truth.bound_s for q in quiets)
+        if page_bound and not truth.aborted and not rb.no_onset:
+            # The construction's silence after the narration holds the quiet time: a clock at a floor over the
+            # room's noise declares in it, so one that does not hears the noise as the guide, and stalls.
+            # So does one whose floor hears the room in the construction's silence after the narration (past the
+            # last word's tail), whatever the quiet time: at that level it never declares.
+            held = quiet_s + 0.1 <= truth.bound_s - truth.narration_end_s
+            room = (trace.t_s > truth.narration_end_s + 0.2) & (trace.t_s < truth.bound_s)
+            noisy = bool(room.any() and trace.level[room].max() > floor)
+            if noisy or (held and (rb.quiet_declared_s is None or rb.quiet_declared_s >= truth.bound_s)):
+                out.append(f"{where}: stalled")
+            elif rb.quiet_declared_s is not None and rb.quiet_declared_s < truth.narration_end_s:
+                out.append(f"{where}: cut at {rb.quiet_declared_s:.2f} s before {truth.narration_end_s:.2f} s")
+            continue
         if truth.silent:
             continue  # nothing to end: check's no-speech flags it
         if truth.aborted:

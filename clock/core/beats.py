@@ -105,7 +105,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError, SpeechClockWarning
-from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_causes, page_ends
+from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_causes, page_declared, page_ends
 from .events import Event, EventLog
 from .levels import LevelTrace
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
@@ -696,6 +696,7 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
         # What stops each stop is: a terminal response (else an ``end``).
         "stop_terminal": np.array([e.kind == "terminal" for e in queue], bool),
         "cause": bound_causes(events),
+        "declared": page_declared(events),
         "bound_times": bound_times,
         "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
         "term_t": term_t,
@@ -718,6 +719,10 @@ def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.i
     kind = np.where(ka >= n, 0, kind).astype(np.int8)
     return k0, np.maximum(k0, ka).astype(np.int64), kind
 
+
+#: Speech that begins this soon after a prompt the page caused is not the answer to it (a round trip to the
+#: provider and its first audio take longer): it is the beat's own narration going on past the prompt.
+RESPONSE_MIN_S = 0.15
 
 #: What ends a beat's life (``_lives``): the end of the trace, the next terminal response, an ``end``.
 _STOPS = ("trace end", "terminal", "end")
@@ -1151,6 +1156,7 @@ def analyse(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
             "acknowledgment" if bound_s is not None else _BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
+            float(base["declared"][j]),
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
@@ -1180,6 +1186,7 @@ def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> di
     wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
     return {
         "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "stop": stop, "cause": log["cause"], "term_t": term_t,
+        "declared": log["declared"],
         "spans": spans, "bound_s": bound_s,
         "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
         "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
@@ -1234,13 +1241,23 @@ def _analyse_beat(
     spans: tuple[tuple[float, float], ...],
     cause: str = UNKNOWN_CAUSE,
     stop: int = 0,
+    declared_s: float = float("nan"),
 ) -> BeatAnalysis:
-    """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`)."""
+    """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`),
+    ``declared_s`` where the page's clock declared it (NaN: not known)."""
     a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans)
     a = replace(a, cause=cause)
-    if cause != PAGE or not a.spoken:
+    if not a.spoken:
         return a
-    return _moved(a, t, speech, speech_idx, spans, stop)
+    assert a.last_word_tick is not None
+    kd = int(np.searchsorted(t, declared_s, side="left")) if declared_s == declared_s else -1
+    if a.first_tick <= kd < min(a.bound_tick, t.size) and bool(speech[kd]) and a.last_word_tick >= a.bound_tick - 1:
+        # This floor hears sound where the page's clock heard the silence it declared on (noise, word tails), on
+        # into the bound: at the level it had, the clock never declares, so the beat stalls, whatever the bound.
+        return replace(a, cause=PAGE, room_s=float("-inf"), speech_at_bound=True)
+    if cause != PAGE:
+        return a
+    return _moved(a, t, speech, speech_idx, spans, stop, declared_s)
 
 
 def _moved(
@@ -1250,14 +1267,18 @@ def _moved(
     speech_idx: NDArray[np.int64],
     spans: tuple[tuple[float, float], ...],
     stop: int,
+    declared_s: float,
 ) -> BeatAnalysis:
     """A spoken beat whose bound the page caused, as a replay at any setting sees it: the bound moves with the
     replayed declaration, so the silence after the last word continues at the level it had (room inf). Where the
     guide spoke on past the bound (speech that follows the last word within the beat's longest pause, at least a
     dip between words), that speech is the beat's own narration, up to the first longer silence or the end of the
-    beat's life; speech that runs into the next response stalls it (at the level it had, the clock never declares),
+    beat's life (speech that begins within RESPONSE_MIN_S of the bound is the narration's whatever the silence
+    before it); speech that runs into the next response stalls it (at the level it had, the clock never declares),
     into the end of the recording ends it there, into an ``end`` the visitor's."""
     assert a.last_word_tick is not None
+    n = t.size
+    kd = int(np.searchsorted(t, declared_s, side="left")) if declared_s == declared_s else -1
     join_s = max(a.pause_s, MIN_GAP_S)
     later = speech_idx[(speech_idx >= a.bound_tick) & (speech_idx < a.life_end_tick)]
     last = a.last_word_tick
@@ -1267,12 +1288,20 @@ def _moved(
         ends = np.concatenate([later[breaks], [later[-1]]]).tolist()
         for rs, re_ in zip(starts, ends):
             gap = float(_unpaused(float(t[last]), t[rs : rs + 1], spans)[0])
-            if gap > join_s + _EPS_S:
+            if last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
+                join_s = max(join_s, gap)  # (no answer to the prompt is heard this soon: the narration goes on)
+            elif gap > join_s + _EPS_S:
                 break
             last = re_
+    ka, n = a.life_end_tick, t.size
+    if stop == 0 and last < ka - 1:
+        # Nothing stops the beat's life before the recording ends: the silence runs on to the recording's end,
+        # the world's bound (a quiet time longer than it finds the recording ended, not a failure).
+        out = _analyse_span(a.index, a.terminal_s, a.bound_s, "recording end", a.first_tick, ka, t, speech,
+                            speech_idx, spans)  # fmt: skip
+        return replace(out, cause=WORLD, past_bound=last != a.last_word_tick)
     if last == a.last_word_tick:
         return replace(a, room_s=float("inf"))
-    ka, n = a.life_end_tick, t.size
     into = last >= ka - 1  # the speech runs into the end of the beat's life
     kind = "recording end" if into and stop == 0 else a.bound
     bound_s = float(t[last + 1]) if last + 1 < n else float(t[-1]) + (float(t[-1] - t[-2]) if n > 1 else 0.0)
@@ -1280,9 +1309,14 @@ def _moved(
     if not into:
         return replace(out, cause=PAGE, past_bound=True, room_s=float("inf"), bound=a.bound)
     if stop == 1:
-        # The level stays above the floor into the next response (noise, or the next response's audio queued on
-        # this one's): at the level it had, the clock never declares, so the beat stalls.
-        return replace(out, cause=PAGE, past_bound=True, room_s=float("-inf"), bound=a.bound, speech_at_bound=True)
+        # The level stays above the floor into the next response. Where the page's clock heard a silence this
+        # floor hears too (quiet at its declaration's tick), this is the narration going on, the next response's
+        # audio queued after it: its end is not seen, and the silence after it is taken to run on. Where this floor
+        # hears sound the page's clock took for silence (noise, word tails), at the level it had the clock never
+        # declares: the beat stalls.
+        heard_quiet = 0 <= kd < n and not bool(speech[kd])
+        room = float("inf") if heard_quiet or declared_s != declared_s else float("-inf")
+        return replace(out, cause=PAGE, past_bound=True, room_s=room, bound=a.bound, speech_at_bound=True)
     # Into the end of the recording (the world's), or an ``end`` the visitor pressed while the guide spoke.
     return replace(out, cause=WORLD if stop == 0 else VISITOR, past_bound=True, bound="recording end" if stop == 0
                    else "end", speech_at_bound=True)  # fmt: skip
@@ -1591,7 +1625,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
     b_n = kept.size
     k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
-    cause0, stop0 = base["cause"][kept], base["stop"][kept]
+    cause0, stop0, declared0 = base["cause"][kept], base["stop"][kept], base["declared"][kept]
     bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
     code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
     # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
@@ -1659,7 +1693,14 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     nx = np.minimum(ib + 1, last_run)
     follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
     gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
-    on = page & ((e[ib] >= kb) | (follows_on & (gap_on <= np.maximum(pause, MIN_GAP_S) + _EPS_S)))
+    soon = t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S
+    on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + _EPS_S) | soon)))
+    on |= page & (stop0 == 0)  # (the recording's end bounds it: see _moved)
+    # A floor that hears sound at the page's declaration, on into the bound, stalls whatever the bound (see
+    # _analyse_beat): analysed on its own.
+    kd = np.searchsorted(t, np.nan_to_num(declared0, nan=np.inf), side="left")
+    at_kd = (kd < n) & (r[np.minimum(kd, max(n - 1, 0))] > np.arange(n_f)[:, None])
+    on |= spoken & at_kd & (kd >= k0) & (kd < kb) & (e[ib] >= kb - 1)
     room = np.where(page & ~on, np.inf, room)
     paused: dict[tuple[int, int], BeatAnalysis] = {}
     touched = np.zeros(b_n, bool)
@@ -1674,7 +1715,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
         for i in np.flatnonzero(touched | on[j]).tolist():
             a = _analyse_beat(
                 int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
-                int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]),
+                int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
             )  # fmt: skip
             spoken[j, i] = a.spoken
             if not a.spoken:

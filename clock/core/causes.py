@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from .events import EventLog
 
-__all__ = ["CAUSE_NAMES", "PAGE", "UNKNOWN_CAUSE", "VISITOR", "WORLD", "bound_causes", "page_ends"]
+__all__ = ["CAUSE_NAMES", "PAGE", "UNKNOWN_CAUSE", "VISITOR", "WORLD", "bound_causes", "page_declared", "page_ends"]
 
 #: The causes of a bound (see the module notes), in the order of their codes.
 UNKNOWN_CAUSE, PAGE, VISITOR, WORLD = "unknown", "page", "visitor", "world"
@@ -81,6 +81,23 @@ def bound_causes(events: EventLog) -> NDArray[np.int8]:
             out[j] = CAUSE_CODES["page"]
         else:
             out[j] = CAUSE_CODES["world" if b.kind == "terminal" else "visitor"]
+    return out
+
+
+def page_declared(events: EventLog) -> NDArray[np.float64]:
+    """When the page's clock declared each beat quiet (its first declaration from the beat's terminal response up
+    to its bound), NaN where it did not (or the log does not say)."""
+    terms = events.terminals
+    bounds = events.of_kind("terminal", "prompt", "end")
+    bound_t = [e.t_s for e in bounds]
+    quiets = tuple(sorted(events.page_quiets_s))
+    out = np.full(len(terms), np.nan)
+    for j, term in enumerate(terms):
+        at = bisect_right(bound_t, term.t_s)
+        hi = bound_t[at] if at < len(bounds) else float("inf")
+        i = bisect_left(quiets, term.t_s)
+        if i < len(quiets) and quiets[i] <= hi:
+            out[j] = quiets[i]
     return out
 
 

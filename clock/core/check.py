@@ -90,9 +90,12 @@ from typing import Any
 import numpy as np
 
 from .beats import (
+    ABORTED,
     FAILURES,
     LEVEL,
     OUTCOMES,
+    OUTPACED,
+    PREMATURE,
     Beat,
     aborted_line,
     analyse,
@@ -594,14 +597,14 @@ def _beat_checks(
         [
             _Finding(b.quiet_declared_s, f"beat {b.index + 1} declared quiet, then speech resumed", q, 1, 0, "beats")
             for b in found
-            if b.premature
+            if b.outcome == PREMATURE
         ],
         _Finding(None, f"{n} beats", "no premature end", 0, 0, "beats"),
     )
     rooms = [b for b in found if b.replay.last_word_s is not None and b.bound != "end"]
     n_aborted = sum(b.aborted for b in found)
-    aborted = f" ({n_aborted} aborted by the page's end while the guide spoke)" if n_aborted else ""
-    ended = [b for b in found if b.bound == "end" and b.outcome not in ("silent", "unheard")]
+    aborted = f" ({n_aborted} ended by the visitor while the guide spoke)" if n_aborted else ""
+    ended = [b for b in found if b.outcome in (ABORTED, OUTPACED)]
     spoken = [b for b in found if b.outcome not in ("silent", "unheard")]
     result(
         "stalled",
@@ -626,25 +629,16 @@ def _beat_checks(
             "s",
         ),
     )
+    # A beat the visitor ended before the clock declared is the visitor's doing, never a failure: said, not failed.
     said = "".join(f"; beat {b.index + 1}: {aborted_line(b)}" for b in ended if b.aborted)
+    said += "".join(f"; beat {b.index + 1}: {outpaced_line(b, th.quiet_s)}" for b in ended if b.outpaced)
     result(
         "outpaced",
-        [
-            _Finding(
-                b.last_word_s,
-                f"beat {b.index + 1}: {outpaced_line(b, th.quiet_s)}",
-                q,
-                b.end_after_word_s,
-                th.quiet_s,
-                "s",
-            )
-            for b in ended
-            if b.outpaced
-        ],
+        [],
         _Finding(
             None,
-            f"{_plural(len(ended), 'beat')} the page ended{said}" if ended else "no beat the page ended",
-            "quiet declared before the page's end once the guide had finished",
+            f"{_plural(len(ended), 'beat')} the visitor ended{said}" if ended else "no beat the visitor ended",
+            "the visitor's end is not the setting's doing",
             min((b.end_after_word_s for b in ended if not b.aborted and b.end_after_word_s is not None), default=None),
             th.quiet_s,
             "s",

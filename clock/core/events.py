@@ -252,9 +252,9 @@ class EventLog:
         return replace(
             self,
             events=tuple(replace(e, t_s=e.t_s + offset_s) for e in self.events),
-            inferred_quiet_s=None if self.inferred_quiet_s is None else tuple(
-                t + offset_s for t in self.inferred_quiet_s
-            ),
+            inferred_quiet_s=None
+            if self.inferred_quiet_s is None
+            else tuple(t + offset_s for t in self.inferred_quiet_s),
             readings=tuple(
                 replace(r, t_s=r.t_s + offset_s, frame=None if r.frame is None else r.frame + frames)
                 for r in self.readings

@@ -1,0 +1,228 @@
+"""Tours recorded with the page's clock in the loop, and their truth by re-simulation (no files, no corpus).
+
+Real recordings come from a page that runs the clock: after its clock declares a beat quiet, the page logs
+``clock.quiet``, waits the beat's linger, prompts the next stop; the voice acknowledges the prompt (its audio
+queued after whatever still plays), the backend's terminal response follows after its latency, then the
+narration (queued likewise); after the last stop the page logs ``end``. So where the page prompts, and so
+where every later piece of audio lands, is a consequence of the page's setting.
+
+A :class:`VoiceDraw` is what the world does, whatever the setting: each beat's acknowledgment, latencies,
+sentences and pauses, and the visitor's actions. :func:`record` plays it through a page at a setting and
+returns the recording (samples, the page's log) and, per beat, when the page declared it and when its
+narration really ended. The truth of any setting is :func:`record` again at that setting: the same audio and
+latencies, judged by construction (premature: the page declared before the narration's last word; stalled:
+it never declared while the beat was open). The page's clock here is this module's own few lines over the
+levels (the analyser's levels are held to Chromium's elsewhere), never the tool's replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+from tours import words
+
+from clock.core.derive import Observation
+from clock.core.events import Event, EventLog
+from clock.core.levels import levels
+
+RATE = 16000
+LINGER_S = 0.5
+EPS_S = 1e-9
+
+
+@dataclass(frozen=True, eq=False)  # (hashed by identity: the cache below)
+class BeatDraw:
+    """What the world does in one beat, whatever the page's setting."""
+
+    ack: np.ndarray | None  # the voice's acknowledgment of the prompt (None: none)
+    ack_latency_s: float  # prompt -> acknowledgment
+    backend_s: float  # prompt -> terminal response
+    onset_s: float  # terminal response -> narration (queued after what plays)
+    sentences: tuple[np.ndarray, ...]
+    pauses_s: tuple[float, ...]  # between sentences
+    barge_in_at: float | None = None  # the visitor speaks up this far (0-1) into the last sentence: audio cut
+    end_early_s: float | None = None  # the visitor presses End this long after the narration's last word
+
+
+@dataclass(frozen=True, eq=False)
+class VoiceDraw:
+    """A tour's draw: its beats, and how long the recording runs after the page's ``end`` (None: cut early)."""
+
+    name: str
+    beats: tuple[BeatDraw, ...]
+    tail_s: float = 1.5
+    cut_after_last_word_s: float | None = None  # the recording ends this long after the last narration's word
+
+
+@dataclass
+class Played:
+    """One beat as the page played it."""
+
+    terminal_s: float
+    narration_end_s: float  # the narration's last sample
+    declared_s: float | None  # the page's clock.quiet (None: never)
+    ended_by: str = "page"  # "page" (its clock), "barge-in", "end" (the visitor), "recording"
+
+    @property
+    def premature(self) -> bool:
+        return self.declared_s is not None and self.declared_s < self.narration_end_s - EPS_S
+
+
+@dataclass
+class Recording:
+    name: str
+    samples: np.ndarray
+    events: list[tuple[str, float, dict]]
+    played: list[Played] = field(default_factory=list)
+
+    def observation(self) -> Observation:
+        trace = _levels(self.samples)
+        log = EventLog(
+            tuple(
+                Event(kind, kind, t, i + 1, extra.get("linger_s"), None, extra.get("cause"))
+                for i, (kind, t, extra) in enumerate(self.events)
+            )
+        )
+        return Observation(self.name, trace, log)
+
+
+def draw_voice(
+    rng: np.random.Generator,
+    name: str,
+    *,
+    n_beats: int = 5,
+    pauses_s: tuple[float, float] = (0.3, 2.0),
+    long_pauses_s: tuple[float, float] | None = None,
+    level: float = 0.05,
+) -> VoiceDraw:
+    """A tour of ``n_beats`` beats of one voice: 2-4 sentences a beat, pauses drawn from ``pauses_s``, and in
+    each beat one pause from ``long_pauses_s`` where given (the voice's longest sentence pauses)."""
+    beats = []
+    for _ in range(n_beats):
+        n = int(rng.integers(2, 5))
+        sentences = tuple(words(rng, float(rng.uniform(0.8, 2.2)), level) for _ in range(n))
+        pauses = [float(rng.uniform(*pauses_s)) for _ in range(n - 1)]
+        if long_pauses_s is not None:
+            pauses[int(rng.integers(n - 1))] = float(rng.uniform(*long_pauses_s))
+        ack = words(rng, float(rng.uniform(0.5, 1.0)), level) if rng.random() < 0.6 else None
+        beats.append(
+            BeatDraw(
+                ack,
+                float(rng.uniform(0.2, 0.6)),
+                float(rng.uniform(1.5, 3.5)),
+                float(rng.uniform(0.2, 0.6)),
+                sentences,
+                tuple(pauses),
+            )  # fmt: skip
+        )
+    return VoiceDraw(name, tuple(beats))
+
+
+def _levels(x: np.ndarray):
+    return levels(np.asarray(x, np.float32), RATE)
+
+
+def _page_declares(x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: float) -> float | None:
+    """The page's level clock from a terminal response: wait for the first tick above the floor, then declare at
+    the first tick at which the time since the last tick above it reaches the quiet time (None: never, in ``x``)."""
+    trace = _levels(x)
+    t, above = trace.t_s, trace.level > floor
+    k = int(np.searchsorted(t, terminal_s, side="left"))
+    last = None
+    for i in range(k, t.size):
+        if above[i]:
+            last = t[i]
+        elif last is not None and t[i] - last >= quiet_s - EPS_S:
+            return float(t[i])
+    return None
+
+
+def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
+    """The recording a page at this setting makes of ``voice`` (see the module notes)."""
+    pieces: list[tuple[float, np.ndarray]] = []
+    events: list[tuple[str, float, dict]] = []
+    played: list[Played] = []
+    busy = 0.0  # audio is queued until here
+    prompt = 0.5
+
+    def place(at: float, x: np.ndarray) -> float:
+        i = int(round(at * RATE))
+        pieces.append((i / RATE, x))
+        return i / RATE + x.size / RATE
+
+    def samples(until_s: float) -> np.ndarray:
+        out = np.zeros(int(until_s * RATE) + 1)
+        for at, x in pieces:
+            i = int(round(at * RATE))
+            out[i : i + x.size] += x[: max(0, out.size - i)]
+        return out
+
+    for j, b in enumerate(voice.beats):
+        events.append(("prompt", prompt, {} if j == 0 else {"cause": None}))
+        if b.ack is not None:
+            busy = place(max(prompt + b.ack_latency_s, busy), b.ack)
+        terminal = prompt + b.backend_s
+        events.append(("terminal", terminal, {"linger_s": LINGER_S}))
+        cursor = max(terminal + b.onset_s, busy)
+        for i, sentence in enumerate(b.sentences):
+            if b.barge_in_at is not None and i == len(b.sentences) - 1:
+                sentence = sentence[: int(sentence.size * b.barge_in_at)]
+            cursor = place(cursor, sentence)
+            if i < len(b.pauses_s):
+                cursor += b.pauses_s[i]
+        busy = narration_end = cursor
+        if b.barge_in_at is not None:
+            # The visitor speaks up in the last sentence: the provider cuts the audio, the page prompts again.
+            played.append(Played(terminal, narration_end, None, "barge-in"))
+            events.append(("prompt", narration_end, {"cause": "visitor"}))
+            prompt = narration_end + 0.8
+            continue
+        if b.end_early_s is not None:
+            played.append(Played(terminal, narration_end, None, "end"))
+            events.append(("end", narration_end + b.end_early_s, {"cause": "visitor"}))
+            prompt = None
+            break
+        horizon = narration_end + quiet_s + 1.0
+        declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s)
+        played.append(Played(terminal, narration_end, declared))
+        if declared is None:
+            prompt = None
+            break
+        events.append(("clock.quiet", declared, {}))
+        prompt = declared + LINGER_S
+    last_word = max(p.narration_end_s for p in played)
+    if prompt is not None:
+        events.append(("end", prompt, {}))
+        end_s = max(prompt, busy) + voice.tail_s
+    else:
+        end_s = max(busy, max(t for _, t, _ in events)) + voice.tail_s
+    if voice.cut_after_last_word_s is not None:
+        end_s = last_word + voice.cut_after_last_word_s
+        events = [e for e in events if e[1] < end_s]
+        if played[-1].declared_s is None or played[-1].declared_s >= end_s:
+            played[-1].ended_by = "recording"
+    events.sort(key=lambda e: e[1])
+    return Recording(voice.name, samples(end_s), events, played)
+
+
+@cache
+def _cached_record(voice: VoiceDraw, floor: float, quiet_s: float) -> Recording:
+    return record(voice, floor=floor, quiet_s=quiet_s)
+
+
+def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float) -> list[str]:
+    """The beats a page at this setting ends wrong, by re-simulating each tour at it: ``name beat k: premature``
+    (declared before the narration's last word) or ``stalled`` (never declared while the beat was open)."""
+    out = []
+    for v in voices:
+        rec = _cached_record(v, floor, quiet_s)
+        for k, p in enumerate(rec.played):
+            if p.ended_by != "page":
+                continue
+            if p.premature:
+                out.append(f"{v.name} beat {k + 1}: premature")
+            elif p.declared_s is None:
+                out.append(f"{v.name} beat {k + 1}: stalled")
+    return out
