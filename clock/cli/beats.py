@@ -269,6 +269,10 @@ def beats(
                 f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
             )
         trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
+    try:
+        check_rule(rule, hangover_s, quiet_s=th.quiet_s)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
     found = find_beats(
         trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s, rule=rule,
         hangover_s=hangover_s,

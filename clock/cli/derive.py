@@ -14,10 +14,10 @@ from ..api import check_config
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
-from ..core.derive import Derivation, Observation
+from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.derive import derive as derive_thresholds
 from ..core.levels import LevelTrace
-from ..core.thresholds import Thresholds
+from ..core.thresholds import LEVEL, Thresholds
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
@@ -43,6 +43,14 @@ from .stress import robust_prefer, robustness_results
 @corpus_options
 @candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
+@click.option(
+    "--min-saving",
+    "min_saving_s",
+    type=click.FloatRange(0.0, 60.0),
+    metavar="S",
+    help="Name a rule on the provider's event only where it saves at least this much median dead air against the "
+    "level clock, at the recommended and the committed setting (default: [margins] min_saving_s, 0.3 s).",
+)
 @click.option(
     "--prefer",
     type=click.Choice(["evidence", "robust"]),
@@ -73,6 +81,7 @@ def derive(
     no_progress: bool,
     lenient: bool,
     by: str | None,
+    min_saving_s: float | None,
     prefer: str,
     fmt: str,
     plot_path: Path | None,
@@ -90,7 +99,10 @@ def derive(
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
+    if min_saving_s is not None:
+        cfg = replace(cfg, margins=replace(cfg.margins, min_saving_s=min_saving_s))
     compare = cfg.thresholds if label != "built-in defaults" else None
+    keys = tuple(dict.fromkeys(((by,) if by else ()) + GROUP_KEYS))
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
@@ -112,6 +124,8 @@ def derive(
             compare=compare,
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+            group_keys=keys,
+            committed=cfg.thresholds,
         )
 
     found = [
@@ -124,6 +138,8 @@ def derive(
             group=name,
             compare=compare,
             compare_label=label,
+            group_keys=keys,
+            committed=cfg.thresholds,
         )
         for name, members in groups.items()
     ]
@@ -164,7 +180,8 @@ def _write_page_config(
         else:
             why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
         raise InvalidParameterError(f"--format js: nothing to write, {why}")
-    th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+    # Only a rule derive recommended is written (never the committed one): without it, the level clock.
+    th = replace(thresholds, rule=LEVEL, hangover_s=None).with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
     saving = found.rules.saving if found.rules is not None else None
     text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)
