@@ -17,7 +17,8 @@ from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.derive import derive as derive_thresholds
 from ..core.levels import LevelTrace
-from ..core.thresholds import LEVEL, Thresholds
+from ..core.thresholds import LEVEL, Thresholds, check_bounded
+from ..core.windows import MARGIN_BOUNDS
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
@@ -34,7 +35,16 @@ from ..report.text import (
     not_applicable_lines,
     saving_line,
 )
-from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import (
+    TIME,
+    OutputPath,
+    _checked,
+    candidate_options,
+    corpus_options,
+    load_corpus,
+    output_option,
+    with_candidate,
+)
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
 
@@ -46,8 +56,9 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--min-saving",
     "min_saving_s",
-    type=click.FloatRange(0.0, 60.0),
+    type=TIME,
     metavar="S",
+    callback=_checked(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
     help="Name a rule on the provider's event only where it saves at least this much median dead air against the "
     "level clock, at the recommended and the committed setting (default: [margins] min_saving_s, 0.3 s).",
 )
