@@ -335,16 +335,23 @@ def check_recording(
     rec, classes = recording_levels(obs, margins)
     has_beats = obs.events is not None and bool(obs.events.terminals)
     found: Sequence[Beat] = []
-    if has_beats:
+
+    def replayed(rule: str = LEVEL, hangover_s: float | None = None) -> Sequence[Beat]:
+        """The beats at the checked setting, the clock running ``rule``."""
         assert obs.events is not None
-        found = beats(
+        return beats(
             trace,
             obs.events,
             floor=th.floor,
             quiet_s=th.quiet_s,
             onset_timeout_s=th.onset_timeout_s,
             narration_pause_s=narration_pause_s,
+            rule=rule,
+            hangover_s=hangover_s,
         )
+
+    if has_beats:
+        found = replayed()
     # The checks read the beats the clock saw a tick of: an unheard beat has no speech, gap or decision.
     seen = heard(found)
     replay = _LevelReplay(obs, th, found, seen, narration_pause_s, classes.speech) if has_beats else None
@@ -416,18 +423,7 @@ def check_recording(
         quiet_range_s = own.quiet_range(narration_pause_s=pause)[:2]
     # Dead air at the rule the page runs: the log's clock.setting's, else the config's ([thresholds] rule).
     dead_rule = rule if setting is not None else (th.rule, th.hangover_s)
-    ruled = found
-    if dead_rule[0] != LEVEL:
-        ruled = beats(
-            trace,
-            obs.events,
-            floor=th.floor,
-            quiet_s=th.quiet_s,
-            onset_timeout_s=th.onset_timeout_s,
-            narration_pause_s=narration_pause_s,
-            rule=dead_rule[0],
-            hangover_s=dead_rule[1],
-        )
+    ruled = found if dead_rule[0] == LEVEL else replayed(*dead_rule)
     said = "the log's clock.setting" if setting is not None else "[thresholds]"
     _beat_checks(
         seen, len(found), th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page,
