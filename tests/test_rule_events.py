@@ -251,6 +251,10 @@ def test_a_hangover_at_or_above_the_quiet_time_is_refused(cli, tmp_path):
         (tmp_path / "speechclock.toml").unlink()
         bad = cli("beats", tmp_path / "t.wav", "--quiet-time", 2.5, "--rule", "stopped+quiet", "--hangover", hangover)
         assert bad.exit_code == 2 and "'--hangover'" in bad.stderr and "under quiet_s" in bad.stderr
+    # A candidate quiet time at or under the committed hangover: the option and the config's key named.
+    (tmp_path / "speechclock.toml").write_text('[thresholds]\nrule = "level+stopped"\nhangover_s = 2.0\n')
+    bad = cli("check", tmp_path, "--no-progress", "--quiet-time", 1.5)
+    assert bad.exit_code == 2 and "'--quiet-time'" in bad.stderr and "[thresholds] hangover_s" in bad.stderr
     with pytest.raises(Exception, match="under quiet_s"):
         Thresholds(quiet_s=1.0, rule=LEVEL_AFTER_STOPPED, hangover_s=1.0)
     # Under it, accepted.

@@ -726,7 +726,7 @@ def settle(
     """
     if not evidence.candidates:
         return replace(evidence, recommended=None, reason=f"the level clock stays: {evidence.reason}")
-    failed: list[str] = []
+    failed: list[tuple[str, str]] = []
     first: tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None] | None = None
     for kind in evidence.candidates:
         held, groups, committed, why = hold(kind)
@@ -741,12 +741,17 @@ def settle(
                 held_out_groups=groups,
                 committed_saving_s=committed,
             )
-        failed.append(f"{evidence.result(kind).rule.label} {why}")
+        failed.append((evidence.result(kind).rule.label, why))
     assert first is not None
+    whys = {why for _, why in failed}
+    if len(whys) == 1 and len(failed) > 1:  # one reason for every candidate: said once
+        said = f"{', '.join(label for label, _ in failed)}: each {whys.pop()}"
+    else:
+        said = "; ".join(f"{label} {why}" for label, why in failed)
     return replace(
         evidence,
         recommended=None,
-        reason="the level clock stays: " + "; ".join(failed),
+        reason="the level clock stays: " + said,
         held_out=first[0],
         held_out_groups=first[1],
         committed_saving_s=first[2],
