@@ -79,6 +79,12 @@ def test_a_rule_acts_on_the_beats_own_event_not_an_acknowledgments(cli, tmp_path
     for b, t in zip(blind, truth):
         assert b.rule_stopped_s == t.ack_stopped_s and b.rule_stopped_assumed and b.rule_stopped_risk
         assert b.outcome == "premature"
+    s2.write(tmp_path, "blind")
+    said = cli("beats", tmp_path / "blind.wav", "--rule", LEVEL_AFTER_STOPPED, "--hangover", HANGOVER).stdout
+    assert (
+        "rule events: the log gives no response ids, so the first event in the beat was assumed the beat's own in "
+        "3 beats; at risk (another response's event or an acknowledgment in the beat): beat 1, 2, 3"
+    ) in said.splitlines()
     a2 = analyse(o2.trace, o2.events, floor=FLOOR)
     ev = rule_evidence(
         [("acks", a2, beat_stops(o2.events, a2))], floor=FLOOR, quiet_s=2.5, onset_timeout_s=10.0, quiet_margin_s=0.2

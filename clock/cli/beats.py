@@ -25,6 +25,7 @@ from ..report.text import (
     BEAT_TABLE,
     BEAT_WIDE,
     agreement_text,
+    assumed_line,
     beat_header,
     beat_rows,
     ended_by_page_lines,
@@ -309,6 +310,9 @@ def beats(
             out.write(printable(line + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
+        said = assumed_line(heard(found)) if rule != LEVEL else None
+        if said is not None:
+            out.write(printable(said + "\n"))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "BEAT_WIDE",
     "SWEEP_HEADER",
     "agreement_text",
+    "assumed_line",
     "beat_flags",
     "beat_header",
     "beat_rows",
@@ -106,6 +107,24 @@ def _rule_event(b: Beat) -> str | None:
     line = "" if b.rule_stopped_line is None else f" line {b.rule_stopped_line}"
     how = " risk" if b.rule_stopped_risk else " assumed" if b.rule_stopped_assumed else ""
     return f"{clock_time(b.rule_stopped_s)}{line}{how}"
+
+
+def assumed_line(found: Sequence[Beat]) -> str | None:
+    """Where the log gives no ids, what the rule's events were taken to be (None: every event used was the beat's
+    own by id, or none was used)."""
+    assumed = [b for b in found if b.rule_stopped_s is not None and b.rule_stopped_assumed]
+    if not assumed:
+        return None
+    risky = [b.index + 1 for b in assumed if b.rule_stopped_risk]
+    risk = (
+        f"; at risk (another response's event or an acknowledgment in the beat): beat {', '.join(map(str, risky))}"
+        if risky
+        else ""
+    )
+    return (
+        f"rule events: the log gives no response ids, so the first event in the beat was assumed the beat's own in "
+        f"{plural(len(assumed), 'beat')}{risk}"
+    )
 
 
 #: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
