@@ -323,3 +323,27 @@ def test_dead_air_counts_unpaused_time(cli, tmp_path):
     o = obs("p", s)
     (b,) = beats(o.trace, o.events, floor=FLOOR, quiet_s=2.5)
     assert b.quiet_declared_s - b.last_word_s > 6.4 and b.dead_air_s == pytest.approx(r["measured"])
+
+
+def test_derive_sweep_and_the_report_name_the_same_rule_at_the_committed_setting(cli, tmp_path):
+    # Tours where level+stopped saves about 1.8 s at the recommended setting; committed at 0.3 s of quiet, under
+    # the hangover the rule needs, it saves nothing there: no view names it, and each says why in the same line.
+    for i in range(4):
+        s, _ = rule_tour(10 + i, A, name=f"a{i}")
+        s.write(tmp_path, f"a{i}")
+    lines = {}
+    for quiet in (2.5, 0.3):
+        (tmp_path / "speechclock.toml").write_text(f"[thresholds]\nquiet_s = {quiet}\n")
+        text = cli("derive", tmp_path, "--no-progress").stdout
+        (line,) = [x for x in text.splitlines() if x.startswith("less dead air: ")]
+        swept = json.loads(
+            cli("sweep", tmp_path, "--floors", FLOOR, "--quiet-times", 2.5, "--format", "json", "--no-progress").stdout
+        )
+        report = tmp_path / "report.html"
+        cli("report", tmp_path, "--no-progress", "-o", report)
+        assert f"<li>{line}</li>" in report.read_text(encoding="utf-8")
+        assert swept["rules"]["reason"] in line
+        lines[quiet] = (line, swept["rules"]["recommended"])
+    assert lines[2.5][1] == LEVEL_AFTER_STOPPED and "at the committed setting" in lines[2.5][0]
+    assert lines[0.3][1] is None and lines[0.3][0].startswith("less dead air: the level clock stays: ")
+    assert "at the committed setting (floor 0.003, quiet 0.3 s)" in lines[0.3][0]

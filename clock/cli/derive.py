@@ -136,7 +136,7 @@ def derive(
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
             group_keys=keys,
-            committed=cfg.thresholds,
+            committed=corpus.config.thresholds,
         )
 
     found = [
@@ -150,7 +150,7 @@ def derive(
             compare=compare,
             compare_label=label,
             group_keys=keys,
-            committed=cfg.thresholds,
+            committed=corpus.config.thresholds,
         )
         for name, members in groups.items()
     ]
