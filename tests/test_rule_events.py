@@ -347,3 +347,26 @@ def test_derive_sweep_and_the_report_name_the_same_rule_at_the_committed_setting
     assert lines[2.5][1] == LEVEL_AFTER_STOPPED and "at the committed setting" in lines[2.5][0]
     assert lines[0.3][1] is None and lines[0.3][0].startswith("less dead air: the level clock stays: ")
     assert "at the committed setting (floor 0.003, quiet 0.3 s)" in lines[0.3][0]
+
+
+#: A third kind: the provider's event comes late (0.9-1.2 s after the last word) or not at all.
+C = [RuleBeatSpec(pauses_s=(1.9, 0.5), stopped_after_s=x) for x in (1.2, None, 0.9)]
+KINDS = {"a": A, "b": B, "c": C}
+
+
+@pytest.mark.parametrize(
+    "mix", [("a", "a", "a", "b"), ("a", "a", "b", "b"), ("a", "c", "a", "c"), ("b", "b", "b"), ("a", "a", "a")]
+)
+@pytest.mark.parametrize("seed", [60, 70])
+def test_a_named_rule_holds_on_new_tours_of_every_kind_it_was_derived_from(mix, seed):
+    # Each recording's kind is its voice. Whatever derive names must end every beat of new draws of each kind in
+    # the corpus right (at its setting and hangover); else it must name none.
+    found = derive([kind(f"{k}{i}", seed + i, KINDS[k], voice=k) for i, k in enumerate(mix)])
+    ev = found.rules
+    if ev.recommended is None:
+        assert ev.reason.startswith("the level clock stays: ")
+        return
+    assert ev.held_out.holds and all(g.holds for g in ev.held_out_groups)
+    assert ev.level.dead_air.median_s - ev.saving.dead_air.median_s >= ev.min_saving_s
+    for k in sorted(set(mix)):
+        assert replayed_on(found, [kind(f"new-{k}{i}", seed + 100 + i, KINDS[k]) for i in range(2)]) == 0, k
