@@ -120,6 +120,14 @@ def test_an_event_after_the_beats_bound_is_not_the_beats_in_any_view():
     rule = replay_rule([("late", a, stops)], Rule(STOPPED_QUIET, 2.5, HANGOVER), onset_timeout_s=10.0)
     assert [c.outcome for c in rule.beats] == [NO_EVENT, "ok"]
     assert rule.beats[0].stopped_s is None and rule.beats[0].dead_air_s is None
+    # A page's own clock.stopped lines are what its clock applied (the page chose to tell it): followed as logged.
+    for e in s.events:
+        if e["type"] == "output_audio_buffer.stopped":
+            e["type"] = "clock.stopped"
+            e.pop("response_id")  # (the page's line carries none)
+    o = obs("page", s)
+    page = beat_stops(o.events, analyse(o.trace, o.events, floor=FLOOR))
+    assert [x.t_s for x in page] == [t.stopped_s for t in truth] and all(x.assumed for x in page)
 
 
 def test_missing_early_and_late_events_end_each_beat_as_constructed():

@@ -460,6 +460,11 @@ class _Open:
         )
 
 
+#: The event a page that runs ``speechclock.js`` logs when it tells its clock the provider's event (the clock applied
+#: it in the beat it had open, and the replay follows the page there: the page chose which event to tell it).
+PAGE_STOP = "clock.stopped"
+
+
 def _own_stop(response_id: str | None, e: Event) -> bool:
     """Whether a provider event may be the beat's own: its ``response_id`` is the beat's terminal response's,
     or one of the two has none (then the first in the beat is assumed to be its own)."""
@@ -564,7 +569,7 @@ def replay_ticks(
                 if cur is not None:
                     done.add(cur, aborted=True)
                 cur = _Open(e.t_s, e.linger_s, response_id=e.response_id)
-            elif e.kind == "prompt" and cur is not None:
+            elif e.kind == "prompt" and cur is not None and stop_kind != PAGE_STOP:
                 cur.bounded = True
             elif e.kind == "pause":
                 pauses.pause(e.t_s)
@@ -2038,7 +2043,9 @@ def beat_stops(events: EventLog, analysis: FloorAnalysis) -> tuple[BeatStop, ...
     ``prompt``, terminal response or ``end``), in the log's order, whose
     ``response_id`` is the beat's terminal response's; where either has no id,
     the first one is assumed (:attr:`BeatStop.assumed`). What
-    :func:`replay_ticks` gives the beat it has open.
+    :func:`replay_ticks` gives the beat it has open. A page's own
+    ``clock.stopped`` lines are what its clock applied, after a ``prompt`` too
+    (the page chose which event to tell it): the replay follows them.
     """
     n = len(analysis.beats)
     t = analysis.t_s
@@ -2054,7 +2061,7 @@ def beat_stops(events: EventLog, analysis: FloorAnalysis) -> tuple[BeatStop, ...
         if e.kind == "terminal":
             beat, open_ = beat + 1, True
             ids[beat] = e.response_id
-        elif e.kind in ("end", "prompt"):
+        elif e.kind == "end" or (e.kind == "prompt" and stop_kind != PAGE_STOP):
             open_ = False
         elif e.kind == stop_kind and open_ and np.searchsorted(t, e.t_s, side="left") < t.size:
             if used[beat] is None and _own_stop(ids[beat], e):
