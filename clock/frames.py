@@ -69,6 +69,7 @@ def _beat_row(b: Beat) -> dict[str, Any]:
         no_onset=b.no_onset,
         replay_vs_logged_s=b.replay_vs_logged_s,
         provider_stopped_vs_last_word_s=b.provider_stopped_vs_last_word_s,
+        rule_stopped_vs_last_word_s=b.rule_stopped_vs_last_word_s,
         cut=b.cut,
         aborted=b.aborted,
         outpaced=b.outpaced,

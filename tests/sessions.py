@@ -122,3 +122,91 @@ def provider_tour(
     truth[-1].bound_s = s.duration_s  # no prompt after the last beat: the recording's end bounds it
     s.events.sort(key=lambda e: e["t"])
     return s, truth
+
+
+@dataclass
+class RuleBeat:
+    """One beat of :func:`rule_tour`, as constructed.
+
+    ``stopped_s`` is the beat's own ``output_audio_buffer.stopped`` (None: missing); ``ack_stopped_s`` the
+    acknowledgment's (another response's) event inside the beat, where the beat has one; ``after_bound`` says
+    the beat's own event came after the next prompt (the beat's bound), so it is not the beat's.
+    """
+
+    terminal_s: float
+    end_s: float
+    bound_s: float
+    stopped_s: float | None
+    ack_stopped_s: float | None = None
+    after_bound: bool = False
+
+    @property
+    def heard_s(self) -> float:
+        """When the analyser stops hearing the last word (it leaves the window)."""
+        return self.end_s + WINDOW_S
+
+
+@dataclass(frozen=True)
+class RuleBeatSpec:
+    """How :func:`rule_tour` builds one beat.
+
+    ``pauses_s``: the pauses between the narration's sentences, in order (a sentence is 1.2-1.6 s of words,
+    except the last, ``last_s`` long when given); ``stopped_after_s``: the beat's own event against the end
+    of its last word (None: missing; ``"after-bound"``: 0.3 s after the next prompt); ``ack``: an
+    acknowledgment (another response, its own ``response_id``) plays over the terminal response and its
+    ``output_audio_buffer.stopped`` comes inside the beat; ``room_s``: from the last word to the next prompt.
+    """
+
+    pauses_s: tuple[float, ...] = (0.6,)
+    stopped_after_s: float | str | None = 0.1
+    ack: bool = False
+    last_s: float | None = None
+    room_s: float = 4.0
+
+
+def rule_tour(
+    seed: int, specs: list[RuleBeatSpec], *, ids: bool = True, name: str = "tour"
+) -> tuple[Session, list[RuleBeat]]:
+    """A tour whose beats are built as ``specs`` say, with exact truth (words 0.2-0.4 s, dips 0.08-0.12 s).
+
+    ``ids``: events carry their ``response_id`` (the narration's on its terminal response and its own event,
+    the acknowledgment's on the acknowledgment's event); without, no event says whose it is.
+    """
+    rng = np.random.default_rng(seed)
+    s = Session(0.0)
+    truth: list[RuleBeat] = []
+    t = 0.5
+    for k, spec in enumerate(specs):
+        rid, ack_id = f"{name}-{seed}-{k}", f"{name}-{seed}-{k}-ack"
+        s.event("prompt", t)
+        terminal = t + 0.6
+        s.event("terminal_response", terminal, **({"response_id": rid} if ids else {}))
+        ack_stopped = None
+        cursor = terminal + 0.5
+        if spec.ack:
+            s.say(terminal - 0.2, terminal + 0.4)  # "Sure!" over the terminal response
+            ack_stopped = terminal + 0.45
+            s.event("output_audio_buffer.stopped", ack_stopped, **({"response_id": ack_id} if ids else {}))
+            cursor = terminal + 1.2
+        n = len(spec.pauses_s) + 1
+        for i in range(n):
+            if i:
+                cursor += spec.pauses_s[i - 1]
+            length = spec.last_s if (i == n - 1 and spec.last_s is not None) else float(rng.uniform(1.2, 1.6))
+            begun = cursor
+            while cursor - begun < length - 1e-9:
+                word = min(float(rng.uniform(0.2, 0.4)), begun + length - cursor)
+                s.say(cursor, cursor + word)
+                cursor += word + float(rng.uniform(0.08, 0.12))
+            cursor = s.utterances[-1][1]
+        end = cursor
+        t = end + spec.room_s
+        after = spec.stopped_after_s == "after-bound"
+        stopped = None if spec.stopped_after_s is None else (t + 0.3 if after else end + float(spec.stopped_after_s))
+        if stopped is not None:
+            s.event("output_audio_buffer.stopped", stopped, **({"response_id": rid} if ids else {}))
+        truth.append(RuleBeat(terminal, end, t, stopped, ack_stopped, after))
+    s.duration_s = t + 0.5
+    truth[-1].bound_s = s.duration_s
+    s.events.sort(key=lambda e: e["t"])
+    return s, truth

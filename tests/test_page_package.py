@@ -66,6 +66,9 @@ BAD = [
     ({"rule": "stopped+quiet", "hangover_s": 0}, "hangover_s"),
     ({"rule": "stopped", "hangover_s": 0.3}, "hangover_s"),
     ({"hangover_s": 0.3}, "hangover_s"),
+    # The level clock bounds every rule: a hangover at or above the quiet time is refused.
+    ({"rule": "level+stopped", "hangover_s": 2.5}, "hangover_s"),
+    ({"rule": "stopped+quiet", "quiet_s": 1.0, "hangover_s": 1.5}, "hangover_s"),
 ]
 
 

@@ -191,9 +191,14 @@ def test_derive_names_the_saving_in_text_json_and_js_alike(cli, folder):
     line = (
         f"less dead air: {saving['rule']['label']}: 0 failures, dead air median {saving['dead_air']['median_s']:.2f} s "
         f"against {level['dead_air']['median_s']:.2f} s of the level clock; derived without each recording in turn: "
-        f"{ev['held_out']['n_right']} of {ev['held_out']['n_recordings']} recordings replay right"
+        f"{ev['held_out']['n_right']} of {ev['held_out']['n_recordings']} recordings replay right; "
+        f"{ev['committed_saving_s']:.2f} s less at the committed setting"
     )
     assert line in text.splitlines()
+    # Named only where it holds: every recording left out replays right, and it saves min_saving_s at both settings.
+    assert ev["held_out"]["n_right"] == ev["held_out"]["n_recordings"]
+    assert ev["committed_saving_s"] >= ev["min_saving_s"] == 0.3
+    assert level["dead_air"]["median_s"] - saving["dead_air"]["median_s"] >= 0.3
     for r in ev["results"]:
         row = next(x for x in text.splitlines() if x.strip().startswith(r["rule"]["label"] + "  "))
         fields = ("n_beats", "n_failed", "n_premature", "n_stalled", "n_outpaced", "n_missed_onset", "n_no_event")

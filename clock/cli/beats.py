@@ -25,6 +25,7 @@ from ..report.text import (
     BEAT_TABLE,
     BEAT_WIDE,
     agreement_text,
+    assumed_line,
     beat_header,
     beat_rows,
     ended_by_page_lines,
@@ -269,6 +270,10 @@ def beats(
                 f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
             )
         trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
+    try:
+        check_rule(rule, hangover_s, quiet_s=th.quiet_s)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
     found = find_beats(
         trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s, rule=rule,
         hangover_s=hangover_s,
@@ -305,6 +310,9 @@ def beats(
             out.write(printable(line + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
+        said = assumed_line(heard(found)) if rule != LEVEL else None
+        if said is not None:
+            out.write(printable(said + "\n"))
         if agreement is not None:
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:

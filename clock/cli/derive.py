@@ -14,10 +14,11 @@ from ..api import check_config
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
-from ..core.derive import Derivation, Observation
+from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.derive import derive as derive_thresholds
 from ..core.levels import LevelTrace
-from ..core.thresholds import Thresholds
+from ..core.thresholds import LEVEL, Thresholds, check_bounded
+from ..core.windows import MARGIN_BOUNDS
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
@@ -34,7 +35,16 @@ from ..report.text import (
     not_applicable_lines,
     saving_line,
 )
-from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import (
+    TIME,
+    OutputPath,
+    _checked,
+    candidate_options,
+    corpus_options,
+    load_corpus,
+    output_option,
+    with_candidate,
+)
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import robust_prefer, robustness_results
 
@@ -43,6 +53,15 @@ from .stress import robust_prefer, robustness_results
 @corpus_options
 @candidate_options
 @click.option("--by", metavar="KEY", help="Derive per value of a metadata key in the config (e.g. voice).")
+@click.option(
+    "--min-saving",
+    "min_saving_s",
+    type=TIME,
+    metavar="S",
+    callback=_checked(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
+    help="Name a rule on the provider's event only where it saves at least this much median dead air against the "
+    "level clock, at the recommended and the committed setting (default: [margins] min_saving_s, 0.3 s).",
+)
 @click.option(
     "--prefer",
     type=click.Choice(["evidence", "robust"]),
@@ -73,6 +92,7 @@ def derive(
     no_progress: bool,
     lenient: bool,
     by: str | None,
+    min_saving_s: float | None,
     prefer: str,
     fmt: str,
     plot_path: Path | None,
@@ -90,7 +110,10 @@ def derive(
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
+    if min_saving_s is not None:
+        cfg = replace(cfg, margins=replace(cfg.margins, min_saving_s=min_saving_s))
     compare = cfg.thresholds if label != "built-in defaults" else None
+    keys = tuple(dict.fromkeys(((by,) if by else ()) + GROUP_KEYS))
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         for o in obs:
@@ -112,6 +135,8 @@ def derive(
             compare=compare,
             compare_label=label,
             prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+            group_keys=keys,
+            committed=corpus.config.thresholds,
         )
 
     found = [
@@ -124,6 +149,8 @@ def derive(
             group=name,
             compare=compare,
             compare_label=label,
+            group_keys=keys,
+            committed=corpus.config.thresholds,
         )
         for name, members in groups.items()
     ]
@@ -164,7 +191,8 @@ def _write_page_config(
         else:
             why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
         raise InvalidParameterError(f"--format js: nothing to write, {why}")
-    th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+    # Only a rule derive recommended is written (never the committed one): without it, the level clock.
+    th = replace(thresholds, rule=LEVEL, hangover_s=None).with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
     source = "derive " + " ".join(str(r) for r in recordings)
     saving = found.rules.saving if found.rules is not None else None
     text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)

@@ -239,7 +239,12 @@ def with_candidate(cfg: Config, opts: Mapping[str, Any]) -> tuple[Config, str]:
     """
     given = given_thresholds(opts)
     if given:
-        return replace(cfg, thresholds=cfg.thresholds.with_(**given)), "candidate"
+        try:
+            return replace(cfg, thresholds=cfg.thresholds.with_(**given)), "candidate"
+        except InvalidParameterError as err:
+            # The only combination a single option cannot check: a quiet time at or under the config's hangover.
+            where = f"{cfg.path}: [thresholds] hangover_s" if cfg.path is not None else "[thresholds] hangover_s"
+            raise click.BadParameter(f"{err} ({where})", param_hint="'--quiet-time'") from None
     return cfg, "committed" if cfg.path is not None else "built-in defaults"
 
 

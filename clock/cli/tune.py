@@ -279,6 +279,7 @@ def sweep(
         quiets_s=quiets,
         onset_timeout_s=cfg.thresholds.onset_timeout_s if onset_timeout_s is None else onset_timeout_s,
         margins=cfg.margins,
+        committed=cfg.thresholds,
     )
     from ..report.plot import plot_sweep_heatmap, plot_tradeoff
 
@@ -395,7 +396,9 @@ def report(
     cfg, label = with_candidate(corpus.config, opts)
     source = config_source(cfg, opts)
     th = cfg.thresholds
-    derivation = derive_thresholds(obs, margins=cfg.margins, compare=th, compare_label=label)
+    derivation = derive_thresholds(
+        obs, margins=cfg.margins, compare=th, compare_label=label, committed=corpus.config.thresholds
+    )
     # The grid holds the setting checked (committed or candidate) and the recommendation, so the figures
     # draw each at its own point rather than at the grid point nearest it.
     rec_floor, rec_quiet, _ = derivation.setting

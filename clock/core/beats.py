@@ -45,8 +45,13 @@ allow 1 ns for float rounding.
 **Rules** (:data:`RULES`; ``speechclock.js`` runs each as the replay does,
 and :mod:`clock.core.rules` replays them over whole corpora): the level clock
 above (``level``), or a rule told the provider's ``output_audio_buffer.stopped``
-(:attr:`clock.core.events.EventLog.stop_kind`; the first one applied while a
-beat is open is that beat's), which may end the beat sooner. The level clock
+(:attr:`clock.core.events.EventLog.stop_kind`), which may end the beat sooner.
+A beat's event is its own (:func:`beat_stops`): the first one applied while
+the beat is open (after its terminal response, before the next ``prompt``,
+terminal response or ``end``) whose ``response_id`` is the beat's terminal
+response's; another response's (an acknowledgment's) is skipped. Where the
+log gives no ids (on the event or the terminal response) the first event in
+the beat is assumed to be its own, and the output says so. The level clock
 still bounds every rule, so a beat whose event is late or never comes ends
 after ``quiet_s`` all the same:
 
@@ -109,7 +114,16 @@ from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_caus
 from .events import Event, EventLog
 from .levels import LevelTrace
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
-from .thresholds import DEFAULT_ONSET_TIMEOUT_S
+from .thresholds import (
+    DEFAULT_ONSET_TIMEOUT_S,
+    HANGOVER_RULES,
+    LEVEL,
+    LEVEL_AFTER_STOPPED,
+    RULES,
+    STOPPED,
+    STOPPED_QUIET,
+    check_rule,
+)
 
 __all__ = [
     "ABORTED",
@@ -135,7 +149,9 @@ __all__ = [
     "Replay",
     "ReplayBeat",
     "aborted_line",
+    "BeatStop",
     "analyse",
+    "beat_stops",
     "beats",
     "check_rule",
     "decide",
@@ -154,27 +170,6 @@ __all__ = [
 ]
 
 _EPS_S = 1e-9
-
-LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
-#: The rules that end a beat (see the module notes), in the order every view lists them.
-RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
-#: The rules with a hangover (the quiet after the last word that ends the beat once the provider's event came).
-HANGOVER_RULES = (STOPPED_QUIET, LEVEL_AFTER_STOPPED)
-
-
-def check_rule(rule: str, hangover_s: float | None) -> None:
-    """Raise :class:`InvalidParameterError` unless ``rule`` is one of :data:`RULES` with the hangover it takes.
-
-    A rule of :data:`HANGOVER_RULES` needs ``hangover_s``, a finite number > 0; the others take none.
-    """
-    if rule not in RULES:
-        raise InvalidParameterError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
-    if rule in HANGOVER_RULES:
-        if hangover_s is None or not (np.isfinite(hangover_s) and hangover_s > 0):
-            raise InvalidParameterError(f"rule {rule} needs hangover_s, a finite number > 0, got {hangover_s!r}")
-    elif hangover_s is not None:
-        raise InvalidParameterError(f"rule {rule} takes no hangover_s, got {hangover_s!r}")
-
 
 T = TypeVar("T")
 
@@ -243,7 +238,8 @@ class ReplayBeat:
     prompt_allowed_s : float or None
         ``quiet_declared_s + linger_s``: when the next prompt may go.
     stopped_s : float or None
-        When the provider's event applied in this beat came (None: none did before it closed).
+        When the provider's event applied in this beat came (None: none did before it closed): the beat's own
+        (:func:`beat_stops`).
     """
 
     terminal_s: float
@@ -262,7 +258,12 @@ class Beat:
 
     See the module notes for each field's meaning; ``None`` where a value
     does not apply. ``span_end_s`` is where the span ends and ``bound`` what
-    ends it; ``outcome`` is one of :data:`OUTCOMES`, from the replay.
+    ends it; ``rule_stopped_*`` the provider event a rule acts on in the beat
+    (:class:`BeatStop`: its time and log line, whether it was assumed the
+    beat's own for want of ids, and whether another response's may have been
+    taken for it), beside ``provider_stopped_s``, the provider's own by id;
+    ``dead_air_s`` the unpaused time from the last word to the declaration
+    in a beat ended right (None elsewhere); ``outcome`` is one of :data:`OUTCOMES`, from the replay.
     Where the page's ``end`` bounds the span, ``narration_pause_s`` is the
     ``P`` it was judged with and ``speech_at_end`` whether the level was
     above the floor at the end's tick (None and False elsewhere). ``cause``
@@ -300,6 +301,18 @@ class Beat:
     speech_at_end: bool = False
     cause: str = UNKNOWN_CAUSE
     past_bound: bool = False
+    rule_stopped_s: float | None = None
+    rule_stopped_line: int | None = None
+    rule_stopped_assumed: bool = False
+    rule_stopped_risk: bool = False
+    dead_air_s: float | None = None
+
+    @property
+    def rule_stopped_vs_last_word_s(self) -> float | None:
+        """The provider event a rule acts on in this beat (:func:`beat_stops`) minus the measured last word."""
+        if self.rule_stopped_s is None or self.last_word_s is None:
+            return None
+        return self.rule_stopped_s - self.last_word_s
 
     @property
     def provider_stopped_vs_last_word_s(self) -> float | None:
@@ -442,6 +455,9 @@ class _Open:
     start_s: float | None = None
     last_word_s: float | None = None
     stopped_s: float | None = None
+    response_id: str | None = None
+    #: A ``prompt`` came: the beat's bound, after which no event is the beat's.
+    bounded: bool = False
 
     def close(self, *, declared: float | None = None, no_onset: bool = False, aborted: bool = False) -> ReplayBeat:
         allowed = None if declared is None else declared + (self.linger_s or 0.0)
@@ -450,12 +466,26 @@ class _Open:
         )
 
 
+#: The event a page that runs ``speechclock.js`` logs when it tells its clock the provider's event (the clock applied
+#: it in the beat it had open, and the replay follows the page there: the page chose which event to tell it).
+PAGE_STOP = "clock.stopped"
+
+
+def _own_stop(response_id: str | None, e: Event) -> bool:
+    """Whether a provider event may be the beat's own: its ``response_id`` is the beat's terminal response's,
+    or one of the two has none (then the first in the beat is assumed to be its own)."""
+    return response_id is None or e.response_id is None or e.response_id == response_id
+
+
 def _quiet_ends(rule: str, told: bool, count_s: float, quiet_s: float, hangover_s: float) -> bool:
-    """Whether a rule ends the beat at an unpaused quiet tick whose count since the last word is ``count_s``."""
-    if rule == LEVEL_AFTER_STOPPED and told:
-        return count_s >= hangover_s - _EPS_S
+    """Whether a rule ends the beat at an unpaused quiet tick whose count since the last word is ``count_s``.
+
+    The level clock bounds every rule: the quiet time ends the beat whatever the rule (a hangover at or above it,
+    which the config, the command line and the page refuse, never waits longer)."""
     if count_s >= quiet_s - _EPS_S:
         return True
+    if rule == LEVEL_AFTER_STOPPED and told:
+        return count_s >= hangover_s - _EPS_S
     return told and (rule == STOPPED or (rule == STOPPED_QUIET and count_s >= hangover_s - _EPS_S))
 
 
@@ -545,7 +575,9 @@ def replay_ticks(
             if e.kind == "terminal":
                 if cur is not None:
                     done.add(cur, aborted=True)
-                cur = _Open(e.t_s, e.linger_s)
+                cur = _Open(e.t_s, e.linger_s, response_id=e.response_id)
+            elif e.kind == "prompt" and cur is not None and stop_kind != PAGE_STOP:
+                cur.bounded = True
             elif e.kind == "pause":
                 pauses.pause(e.t_s)
             elif e.kind == "resume":
@@ -553,8 +585,9 @@ def replay_ticks(
             elif e.kind == "end" and cur is not None and ei - 1 not in moved:
                 done.add(cur, aborted=True)
                 cur = None
-            elif e.kind == stop_kind and cur is not None and cur.stopped_s is None:
-                cur.stopped_s = e.t_s
+            elif e.kind == stop_kind and cur is not None and cur.stopped_s is None and not cur.bounded:
+                if _own_stop(cur.response_id, e):
+                    cur.stopped_s = e.t_s
         if cur is None:
             continue
         spoken = speech[k % _TICKS_READ]
@@ -2045,6 +2078,7 @@ def beats(
     np.add.accumulate(speech.view(np.uint8), dtype=np.int32, out=spoken_before[1:])
     pauses = _PauseClock.from_events(events)
     terminals = events.terminals
+    stops = beat_stops(events, analysis)
 
     def beat(j: int) -> Beat:
         a, rb, term = analysis.beats[j], played[j], terminals[j]
@@ -2095,6 +2129,15 @@ def beats(
             speech_at_end=a.speech_at_bound if a.ended_by_page else False,
             cause=a.cause,
             past_bound=a.past_bound,
+            rule_stopped_s=stops[j].t_s,
+            rule_stopped_line=stops[j].line,
+            rule_stopped_assumed=stops[j].assumed,
+            rule_stopped_risk=stops[j].risk,
+            dead_air_s=(
+                pauses.unpaused(rb.last_word_s, rb.quiet_declared_s)
+                if outcome == OK and rb.quiet_declared_s is not None and rb.last_word_s is not None
+                else None
+            ),
             **signals.of(term, a.bound_s, rb),
         )
 
@@ -2168,29 +2211,96 @@ def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float |
     return tuple(None if e is None else e.t_s for e in found)
 
 
-def rule_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
-    """Each beat's provider event as the page's clock applies it (what a rule acts on), or None.
+@dataclass(frozen=True, slots=True)
+class BeatStop:
+    """The provider event a rule acts on in one beat (:func:`beat_stops`).
+
+    Attributes
+    ----------
+    t_s : float or None
+        The event used (None: the beat had none of its own while it was open).
+    line : int or None
+        Its line in the event log.
+    assumed : bool
+        The log gives no ids to tell the beat's own event (on the event or on the
+        terminal response): the first event in the beat was assumed to be its own.
+    others : int
+        Other events of the kind applied while the beat was open: another
+        response's (by id, skipped), or, where the event was assumed, those after it.
+    risk : bool
+        The event was assumed and another response's event may have been taken for
+        it: another event lay in the beat, or an acknowledgment overlapped the beat.
+    """
+
+    t_s: float | None = None
+    line: int | None = None
+    assumed: bool = False
+    others: int = 0
+    risk: bool = False
+
+
+_NO_STOP = BeatStop()
+
+
+def beat_stops(events: EventLog, analysis: FloorAnalysis) -> tuple[BeatStop, ...]:
+    """Each beat's own provider event as the page's clock applies it (what a rule acts on).
 
     The first event of :attr:`EventLog.stop_kind` applied (at a tick of the
-    trace) after the beat's terminal response and before the next terminal
-    response or ``end``, in the log's order: what :func:`replay_ticks` and
-    ``speechclock.js`` give the beat they have open. (The provider's own
-    attribution by response id, :func:`provider_stopped`, is what the
-    views report.)
+    trace) while the beat is open (after its terminal response, before the next
+    ``prompt``, terminal response or ``end``), in the log's order, whose
+    ``response_id`` is the beat's terminal response's; where either has no id,
+    the first one is assumed (:attr:`BeatStop.assumed`). What
+    :func:`replay_ticks` gives the beat it has open. A page's own
+    ``clock.stopped`` lines are what its clock applied, after a ``prompt`` too
+    (the page chose which event to tell it): the replay follows them.
     """
-    out: list[float | None] = [None] * len(analysis.beats)
+    n = len(analysis.beats)
     t = analysis.t_s
     stop_kind = events.stop_kind
+    if not events.of_kind(stop_kind):
+        return (_NO_STOP,) * n
+    used: list[Event | None] = [None] * n
+    others = [0] * n
+    ids: list[str | None] = [None] * n
     beat = -1
     open_ = False
     for e in events.events:
         if e.kind == "terminal":
             beat, open_ = beat + 1, True
-        elif e.kind == "end":
+            ids[beat] = e.response_id
+        elif e.kind == "end" or (e.kind == "prompt" and stop_kind != PAGE_STOP):
             open_ = False
-        elif e.kind == stop_kind and open_ and out[beat] is None and np.searchsorted(t, e.t_s, side="left") < t.size:
-            out[beat] = e.t_s
+        elif e.kind == stop_kind and open_ and np.searchsorted(t, e.t_s, side="left") < t.size:
+            if used[beat] is None and _own_stop(ids[beat], e):
+                used[beat] = e
+            else:
+                others[beat] += 1
+    out = []
+    for j, found in enumerate(used):
+        if found is None and not others[j]:
+            out.append(_NO_STOP)
+            continue
+        assumed = found is not None and (ids[j] is None or found.response_id is None)
+        ack = analysis.beats[j].ack_end_tick is not None
+        out.append(
+            BeatStop(
+                None if found is None else found.t_s,
+                None if found is None else found.line,
+                assumed,
+                others[j],
+                assumed and (others[j] > 0 or ack),
+            )
+        )
     return tuple(out)
+
+
+def rule_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
+    """Each beat's own provider event as the page's clock applies it (:func:`beat_stops`), or None.
+
+    (The provider's own attribution by response id wherever it lies in the beat's span,
+    :func:`provider_stopped`, is what the views report beside it.)
+    """
+    return tuple(s.t_s for s in beat_stops(events, analysis))
 
 
 def _warn_outside(events: EventLog, end_s: float) -> None:
@@ -2244,15 +2354,19 @@ class _ProviderIndex:
     def _signal(self, kind: str, term: Event, until: float) -> Event | None:
         if term.response_id is not None:
             # The beat's own response's event, wherever it is; else the first unattributed one in the span.
+            # An event after the beat's bound is not the beat's (the next response's, or a late one).
             mine = self._mine[kind].get(term.response_id)
-            return mine if mine is not None else self._first(self._anonymous[kind], term.t_s, until)
+            if mine is not None and term.t_s <= mine.t_s < until:
+                return mine
+            return self._first(self._anonymous[kind], term.t_s, until)
         return self._first(self._all[kind], term.t_s, until)
 
     def of(self, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
         """The provider's own signals in a beat, as :class:`Beat` fields.
 
         * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's
-          response (same ``response_id``), or else the first one in the beat's span;
+          response (same ``response_id``) in the beat's span, or else the first one
+          without an id in the span;
         * ``barge_in_s``: the first ``input_audio_buffer.speech_started`` in the
           span before the beat ended (the replay's declaration, or the span's end);
         * ``cleared_s``: the first ``output_audio_buffer.cleared`` in the span (or of

@@ -338,16 +338,23 @@ def check_recording(
     rec, classes = recording_levels(obs, margins)
     has_beats = obs.events is not None and bool(obs.events.terminals)
     found: Sequence[Beat] = []
-    if has_beats:
+
+    def replayed(rule: str = LEVEL, hangover_s: float | None = None) -> Sequence[Beat]:
+        """The beats at the checked setting, the clock running ``rule``."""
         assert obs.events is not None
-        found = beats(
+        return beats(
             trace,
             obs.events,
             floor=th.floor,
             quiet_s=th.quiet_s,
             onset_timeout_s=th.onset_timeout_s,
             narration_pause_s=narration_pause_s,
+            rule=rule,
+            hangover_s=hangover_s,
         )
+
+    if has_beats:
+        found = replayed()
     # The checks read the beats the clock saw a tick of: an unheard beat has no speech, gap or decision.
     seen = heard(found)
     replay = _LevelReplay(obs, th, found, seen, narration_pause_s, classes.speech) if has_beats else None
@@ -417,9 +424,13 @@ def check_recording(
         own = analyse(trace, obs.events, floor=th.floor)
         pause = own.narration_pause_s if narration_pause_s is None else narration_pause_s
         quiet_range_s = own.quiet_range(narration_pause_s=pause)[:2]
+    # Dead air at the rule the page runs: the log's clock.setting's, else the config's ([thresholds] rule).
+    dead_rule = rule if setting is not None else (th.rule, th.hangover_s)
+    ruled = found if dead_rule[0] == LEVEL else replayed(*dead_rule)
+    said = "the log's clock.setting" if setting is not None else "[thresholds]"
     _beat_checks(
         seen, len(found), th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page,
-        quiet_range_s, rule,
+        quiet_range_s, rule, (heard(ruled), _rule_label(dead_rule, th.quiet_s) + f" ({said})"),
     )  # fmt: skip
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
@@ -556,6 +567,7 @@ def _beat_checks(
     at_page: Sequence[Beat] | None = None,
     quiet_range: tuple[float, float] | None = None,
     rule: tuple[str, float | None] = (LEVEL, None),
+    dead_air: tuple[Sequence[Beat], str] | None = None,
 ) -> None:
     margin = margins.quiet_margin_s
     limit = th.quiet_s - margin
@@ -709,7 +721,7 @@ def _beat_checks(
             "s",
         ),
     )
-    _dead_air_check(found, th, result)
+    _dead_air_check(*(dead_air or (found, _rule_label((LEVEL, None), th.quiet_s))), th, result)
     logged = [b for b in found if b.replay_vs_logged_s is not None]
     allowed = tick_s + _LOG_RESOLUTION_S
     here = (th.floor, th.quiet_s, th.onset_timeout_s)
@@ -739,15 +751,23 @@ def _beat_checks(
         )
 
 
-def _dead_air_check(found: Sequence[Beat], th: Thresholds, result: Any) -> None:
-    """Each beat ended right against ``max_dead_air_s``: the wait from its last word to the declaration."""
-    ended = [(b, b.added_latency_s) for b in found if b.outcome == "ok" and b.added_latency_s is not None]
+def _rule_label(rule: tuple[str, float | None], quiet_s: float) -> str:
+    """``rule level+stopped, hangover 0.25 s``: the rule a dead-air line was held at."""
+    if rule[0] == LEVEL:
+        return f"rule level, quiet {quiet_s:g} s"
+    return f"rule {rule[0]}" + ("" if rule[1] is None else f", hangover {rule[1]:g} s")
+
+
+def _dead_air_check(found: Sequence[Beat], rule: str, th: Thresholds, result: Any) -> None:
+    """Each beat ended right against ``max_dead_air_s``: the unpaused wait from its last word to the declaration,
+    at the rule the page runs (``rule`` says which, and where it was read)."""
+    ended = [(b, b.dead_air_s) for b in found if b.outcome == "ok" and b.dead_air_s is not None]
     waits = np.array([x for _, x in ended], np.float64)
     if waits.size:
         summary = (
             f"dead air median {float(np.median(waits)):.3f} s, p95 {float(np.percentile(waits, 95)):.3f} s, "
             f"max {float(waits.max()):.3f} s over {_plural(waits.size, 'beat')} ended right, "
-            f"{float(waits.sum()):.3f} s in the tour"
+            f"{float(waits.sum()):.3f} s in the tour" + ("" if rule.startswith("rule level,") else f", at {rule}")
         )
     else:
         summary = "no beat ended right"
@@ -766,7 +786,12 @@ def _dead_air_check(found: Sequence[Beat], th: Thresholds, result: Any) -> None:
         "dead-air",
         [
             _Finding(
-                b.quiet_declared_s, f"beat {b.index + 1}: dead air {x:.3f} s after the last word", want, x, limit, "s"
+                b.quiet_declared_s,
+                f"beat {b.index + 1}: dead air {x:.3f} s after the last word at {rule}",
+                want,
+                x,
+                limit,
+                "s",
             )
             for b, x in ended
             if x > limit + _EPS

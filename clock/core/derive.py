@@ -137,14 +137,18 @@ from .evidence import (
 )
 from .rules import (
     LEVEL,
+    STOPPED,
     DeadAir,
     Fold,
     RecordingBeats,
     Rule,
     RuleEvidence,
+    RuleHeldOut,
+    hangover_for,
     held_out_rule,
     replay_rule,
     rule_evidence,
+    settle,
 )
 from .thresholds import Thresholds
 from .times import clock_time
@@ -202,6 +206,15 @@ _CLEAR_S = 1e-6
 #: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend
 #: and a note for the floor's rule (``derive --prefer robust``: :func:`clock.io.stress.robust_preference`).
 Prefer = Callable[[list[tuple[float, float, float]]], tuple[int, str]]
+
+
+#: The metadata keys (``[recordings]`` in speechclock.toml) whose groups a rule on the provider's event must hold
+#: without (each left out in turn).
+GROUP_KEYS = ("voice", "model", "prompt")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _failing_beats(analyses: list[FloorAnalysis], quiet_s: float, onset_timeout_s: float) -> int:
@@ -736,6 +749,8 @@ def derive(
     compare_label: str = "committed",
     prefer: Prefer | None = None,
     held_out: bool = True,
+    group_keys: Sequence[str] = GROUP_KEYS,
+    committed: Thresholds | None = None,
 ) -> Derivation:
     """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
 
@@ -760,7 +775,17 @@ def derive(
         recording, the one left out too.
     held_out : bool
         Also derive without each recording with an event log in turn and
-        replay the result on it (``Derivation.held_out``).
+        replay the result on it (``Derivation.held_out``). Without it, no
+        rule on the provider's event is named (``Derivation.rules``).
+    group_keys : sequence of str
+        Metadata keys (``Observation.meta``) whose groups a rule on the
+        provider's event must hold without, each left out in turn, where a
+        key has two or more groups (default: voice, model, prompt).
+    committed : Thresholds, optional
+        The setting the page runs (default: ``compare``): a rule on the
+        provider's event is named only where it saves ``min_saving_s`` there
+        too. Given, even where ``compare`` is not (the built-in defaults are
+        what a page without a config runs).
 
     Returns
     -------
@@ -783,7 +808,10 @@ def derive(
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
     if held_out:
         found = replace(found, held_out=_held_out(corpus, members, group))
-    found = replace(found, rules=_rules(corpus, members, group, found, held_out=held_out))
+    found = replace(
+        found,
+        rules=_rules(corpus, members, group, found, held_out=held_out, compare=committed or compare, keys=group_keys),
+    )
     if compare is None:
         return found
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
@@ -817,9 +845,18 @@ def _dead_air(corpus: _Corpus, members: list[int], floor: float, quiet: float, t
 
 
 def _rules(
-    corpus: _Corpus, members: list[int], group: str, found: Derivation, *, held_out: bool
+    corpus: _Corpus,
+    members: list[int],
+    group: str,
+    found: Derivation,
+    *,
+    held_out: bool,
+    compare: Thresholds | None = None,
+    keys: Sequence[str] = GROUP_KEYS,
 ) -> RuleEvidence | None:
-    """The recommendation's dead air and the other rules replayed beside it, with the saving rule held out."""
+    """The recommendation's dead air and the other rules replayed beside it; a rule named only where it holds out
+    of sample (each recording left out, each group of a metadata key left out) and saves ``min_saving_s`` at the
+    committed setting too (:func:`clock.core.rules.settle`)."""
     floor, quiet, timeout = found.setting
     if floor is None or quiet is None or timeout is None or found.outcome is None:
         return None
@@ -831,27 +868,116 @@ def _rules(
         onset_timeout_s=timeout,
         quiet_margin_s=margin,
         level_margin_kept=found.gaps.margin_kept,
+        min_saving_s=corpus.margins.min_saving_s,
     )
-    if evidence.recommended is None or not held_out:
-        return evidence
+    if not evidence.candidates:
+        return settle(evidence, lambda kind: (None, (), None, ""))
     logged = [i for i in members if corpus.obs[i].has_beats]
-    if len(members) < 2:
-        return evidence
-    folds = (
+    by_recording = (
         [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
     )
-    entries: list[Fold] = []
-    for fold in folds:
-        f, q, t = _without(corpus, members, fold, group).setting
-        rest = [i for i in members if i not in fold]
-        for i in fold:
-            name = corpus.obs[i].name
+    groups = _metadata_groups(corpus, logged, keys)
+
+    def folds(leave: list[list[int]], names: list[str] | None = None) -> list[Fold]:
+        """Each fold left out: per recording, or (``names``) per group, its replay input as
+        :func:`clock.core.rules.held_out_rule` takes it."""
+        entries: list[Fold] = []
+        for k, fold in enumerate(leave):
+            f, q, t = _without(corpus, members, fold, group).setting
             if f is None or q is None or t is None:
-                entries.append((name, [], None, None, None))
+                left_out = [names[k]] if names is not None else [corpus.obs[i].name for i in fold]
+                entries.extend((n, [], None, None, None) for n in left_out)
                 continue
-            left = (name, corpus.analysis(i, f), corpus.stopped(i, f))
-            entries.append((name, _beats_at(corpus, rest, f), left, q, t))
-    return replace(evidence, held_out=held_out_rule(evidence.recommended, entries, quiet_margin_s=margin))
+            rest = _beats_at(corpus, [i for i in members if i not in fold], f)
+            mine: list[RecordingBeats] = [
+                (corpus.obs[i].name, corpus.analysis(i, f), corpus.stopped(i, f)) for i in fold
+            ]
+            if names is not None:
+                entries.append((names[k], rest, mine, q, t))
+            else:
+                entries.extend((m[0], rest, m, q, t) for m in mine)
+        return entries
+
+    def hold(kind: str) -> tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None, str]:
+        committed = None
+        if compare is not None:
+            committed = _committed_saving(corpus, members, kind, compare)
+            if committed is None or committed < corpus.margins.min_saving_s - 1e-9:
+                said = "nothing" if committed is None else f"{committed:.2f} s"
+                return (
+                    None,
+                    (),
+                    committed,
+                    (
+                        f"saves {said} of median dead air at the committed setting (floor {compare.floor:g}, quiet "
+                        f"{compare.quiet_s:g} s), under min_saving_s {corpus.margins.min_saving_s:g} s"
+                    ),
+                )
+        if not held_out:
+            return None, (), committed, "was not held out (derive without held-out runs)"
+        if len(logged) < 2:
+            return None, (), committed, "cannot be held out: one recording with an event log"
+        held = held_out_rule(kind, folds(by_recording), quiet_margin_s=margin)
+        if not held.holds:
+            n_bad = len({(r, b) for r, b, _ in held.failing})
+            return (
+                held,
+                (),
+                committed,
+                (
+                    f"fails {_plural(n_bad, 'beat')} derived without each recording in turn ({held.n_right} of "
+                    f"{_plural(held.n_recordings, 'recording')} replay right)"
+                ),
+            )
+        done: list[RuleHeldOut] = []
+        for key, named in groups:
+            names = list(named)
+            out = held_out_rule(
+                kind, folds([named[n] for n in names], [f"{key}={n}" for n in names]), quiet_margin_s=margin, by=key
+            )
+            done.append(out)
+            if not out.holds:
+                bad = sorted({r for r, b, _ in out.failing})
+                return (
+                    held,
+                    tuple(done),
+                    committed,
+                    (
+                        f"fails {_plural(len(out.failing), 'beat')} derived without each {key} in turn ("
+                        f"{out.n_right} of {_plural(out.n_recordings, 'group')} replay right; "
+                        f"left out: {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''})"
+                    ),
+                )
+        return held, tuple(done), committed, ""
+
+    return settle(evidence, hold)
+
+
+def _metadata_groups(corpus: _Corpus, logged: list[int], keys: Sequence[str]) -> list[tuple[str, dict[str, list[int]]]]:
+    """Per metadata key with two or more groups among these recordings: its groups' members (a recording the
+    key does not name is in ``(none)``)."""
+    out = []
+    for key in dict.fromkeys(keys):
+        by: dict[str, list[int]] = {}
+        for i in logged:
+            by.setdefault(str(corpus.obs[i].meta.get(key, "(none)")), []).append(i)
+        if len(by) >= 2:
+            out.append((key, dict(sorted(by.items()))))
+    return out
+
+
+def _committed_saving(corpus: _Corpus, members: list[int], kind: str, compare: Thresholds) -> float | None:
+    """The rule's median saving against the level clock at the committed setting, its hangover chosen there."""
+    beats = _beats_at(corpus, members, compare.floor)
+    timeout, quiet = compare.onset_timeout_s, compare.quiet_s
+    margin = corpus.margins.quiet_margin_s
+    hangover = hangover_for(beats, onset_timeout_s=timeout, quiet_margin_s=margin)
+    if hangover >= quiet:
+        return None  # the level clock bounds the rule: it saves nothing there
+    rule = Rule(kind, quiet, None if kind == STOPPED else hangover)
+    level = replay_rule(beats, Rule(LEVEL, quiet), onset_timeout_s=timeout, quiet_margin_s=margin).dead_air.median_s
+    mine = replay_rule(beats, rule, onset_timeout_s=timeout, quiet_margin_s=margin).dead_air.median_s
+    return None if level is None or mine is None else level - mine
 
 
 def _full_ladder(

@@ -28,13 +28,14 @@ from .beats import (
     STALLED,
     SUPERSEDED,
     Beat,
+    BeatStop,
     FloorAnalysis,
     analyse,
+    beat_stops,
     beats,
     heard,
     narration_pause_s,
     outpaced_line,
-    rule_stopped,
 )
 from .segments import segments
 from .times import clock_time
@@ -649,11 +650,11 @@ class _Corpus:
         """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
         return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
 
-    def stopped(self, i: int, floor: float) -> tuple[float | None, ...]:
-        """Each beat's provider ``output_audio_buffer.stopped`` as the page's clock applies it, at one floor."""
+    def stopped(self, i: int, floor: float) -> tuple[BeatStop, ...]:
+        """Each beat's own provider event as the page's clock applies it, at one floor (:func:`beat_stops`)."""
         events = self.obs[i].events
         assert events is not None
-        return rule_stopped(events, self.analysis(i, floor))
+        return beat_stops(events, self.analysis(i, floor))
 
     def analysis(self, i: int, floor: float) -> FloorAnalysis:
         """One recording's beats at one floor, analysed once (the tick times shared by every floor)."""

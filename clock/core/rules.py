@@ -39,17 +39,38 @@ longest quiet the rule must bridge after the event has arrived (a quiet
 after which the guide speaks again within the span, counted from its last
 word) plus the quiet margin, rounded up to 0.05 s. Then it is replayed.
 
-**The recommendation** (:attr:`RuleEvidence.recommended`) is the rule with
-the least median dead air that ends every beat right, keeps its margin and
-rests on no fewer beats than the level rule: a provider rule rests on the
-beats that had the provider's event. At equal dead air, ``level+stopped``
-(which falls back to the level clock without the event) comes first.
+**The beat's own event.** A rule acts on the beat's own provider event
+(:func:`clock.core.beats.beat_stops`): the first applied while the beat is
+open whose ``response_id`` is the beat's terminal response's; an event after
+the beat's bound, or another response's (an acknowledgment's), is not the
+beat's. Where the log gives no ids the first event in the beat is assumed
+(:attr:`BeatCost.stopped_assumed`), and a beat in which another response's
+event may have been taken for it is a risk (:attr:`RuleEvidence.n_risk`).
+The event offsets reported (:attr:`RuleEvidence.stopped_vs_last_word_s`) are
+those of the events used.
+
+**Dead air** counts unpaused time (a page paused the tour: that wait is the
+visitor's, not the clock's).
+
+**The recommendation** (:attr:`RuleEvidence.recommended`) is a rule that
+ends every beat right, keeps its margin, rests on no fewer beats than the
+level rule (a provider rule rests on the beats that had the provider's
+event), whose hangover is under the quiet time and that ends no beat later
+than the level clock, and saves at least ``min_saving_s`` of median dead air
+against it; of those, the one with the least median dead air (at equal dead
+air, ``level+stopped``, which falls back to the level clock without the
+event, first). :func:`rule_evidence` names such a candidate; derive
+(:func:`clock.core.derive.derive`) names it only where it also holds out of
+sample (every recording left out, and every group of a voice, model or
+prompt left out, replays every beat right) and saves ``min_saving_s`` at the
+committed setting too (:func:`settle`); otherwise the level clock stays and
+:attr:`RuleEvidence.reason` says why in one line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,8 +92,10 @@ from .beats import (
     STOPPED_QUIET,
     UNHEARD,
     BeatAnalysis,
+    BeatStop,
     FloorAnalysis,
     _paused_at,
+    _unpaused,
     decide_quiets,
     judge_declared,
     narration_pause_s,
@@ -100,6 +123,7 @@ __all__ = [
     "held_out_rule",
     "replay_rule",
     "rule_evidence",
+    "settle",
 ]
 
 #: A rule that needs the provider's event, in a beat with speech and no event: a failure.
@@ -107,13 +131,13 @@ NO_EVENT = "no-event"
 #: The failures of a rule: the clock's, and a missing provider event.
 RULE_FAILURES = (*FAILURES, NO_EVENT)
 
-#: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's provider
-#: ``output_audio_buffer.stopped`` as the page's clock applies it (:func:`clock.core.beats.rule_stopped`; None where
-#: it has none).
-RecordingBeats = tuple[str, FloorAnalysis, Sequence[float | None]]
-#: One recording left out: its name, the others' beats, its own (None: nothing derived without it), and the
-#: quiet time and onset timeout derived without it.
-Fold = tuple[str, Sequence[RecordingBeats], RecordingBeats | None, float | None, float | None]
+#: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's own provider
+#: event as the page's clock applies it (:func:`clock.core.beats.beat_stops`, or its time alone,
+#: :func:`clock.core.beats.rule_stopped`; None where it has none).
+RecordingBeats = tuple[str, FloorAnalysis, Sequence[BeatStop | float | None]]
+#: One recording (or a group's recordings, a list) left out: its name, the others' beats, its own (None: nothing
+#: derived without it), and the quiet time and onset timeout derived without it.
+Fold = tuple[str, Sequence[RecordingBeats], RecordingBeats | list[RecordingBeats] | None, float | None, float | None]
 
 _PREFERENCE = (LEVEL_AFTER_STOPPED, STOPPED_QUIET, STOPPED)
 _EPS_S = 1e-9
@@ -175,9 +199,15 @@ class BeatCost:
         One of :data:`clock.core.beats.OUTCOMES`, or ``no-event``.
     last_word_s, declared_s : float or None
     dead_air_s : float or None
-        ``declared_s - last_word_s`` when the beat ended right.
+        The unpaused time from ``last_word_s`` to ``declared_s`` when the beat ended right.
     stopped_s : float or None
-        The provider's ``output_audio_buffer.stopped`` for the beat.
+        The beat's own provider event, the one the rule used (:func:`clock.core.beats.beat_stops`).
+    stopped_line : int or None
+        Its line in the event log.
+    stopped_assumed : bool
+        The log gives no ids: the first event in the beat was assumed to be its own.
+    stopped_risk : bool
+        Assumed, and another response's event (an acknowledgment's) may have been taken for it.
     """
 
     recording: str
@@ -187,6 +217,9 @@ class BeatCost:
     declared_s: float | None
     dead_air_s: float | None
     stopped_s: float | None
+    stopped_line: int | None = None
+    stopped_assumed: bool = False
+    stopped_risk: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,14 +337,24 @@ class RuleHeldOut:
     ----------
     kind : str
     n_recordings, n_right : int
+        Recordings (or groups) left out, and those whose every beat the held-out rule ends right.
     failing : tuple of (str, int, str)
         Recording, beat (from 0) and outcome of each beat the held-out rule fails.
+    by : str
+        What was left out in turn: ``recording``, or a metadata key (``voice``, ``model``, ``prompt``) whose
+        groups were.
     """
 
     kind: str
     n_recordings: int
     n_right: int
     failing: tuple[tuple[str, int, str], ...]
+    by: str = "recording"
+
+    @property
+    def holds(self) -> bool:
+        """Every recording (group) left out replays every beat right."""
+        return self.n_right == self.n_recordings
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +378,17 @@ class RuleEvidence:
     reason : str
         Why it, or why none.
     held_out : RuleHeldOut or None
-        For the recommended rule.
+        For the recommended rule (or the candidate it failed on), each recording left out.
+    n_assumed : int
+        Beats with speech whose event was assumed the beat's own (the log gives no ids).
+    n_risk : int
+        Of those, beats in which another response's event (an acknowledgment's) may have been taken for it.
+    min_saving_s : float
+        The median dead air a rule must save against the level clock to be named.
+    held_out_groups : tuple of RuleHeldOut
+        For the recommended rule (or the candidate it failed on), each group of a metadata key left out.
+    committed_saving_s : float or None
+        The candidate's median saving against the level clock at the committed setting (None: not replayed).
     """
 
     floor: float
@@ -348,6 +401,14 @@ class RuleEvidence:
     recommended: str | None
     reason: str
     held_out: RuleHeldOut | None = None
+    n_assumed: int = 0
+    n_risk: int = 0
+    min_saving_s: float = 0.3
+    held_out_groups: tuple[RuleHeldOut, ...] = ()
+    committed_saving_s: float | None = None
+    #: The rules that end every beat right and save enough at the recommended setting, best first (derive
+    #: names the first that holds out of sample).
+    candidates: tuple[str, ...] = ()
 
     def result(self, kind: str) -> RuleResult:
         """The replay of one rule."""
@@ -402,7 +463,8 @@ def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -
         hit = level | (after & (count >= rule.hangover_s - _EPS_S))
     else:
         assert rule.hangover_s is not None
-        hit = count >= np.where(after, rule.hangover_s, rule.quiet_s) - _EPS_S
+        # The level clock bounds the rule: a hangover at or above the quiet time waits no longer than it.
+        hit = count >= np.where(after, min(rule.hangover_s, rule.quiet_s), rule.quiet_s) - _EPS_S
     found = np.flatnonzero(hit)
     return None if not found.size else int(ks + found[0])
 
@@ -430,12 +492,14 @@ def replay_rule(
     counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT), 0)
     evidence = n_beats = 0
     pause = narration_pause_s([a for _, a, _ in recordings])
-    for name, a, stopped in recordings:
+    for name, a, given in recordings:
         t = a.t_s
+        stops = _stops(given)
         level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
         for i in np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD)).tolist():
             b = a.beats[i]
-            event = _arrival(t, stopped[i])
+            stop = stops[i]
+            event = _arrival(t, stop.t_s)
             outcome = OUTCOMES[int(level.outcome[i, 0])]
             declared: int | None = None if level.declared_tick[i, 0] < 0 else int(level.declared_tick[i, 0])
             n_beats += 1
@@ -451,8 +515,12 @@ def replay_rule(
             counts[outcome if outcome in counts else SILENT] += 1
             word = None if b.last_word_tick is None else float(t[b.last_word_tick])
             at = None if declared is None else float(t[declared])
-            air = at - word if outcome == OK and at is not None and word is not None else None
-            costs.append(BeatCost(name, b.index, outcome, word, at, air, stopped[i]))
+            air = (
+                float(_unpaused(word, np.array([at]), a.pauses)[0])
+                if outcome == OK and at is not None and word is not None
+                else None
+            )
+            costs.append(BeatCost(name, b.index, outcome, word, at, air, stop.t_s, stop.line, stop.assumed, stop.risk))
     need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
     kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + _EPS_S
     return RuleResult(
@@ -474,10 +542,16 @@ def replay_rule(
     )
 
 
+def _stops(given: Sequence[BeatStop | float | None]) -> list[BeatStop]:
+    """Each beat's own event as a :class:`clock.core.beats.BeatStop` (a bare time says nothing of its ids)."""
+    return [x if isinstance(x, BeatStop) else BeatStop(x) for x in given]
+
+
 def _need(recordings: Sequence[RecordingBeats], onset_timeout_s: float) -> float | None:
     """The longest quiet counted after the provider's event in a run after which the guide speaks again in the span."""
     longest = float("-inf")
-    for _, a, stopped in recordings:
+    for _, a, given in recordings:
+        stopped = [x.t_s for x in _stops(given)]
         for b, s in ((a.beats[j], x) for j, x in enumerate(stopped) if x is not None):
             event = _arrival(a.t_s, s)
             if (
@@ -521,18 +595,31 @@ def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:
     ]
 
 
-def _choose(results: Sequence[RuleResult], level_margin_kept: bool) -> tuple[str | None, str]:
-    """The rule with the least median dead air that ends every beat right, keeps its margin, rests on enough beats."""
+def _never_longer(rule: RuleResult, level: RuleResult) -> bool:
+    """The rule ends no beat later than the level clock (every beat both end, at or before its tick)."""
+    return all(
+        lv.declared_s is None or (r.declared_s is not None and r.declared_s <= lv.declared_s + _EPS_S)
+        for r, lv in zip(rule.beats, level.beats, strict=True)
+    )
+
+
+def _choose(
+    results: Sequence[RuleResult], level_margin_kept: bool, min_saving_s: float
+) -> tuple[list[RuleResult], str]:
+    """The rules that end every beat right, keep their margin, rest on enough beats, wait no longer than the level
+    clock and save at least ``min_saving_s`` of median dead air, best first; and why, or why none."""
     level = results[0]
     if level.n_failed or level.dead_air.median_s is None:
-        return None, "the level rule does not end every beat right: no rule is compared with it"
+        return [], "the level rule does not end every beat right: no rule is compared with it"
     if not level_margin_kept:
-        return None, "the level setting does not keep its quiet margin: no rule is compared with it"
+        return [], "the level setting does not keep its quiet margin: no rule is compared with it"
     base = level.dead_air.median_s
     why = []
     fine = []
     for r in results[1:]:
         label = r.rule.label
+        h = r.rule.hangover_s
+        saved = None if r.dead_air.median_s is None else base - r.dead_air.median_s
         if r.n_failed:
             why.append(f"{label} fails {r.n_failed} of {r.n_beats} beats")
         elif not r.margin_kept:
@@ -541,15 +628,22 @@ def _choose(results: Sequence[RuleResult], level_margin_kept: bool) -> tuple[str
             why.append(
                 f"{label} rests on {r.n_evidence} beats with the provider's event, fewer than {level.n_evidence}"
             )
-        elif r.dead_air.median_s is None or r.dead_air.median_s >= base - _EPS_S:
+        elif h is not None and h >= r.rule.quiet_s - _EPS_S:
+            why.append(f"{label}: its hangover is not under the quiet time (the level clock bounds it)")
+        elif not _never_longer(r, level):
+            why.append(f"{label} waits longer than the level clock in some beat")
+        elif saved is None or saved <= _EPS_S:
             why.append(f"{label} saves no dead air")
+        elif saved < min_saving_s - _EPS_S:
+            why.append(f"{label} saves {saved:.2f} s of median dead air, under min_saving_s {min_saving_s:g} s")
         else:
             fine.append(r)
     if not fine:
-        return None, "; ".join(why) or "no other rule"
+        return [], "; ".join(why) or "no other rule"
     # At equal dead air, the rule that falls back to the level clock without the event.
-    best = min(fine, key=lambda r: (r.dead_air.median_s, _PREFERENCE.index(r.rule.kind)))
-    return best.rule.kind, (
+    fine.sort(key=lambda r: (r.dead_air.median_s, _PREFERENCE.index(r.rule.kind)))
+    best = fine[0]
+    return fine, (
         f"{best.rule.label}: 0 failures, dead air median {best.dead_air.median_s:.2f} s against "
         f"{base:.2f} s of the level clock"
     )
@@ -563,8 +657,10 @@ def rule_evidence(
     onset_timeout_s: float,
     quiet_margin_s: float,
     level_margin_kept: bool = True,
+    min_saving_s: float = 0.3,
 ) -> RuleEvidence:
-    """Every rule replayed over the recordings' beats at the level setting, and the one to recommend.
+    """Every rule replayed over the recordings' beats at the level setting, and the candidate to recommend
+    (derive holds it out of sample before it names it: :func:`settle`).
 
     Parameters
     ----------
@@ -576,6 +672,8 @@ def rule_evidence(
     level_margin_kept : bool
         Whether the level setting keeps its quiet margin (``GapEvidence.margin_kept``): without it no rule is
         recommended beside it.
+    min_saving_s : float
+        The median dead air a rule must save against the level clock.
     """
     hangover = hangover_for(recordings, onset_timeout_s=onset_timeout_s, quiet_margin_s=quiet_margin_s)
     results = tuple(
@@ -592,17 +690,79 @@ def rule_evidence(
         if offsets.size
         else {}
     )
-    pick, reason = _choose(results, level_margin_kept)
+    fine, reason = _choose(results, level_margin_kept, min_saving_s)
+    used = [c for c in spoken if c.stopped_s is not None]
     return RuleEvidence(
         floor,
         quiet_s,
         onset_timeout_s,
         len(spoken),
-        sum(c.stopped_s is not None for c in spoken),
+        len(used),
         spread,
         results,
-        pick,
+        fine[0].rule.kind if fine else None,
         reason,
+        n_assumed=sum(c.stopped_assumed for c in used),
+        n_risk=sum(c.stopped_risk for c in used),
+        min_saving_s=min_saving_s,
+        candidates=tuple(r.rule.kind for r in fine),
+    )
+
+
+def settle(
+    evidence: RuleEvidence,
+    hold: Callable[[str], tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None, str]],
+) -> RuleEvidence:
+    """Name the first candidate that holds out of sample, or none, with the one line that says why.
+
+    Parameters
+    ----------
+    evidence : RuleEvidence
+        From :func:`rule_evidence`.
+    hold : callable
+        Given a candidate's kind: its held-out evidence (each recording left out; None where there was nothing
+        to leave out), each group's, its median saving at the committed setting (None: none replayed), and why
+        it does not hold (empty: it holds).
+    """
+    if not evidence.candidates:
+        return replace(evidence, recommended=None, reason=f"the level clock stays: {evidence.reason}")
+    failed: list[tuple[str, str]] = []
+    first: tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None] | None = None
+    for kind in evidence.candidates:
+        held, groups, committed, why = hold(kind)
+        if first is None:
+            first = (held, groups, committed)
+        if not why:
+            return replace(
+                evidence,
+                recommended=kind,
+                reason=evidence.reason if kind == evidence.candidates[0] else _named(evidence, kind),
+                held_out=held,
+                held_out_groups=groups,
+                committed_saving_s=committed,
+            )
+        failed.append((evidence.result(kind).rule.label, why))
+    assert first is not None
+    whys = {why for _, why in failed}
+    if len(whys) == 1 and len(failed) > 1:  # one reason for every candidate: said once
+        said = f"{', '.join(label for label, _ in failed)}: each {whys.pop()}"
+    else:
+        said = "; ".join(f"{label} {why}" for label, why in failed)
+    return replace(
+        evidence,
+        recommended=None,
+        reason="the level clock stays: " + said,
+        held_out=first[0],
+        held_out_groups=first[1],
+        committed_saving_s=first[2],
+    )
+
+
+def _named(evidence: RuleEvidence, kind: str) -> str:
+    r = evidence.result(kind)
+    return (
+        f"{r.rule.label}: 0 failures, dead air median {r.dead_air.median_s:.2f} s against "
+        f"{evidence.level.dead_air.median_s:.2f} s of the level clock"
     )
 
 
@@ -611,6 +771,7 @@ def held_out_rule(
     folds: Sequence[Fold],
     *,
     quiet_margin_s: float,
+    by: str = "recording",
 ) -> RuleHeldOut:
     """One rule out of sample: per recording left out, the hangover from the rest, replayed on it.
 
@@ -628,10 +789,11 @@ def held_out_rule(
         if left is None or quiet is None or timeout is None:
             failing.append((name, -1, "nothing derived without it"))
             continue
+        lefts = left if isinstance(left, list) else [left]
         hangover = hangover_for(rest, onset_timeout_s=timeout, quiet_margin_s=quiet_margin_s)
         rule = next(r for r in _rules(quiet, hangover) if r.kind == kind)
-        found = replay_rule([left], rule, onset_timeout_s=timeout, quiet_margin_s=quiet_margin_s)
-        bad = [(name, c.index, c.outcome) for c in found.beats if c.outcome in RULE_FAILURES]
+        found = replay_rule(lefts, rule, onset_timeout_s=timeout, quiet_margin_s=quiet_margin_s)
+        bad = [(c.recording, c.index, c.outcome) for c in found.beats if c.outcome in RULE_FAILURES]
         failing.extend(bad)
         right += not bad
-    return RuleHeldOut(kind, len(folds), right, tuple(failing))
+    return RuleHeldOut(kind, len(folds), right, tuple(failing), by)

@@ -70,7 +70,7 @@ from .beats import (
     analyse_floors,
 )
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
-from .thresholds import DEFAULT_ONSET_TIMEOUT_S, check_floor, check_wait_s
+from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
 
@@ -413,6 +413,7 @@ def sweep(
     onset_timeout_s: float = DEFAULT_ONSET_TIMEOUT_S,
     margins: Margins | None = None,
     derivation: Derivation | None = None,
+    committed: Thresholds | None = None,
 ) -> SweepResult:
     """Replay every (floor, quiet) setting over the recordings.
 
@@ -427,6 +428,9 @@ def sweep(
     derivation : Derivation, optional
         The recommendation, when the caller has already derived it from the
         same observations and margins.
+    committed : Thresholds, optional
+        The setting the page runs, for the recommendation's rules (see
+        :func:`clock.core.derive.derive`).
 
     Returns
     -------
@@ -452,6 +456,6 @@ def sweep(
         for o in observations
     ]
     columns = _points(observations, speech, floors_f, quiets_f, onset_timeout_s)
-    derivation = derivation if derivation is not None else derive(observations, margins=margins)
+    derivation = derivation if derivation is not None else derive(observations, margins=margins, committed=committed)
     pareto = _as_points(floors_f, quiets_f, columns, _pareto(columns).tolist())
     return SweepResult(floors_f, quiets_f, onset_timeout_s, columns, derivation, pareto, len(observations))

@@ -50,6 +50,7 @@ MARGIN_BOUNDS = {
     "onset_margin_s": (3600.0, " s"),
     "min_gap_s": (60.0, " s"),
     "speech_range_db": (120.0, " dB"),
+    "min_saving_s": (60.0, " s"),
 }
 
 
@@ -74,6 +75,10 @@ class Margins:
         The low percentile of speech levels the floor is set below.
     speech_range_db : float
         Speech ticks are within this many dB of their utterance's median.
+    min_saving_s : float
+        derive names a rule on the provider's event only where it saves at
+        least this much median dead air against the level clock, at the
+        recommended setting and at the committed one.
     """
 
     quiet_margin_s: float = 0.2
@@ -82,6 +87,7 @@ class Margins:
     min_gap_s: float = MIN_GAP_S
     speech_percentile: float = 5.0
     speech_range_db: float = 20.0
+    min_saving_s: float = 0.3
 
     def __post_init__(self) -> None:
         for name, (high, unit) in MARGIN_BOUNDS.items():

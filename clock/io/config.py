@@ -9,6 +9,8 @@ Example::
     tick_s = "1/60"          # the clock's polling period (exact)
     fft_size = 2048
     max_dead_air_s = 2.8     # check: no beat ended right waits longer after its last word (optional)
+    rule = "level"           # the rule the page runs (optional; docs/clock.md): check's dead air is its
+    # hangover_s = 0.8       # with "stopped+quiet" or "level+stopped": under quiet_s (the level clock bounds it)
 
     [margins]
     quiet_margin_s = 0.2     # derive: quiet = max gap + margin; check: gaps < quiet - margin
@@ -17,6 +19,7 @@ Example::
     min_gap_s = 0.15         # shorter gaps are dips inside words
     speech_percentile = 5.0  # the low speech percentile the floor sits below
     speech_range_db = 20.0   # speech ticks are within this of their utterance's median
+    min_saving_s = 0.3       # derive names a rule only if it saves this much median dead air
 
     [baseline]
     file = "baseline.json"   # per-recording beat count, onsets and max gap
@@ -68,7 +71,7 @@ from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
 from ..core.levels import parse_period
 from ..core.stress import ROBUSTNESS
-from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_bounded
+from ..core.thresholds import DEFAULT_THRESHOLDS, LEVEL, Thresholds, check_bounded, check_rule
 from ..errors import ConfigError, InvalidParameterError
 from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 
@@ -83,7 +86,11 @@ _THRESHOLD_KEYS = {
     "tick_s": (str, *_NUMBER),
     "fft_size": (int,),
     "max_dead_air_s": _NUMBER,
+    "rule": (str,),
+    "hangover_s": _NUMBER,
 }
+#: Checked together, once the others are (the hangover is bounded by the quiet time).
+_RULE_KEYS = ("rule", "hangover_s")
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
 _RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
@@ -229,10 +236,21 @@ def read_config(path: str | os.PathLike[str]) -> Config:
     margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
     base = _table(doc.get("baseline", {}), "baseline", _BASELINE_KEYS, p)
     for name, value in th.items():
+        if name in _RULE_KEYS:
+            continue
         with _key(p, f"thresholds.{name}"):
             DEFAULT_THRESHOLDS.with_(**{name: value})
             if name == "fft_size":
                 AnalyserOptions(fft_size=value)
+    if "rule" in th or "hangover_s" in th:
+        with _key(p, "thresholds.hangover_s" if "hangover_s" in th else "thresholds.rule"):
+            check_rule(
+                th.get("rule", LEVEL),
+                None if th.get("hangover_s") is None else float(th["hangover_s"]),
+                quiet_s=float(th.get("quiet_s", DEFAULT_THRESHOLDS.quiet_s)),
+            )
+        if "hangover_s" in th:
+            th["hangover_s"] = float(th["hangover_s"])
     for name, value in margins.items():
         with _key(p, f"margins.{name}"):
             Margins(**{name: float(value)})

@@ -82,6 +82,14 @@ class RecordingSection:
     images: Sequence[tuple[str, str]]
 
 
+def _beat_columns(beats: Sequence[Any]) -> tuple[str, ...]:
+    """The report's beats table: the table ``beats`` prints, and, where a beat had the provider's event, the event
+    every rule's decision in the beat used (``rule_event``)."""
+    if any(b.rule_stopped_s is not None for b in beats):
+        return (*BEAT_TABLE, "rule_stopped_s")
+    return BEAT_TABLE
+
+
 def png_data_uri(fig: Any) -> str:
     """A figure as a ``data:image/png;base64,...`` URI."""
     buf = io.BytesIO()
@@ -318,8 +326,8 @@ def render_report(
                 "anchor": anchors[rec.name],
                 "images": list(rec.images),
                 "beats_table": _table(
-                    beat_header(BEAT_TABLE),
-                    list(beat_rows(rec.beats, BEAT_TABLE)),
+                    beat_header(_beat_columns(rec.beats)),
+                    list(beat_rows(rec.beats, _beat_columns(rec.beats))),
                     left=0,
                     fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
                 )

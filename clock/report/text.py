@@ -23,6 +23,7 @@ __all__ = [
     "BEAT_WIDE",
     "SWEEP_HEADER",
     "agreement_text",
+    "assumed_line",
     "beat_flags",
     "beat_header",
     "beat_rows",
@@ -98,6 +99,34 @@ def _secs(x: float | None) -> str | None:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
+def _rule_event(b: Beat) -> str | None:
+    """The provider event a rule acts on in the beat: its time and log line, ``assumed`` where the log gives no ids
+    to tell it the beat's own, ``risk`` where another response's event may have been taken for it."""
+    if b.rule_stopped_s is None:
+        return None
+    line = "" if b.rule_stopped_line is None else f" line {b.rule_stopped_line}"
+    how = " risk" if b.rule_stopped_risk else " assumed" if b.rule_stopped_assumed else ""
+    return f"{clock_time(b.rule_stopped_s)}{line}{how}"
+
+
+def assumed_line(found: Sequence[Beat]) -> str | None:
+    """Where the log gives no ids, what the rule's events were taken to be (None: every event used was the beat's
+    own by id, or none was used)."""
+    assumed = [b for b in found if b.rule_stopped_s is not None and b.rule_stopped_assumed]
+    if not assumed:
+        return None
+    risky = [b.index + 1 for b in assumed if b.rule_stopped_risk]
+    risk = (
+        f"; at risk (another response's event or an acknowledgment in the beat): beat {', '.join(map(str, risky))}"
+        if risky
+        else ""
+    )
+    return (
+        f"rule events: the log gives no response ids, so the first event in the beat was assumed the beat's own in "
+        f"{plural(len(assumed), 'beat')}{risk}"
+    )
+
+
 #: Columns of the beats tables (``beats``, ``beats --wide``, the report): JSON field -> (heading, cell).
 #: Times on the recording's timeline print as mm:ss.mmm (headed without ``_s``), lengths as seconds (``_s``);
 #: ``beat`` numbers beats from 1, as every line people read does (the JSON ``index`` counts from 0);
@@ -115,6 +144,7 @@ BEAT_COLUMNS: dict[str, tuple[str, Callable[[Beat], Any]]] = {
     "max_gap_s": ("max_gap_s", lambda b: _secs(max(b.quiet_gaps_s, default=None))),
     "replay_vs_logged_s": ("vs_logged_s", lambda b: _secs(b.replay_vs_logged_s)),
     "provider_stopped_vs_last_word_s": ("stopped_vs_word_s", lambda b: _secs(b.provider_stopped_vs_last_word_s)),
+    "rule_stopped_s": ("rule_event", lambda b: _rule_event(b)),
     "bound": ("bound", lambda b: b.bound),
     "outcome": ("outcome", lambda b: b.outcome),
     "flags": ("flags", beat_flags),
@@ -373,10 +403,16 @@ def _rules_heading(ev: RuleEvidence) -> str:
         if spread
         else ""
     )
+    assumed = (
+        f"; in {plural(ev.n_assumed, 'beat')} the log gives no ids and the first event in the beat was assumed its "
+        f"own ({ev.n_risk} at risk: another response's event or an acknowledgment in the beat)"
+        if ev.n_assumed
+        else ""
+    )
     return (
         f"rules replayed on the same beats (floor {ev.floor:g}, onset timeout {ev.onset_timeout_s:g} s); the "
-        f"provider's output_audio_buffer.stopped in {ev.n_with_event} of {plural(ev.n_beats_with_speech, 'beat')} "
-        f"with speech{when}:"
+        f"beat's own output_audio_buffer.stopped in {ev.n_with_event} of "
+        f"{plural(ev.n_beats_with_speech, 'beat')} with speech{when}{assumed}:"
     )
 
 
@@ -391,7 +427,7 @@ def no_event_line(ev: RuleEvidence) -> str:
 def saving_line(ev: RuleEvidence) -> str:
     """What the rule that saves dead air would save, and its held-out evidence; or why no rule does."""
     if ev.saving is None:
-        return f"less dead air: no rule recommended beside the level clock ({ev.reason})"
+        return f"less dead air: {ev.reason}"
     h = ev.held_out
     held = (
         ""
@@ -399,6 +435,10 @@ def saving_line(ev: RuleEvidence) -> str:
         else f"; derived without each recording in turn: {h.n_right} of {plural(h.n_recordings, 'recording')} "
         "replay right"
     )
+    for g in ev.held_out_groups:
+        held += f"; without each {g.by} in turn: {g.n_right} of {plural(g.n_recordings, 'group')} replay right"
+    if ev.committed_saving_s is not None:
+        held += f"; {ev.committed_saving_s:.2f} s less at the committed setting"
     return f"less dead air: {ev.reason}{held}"
 
 
@@ -419,6 +459,10 @@ def dead_air_parts(d: Derivation) -> tuple[list[str], str | None, list[str]]:
         for name, beat, outcome in ev.held_out.failing:
             where = "nothing derived without it" if beat < 0 else f"beat {beat + 1} {outcome}"
             tail.append(f"  {name}: derived without it: {where}")
+    for g in ev.held_out_groups:
+        for name, beat, outcome in g.failing:
+            where = "nothing derived without its group" if beat < 0 else f"beat {beat + 1} {outcome}"
+            tail.append(f"  {name}: derived without its {g.by}: {where}")
     return head, _rules_heading(ev), tail
 
 

@@ -18,8 +18,8 @@ export interface SpeechClockConfig {
    * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule.
    */
   rule?: SpeechClockRule;
-  /** The quiet after the last word that ends the beat once the event came: a finite number > 0 with
-   * "stopped+quiet" and "level+stopped", null (the default) with the others. */
+  /** The quiet after the last word that ends the beat once the event came: a finite number > 0 and under
+   * `quiet_s` with "stopped+quiet" and "level+stopped", null (the default) with the others. */
   hangover_s?: number | null;
 }
 

@@ -72,6 +72,8 @@ function speechclockConfig(config) {
     if (!(typeof hangover === "number" && hangover > 0 && Number.isFinite(hangover))) {
       throw bad("hangover_s", `a finite number > 0 with rule "${rule}"`);
     }
+    // The level clock bounds every rule: a hangover at or above the quiet time never ends a beat sooner.
+    if (hangover >= quietS) throw bad("hangover_s", `under quiet_s (${quietS} s) with rule "${rule}"`);
   } else if (hangover !== null) {
     throw bad("hangover_s", `null with rule "${rule}" (it has no hangover)`);
   }
