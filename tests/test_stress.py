@@ -549,8 +549,8 @@ def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause
     ``ended`` has a 1.7 s pause in its narration around a syllable just under the floor (RMS 0.0022), and the
     page ends the beat 1.2 s after its last word: as it is, the guide may have been between two sentences
     (1.2 s < P = 1.7 s: aborted). A voice 3 dB louder lifts the syllable over the floor (0.0031): its pauses
-    fall to about 0.75 s, and the other recording's are 0.3 s, so the page ended it after the guide had
-    finished (outpaced), a failure. Brute force: the one judge over the corpus with ``ended`` changed.
+    fall to about 0.75 s, and the other recording's are 0.3 s, so the visitor ended it after the guide had
+    finished (outpaced), not a failure. Brute force: the one judge over the corpus with ``ended`` changed.
     """
     folder = tmp_path
     syllables = [(1.0, 0.5, 0.1, 250), (2.25, 0.2, 0.0022, 250), (3.2, 0.5, 0.1, 250)]
@@ -573,10 +573,14 @@ def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause
         return clock.core.derive.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
 
     assert judged(0.0).n_failed == 0 and judged(0.0).n_aborted == 1
-    first = next(v for v in up.values if judged(v).n_failed)
+    # Louder, the beat the visitor ended is outpaced: the visitor's doing, not a failure of the setting, so the
+    # line fails nowhere it did not fail before (brute force: the one judge at each value of the line).
+    first = next(v for v in up.values if judged(v).n_outpaced)
+    assert first == 3.0 and judged(first).n_failed == 0
     m = margin(result, "gain up")
-    assert m.first_failure == first == 3.0
-    assert m.failure is not None and m.failure.recording == "ended.wav" and m.failure.outcome == "outpaced"
+    failing = [v for v in up.values if judged(v).n_failed]
+    assert m.first_failure == (failing[0] if failing else None)
+    assert m.failure is None or m.failure.outcome != "outpaced"
     assert result.settings[0].unchanged.narration_pause_s == judged(0.0).narration_pause_s
 
 

@@ -103,7 +103,7 @@ class VoiceSession:
         Noise only in the pauses between clips (a noisy room between sentences).
     float_wav : bool
         Write float32 (no clipping) instead of 16-bit PCM.
-    log : {"full", "no-terminal", "no-prompt", "none"}
+    log : {"full", "no-terminal", "no-prompt", "no-clock", "none"}
     """
 
     name: str
@@ -173,6 +173,8 @@ class VoiceSession:
             events = [e for e in events if e["type"] != "terminal_response"]
         elif self.log == "no-prompt":
             events = [e for e in events if e["type"] != "prompt"]
+        elif self.log == "no-clock":  # (a page that logs no clock lines: its bounds are walls)
+            events = [e for e in events if e["type"] != "clock.quiet"]
         return x, events, truths
 
     def write(self, folder: Path, corpus: Path) -> Path:
