@@ -33,6 +33,7 @@ from ..report.text import (
     derive_text,
     not_applicable_lines,
     saving_line,
+    unused_lines,
 )
 from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
@@ -137,13 +138,16 @@ def derive(
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return
+    # What could not be used leads the text (a folder without logs is not a quiet time measured).
+    unused = "".join(line + "\n" for line in unused_lines(obs, found[0]))
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
-            out.write(printable(derive_markdown(found)))
+            out.write(printable("".join(f"> **{line}**\n" for line in unused_lines(obs, found[0])) + (
+                "\n" if unused else "") + derive_markdown(found)))
         else:
-            out.write(printable(derive_text(found)))
+            out.write(printable(unused + derive_text(found)))
 
 
 def _write_page_config(

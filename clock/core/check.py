@@ -73,6 +73,13 @@ Checks
     ``max_floor_disagreements`` readings fall on different sides of the floor.
 ``beat-count``
     As many beats as the config's ``beats`` for the recording.
+``checkable``
+    Nothing checked is not a pass: a recording without an event log, or
+    whose log has no terminal response (no beats), fails with one line
+    naming what it lacks, unless its ``[recordings."NAME"]`` says so
+    (``log = false``: no log expected; ``beats = 0``: no beats expected).
+    A recording with no speech fails ``speech-level`` unless it says
+    ``speech = false``. The check gives a result only when one is missing.
 ``baseline``
     No drift from the committed baseline: beat count, onsets and the longest
     gap within tolerances.
@@ -135,6 +142,7 @@ CHECKS = (
     "level-agreement",
     "beat-count",
     "baseline",
+    "checkable",
 )
 
 #: The checks that read the recording alone; the others need an event log with terminal responses.
@@ -381,13 +389,27 @@ def check_recording(
             result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
         else:
             _level_verdict("speech-level", finding, replay, -1, result)
+    elif obs.meta.get("speech") is False:
+        out.append(CheckResult(name, "speech-level", True, None, "no speech, as the config says", "-", applicable=False))
     else:
-        result("speech-level", [_Finding(None, "no speech ticks", want, None, need, "RMS")], _Finding(None, "", ""))
+        finding = _Finding(None, "no speech ticks", f"{want} (or speech = false in its [recordings] entry)", None, need)
+        result("speech-level", [replace(finding, unit="RMS")], _Finding(None, "", ""))
 
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if not has_beats:
-        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
-            out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        missing = f"no event log ({stem}.events.jsonl)" if obs.events is None else "no terminal response in its log"
+        expected = obs.meta.get("log") is False if obs.events is None else obs.meta.get("beats") == 0
+        if not expected:
+            key = "log = false" if obs.events is None else "beats = 0"
+            out.append(
+                CheckResult(
+                    name, "checkable", False, None, f"{missing}: no beat checked",
+                    f"beats to check (or {key} in its [recordings] entry)", 0.0, 1.0, "beats",
+                )
+            )  # fmt: skip
+        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS and c != "checkable"):
+            out.append(CheckResult(name, check, True, None, missing, "-", applicable=False))
         return out
     assert obs.events is not None
     page, known = _page_setting(obs, page_thresholds)

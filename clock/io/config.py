@@ -41,7 +41,9 @@ Example::
     voice = "alloy"
     model = "gpt-realtime"
     notes = "three stops"
-    beats = 3                # expected beat count
+    beats = 3                # expected beat count (0: no beats expected, check does not fail for none)
+    # log = false            # no event log expected (check fails a recording without one otherwise)
+    # speech = false         # no speech expected (a noise-only clip; check fails one without speech otherwise)
 
 The config is found in the recordings folder, or given with ``--config``.
 Every key is optional; a missing one keeps its default. Every value is
@@ -86,7 +88,15 @@ _THRESHOLD_KEYS = {
 }
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
-_RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+_RECORDING_KEYS = {
+    "voice": (str,),
+    "model": (str,),
+    "notes": (str,),
+    "beats": (int,),
+    "prompt": (str,),
+    "log": (bool,),
+    "speech": (bool,),
+}
 _ROBUSTNESS_KEYS = {name: _NUMBER for name in ROBUSTNESS}
 _AGREEMENT_KEYS = {
     "lossless_tolerance": _NUMBER,

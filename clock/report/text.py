@@ -481,6 +481,30 @@ def _db(x: float) -> float:
 _METHODS = {"labels": "{n} with label tracks", "split": "{n} without labels, speech told from noise by level"}
 
 
+def unused_lines(observations: Sequence[Any], derivation: Derivation | None = None) -> list[str]:
+    """What ``derive`` could not use, one line per recording, for the top of its output.
+
+    A recording without an event log (its silences count as narration gaps), one whose log has no terminal
+    response (no beats), and one without speech (no speech level, from ``derivation``'s floor evidence).
+    """
+    out = []
+    no_speech = set()
+    if derivation is not None:
+        no_speech = {r.name for r in derivation.floor.recordings if r.speech_low is None}
+    for o in observations:
+        if o.events is None:
+            stem = o.name.rsplit(".", 1)[0] if "." in o.name else o.name
+            out.append(
+                f"could not use: {o.name}: no event log ({stem}.events.jsonl), so no beats: no onset latency, and "
+                "every silence in it counts as a narration gap"
+            )
+        elif not o.events.terminals:
+            out.append(f"could not use: {o.name}: its event log has no terminal response, so no beats")
+        if o.name in no_speech:
+            out.append(f"could not use: {o.name}: no speech, so no speech level")
+    return out
+
+
 def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []

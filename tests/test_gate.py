@@ -1,0 +1,95 @@
+"""The CI gate: nothing checked is not a pass, a refused output leaves nothing, every documented value works."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sessions import Session
+
+
+def _tour(folder: Path, name: str, *, log: bool = True, terminals: bool = True, speech: bool = True) -> Path:
+    """A constructed 12 s session: three utterances after a terminal response (or none), its log (or none)."""
+    s = Session(12.0)
+    if speech:
+        s.say(1.0, 2.0).say(2.6, 3.6).say(4.2, 5.0)
+    s.event("prompt", 0.2)
+    if terminals:
+        s.event("terminal_response", 0.5)
+    path = s.write(folder, name)
+    if not log:
+        path.with_name(f"{name}.events.jsonl").unlink()
+    return path
+
+
+def _config(folder: Path, extra: str = "") -> Path:
+    path = folder / "speechclock.toml"
+    path.write_text("[thresholds]\nfloor = 0.003\nquiet_s = 2.5\nonset_timeout_s = 10\n" + extra)
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    _tour(tmp_path, "logged")
+    _tour(tmp_path, "bare", log=False)
+    _tour(tmp_path, "noterminal", terminals=False)
+    _tour(tmp_path, "silent", speech=False)
+    return tmp_path
+
+
+def test_a_recording_with_nothing_to_check_fails_check_with_one_line_naming_it(cli, folder):
+    _config(folder)
+    result = cli("check", folder, "--no-progress")
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    bare = [line for line in lines if line.startswith("bare.wav:") and "checkable" in line]
+    assert bare == [
+        "bare.wav:--:--.---: checkable: no event log (bare.events.jsonl): no beat checked vs beats to check "
+        "(or log = false in its [recordings] entry)"
+    ]
+    assert [line for line in lines if line.startswith("noterminal.wav:") and "checkable" in line] == [
+        "noterminal.wav:--:--.---: checkable: no terminal response in its log: no beat checked vs beats to check "
+        "(or beats = 0 in its [recordings] entry)"
+    ]
+    silent = [line for line in lines if line.startswith("silent.wav:") and "speech-level" in line]
+    assert len(silent) == 1 and "no speech ticks" in silent[0] and "speech = false" in silent[0]
+    assert not any(line.startswith("logged.wav:") and ":" in line.split(": ", 1)[0][9:] for line in lines)
+    # The JSON view counts the same failures.
+    data = json.loads(cli("check", folder, "--no-progress", "--format", "json").stdout)
+    failing = {(r["recording"], r["check"]) for r in data["results"] if not r["passed"]}
+    assert {("bare.wav", "checkable"), ("noterminal.wav", "checkable"), ("silent.wav", "speech-level")} <= failing
+    assert not data["passed"]
+
+
+def test_the_config_says_which_recordings_are_expected_to_have_none(cli, folder):
+    _config(
+        folder,
+        '[recordings."bare.wav"]\nlog = false\n[recordings."noterminal.wav"]\nbeats = 0\n'
+        '[recordings."silent.wav"]\nspeech = false\nbeats = 0\n',
+    )
+    result = cli("check", folder, "--no-progress", "--format", "json")
+    data = json.loads(result.stdout)
+    failing = [(r["recording"], r["check"], r["detail"]) for r in data["results"] if not r["passed"]]
+    assert not any(check in ("checkable", "speech-level") for _, check, _ in failing), failing
+    silent = [r for r in data["results"] if r["recording"] == "silent.wav" and r["check"] == "speech-level"]
+    assert [(r["passed"], r["applicable"]) for r in silent] == [(True, False)]
+
+
+def test_a_config_key_for_none_expected_is_a_boolean(cli, folder):
+    _config(folder, '[recordings."bare.wav"]\nlog = "no"\n')
+    result = cli("check", folder, "--no-progress")
+    assert result.exit_code == 2
+    assert "key 'recordings.bare.wav.log': must be bool" in result.output
+
+
+def test_derive_leads_with_what_it_could_not_use(cli, folder):
+    _config(folder)
+    lines = cli("derive", folder, "--no-progress").stdout.splitlines()
+    assert lines[:3] == [
+        "could not use: bare.wav: no event log (bare.events.jsonl), so no beats: no onset latency, and every "
+        "silence in it counts as a narration gap",
+        "could not use: noterminal.wav: its event log has no terminal response, so no beats",
+        "could not use: silent.wav: no speech, so no speech level",
+    ]
+    assert lines[3].startswith("== all: 4 recordings")
