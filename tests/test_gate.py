@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,7 +37,7 @@ def folder(tmp_path: Path) -> Path:
     _tour(tmp_path, "logged")
     _tour(tmp_path, "bare", log=False)
     _tour(tmp_path, "noterminal", terminals=False)
-    _tour(tmp_path, "silent", speech=False)
+    _tour(tmp_path, "silent", speech=False, terminals=False)
     return tmp_path
 
 
@@ -43,13 +46,13 @@ def test_a_recording_with_nothing_to_check_fails_check_with_one_line_naming_it(c
     result = cli("check", folder, "--no-progress")
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
-    bare = [line for line in lines if line.startswith("bare.wav:") and "checkable" in line]
+    bare = [line for line in lines if line.startswith("bare.wav:") and "beat-count" in line]
     assert bare == [
-        "bare.wav:--:--.---: checkable: no event log (bare.events.jsonl): no beat checked vs beats to check "
+        "bare.wav:--:--.---: beat-count: no event log (bare.events.jsonl): no beat checked vs beats to check "
         "(or log = false in its [recordings] entry)"
     ]
-    assert [line for line in lines if line.startswith("noterminal.wav:") and "checkable" in line] == [
-        "noterminal.wav:--:--.---: checkable: no terminal response in its log: no beat checked vs beats to check "
+    assert [line for line in lines if line.startswith("noterminal.wav:") and "beat-count" in line] == [
+        "noterminal.wav:--:--.---: beat-count: no terminal response in its log: no beat checked vs beats to check "
         "(or beats = 0 in its [recordings] entry)"
     ]
     silent = [line for line in lines if line.startswith("silent.wav:") and "speech-level" in line]
@@ -58,7 +61,7 @@ def test_a_recording_with_nothing_to_check_fails_check_with_one_line_naming_it(c
     # The JSON view counts the same failures.
     data = json.loads(cli("check", folder, "--no-progress", "--format", "json").stdout)
     failing = {(r["recording"], r["check"]) for r in data["results"] if not r["passed"]}
-    assert {("bare.wav", "checkable"), ("noterminal.wav", "checkable"), ("silent.wav", "speech-level")} <= failing
+    assert {("bare.wav", "beat-count"), ("noterminal.wav", "beat-count"), ("silent.wav", "speech-level")} <= failing
     assert not data["passed"]
 
 
@@ -71,7 +74,7 @@ def test_the_config_says_which_recordings_are_expected_to_have_none(cli, folder)
     result = cli("check", folder, "--no-progress", "--format", "json")
     data = json.loads(result.stdout)
     failing = [(r["recording"], r["check"], r["detail"]) for r in data["results"] if not r["passed"]]
-    assert not any(check in ("checkable", "speech-level") for _, check, _ in failing), failing
+    assert not any(check in ("beat-count", "speech-level") for _, check, _ in failing), failing
     silent = [r for r in data["results"] if r["recording"] == "silent.wav" and r["check"] == "speech-level"]
     assert [(r["passed"], r["applicable"]) for r in silent] == [(True, False)]
 
@@ -86,10 +89,66 @@ def test_a_config_key_for_none_expected_is_a_boolean(cli, folder):
 def test_derive_leads_with_what_it_could_not_use(cli, folder):
     _config(folder)
     lines = cli("derive", folder, "--no-progress").stdout.splitlines()
-    assert lines[:3] == [
+    assert lines[:4] == [
         "could not use: bare.wav: no event log (bare.events.jsonl), so no beats: no onset latency, and every "
         "silence in it counts as a narration gap",
         "could not use: noterminal.wav: its event log has no terminal response, so no beats",
+        "could not use: silent.wav: its event log has no terminal response, so no beats",
         "could not use: silent.wav: no speech, so no speech level",
     ]
-    assert lines[3].startswith("== all: 4 recordings")
+    assert lines[4].startswith("== all: 4 recordings")
+
+
+# --- nothing left behind: a refused output writes nothing; a signal at the end still exits 130/143 ----------------
+
+
+def _speechclock(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "clock", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+@pytest.mark.parametrize("name", ["new-out.webm", "new.events.jsonl", "speechclock.toml"])
+def test_a_refused_junit_path_leaves_no_file(tmp_path, name):
+    rec = _tour(tmp_path, "logged")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = _speechclock("check", rec, "--allow-defaults", "--junit", tmp_path / name)
+    assert result.returncode == 2, result.stderr
+    assert "refusing to write --junit" in result.stderr or "--junit" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+_LATE_SIGNAL = """
+import atexit, os, signal, sys
+from clock.cli import run  # the command line's handlers, and its last exit handler, are in place
+
+SIG = signal.{sig}
+
+
+def late():  # after the output is written and the run's code is set, as Python shuts down
+    if {held}:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {{SIG}})  # one that comes where no handler can run
+    os.kill(os.getpid(), SIG)
+
+
+atexit.register(late)  # registered after the command line's: runs before its last exit handler
+run()
+"""
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["delivered", "held"])
+@pytest.mark.parametrize(("sig", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_after_the_output_is_written_exits_130_or_143(tmp_path, sig, code, held):
+    rec = _tour(tmp_path, "logged")
+    script = tmp_path / "bin" / "speechclock"  # named as the console script: the command line's own start-up
+    script.parent.mkdir()
+    script.write_text(_LATE_SIGNAL.format(sig=sig, held=held))
+    # One thread (no BLAS pool): the held signal stays pending for the main thread, whatever the machine's load.
+    env = os.environ | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, str(script), "info", rec], capture_output=True, text=True, env=env)
+    assert result.returncode == code, (result.returncode, result.stderr)
+    assert "logged.wav" in result.stdout  # the output was written first
+    assert result.stderr.endswith("speechclock: interrupted\n")
+    # Unsignalled, the same script exits 0 (the last exit handler keeps the run's own code).
+    script.write_text("from clock.cli import run\nrun()\n")
+    assert subprocess.run([sys.executable, str(script), "info", rec], capture_output=True, timeout=300).returncode == 0

@@ -72,14 +72,13 @@ Checks
     whose start is uncertain), and, for the former, at most
     ``max_floor_disagreements`` readings fall on different sides of the floor.
 ``beat-count``
-    As many beats as the config's ``beats`` for the recording.
-``checkable``
-    Nothing checked is not a pass: a recording without an event log, or
-    whose log has no terminal response (no beats), fails with one line
-    naming what it lacks, unless its ``[recordings."NAME"]`` says so
+    As many beats as the config's ``beats`` for the recording. Nothing
+    checked is not a pass: a recording without an event log, or whose log
+    has no terminal response (no beats), fails it with one line naming what
+    it lacks, unless its ``[recordings."NAME"]`` says it has none
     (``log = false``: no log expected; ``beats = 0``: no beats expected).
-    A recording with no speech fails ``speech-level`` unless it says
-    ``speech = false``. The check gives a result only when one is missing.
+    A recording with no speech fails ``speech-level`` likewise unless it
+    says ``speech = false``.
 ``baseline``
     No drift from the committed baseline: beat count, onsets and the longest
     gap within tolerances.
@@ -142,7 +141,6 @@ CHECKS = (
     "level-agreement",
     "beat-count",
     "baseline",
-    "checkable",
 )
 
 #: The checks that read the recording alone; the others need an event log with terminal responses.
@@ -398,18 +396,16 @@ def check_recording(
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if not has_beats:
         stem = name.rsplit(".", 1)[0] if "." in name else name
-        missing = f"no event log ({stem}.events.jsonl)" if obs.events is None else "no terminal response in its log"
+        missing = "no event log" if obs.events is None else "no terminal response in its log"
         expected = obs.meta.get("log") is False if obs.events is None else obs.meta.get("beats") == 0
-        if not expected:
-            key = "log = false" if obs.events is None else "beats = 0"
-            out.append(
-                CheckResult(
-                    name, "checkable", False, None, f"{missing}: no beat checked",
-                    f"beats to check (or {key} in its [recordings] entry)", 0.0, 1.0, "beats",
-                )
-            )  # fmt: skip
-        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS and c != "checkable"):
-            out.append(CheckResult(name, check, True, None, missing, "-", applicable=False))
+        key = "log = false" if obs.events is None else "beats = 0"
+        for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
+            if check == "beat-count" and not expected:  # nothing checked is not a pass
+                want = f"beats to check (or {key} in its [recordings] entry)"
+                why = f"no event log ({stem}.events.jsonl)" if obs.events is None else missing
+                out.append(CheckResult(name, check, False, None, f"{why}: no beat checked", want, 0, None, "beats"))
+            else:
+                out.append(CheckResult(name, check, True, None, missing, "-", applicable=False))
         return out
     assert obs.events is not None
     page, known = _page_setting(obs, page_thresholds)
