@@ -152,3 +152,89 @@ def test_a_signal_after_the_output_is_written_exits_130_or_143(tmp_path, sig, co
     # Unsignalled, the same script exits 0 (the last exit handler keeps the run's own code).
     script.write_text("from clock.cli import run\nrun()\n")
     assert subprocess.run([sys.executable, str(script), "info", rec], capture_output=True, timeout=300).returncode == 0
+
+
+# --- every documented value works: each config key and option at the edges of its documented domain -------------
+
+#: Each key of docs/formats.md's bounds table, at the low and high edge of its documented domain ("above 0" is
+#: driven with the smallest value a config would say, 0.001).
+_KEY_EDGES = {
+    "thresholds.floor": (0, 1),
+    "thresholds.quiet_s": (0.001, 3600),
+    "thresholds.onset_timeout_s": (0.001, 3600),
+    "thresholds.max_dead_air_s": (0.001, 3600),
+    "thresholds.tick_s": ('"0.001"', '"60"'),
+    "thresholds.fft_size": (32, 32768),
+    "margins.quiet_margin_s": (0, 60),
+    "margins.min_gap_s": (0, 60),
+    "margins.floor_margin_db": (0, 60),
+    "margins.onset_margin_s": (0, 3600),
+    "margins.speech_range_db": (0, 120),
+    "margins.speech_percentile": (0.001, 99.999),
+    "baseline.onset_tolerance_s": (0, 60),
+    "baseline.max_gap_tolerance_s": (0, 60),
+    "agreement.search_s": (0, 10),
+    "recordings.beats": (0, 1_000_000),
+    "robustness.min_gain_db": (0, 18),
+    "robustness.min_gain_up_db": (0, 12),
+    "robustness.max_noise_dbfs": (-80, -35),
+    "robustness.min_bitrate_kbps": (6, 64),
+    "robustness.max_loss_pct": (0, 20),
+    "robustness.min_pause_ms": (0, 400),
+}
+
+
+def _documented_keys() -> set[str]:
+    """The keys of docs/formats.md's table of bounds (``recordings."NAME".beats`` as ``recordings.beats``)."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text()
+    table = text[text.index("| key | bounds |") :].split("\n\n", 1)[0]
+    keys = set()
+    for row in table.splitlines()[2:]:
+        for cell in row.split("|")[1].split(","):
+            key = cell.strip().strip("`").replace('."NAME"', "")
+            if key != "baseline.file":  # a path, not a number: tests/test_hostile.py drives its edges
+                keys.add(key)
+    return keys
+
+
+def test_every_documented_bound_is_driven():
+    assert _documented_keys() == set(_KEY_EDGES)
+
+
+@pytest.fixture(scope="module")
+def edge_folder(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("edges")
+    _tour(folder, "logged")
+    return folder
+
+
+@pytest.mark.parametrize("edge", [0, 1], ids=["low", "high"])
+@pytest.mark.parametrize("key", sorted(_KEY_EDGES))
+def test_each_config_key_works_at_the_edges_of_its_domain(cli, edge_folder, key, edge):
+    section, name = key.split(".")
+    value = _KEY_EDGES[key][edge]
+    head = '[recordings."logged.wav"]' if section == "recordings" else f"[{section}]"
+    (edge_folder / "speechclock.toml").write_text(f"{head}\n{name} = {value}\n")
+    commands = [("check",)] if section == "robustness" else [("check",), ("derive",)]
+    for command in commands:
+        result = cli(*command, edge_folder, "--no-progress", "--no-cache")
+        assert result.exit_code in (0, 1), (key, value, command, result.output)
+        assert "internal error" not in result.output and "Traceback" not in result.output
+
+
+_OPTION_EDGES = {
+    "--floor": ("0", "1"),
+    "--quiet-time": ("0.001", "3600"),
+    "--onset-timeout": ("0.001", "3600"),
+}
+
+
+@pytest.mark.parametrize("edge", [0, 1], ids=["low", "high"])
+@pytest.mark.parametrize("option", sorted(_OPTION_EDGES))
+def test_each_threshold_option_works_at_the_edges_of_its_domain(cli, edge_folder, option, edge):
+    (edge_folder / "speechclock.toml").write_text("")
+    for command in ("check", "derive", "beats"):
+        target = [edge_folder / "logged.wav"] if command == "beats" else [edge_folder, "--no-cache"]
+        result = cli(command, *target, option, _OPTION_EDGES[option][edge])
+        assert result.exit_code in (0, 1), (option, command, result.output)
+        assert "internal error" not in result.output and "Traceback" not in result.output
