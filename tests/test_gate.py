@@ -238,3 +238,32 @@ def test_each_threshold_option_works_at_the_edges_of_its_domain(cli, edge_folder
         result = cli(command, *target, option, _OPTION_EDGES[option][edge])
         assert result.exit_code in (0, 1), (option, command, result.output)
         assert "internal error" not in result.output and "Traceback" not in result.output
+
+
+# --- folders and paths ------------------------------------------------------------------------------------------
+
+
+def test_a_config_path_too_long_to_exist_is_no_config_there(cli, tmp_path):
+    """A recording whose path is 4,085 characters: speechclock.toml beside it would be longer than a path can be."""
+    folder = str(tmp_path)
+    while len(folder) < 4079 - 201:
+        folder += "/" + "d" * 200
+    folder += "/" + "e" * (4079 - len(folder) - 1)
+    os.makedirs(folder)
+    for made in (_tour(tmp_path, "a"), tmp_path / "a.events.jsonl"):  # (libsndfile writes no such path)
+        os.rename(made, os.path.join(folder, made.name))
+    rec = Path(folder) / "a.wav"
+    assert len(str(rec)) == 4085
+    result = cli("beats", rec)
+    assert result.exit_code == 0, result.output
+    assert "beat" in result.stdout
+    result = cli("check", rec, "--no-progress")
+    assert result.exit_code == 2 and "speechclock.toml: no config: give --config FILE" in result.output, result.output
+
+
+def test_an_unknown_by_key_is_an_error_naming_the_known_ones(cli, folder):
+    _config(folder, '[recordings."logged.wav"]\nvoice = "alloy"\n')
+    result = cli("derive", folder, "--no-progress", "--by", "voce")
+    assert result.exit_code == 2
+    assert "'--by': no recording has the key 'voce' (known: voice;" in result.output
+    assert cli("derive", folder, "--no-progress", "--by", "voice").exit_code == 0

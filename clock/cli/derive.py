@@ -94,6 +94,13 @@ def derive(
     compare = cfg.thresholds if label != "built-in defaults" else None
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
+        known = sorted({key for o in obs for key in o.meta})
+        if not any(by in o.meta for o in obs):
+            raise click.BadParameter(
+                f"no recording has the key {by!r} (known: {', '.join(known) or 'none'}; keys come from the "
+                "config's [recordings.\"NAME\"] tables and the logs' session lines)",
+                param_hint="'--by'",
+            )
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
