@@ -267,3 +267,24 @@ def test_an_unknown_by_key_is_an_error_naming_the_known_ones(cli, folder):
     assert result.exit_code == 2
     assert "'--by': no recording has the key 'voce' (known: voice;" in result.output
     assert cli("derive", folder, "--no-progress", "--by", "voice").exit_code == 0
+
+
+def test_every_skipped_corpus_entry_is_named_with_why(cli, tmp_path):
+    real = _tour(tmp_path, "real")
+    _config(tmp_path, '[recordings."real.wav"]\nbeats = 1\n')
+    (tmp_path / "broken.wav").symlink_to("nothere.wav")
+    (tmp_path / "loop.wav").symlink_to("loop.wav")
+    (tmp_path / "again.wav").symlink_to(real.name)  # sorted first: the file is kept by its own name
+    os.mkfifo(tmp_path / "pipe.webm")
+    (tmp_path / "dir.ogg").mkdir()
+    result = cli("check", tmp_path, "--no-progress")
+    warned = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert warned == [
+        f"speechclock: warning: {tmp_path}/broken.wav: skipped: a broken symbolic link (to nothere.wav, which does "
+        "not exist)",
+        f"speechclock: warning: {tmp_path}/dir.ogg: skipped: a directory, not a recording",
+        f"speechclock: warning: {tmp_path}/loop.wav: skipped: a symbolic link loop (to loop.wav)",
+        f"speechclock: warning: {tmp_path}/pipe.webm: skipped: a FIFO (named pipe), not a recording",
+        f"speechclock: warning: {tmp_path}/again.wav: skipped: the same file as {tmp_path}/real.wav (counted once)",
+    ]
+    assert result.stdout.splitlines()[-1].startswith("14 checks on 1 recording:")

@@ -126,6 +126,11 @@ def _writable_config() -> None:
     temp = tempfile.mkdtemp(prefix="speechclock-matplotlib-")
     atexit.register(shutil.rmtree, temp, True)
     os.environ["MPLCONFIGDIR"] = temp
+    # A new folder has no font cache: matplotlib builds it, and says so when that takes more than 5 s (a loaded
+    # machine), a line of its own on our stderr for a folder that is ours.
+    import logging
+
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 
 # Acknowledgments are pink: orange and red mean a gap near or past the quiet time's limit.
