@@ -288,3 +288,34 @@ def test_every_skipped_corpus_entry_is_named_with_why(cli, tmp_path):
         f"speechclock: warning: {tmp_path}/again.wav: skipped: the same file as {tmp_path}/real.wav (counted once)",
     ]
     assert result.stdout.splitlines()[-1].startswith("14 checks on 1 recording:")
+
+
+# --- the first hour ---------------------------------------------------------------------------------------------
+
+
+def test_derive_writes_a_config_for_the_users_recordings_and_never_replaces_one(cli, folder):
+    from clock.io.config import read_config
+
+    target = folder / "speechclock.toml"
+    result = cli("derive", folder, "--no-progress", "--format", "toml", "-o", target)
+    assert result.exit_code == 0, result.output
+    cfg = read_config(target)
+    assert cfg.recordings == {
+        "bare.wav": {"log": False},
+        "logged.wav": {"beats": 1},
+        "noterminal.wav": {"beats": 0},
+        "silent.wav": {"beats": 0, "speech": False},
+    }
+    table = json.loads(cli("derive", folder, "--no-progress", "--format", "json").stdout)
+    rec = table["groups"][0]["recommended"]
+    th = cfg.thresholds
+    assert (th.floor, th.quiet_s, th.onset_timeout_s) == (rec["floor"], rec["quiet_s"], rec["onset_timeout_s"])
+    # check with it: every recording held to what it has, so the gate passes on what it can check
+    checked = cli("check", folder, "--no-progress")
+    assert checked.exit_code == 0, checked.output
+    # never replaced: the user's file (this one, now) stays as it is
+    before = target.read_bytes()
+    again = cli("derive", folder, "--no-progress", "--format", "toml", "-o", target)
+    assert again.exit_code == 2
+    assert "exists; derive --format toml never replaces a file" in again.output
+    assert target.read_bytes() == before

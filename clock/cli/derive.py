@@ -55,10 +55,12 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "markdown", "js"]),
+    type=click.Choice(["table", "json", "markdown", "js", "toml"]),
     default="table",
     show_default=True,
-    help="js: the recommendation as speechclock.js's configuration (docs/clock.md).",
+    help="js: the recommendation as speechclock.js's configuration (docs/clock.md); toml: as a speechclock.toml "
+    "for these recordings (each one's beat count; log = false, beats = 0 or speech = false where it has none), "
+    "to review and commit (-o FILE never replaces an existing config).",
 )
 @click.option(
     "--plot",
@@ -88,7 +90,11 @@ def derive(
     committed setting (or a candidate given with --floor, --quiet-time,
     --onset-timeout) is replayed beside the recommendation.
     """
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
+    toml_output = fmt == "toml" and output is not None and os.fspath(output) != "-"
+    if toml_output and os.path.lexists(output):  # type: ignore[arg-type]
+        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+    outputs = {"-o": None if toml_output else output, "--plot": plot_path}  # a new config is its own check
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
     compare = cfg.thresholds if label != "built-in defaults" else None
@@ -145,6 +151,9 @@ def derive(
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return
+    if fmt == "toml":
+        _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
+        return
     # What could not be used leads the text (a folder without logs is not a quiet time measured).
     unused = "".join(line + "\n" for line in unused_lines(obs, found[0]))
     with atomic_output(output, inputs=corpus.inputs) as out:
@@ -157,6 +166,54 @@ def derive(
             out.write(printable(unused + derive_text(found)))
 
 
+def _recommended(found: Derivation, thresholds: Thresholds, what: str) -> Thresholds:
+    """The recommended thresholds (the rest as committed), or the error that nothing is recommended."""
+    floor, quiet_s, timeout_s = found.setting
+    if floor is None or quiet_s is None:
+        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
+        if floor is None:
+            why = f"no floor recommended ({found.floor.rule})"
+        else:
+            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
+        raise InvalidParameterError(f"--format {what}: nothing to write, {why}")
+    return thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+
+
+def _write_config(
+    found: Derivation, cfg: Any, obs: list[Observation], recordings: tuple[Path, ...], output: Path | None, inputs: Any
+) -> None:
+    """``derive --format toml``: a speechclock.toml for these recordings, at the recommendation.
+
+    Each recording's entry keeps the config's keys and adds its beat count at the recommended setting, or
+    ``log = false`` (no event log), ``beats = 0`` (no terminal response) and ``speech = false`` (no speech), so
+    that ``check`` with it holds each recording to what it has.
+    """
+    from ..io.config import config_toml
+
+    th = _recommended(found, cfg.thresholds, "toml")
+    no_speech = {r.name for r in found.floor.recordings if r.speech_low is None}
+    entries: dict[str, dict[str, Any]] = {}
+    for o in obs:
+        entry = dict(cfg.meta(o.name))
+        if o.events is None:
+            entry["log"] = False
+        elif not o.events.terminals:
+            entry["beats"] = 0
+        else:
+            found_beats = find_beats(
+                o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+            )
+            entry["beats"] = len(found_beats)
+        if o.name in no_speech:
+            entry["speech"] = False
+        entries[o.name] = entry
+    text = config_toml(th, cfg.margins, entries, source="derive " + " ".join(str(r) for r in recordings))
+    if output is not None and os.path.lexists(output):  # made meanwhile: never replaced
+        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+    with atomic_output(output, inputs=inputs, allow=("config",)) as out:
+        out.write(printable(text))
+
+
 def _write_page_config(
     found: Derivation, thresholds: Thresholds, recordings: tuple[Path, ...], output: Path | None, inputs: Any
 ) -> None:
@@ -167,15 +224,7 @@ def _write_page_config(
     """
     from ..web import page_config_js
 
-    floor, quiet_s, timeout_s = found.setting
-    if floor is None or quiet_s is None:
-        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
-        if floor is None:
-            why = f"no floor recommended ({found.floor.rule})"
-        else:
-            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
-        raise InvalidParameterError(f"--format js: nothing to write, {why}")
-    th = thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+    th = _recommended(found, thresholds, "js")
     source = "derive " + " ".join(str(r) for r in recordings)
     saving = found.rules.saving if found.rules is not None else None
     text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)

@@ -74,7 +74,7 @@ from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_bounded
 from ..errors import ConfigError, InvalidParameterError
 from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 
-__all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "find_config", "read_config"]
+__all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "config_toml", "find_config", "read_config"]
 
 
 _NUMBER = (int, float)
@@ -313,3 +313,54 @@ def _baseline_file(config: Path, name: str) -> Path:
     if not os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), "")):
         raise ConfigError(f"{where}: {name!r} leads out of the config's folder (through a symbolic link)")
     return path
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def config_toml(
+    thresholds: Thresholds,
+    margins: Margins,
+    recordings: Mapping[str, Mapping[str, Any]],
+    *,
+    source: str,
+) -> str:
+    """A ``speechclock.toml`` for the given thresholds, margins and per-recording entries (what
+    ``derive --format toml`` writes); :func:`read_config` reads it back to the same values.
+
+    ``recordings`` maps a file name to its keys (``beats``, ``log``, ``speech``, ``voice``, ...), in order.
+    """
+    th = thresholds
+    tick = th.tick_s
+    lines = [
+        f"# speechclock.toml written by speechclock {source}",
+        "# Commit it beside the recordings: `speechclock check` fails CI when a recording contradicts it.",
+        "",
+        "[thresholds]",
+        f"floor = {th.floor!r}",
+        f"quiet_s = {th.quiet_s!r}",
+        f"onset_timeout_s = {th.onset_timeout_s!r}",
+        f'tick_s = "{tick.numerator}/{tick.denominator}"' if tick.denominator != 1 else f'tick_s = "{tick.numerator}"',
+        f"fft_size = {th.fft_size}",
+    ]
+    if th.max_dead_air_s is not None:
+        lines.append(f"max_dead_air_s = {th.max_dead_air_s!r}")
+    lines += ["", "[margins]"]
+    lines += [f"{name} = {getattr(margins, name)!r}" for name in Margins.__dataclass_fields__]
+    for name, keys in recordings.items():
+        lines += ["", f"[recordings.{_toml_string(name)}]"]
+        for key, value in keys.items():
+            if key not in _RECORDING_KEYS:
+                continue
+            if isinstance(value, bool):
+                shown = "true" if value else "false"
+            elif isinstance(value, int):
+                shown = str(value)
+            else:
+                shown = _toml_string(str(value))
+            lines.append(f"{key} = {shown}")
+    return "\n".join(lines) + "\n"
