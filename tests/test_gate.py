@@ -319,3 +319,24 @@ def test_derive_writes_a_config_for_the_users_recordings_and_never_replaces_one(
     assert again.exit_code == 2
     assert "exists; derive --format toml never replaces a file" in again.output
     assert target.read_bytes() == before
+
+
+def test_beats_replays_at_the_setting_the_log_says_as_check_does(cli, tmp_path):
+    """A constructed beat whose narration has a 2.0 s pause: the page ran quiet 1.5 s (its clock.setting line), the
+    config says 2.5 s. At 1.5 s the clock ends the beat in the pause (premature); at 2.5 s it does not."""
+    s = Session(14.0).say(1.0, 2.0).say(4.0, 5.0)
+    s.event("clock.setting", 0.0, floor=0.003, quiet_s=1.5, onset_timeout_s=None, tick_s="1/60", fft_size=2048)
+    s.event("prompt", 0.2).event("terminal_response", 0.5)
+    rec = s.write(tmp_path, "paused")
+    _config(tmp_path)  # quiet_s = 2.5 committed
+    shown = cli("beats", rec).stdout.splitlines()
+    assert shown[0] == f"{rec}: 1 beats; floor 0.003, quiet 1.5 s, tick 1/60 s"
+    assert shown[1] == (
+        "replayed at the setting the log says the page ran (floor 0.003, quiet 1.5 s, onset timeout none (waits "
+        "forever)), as check does; give --floor, --quiet-time, --onset-timeout to replay another"
+    )
+    assert "premature" in shown[3]
+    given = cli("beats", rec, "--quiet-time", "2.5", "--format", "json").stdout
+    params = json.loads(given)["params"]
+    assert params["quiet_s"] == 2.5 and params["setting_from_log"] == ["floor", "onset_timeout_s"]
+    assert json.loads(given)["beats"][0]["outcome"] == "ok"

@@ -109,6 +109,7 @@ from .beats import (
     outpaced_line,
 )
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
+from .events import EventLog
 from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .thresholds import Thresholds
 from .times import clock_time
@@ -124,6 +125,7 @@ __all__ = [
     "check_counts",
     "check_recording",
     "in_time_order",
+    "logged_setting",
 ]
 
 CHECKS = (
@@ -541,17 +543,26 @@ def _page_setting(obs: Observation, given: Thresholds | None) -> tuple[tuple[flo
     ``floor``, ``quiet_s`` and ``onset_timeout_s``; where it says neither, ``given`` (the
     committed setting, which the page may or may not have run), not known.
     """
-    log = obs.events
-    if log is not None and log.setting is not None:
-        s = log.setting
-        return (s.floor, s.quiet_s, s.onset_timeout_s), True
-    session = log.session if log is not None else {}
-    said = [session.get(k) for k in _SETTING]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
-        return (float(said[0]), float(said[1]), float(said[2])), True  # type: ignore[arg-type]
+    said = logged_setting(obs.events)
+    if said is not None:
+        return said, True
     if given is None:
         return None, False
     return (given.floor, given.quiet_s, given.onset_timeout_s), False
+
+
+def logged_setting(log: EventLog | None) -> tuple[float, float, float] | None:
+    """(floor, quiet_s, onset_timeout_s) the page ran as its log says: its ``clock.setting`` line (speechclock.js
+    writes it), else its ``session`` line's ``floor``, ``quiet_s`` and ``onset_timeout_s``; None where it says
+    neither. ``onset_timeout_s`` is ``inf`` where the page waited forever."""
+    if log is not None and log.setting is not None:
+        s = log.setting
+        return s.floor, s.quiet_s, s.onset_timeout_s
+    session = log.session if log is not None else {}
+    said = [session.get(k) for k in _SETTING]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
+        return float(said[0]), float(said[1]), float(said[2])  # type: ignore[arg-type]
+    return None
 
 
 #: What a logged-quiet line says of a log that does not state its setting.
