@@ -340,3 +340,18 @@ def test_beats_replays_at_the_setting_the_log_says_as_check_does(cli, tmp_path):
     params = json.loads(given)["params"]
     assert params["quiet_s"] == 2.5 and params["setting_from_log"] == ["floor", "onset_timeout_s"]
     assert json.loads(given)["beats"][0]["outcome"] == "ok"
+
+
+def test_a_log_whose_times_look_like_milliseconds_says_so(cli, tmp_path):
+    s = Session(12.0).say(1.0, 2.0).event("prompt", 200.0).event("terminal_response", 500.0)  # ms under "t"
+    rec = s.write(tmp_path, "ms")
+    _config(tmp_path)
+    result = cli("check", rec, "--no-progress")
+    assert (
+        f"speechclock: warning: {tmp_path}/ms.events.jsonl: its times look like milliseconds (2 of 2 events lie "
+        "after the recording's end at 12.000 s, the latest at 500; in milliseconds all would lie inside it): write "
+        "seconds under 't', or milliseconds under 't_ms'"
+    ) in result.stderr.splitlines()
+    s.events = [{**e, "t": e["t"] / 1000} for e in s.events]  # in seconds: no such line
+    s.write(tmp_path, "ms")
+    assert "milliseconds" not in cli("check", rec, "--no-progress").stderr
