@@ -355,3 +355,16 @@ def test_a_log_whose_times_look_like_milliseconds_says_so(cli, tmp_path):
     s.events = [{**e, "t": e["t"] / 1000} for e in s.events]  # in seconds: no such line
     s.write(tmp_path, "ms")
     assert "milliseconds" not in cli("check", rec, "--no-progress").stderr
+
+
+def test_stress_reports_progress_off_a_terminal(cli, tmp_path):
+    for name in ("a", "b"):
+        Session(8.0).say(1.0, 2.0).say(2.6, 3.6).event("prompt", 0.2).event("terminal_response", 0.5).write(
+            tmp_path, name
+        )
+    result = cli("stress", tmp_path, "--axes", "gain")
+    assert result.exit_code == 0, result.output
+    progress = [line for line in result.stderr.splitlines() if line.startswith("stress: ")]
+    assert progress == ["stress: 1 of 2 recordings done (a.wav)", "stress: 2 of 2 recordings done (b.wav)"]
+    quiet = cli("stress", tmp_path, "--axes", "gain", "--no-progress")
+    assert not any(line.startswith("stress: ") for line in quiet.stderr.splitlines())
