@@ -368,3 +368,22 @@ def test_stress_reports_progress_off_a_terminal(cli, tmp_path):
     assert progress == ["stress: 1 of 2 recordings done (a.wav)", "stress: 2 of 2 recordings done (b.wav)"]
     quiet = cli("stress", tmp_path, "--axes", "gain", "--no-progress")
     assert not any(line.startswith("stress: ") for line in quiet.stderr.splitlines())
+
+
+def test_a_recorder_capture_is_aligned_by_default_else_the_failing_line_names_align_log(cli, tmp_path):
+    from test_cli_agreement import write_session
+
+    write_session(tmp_path, late_quanta=-20, capture="recorder")  # its frames 20 quanta (53 ms) off: uncertain start
+    (tmp_path / "speechclock.toml").write_text("[thresholds]\nquiet_s = 1.0\n")
+    aligned = json.loads(cli("check", tmp_path, "--no-progress", "--format", "json").stdout)
+    quiet = [r for r in aligned["results"] if r["check"] == "logged-quiet"]
+    assert quiet and all(r["passed"] for r in quiet), quiet
+    (tmp_path / "speechclock.toml").write_text("[thresholds]\nquiet_s = 1.0\n[agreement]\nalign_log = false\n")
+    result = cli("check", tmp_path, "--no-progress")
+    failing = [line for line in result.stdout.splitlines() if ": logged-quiet: " in line]
+    assert result.exit_code == 1 and failing, result.output
+    assert all(
+        "; the start is uncertain (MediaRecorder): align_log = true in [agreement] aligns the log by its readings vs"
+        in line
+        for line in failing
+    ), failing

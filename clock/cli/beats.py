@@ -173,10 +173,10 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
     "logged decision, the provider's stop, the bound.",
 )
 @click.option(
-    "--align-log",
-    is_flag=True,
+    "--align-log/--no-align-log",
+    default=None,
     help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
-    "(for a recording whose start is uncertain, e.g. MediaRecorder).",
+    "(for a recording whose start is uncertain, e.g. MediaRecorder) [default: the config's align_log, on].",
 )
 @click.option(
     "--page-ticks",
@@ -211,7 +211,7 @@ def beats(
     lenient: bool,
     fmt: str,
     wide: bool,
-    align_log: bool,
+    align_log: bool | None,
     page_ticks: bool,
     rule: str,
     hangover_s: float | None,
@@ -261,7 +261,7 @@ def beats(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
     agreement, log = log_agreement(
-        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log or None
+        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log
     )
     assert log is not None
     trace = recording.trace

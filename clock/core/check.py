@@ -300,8 +300,13 @@ def check_recording(
     page_thresholds: Thresholds | None = None,
     narration_pause_s: float | None = None,
     quiet_range_s: tuple[float, float] | None = None,
+    align_log: bool = True,
 ) -> list[CheckResult]:
     """Run every check on one recording.
+
+    ``align_log`` says whether the log was shifted by the offset its readings give where the recording's start
+    is uncertain (the config's ``[agreement] align_log``); a failing ``logged-quiet`` line of an uncertain start
+    that was not aligned names it.
 
     ``quiet_range_s`` is ``(need_s, room_s)`` of the recordings checked
     together at the floor (the quiet times that end all their beats right;
@@ -438,6 +443,9 @@ def check_recording(
         seen, len(found), th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page,
         quiet_range_s, rule,
     )  # fmt: skip
+    hint = _alignment_hint(obs, align_log)
+    if hint:  # a logged decision off by the start's uncertainty: the line says what aligns it
+        out[:] = [replace(r, detail=r.detail + hint) if r.check == "logged-quiet" and not r.passed else r for r in out]
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
     else:
@@ -493,6 +501,7 @@ def check_corpus(
     recorder_tolerance: float = 0.03,
     max_floor_disagreements: int = 0,
     page_thresholds: Thresholds | None = None,
+    align_log: bool = True,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``.
 
@@ -528,6 +537,7 @@ def check_corpus(
                 page_thresholds=page_thresholds,
                 narration_pause_s=pause,
                 quiet_range_s=quiet_range,
+                align_log=align_log,
             )
         )
     return out
@@ -842,6 +852,27 @@ def _logged_quiet(
             "s",
         ),
         bool(logged),
+    )
+
+
+def _alignment_hint(obs: Observation, align_log: bool) -> str:
+    """What a failing logged-quiet line adds where the recording's start is uncertain and the log was not aligned:
+    the config key that aligns it, or that the log holds no clock.level readings to align it by."""
+    log, a = obs.events, obs.agreement
+    if log is None:
+        return ""
+    exact = a.start_exact if a is not None else log.start is not None and log.start.capture == "worklet"
+    if exact:
+        return ""
+    if a is not None and a.n_compared and a.offset_estimated:
+        if align_log:
+            return ""  # aligned already: the difference is the clock's
+        return "; the start is uncertain (MediaRecorder): align_log = true in [agreement] aligns the log by its readings"
+    if log.start is None or log.start.capture != "recorder":
+        return ""  # the log does not say its start is uncertain
+    return (
+        "; the start is uncertain (MediaRecorder): log clock.level readings (docs/capture.md), and align_log = true "
+        "in [agreement] aligns the log by them"
     )
 
 

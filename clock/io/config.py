@@ -27,7 +27,7 @@ Example::
     lossless_tolerance = 0.0 # check, lossless capture: the 99th percentile of |logged - measured| at most this
     recorder_tolerance = 0.03  # check, MediaRecorder file: the same, at most this
     max_floor_disagreements = 0  # check, lossless capture: readings on the other side of the floor
-    align_log = false        # shift the log by the estimated offset when the start is uncertain
+    align_log = true         # shift the log by the estimated offset when the start is uncertain (default)
     search_s = 1.0           # the offset search spans +-search_s seconds (at most 10)
 
     [robustness]             # check fails when a margin (speechclock stress) is smaller
@@ -126,8 +126,9 @@ class AgreementConfig:
         of the floor in the log and in a lossless capture (for a recorder file
         they are reported only).
     align_log : bool
-        Shift the event log by the estimated offset when the recording's
-        start is uncertain (MediaRecorder).
+        Shift the event log by the offset its ``clock.level`` readings give
+        when the recording's start is uncertain (MediaRecorder); on by
+        default, so a recorder capture is aligned wherever its log allows.
     search_s : float
         The offset search spans ``±search_s`` seconds.
     """
@@ -135,7 +136,7 @@ class AgreementConfig:
     lossless_tolerance: float = 0.0
     recorder_tolerance: float = 0.03
     max_floor_disagreements: int = 0
-    align_log: bool = False
+    align_log: bool = True
     search_s: float = 1.0
 
 
