@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sessions import Session
 
@@ -387,3 +388,55 @@ def test_a_recorder_capture_is_aligned_by_default_else_the_failing_line_names_al
         in line
         for line in failing
     ), failing
+
+
+# --- bounded in events: plot and report draw dense events aggregated, and say so ---------------------------------
+
+
+def _event_dense_session(folder: Path, n_events: int) -> Path:
+    """60 s of 16 kHz WAV (a burst every 2 s, a terminal response before every tenth) and ``n_events`` more events."""
+    from audiofiles import write_burst_session
+
+    rec = folder / "dense.wav"
+    write_burst_session(rec, seconds=60.0, rate=16000, starts=np.arange(1.0, 59.0, 2.0))
+    log = rec.with_name("dense.events.jsonl")
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    kinds = ("tool_call", "prompt", "arrived", "input_audio_buffer.speech_started")
+    times = np.linspace(0.05, 59.0, n_events - len(lines))
+    lines += [{"type": kinds[i % 4], "t": round(float(t), 4)} for i, t in enumerate(times)]
+    lines.sort(key=lambda d: d["t"])
+    log.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return rec
+
+
+def test_dense_events_are_drawn_aggregated_and_the_figure_says_so(tmp_path):
+    from clock.core.segments import segments
+    from clock.io.recording import read_recording
+    from clock.report.plot import MAX_EVENT_LINES, plot_recording
+
+    rec = read_recording(_event_dense_session(tmp_path, 20_000))
+    fig = plot_recording(rec.trace, floor=0.003, segmentation=segments(rec.trace, floor=0.003), events=rec.events)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(t.startswith("20000 events in view: too many to label; drawn aggregated, one line per") for t in texts)
+    assert len(texts) < 50  # no label per event
+    lines = fig.axes[0].collections[0].get_segments()
+    assert len(lines) <= 4 * MAX_EVENT_LINES  # a line per colour and bin, not per event
+
+
+@pytest.mark.parametrize("command", ["plot", "report"])
+def test_plot_and_report_stay_under_200_mb_at_100000_events_and_grow_linearly(tmp_path, command):
+    from test_memory import peak_rss_bytes
+
+    peaks = []
+    for n in (20_000, 100_000):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        rec = _event_dense_session(folder, n)
+        if command == "plot":
+            peaks.append(peak_rss_bytes("plot", rec, "-o", folder / "x.png"))
+        else:
+            peaks.append(peak_rss_bytes("report", folder, "--allow-defaults", "-o", folder / "x.html", "--no-progress"))
+    assert peaks[1] < 200e6, peaks
+    # Five times the events: the peak grows by what the events themselves cost (about 160 bytes each here; the
+    # bound is 500), never by a drawn artist per event (kilobytes each).
+    assert peaks[1] - peaks[0] < 40e6, peaks
