@@ -260,9 +260,7 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    agreement, log = log_agreement(
-        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log
-    )
+    agreement, log = log_agreement(recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log)
     assert log is not None
     trace = recording.trace
     if page_ticks:

@@ -155,15 +155,15 @@ def derive(
         _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
         return
     # What could not be used leads the text (a folder without logs is not a quiet time measured).
-    unused = "".join(line + "\n" for line in unused_lines(obs, found[0]))
+    lead = unused_lines(obs, found[0])
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
-            out.write(printable("".join(f"> **{line}**\n" for line in unused_lines(obs, found[0])) + (
-                "\n" if unused else "") + derive_markdown(found)))
+            quoted = "".join(f"> **{line}**\n" for line in lead) + ("\n" if lead else "")
+            out.write(printable(quoted + derive_markdown(found)))
         else:
-            out.write(printable(unused + derive_text(found)))
+            out.write(printable("".join(line + "\n" for line in lead) + derive_text(found)))
 
 
 def _recommended(found: Derivation, thresholds: Thresholds, what: str) -> Thresholds:

@@ -395,7 +395,8 @@ def check_recording(
         else:
             _level_verdict("speech-level", finding, replay, -1, result)
     elif obs.meta.get("speech") is False:
-        out.append(CheckResult(name, "speech-level", True, None, "no speech, as the config says", "-", applicable=False))
+        said = "no speech, as the config says"
+        out.append(CheckResult(name, "speech-level", True, None, said, "-", applicable=False))
     else:
         finding = _Finding(None, "no speech ticks", f"{want} (or speech = false in its [recordings] entry)", None, need)
         result("speech-level", [replace(finding, unit="RMS")], _Finding(None, "", ""))
@@ -867,7 +868,9 @@ def _alignment_hint(obs: Observation, align_log: bool) -> str:
     if a is not None and a.n_compared and a.offset_estimated:
         if align_log:
             return ""  # aligned already: the difference is the clock's
-        return "; the start is uncertain (MediaRecorder): align_log = true in [agreement] aligns the log by its readings"
+        return (
+            "; the start is uncertain (MediaRecorder): align_log = true in [agreement] aligns the log by its readings"
+        )
     if log.start is None or log.start.capture != "recorder":
         return ""  # the log does not say its start is uncertain
     return (
