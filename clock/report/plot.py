@@ -30,6 +30,7 @@ from ..core.rules import RuleEvidence
 from ..core.segments import MIN_GAP_S, Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
+from .text import outside_grid
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -794,6 +795,8 @@ def plot_sweep_heatmap(
         for name, f, q, marker, colour in marks:
             x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
             label = f"{name}: floor {f:g}, quiet {q:g} s"
+            if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
+                label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
             if marker == "s":
                 # The committed cell is outlined, so its count stays readable.
                 ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
@@ -900,6 +903,12 @@ def plot_tradeoff(
     for name, f, q, marker, colour, size in marks:
         point = _nearest_point(result, f, q)
         if point is None or point.latency_mean_s is None:
+            continue
+        outside = outside_grid(result, f, q)
+        if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
+            ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
+                    markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
+                    f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
             continue
         where = (
             ""

@@ -712,6 +712,26 @@ def nearest_point(result: SweepResult) -> tuple[float, float] | None:
     return min(result.floors, key=ratio), min(result.quiets_s, key=lambda q: abs(q - quiet))
 
 
+def outside_grid(result: SweepResult, floor: float | None = None, quiet_s: float | None = None) -> str:
+    """Where a setting (default: the recommendation) lies outside the sweep's grid, in words ("" when inside it).
+
+    A figure or table places a setting outside the grid at the grid's nearest point, which is not that setting
+    (it may fail where the setting does not): each says so instead of "between grid points".
+    """
+    if floor is None and quiet_s is None:
+        floor, quiet_s, _ = result.recommended
+    if floor is None or quiet_s is None or not result.floors or not result.quiets_s:
+        return ""
+    out = []
+    lo_f, hi_f = min(result.floors), max(result.floors)
+    if not lo_f * (1 - 1e-9) <= floor <= hi_f * (1 + 1e-9):
+        out.append(f"floor {floor:g} outside the grid's {lo_f:g} .. {hi_f:g} (widen --floors)")
+    lo_q, hi_q = min(result.quiets_s), max(result.quiets_s)
+    if not lo_q - 1e-9 <= quiet_s <= hi_q + 1e-9:
+        out.append(f"quiet {quiet_s:g} s outside the grid's {lo_q:g} .. {hi_q:g} s (widen --quiet-times)")
+    return "; ".join(out)
+
+
 def recommended_line(result: SweepResult) -> str:
     """The one recommendation (as derive makes it) and its replay, and where it lies on the grid."""
     d = result.derivation
@@ -719,8 +739,14 @@ def recommended_line(result: SweepResult) -> str:
     if floor is None or quiet is None:
         return "recommended: none (see speechclock derive for why)\n"
     near = nearest_point(result)
+    outside = outside_grid(result)
     if result.point(floor, quiet) is not None:
         where = "on the grid, marked *"
+    elif outside and near is not None:
+        where = (
+            f"outside the grid: {outside}; the nearest grid point, floor {near[0]:g} quiet {near[1]:g} s, marked ~, "
+            "is not it"
+        )
     elif near is not None:
         where = f"between grid points; the nearest, floor {near[0]:g} quiet {near[1]:g} s, is marked ~"
     else:
