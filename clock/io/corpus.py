@@ -166,7 +166,7 @@ def collect(
         if st is not None and not stat.S_ISREG(st.st_mode):  # never opened: a FIFO would block
             raise RecordingError(f"{f}: is {file_kind(st.st_mode)}; a recording must be a regular file")
         first = unique.setdefault(key, f)
-        if first is not f and os.path.abspath(first) != os.path.abspath(f):
+        if first is not f and not is_url(first) and not is_url(f) and os.path.abspath(first) != os.path.abspath(f):
             if os.path.islink(first) and not os.path.islink(f):  # the file by its own name, not a link's
                 unique[key], first, f = f, f, first
             warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=2)
