@@ -223,6 +223,62 @@ def test_each_config_key_works_at_the_edges_of_its_domain(cli, edge_folder, key,
         assert "internal error" not in result.output and "Traceback" not in result.output
 
 
+#: The config's booleans and its other keys without bounds in the table, each at both of its values or a
+#: representative (every string is its own domain's edge: empty, and long).
+_OTHER_KEYS = {
+    "agreement.align_log": ("true", "false"),
+    "recordings.log": ("true", "false"),
+    "recordings.speech": ("true", "false"),
+    "recordings.voice": ('""', '"' + "v" * 1000 + '"'),
+    "recordings.notes": ('""', '"' + "n" * 1000 + '"'),
+    "agreement.lossless_tolerance": (0, 1),
+    "agreement.recorder_tolerance": (0, 1),
+    "agreement.max_floor_disagreements": (0, 1_000_000),
+}
+
+
+@pytest.mark.parametrize("edge", [0, 1], ids=["low", "high"])
+@pytest.mark.parametrize("key", sorted(_OTHER_KEYS))
+def test_each_other_config_key_works_at_both_ends(cli, edge_folder, key, edge):
+    section, name = key.split(".")
+    head = '[recordings."logged.wav"]' if section == "recordings" else f"[{section}]"
+    (edge_folder / "speechclock.toml").write_text(f"{head}\n{name} = {_OTHER_KEYS[key][edge]}\n")
+    for command in ("check", "derive"):
+        result = cli(command, edge_folder, "--no-progress", "--no-cache")
+        assert result.exit_code in (0, 1), (key, command, result.output)
+        assert "internal error" not in result.output and "Traceback" not in result.output
+
+
+#: The level and segment options at the edges of their documented domains (a tick between 1 ms and 60 s: at
+#: 48 kHz, 48 to 2,880,000 frames).
+_LEVEL_OPTION_EDGES = [
+    ("beats", "--tick", "0.001"),
+    ("beats", "--tick", "60"),
+    ("beats", "--tick-frames", "48"),
+    ("beats", "--tick-frames", "2880000"),
+    ("beats", "--fft-size", "32"),
+    ("beats", "--fft-size", "32768"),
+    ("beats", "--context-rate", "3000"),
+    ("beats", "--context-rate", "768000"),
+    ("beats", "--align", "floor"),
+    ("segments", "--min-gap", "0"),
+    ("segments", "--min-gap", "3600"),
+    ("segments", "--min-speech", "0"),
+    ("segments", "--min-speech", "3600"),
+    ("derive", "--jobs", "1"),
+    ("derive", "--jobs", "256"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value"), _LEVEL_OPTION_EDGES)
+def test_each_level_option_works_at_the_edges_of_its_domain(cli, tmp_path, command, option, value):
+    rec = Session(2.0).say(0.3, 0.8).say(1.0, 1.5).event("prompt", 0.1).event("terminal_response", 0.2)
+    path = rec.write(tmp_path, "tiny")
+    result = cli(command, path, option, value)
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+
+
 _OPTION_EDGES = {
     "--floor": ("0", "1"),
     "--quiet-time": ("0.001", "3600"),
