@@ -189,6 +189,7 @@ def set_aside(path: str) -> None:
     Signals are held while it is written and renamed into place, so a file is
     never left half written; one that came meanwhile exits right after.
     """
+    global _placeholder
     if path == "-" or path.startswith("/dev/"):
         return
     full = os.path.realpath(path)  # a link is followed, as every output does
@@ -226,7 +227,6 @@ def set_aside(path: str) -> None:
                 os.close(fd)
             os.replace(tmp, full)
             if st is None:
-                global _placeholder
                 new = os.stat(full)
                 _placeholder = (full, new.st_dev, new.st_ino)
         except OSError:
