@@ -91,8 +91,7 @@ def derive(
     --onset-timeout) is replayed beside the recommendation.
     """
     toml_output = fmt == "toml" and output is not None and os.fspath(output) != "-"
-    if toml_output and os.path.lexists(output):  # type: ignore[arg-type]
-        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+    _never_replaced(output if toml_output else None)
     outputs = {"-o": None if toml_output else output, "--plot": plot_path}  # a new config is its own check
     corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
     obs = list(corpus.observations)
@@ -179,6 +178,17 @@ def _recommended(found: Derivation, thresholds: Thresholds, what: str) -> Thresh
     return thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
 
 
+def _never_replaced(output: Path | None) -> None:
+    """``derive --format toml`` writes a new file only: an existing file (or a link) at ``output`` is an error.
+
+    Standard output (``-``, ``/dev/stdout``) and other devices are written through as for every output.
+    """
+    if output is None or os.fspath(output) == "-" or os.fspath(output).startswith("/dev/"):
+        return
+    if os.path.isfile(output) or os.path.islink(output):
+        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+
+
 def _write_config(
     found: Derivation, cfg: Any, obs: list[Observation], recordings: tuple[Path, ...], output: Path | None, inputs: Any
 ) -> None:
@@ -208,8 +218,7 @@ def _write_config(
             entry["speech"] = False
         entries[o.name] = entry
     text = config_toml(th, cfg.margins, entries, source="derive " + " ".join(str(r) for r in recordings))
-    if output is not None and os.path.lexists(output):  # made meanwhile: never replaced
-        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+    _never_replaced(output)  # made meanwhile
     with atomic_output(output, inputs=inputs, allow=("config",)) as out:
         out.write(printable(text))
 
