@@ -279,6 +279,28 @@ def test_each_level_option_works_at_the_edges_of_its_domain(cli, tmp_path, comma
     assert "internal error" not in result.output and "Traceback" not in result.output
 
 
+#: The sweep's ranges and the plot's zoom at the edges of theirs (floors 0 to 1, quiet times 1 ms to an hour; a
+#: zoom from the start to the end, or the last 10 ms).
+_RANGE_EDGES = [
+    ("sweep", "--floors", "0:1:0.5", "--quiet-times", "0.001:0.003:0.001"),
+    ("sweep", "--floors", "1:1:0.1", "--quiet-times", "3600:3600:1"),
+    ("plot", "--start", "0", "--end", "2"),
+    ("plot", "--start", "1.99", "--end", "2"),
+    ("plot", "--beat", "1"),
+    ("plot", "--view", "beats"),
+]
+
+
+@pytest.mark.parametrize("args", _RANGE_EDGES, ids=" ".join)
+def test_the_sweep_ranges_and_the_plot_zoom_work_at_their_edges(cli, tmp_path, args):
+    rec = Session(2.0).say(0.3, 0.8).say(1.0, 1.5).event("prompt", 0.1).event("terminal_response", 0.2)
+    path = rec.write(tmp_path, "tiny")
+    extra = ["-o", tmp_path / "x.png"] if args[0] == "plot" else []
+    result = cli(args[0], path, *args[1:], *extra)
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+
+
 _OPTION_EDGES = {
     "--floor": ("0", "1"),
     "--quiet-time": ("0.001", "3600"),
