@@ -1,4 +1,4 @@
-# Two commands: `make demo` installs and derives the thresholds from the
+# Two commands: `make demo` installs the package (not the test extras) and derives the thresholds from the
 # bundled recordings; `make test` installs and runs the whole test suite.
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,13 +8,20 @@ BIN := $(VENV)/bin
 
 install: $(VENV)/.installed
 
+# The package and the test extras (what `make test` needs); the package alone is what the demo needs.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-package
+
+$(VENV)/.installed-package: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-demo: install
+demo: $(VENV)/.installed-package
 	$(BIN)/speechclock derive recordings/
 	$(BIN)/speechclock check recordings/
 
@@ -58,7 +65,7 @@ stress-test: install browser
 
 # The README's and docs' pictures, from the bundled recordings.
 SAMPLE := recordings/sample-session-48k.webm
-figures: install
+figures: $(VENV)/.installed-package
 	$(BIN)/speechclock plot $(SAMPLE) -o docs/img/sample-session.png
 	$(BIN)/speechclock plot $(SAMPLE) --view beats -o docs/img/sample-session-beats.png
 	$(BIN)/speechclock plot $(SAMPLE) --beat 5 -o docs/img/sample-session-paused.png

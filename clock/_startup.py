@@ -9,12 +9,15 @@ imported) and the ``speechclock`` script:
   puts unwinding handlers in place once the command starts (so that an
   interrupted run removes its temporary files) and these back when it ends,
   so that a signal at any moment of the run, its start and its end included,
-  exits 130 or 143. Only once the run has ended and its exit code is set
-  (Python's shutdown, after every exit handler) are they ignored: the run's
-  own code stands (Python would otherwise die of the signal, with no code);
+  exits 130 or 143. Once the run has ended and its exit code is set, the
+  last exit handler holds both signals and ends the process at once: with
+  130/143 when one came meanwhile, else with the run's code (Python's own
+  shutdown would drop a signal, or die of it with no code);
 * ``check --junit FILE`` replaces a previous JUnit report at ``FILE`` (or an
   absent one, in an existing folder) by one ``<error>`` case saying the run
-  did not finish, before any work. A run interrupted at any moment, or
+  did not finish, before any work (an absent one only when its name ends
+  in ``.xml``, so that the stand-in is never a file the run, or a later
+  one, takes for an input). A run interrupted at any moment, or
   killed, leaves that case or its own verdict, never the previous run's.
   As when the run reports an error, only a JUnit report or a new file is
   written: any other file (an input named by mistake) is left to the
@@ -71,7 +74,56 @@ def install() -> None:
     atexit.register(_ignored_while_ending)  # registered first: runs after every other exit handler
 
 
+#: The run's exit code, once the command line has decided it (:func:`ended`); None until then.
+_exit_code: int | None = None
+
+
+def ended(code: object) -> None:
+    """Record the exit code the command line ends with (``SystemExit.code``), for the last exit handler."""
+    global _exit_code
+    _exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+
+
 def _ignored_while_ending() -> None:
+    """The last exit handler: a signal from here to the process's end still exits 130/143.
+
+    With the run's exit code known, the signals are held, the standard
+    streams flushed, and the process ends at once with 128 + a signal that
+    came meanwhile (pending, held), else with the run's code: no moment is
+    left where Python's shutdown would drop a signal or die of it. Without
+    it (the run ended otherwise), both signals are ignored from here on.
+    """
+    if _exit_code is not None and hasattr(signal, "pthread_sigmask"):
+        # A signal another thread (a library's pool) takes from here on is written to this pipe by Python's own
+        # handler; one held for this thread stays pending; one handled before is the handler's exit already.
+        woken = -1
+        try:
+            woken, wake = os.pipe()
+            os.set_blocking(wake, False)
+            os.set_blocking(woken, False)
+            signal.set_wakeup_fd(wake)
+        except (OSError, ValueError):
+            pass
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        code = _exit_code
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                if stream is sys.stdout and code == 0:
+                    code = 120  # as Python ends a run whose output could not be flushed
+        pending = set(signal.sigpending())
+        try:
+            pending.update(os.read(woken, 64) if woken >= 0 else b"")
+        except OSError:  # nothing written
+            pass
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if sig in pending and signal.getsignal(sig) is _interrupted_while_starting:
+                code = 128 + sig
+                os.write(2, b"speechclock: interrupted\n")
+                break
+        os._exit(code)
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             if signal.getsignal(sig) is _interrupted_while_starting:
@@ -106,12 +158,38 @@ def junit_target(argv: list[str]) -> str | None:
     return found or None
 
 
+#: The stand-in this run wrote where no file was (path, device, inode), until the run writes its own verdict.
+_placeholder: tuple[str, int, int] | None = None
+
+
+def discard_placeholder() -> None:
+    """Remove the stand-in written where no file was, if it is still there unchanged (a refused ``--junit``
+    path leaves nothing behind: the run writes nothing where it refuses to write)."""
+    global _placeholder
+    if _placeholder is None:
+        return
+    path, dev, ino = _placeholder
+    _placeholder = None
+    with _signals_held():
+        try:
+            st = os.lstat(path)
+            if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size != len(_SET_ASIDE):
+                return
+            with open(path, "rb") as f:
+                if f.read(len(_SET_ASIDE) + 1) != _SET_ASIDE:
+                    return
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def set_aside(path: str) -> None:
     """Replace a previous JUnit report at ``path`` (or none, in an existing folder) by the stand-in error case.
 
     Signals are held while it is written and renamed into place, so a file is
     never left half written; one that came meanwhile exits right after.
     """
+    global _placeholder
     if path == "-" or path.startswith("/dev/"):
         return
     full = os.path.realpath(path)  # a link is followed, as every output does
@@ -121,6 +199,8 @@ def set_aside(path: str) -> None:
         st = None
         if not os.path.isdir(os.path.dirname(full)):
             return  # the command names the missing folder
+        if not full.lower().endswith(".xml"):
+            return  # a new file only where its name says XML: never one the run could take for an input
     except (OSError, ValueError):
         return
     if st is not None:
@@ -146,6 +226,9 @@ def set_aside(path: str) -> None:
             finally:
                 os.close(fd)
             os.replace(tmp, full)
+            if st is None:
+                new = os.stat(full)
+                _placeholder = (full, new.st_dev, new.st_ino)
         except OSError:
             try:
                 os.unlink(tmp)

@@ -49,6 +49,7 @@ def check_config(
             recorder_tolerance=cfg.agreement.recorder_tolerance,
             max_floor_disagreements=cfg.agreement.max_floor_disagreements,
             page_thresholds=(page or cfg).thresholds,
+            align_log=cfg.agreement.align_log,
         )
     )
 

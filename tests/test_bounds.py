@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -456,6 +457,24 @@ def test_an_unwritable_home_adds_no_matplotlib_noise(tmp_path):
         env=env,
     )
     assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_the_font_cache_line_is_silenced_where_the_config_folder_is_ours(monkeypatch, tmp_path):
+    """matplotlib says it is building its font cache only when that takes more than 5 s (under load): whatever the
+    load, its logger is set to errors only when speechclock makes the folder (so the test above cannot race it)."""
+    import logging
+
+    from clock.report import plot
+
+    monkeypatch.setattr(sys, "modules", {k: v for k, v in sys.modules.items() if k != "matplotlib"})
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    monkeypatch.setenv("HOME", "/dev/null")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "")
+    logger = logging.getLogger("matplotlib.font_manager")
+    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    plot._writable_config()
+    assert os.environ["MPLCONFIGDIR"].startswith(tempfile.gettempdir())
+    assert not logger.isEnabledFor(logging.WARNING)
 
 
 def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):

@@ -62,8 +62,10 @@ def test_beats_reports_a_bit_exact_lossless_log_and_replays_at_the_pages_ticks(c
 
 def test_align_log_shifts_a_recorder_log_by_the_estimated_offset(cli, tmp_path):
     wav = write_session(tmp_path, late_quanta=-9, capture="recorder")
-    plain = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0").stdout)
+    plain = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0", "--no-align-log").stdout)
     aligned = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0", "--align-log").stdout)
+    by_default = json.loads(cli("beats", wav, "--format", "json", "--quiet-time", "1.0").stdout)
+    assert by_default["beats"] == aligned["beats"]  # aligned by default, where the log allows it
     assert plain["agreement"]["offset_s"] == pytest.approx(9 * Q / RATE)
     assert plain["agreement"]["exact"]  # at the estimated offset, the readings match exactly
     shift = aligned["beats"][0]["terminal_s"] - plain["beats"][0]["terminal_s"]

@@ -496,8 +496,9 @@ def test_plots_are_byte_identical_across_runs(cli, tmp_path, suffix):
 
 def test_junit_is_valid_xml_whatever_the_names(cli, corpus, tmp_path):
     odd = "ctl\x01\x1b\x7f name"
-    shutil.copy(corpus / f"{WAV}.wav", corpus / f"{odd}.wav")
-    shutil.copy(corpus / f"{WAV}.wav", os.fsdecode(os.fsencode(corpus) + b"/bytes\xff\xfe.wav"))
+    for stem in (odd, os.fsdecode(b"bytes\xff\xfe")):  # each with its log: a recording without one fails check
+        shutil.copy(corpus / f"{WAV}.wav", corpus / f"{stem}.wav")
+        shutil.copy(corpus / f"{WAV}.events.jsonl", corpus / f"{stem}.events.jsonl")
     out = tmp_path / "junit.xml"
     result = cli("check", corpus, "--junit", out)
     assert result.exit_code == 0, result.stderr

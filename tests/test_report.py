@@ -392,7 +392,7 @@ def test_tradeoff_floors_drawn_apart_never_go_below_zero():
     from clock.report.plot import plot_tradeoff
 
     obs = [_obs(1.2), _obs(2.0, prompt_after_s=1.0)]
-    result = sweep(obs, floors=[0.001, 0.002, 0.003, 0.004, 0.02], quiets_s=grid("1.0:2.6:0.2"))
+    result = sweep(obs, floors=[0.001, 0.002, 0.003, 0.004, 0.02, 0.03], quiets_s=grid("1.0:2.6:0.2"))
     fig = plot_tradeoff(result, committed=(0.003, 2.4))
     ax = fig.axes[0]
     drawn = [y for line in ax.lines for y in np.asarray(line.get_ydata(), float)]
@@ -534,3 +534,26 @@ def test_the_waveform_envelope_is_each_bins_extremes_however_the_blocks_come(max
     assert lows.tolist() == [float(x[k * size : (k + 1) * size].min()) for k in range(n)]
     assert highs.tolist() == [float(x[k * size : (k + 1) * size].max()) for k in range(n)]
     np.testing.assert_allclose(t, (np.arange(n) + 0.5) * size / 48000)
+
+
+def test_a_recommendation_outside_the_grid_is_never_drawn_on_a_grid_point_and_the_text_says_so():
+    from clock.report.plot import plot_sweep_heatmap, plot_tradeoff
+    from clock.report.text import outside_grid, recommended_line
+
+    obs = [_obs(1.2), _obs(2.0)]
+    result = sweep(obs, floors=[0.002, 0.025, 0.05], quiets_s=grid("1.0:1.6:0.2"))  # stops short of 2.0 s + margin
+    floor, quiet, _ = result.recommended
+    assert quiet is not None and quiet > 1.6
+    said = f"quiet {quiet:g} s outside the grid's 1 .. 1.6 s (widen --quiet-times)"
+    assert outside_grid(result) == said
+    line = recommended_line(result)
+    assert f"(outside the grid: {said}; the nearest grid point" in line and "between grid points" not in line
+    fig = plot_tradeoff(result)
+    assert not [ln for ln in fig.axes[0].lines if ln.get_marker() == "*" and len(ln.get_xdata())]  # no star drawn
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert f"recommended: floor {floor:g}, quiet {quiet:g} s, not drawn: {said}" in labels
+    heat = plot_sweep_heatmap(result)
+    labels = [t.get_text() for t in heat.legends[0].get_texts()]
+    assert f"recommended: floor {floor:g}, quiet {quiet:g} s, drawn at the grid's edge: {said}" in labels
+    inside = sweep(obs, floors=[0.002, 0.025, 0.05], quiets_s=grid("1.0:3.0:0.2"))
+    assert outside_grid(inside) == "" and "outside the grid" not in recommended_line(inside)

@@ -235,11 +235,14 @@ def test_beats_replays_the_rule_it_is_given_as_the_construction_says(cli, folder
                "tick_s": "1/60", "fft_size": 2048, "rule": STOPPED_QUIET, "hangover_s": hangover}  # fmt: skip
     log = (path / "tour0.events.jsonl").read_text()
     (tmp_path / "tour0.events.jsonl").write_text(json.dumps(setting) + "\n" + log)
-    text = cli("beats", tmp_path / "tour0.wav", "--floor", floor, "--quiet-time", 2.5).stdout
+    text = cli("beats", tmp_path / "tour0.wav", "--floor", floor, "--quiet-time", 2.5, "--rule", LEVEL).stdout
     assert (
         f"the log says the page ran stopped + {hangover:g} s quiet; this replay runs level clock, quiet 2.5 s "
         f"(give --rule {STOPPED_QUIET} --hangover {hangover:g})"
     ) in text.splitlines()
+    # Without --rule, beats replays the rule the log says the page ran, as check does.
+    as_page = json.loads(cli("beats", tmp_path / "tour0.wav", "--format", "json").stdout)["params"]
+    assert (as_page["rule"], as_page["hangover_s"]) == (STOPPED_QUIET, hangover)
     # The page ends the first beat 1.5 s after its last word: past every narration pause (at most 1.2 s), before a
     # 2 s hangover: outpaced, and the line under the table says the rule it ran.
     end = {"type": "end", "t": truths[0][0].end_s + 1.5}

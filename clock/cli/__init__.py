@@ -98,4 +98,10 @@ main.commands = _Commands()
 
 def run() -> None:
     """Entry point for ``python -m clock`` and the console script."""
-    main(prog_name="speechclock")
+    try:
+        main(prog_name="speechclock")
+    except SystemExit as end:  # the exit code, for the last exit handler (clock._startup)
+        from .. import _startup
+
+        _startup.ended(end.code)
+        raise

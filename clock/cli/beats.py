@@ -174,10 +174,10 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
     "logged decision, the provider's stop, the bound.",
 )
 @click.option(
-    "--align-log",
-    is_flag=True,
+    "--align-log/--no-align-log",
+    default=None,
     help="Shift the event log by the offset that best aligns its clock.level readings with the recording "
-    "(for a recording whose start is uncertain, e.g. MediaRecorder).",
+    "(for a recording whose start is uncertain, e.g. MediaRecorder) [default: the config's align_log, on].",
 )
 @click.option(
     "--page-ticks",
@@ -204,13 +204,15 @@ def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
 @labels_option
 @config_option
 @output_option
+@click.pass_context
 def beats(
+    ctx: click.Context,
     rec: Path,
     events: Path | None,
     lenient: bool,
     fmt: str,
     wide: bool,
-    align_log: bool,
+    align_log: bool | None,
     page_ticks: bool,
     rule: str,
     hangover_s: float | None,
@@ -259,9 +261,7 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    agreement, log = log_agreement(
-        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log or None
-    )
+    agreement, log = log_agreement(recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log)
     assert log is not None
     trace = recording.trace
     if page_ticks:
@@ -270,16 +270,21 @@ def beats(
                 f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
             )
         trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
+    # As check does: the setting the log says the page ran, where the command line gives none of its own.
+    th, timeout_s, from_log, from_log_line = _at_logged_setting(th, log, opts)
+    page = log.setting
+    if page is not None and ctx.get_parameter_source("rule") is click.core.ParameterSource.DEFAULT:
+        rule = page.rule
+        if hangover_s is None:
+            hangover_s = page.hangover_s
     try:
         check_rule(rule, hangover_s, quiet_s=th.quiet_s)
     except InvalidParameterError as err:
         raise click.BadParameter(str(err), param_hint="'--hangover'") from None
     found = find_beats(
-        trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s, rule=rule,
-        hangover_s=hangover_s,
+        trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=timeout_s, rule=rule, hangover_s=hangover_s,
     )  # fmt: skip
     ran = Rule(rule, th.quiet_s, hangover_s).label
-    page = log.setting
     page_note = None
     if page is not None and page.rule != rule:
         also = f" --hangover {page.hangover_s:g}" if page.hangover_s is not None else ""
@@ -296,13 +301,17 @@ def beats(
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             head = beats_dict(str(rec), th, [], matches, agreement)
-            head["params"].update(rule=rule, hangover_s=hangover_s)
+            head["params"].update(rule=rule, hangover_s=hangover_s, setting_from_log=from_log)
+            if timeout_s != th.onset_timeout_s:
+                head["params"]["onset_timeout_s"] = None  # the page waited forever
             write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
             return
         by = "" if rule == LEVEL else f", rule {ran}"
         out.write(
             printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s{by}, tick {th.tick_s} s\n")
         )
+        if from_log_line:
+            out.write(printable(from_log_line + "\n"))
         columns = BEAT_WIDE if wide else BEAT_TABLE
         for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
             out.write(printable(line))
@@ -317,3 +326,32 @@ def beats(
             out.write(printable(agreement_text(agreement) + "\n"))
         if matches is not None:
             out.write(printable(_labels_table(matches)))
+
+
+_GIVEN = {"floor": "--floor", "quiet_s": "--quiet-time", "onset_timeout_s": "--onset-timeout"}
+
+
+def _at_logged_setting(th: Any, log: Any, opts: dict[str, Any]) -> tuple[Any, float, list[str], str]:
+    """The thresholds to replay at: each the command line's where given, else the log's (its clock.setting or
+    session line, as check replays), else the config's. Returns them, the onset timeout (``inf`` where the page
+    waited forever), the names of those the log gave, and the line that says so ("" when it gave none)."""
+    from ..core.check import logged_setting
+
+    said = logged_setting(log)
+    taken = {} if said is None else {k: v for k, v in zip(_GIVEN, said) if opts.get(k) is None}
+    if not taken:
+        return th, th.onset_timeout_s, [], ""
+    timeout_s = taken.get("onset_timeout_s", th.onset_timeout_s)
+    finite = {k: v for k, v in taken.items() if k != "onset_timeout_s" or v != float("inf")}
+    th = th.with_(**finite)
+    shown = ", ".join(
+        f"{k.removesuffix('_s').replace('_', ' ')} {'none (waits forever)' if v == float('inf') else f'{v:g}'}"
+        + (" s" if k != "floor" and v != float("inf") else "")
+        for k, v in taken.items()
+    )
+    given = [_GIVEN[k] for k in taken]
+    line = (
+        f"replayed at the setting the log says the page ran ({shown}), as check does; give {', '.join(given)} "
+        "to replay another"
+    )
+    return th, timeout_s, list(taken), line

@@ -33,6 +33,10 @@ def _one_line(text: object) -> str:
 
 
 def _fail(message: str, code: int = EXIT_INPUT) -> None:
+    if "--junit" in message:  # the JUnit path itself refused: the stand-in written where no file was goes too
+        startup = sys.modules.get("clock._startup")
+        if startup is not None:
+            startup.discard_placeholder()
     click.echo(f"speechclock: error: {printable(_one_line(message), newlines=False)}", err=True)
     sys.exit(code)
 

@@ -34,6 +34,7 @@ from ..report.text import (
     derive_text,
     not_applicable_lines,
     saving_line,
+    unused_lines,
 )
 from .options import (
     TIME,
@@ -73,10 +74,12 @@ from .stress import robust_prefer, robustness_results
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "json", "markdown", "js"]),
+    type=click.Choice(["table", "json", "markdown", "js", "toml"]),
     default="table",
     show_default=True,
-    help="js: the recommendation as speechclock.js's configuration (docs/clock.md).",
+    help="js: the recommendation as speechclock.js's configuration (docs/clock.md); toml: as a speechclock.toml "
+    "for these recordings (each one's beat count; log = false, beats = 0 or speech = false where it has none), "
+    "to review and commit (-o FILE never replaces an existing config).",
 )
 @click.option(
     "--plot",
@@ -107,7 +110,10 @@ def derive(
     committed setting (or a candidate given with --floor, --quiet-time,
     --onset-timeout) is replayed beside the recommendation.
     """
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
+    toml_output = fmt == "toml" and output is not None and os.fspath(output) != "-"
+    _never_replaced(output if toml_output else None)
+    outputs = {"-o": None if toml_output else output, "--plot": plot_path}  # a new config is its own check
+    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
     if min_saving_s is not None:
@@ -116,6 +122,13 @@ def derive(
     keys = tuple(dict.fromkeys(((by,) if by else ()) + GROUP_KEYS))
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
+        known = sorted({key for o in obs for key in o.meta})
+        if not any(by in o.meta for o in obs):
+            raise click.BadParameter(
+                f"no recording has the key {by!r} (known: {', '.join(known) or 'none'}; keys come from the "
+                "config's [recordings.\"NAME\"] tables and the logs' session lines)",
+                param_hint="'--by'",
+            )
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
     # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
@@ -164,13 +177,77 @@ def derive(
     if fmt == "js":
         _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
         return
+    if fmt == "toml":
+        _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
+        return
+    # What could not be used leads the text (a folder without logs is not a quiet time measured).
+    lead = unused_lines(obs, found[0])
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
             out.write(json_text(derive_dict(found, committed)))
         elif fmt == "markdown":
-            out.write(printable(derive_markdown(found)))
+            quoted = "".join(f"> **{line}**\n" for line in lead) + ("\n" if lead else "")
+            out.write(printable(quoted + derive_markdown(found)))
         else:
-            out.write(printable(derive_text(found)))
+            out.write(printable("".join(line + "\n" for line in lead) + derive_text(found)))
+
+
+def _recommended(found: Derivation, thresholds: Thresholds, what: str) -> Thresholds:
+    """The recommended thresholds (the rest as committed), or the error that nothing is recommended."""
+    floor, quiet_s, timeout_s = found.setting
+    if floor is None or quiet_s is None:
+        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
+        if floor is None:
+            why = f"no floor recommended ({found.floor.rule})"
+        else:
+            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
+        raise InvalidParameterError(f"--format {what}: nothing to write, {why}")
+    return thresholds.with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+
+
+def _never_replaced(output: Path | None) -> None:
+    """``derive --format toml`` writes a new file only: an existing file (or a link) at ``output`` is an error.
+
+    Standard output (``-``, ``/dev/stdout``) and other devices are written through as for every output.
+    """
+    if output is None or os.fspath(output) == "-" or os.fspath(output).startswith("/dev/"):
+        return
+    if os.path.isfile(output) or os.path.islink(output):
+        raise InvalidParameterError(f"{output}: exists; derive --format toml never replaces a file (give a new name)")
+
+
+def _write_config(
+    found: Derivation, cfg: Any, obs: list[Observation], recordings: tuple[Path, ...], output: Path | None, inputs: Any
+) -> None:
+    """``derive --format toml``: a speechclock.toml for these recordings, at the recommendation.
+
+    Each recording's entry keeps the config's keys and adds its beat count at the recommended setting, or
+    ``log = false`` (no event log), ``beats = 0`` (no terminal response) and ``speech = false`` (no speech), so
+    that ``check`` with it holds each recording to what it has.
+    """
+    from ..io.config import config_toml
+
+    th = _recommended(found, cfg.thresholds, "toml")
+    no_speech = {r.name for r in found.floor.recordings if r.speech_low is None}
+    entries: dict[str, dict[str, Any]] = {}
+    for o in obs:
+        entry = dict(cfg.meta(o.name))
+        if o.events is None:
+            entry["log"] = False
+        elif not o.events.terminals:
+            entry["beats"] = 0
+        else:
+            found_beats = find_beats(
+                o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
+            )
+            entry["beats"] = len(found_beats)
+        if o.name in no_speech:
+            entry["speech"] = False
+        entries[o.name] = entry
+    text = config_toml(th, cfg.margins, entries, source="derive " + " ".join(str(r) for r in recordings))
+    _never_replaced(output)  # made meanwhile
+    with atomic_output(output, inputs=inputs, allow=("config",)) as out:
+        out.write(printable(text))
 
 
 def _write_page_config(
@@ -183,16 +260,8 @@ def _write_page_config(
     """
     from ..web import page_config_js
 
-    floor, quiet_s, timeout_s = found.setting
-    if floor is None or quiet_s is None:
-        # Writing nothing where a config was asked for is an error (exit 2), said as the table says it.
-        if floor is None:
-            why = f"no floor recommended ({found.floor.rule})"
-        else:
-            why = f"no quiet time recommended ({found.gaps.rule or 'no gap inside a beat'})"
-        raise InvalidParameterError(f"--format js: nothing to write, {why}")
     # Only a rule derive recommended is written (never the committed one): without it, the level clock.
-    th = replace(thresholds, rule=LEVEL, hangover_s=None).with_(floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s)
+    th = replace(_recommended(found, thresholds, "js"), rule=LEVEL, hangover_s=None)
     source = "derive " + " ".join(str(r) for r in recordings)
     saving = found.rules.saving if found.rules is not None else None
     text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)

@@ -95,7 +95,9 @@ def stress(
     settings = settings_for(
         corpus.observations, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended
     )
-    result = run_stress(corpus, cfg, settings, jobs=jobs, no_progress=no_progress, axes=axes, search=search, seed=seed)
+    result = run_stress(
+        corpus, cfg, settings, jobs=jobs, no_progress=no_progress, axes=axes, search=search, seed=seed, lines=True
+    )
     if plot_path is not None:
         from ..report.plot import plot_stress
 
@@ -104,8 +106,11 @@ def stress(
         out.write(json_text(stress_dict(result)) if fmt == "json" else printable(stress_text(result)))
 
 
-def run_stress(corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, **options: Any) -> Any:
-    """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar."""
+def run_stress(
+    corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, lines: bool = False, **options: Any
+) -> Any:
+    """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar on a
+    terminal; off one, with ``lines``, one line on stderr per recording done (a long run is never silent)."""
     from ..io.stress import stress_observations, usable_cache
     from ..io.workers import Workers
 
@@ -115,8 +120,18 @@ def run_stress(corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: 
     where = Workers(jobs=jobs, scheduler=scheduler)
     run: dict[str, Any] = {"margins": cfg.margins, "workers": where, "cache": usable_cache(cache, scheduler), **options}
     names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
-    if no_progress or not sys.stderr.isatty() or not names:
+    if no_progress or not names:
         return stress_observations(sources, obs, settings, **run)
+    if not sys.stderr.isatty():
+        if not lines:
+            return stress_observations(sources, obs, settings, **run)
+        done = [0]
+
+        def line(i: int) -> None:
+            done[0] += 1
+            click.echo(printable(f"stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True)
+
+        return stress_observations(sources, obs, settings, progress=line, **run)
     bar: Any
     with click.progressbar(length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or "") as bar:
         return stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)

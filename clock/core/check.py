@@ -72,7 +72,13 @@ Checks
     whose start is uncertain), and, for the former, at most
     ``max_floor_disagreements`` readings fall on different sides of the floor.
 ``beat-count``
-    As many beats as the config's ``beats`` for the recording.
+    As many beats as the config's ``beats`` for the recording. Nothing
+    checked is not a pass: a recording without an event log, or whose log
+    has no terminal response (no beats), fails it with one line naming what
+    it lacks, unless its ``[recordings."NAME"]`` says it has none
+    (``log = false``: no log expected; ``beats = 0``: no beats expected).
+    A recording with no speech fails ``speech-level`` likewise unless it
+    says ``speech = false``.
 ``baseline``
     No drift from the committed baseline: beat count, onsets and the longest
     gap within tolerances.
@@ -106,6 +112,7 @@ from .beats import (
     outpaced_line,
 )
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
+from .events import EventLog
 from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .thresholds import Thresholds
 from .times import clock_time
@@ -121,6 +128,7 @@ __all__ = [
     "check_counts",
     "check_recording",
     "in_time_order",
+    "logged_setting",
 ]
 
 CHECKS = (
@@ -295,8 +303,13 @@ def check_recording(
     page_thresholds: Thresholds | None = None,
     narration_pause_s: float | None = None,
     quiet_range_s: tuple[float, float] | None = None,
+    align_log: bool = True,
 ) -> list[CheckResult]:
     """Run every check on one recording.
+
+    ``align_log`` says whether the log was shifted by the offset its readings give where the recording's start
+    is uncertain (the config's ``[agreement] align_log``); a failing ``logged-quiet`` line of an uncertain start
+    that was not aligned names it.
 
     ``quiet_range_s`` is ``(need_s, room_s)`` of the recordings checked
     together at the floor (the quiet times that end all their beats right;
@@ -391,13 +404,26 @@ def check_recording(
             result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
         else:
             _level_verdict("speech-level", finding, replay, -1, result)
+    elif obs.meta.get("speech") is False:
+        said = "no speech, as the config says"
+        out.append(CheckResult(name, "speech-level", True, None, said, "-", applicable=False))
     else:
-        result("speech-level", [_Finding(None, "no speech ticks", want, None, need, "RMS")], _Finding(None, "", ""))
+        finding = _Finding(None, "no speech ticks", f"{want} (or speech = false in its [recordings] entry)", None, need)
+        result("speech-level", [replace(finding, unit="RMS")], _Finding(None, "", ""))
 
     _agreement_check(obs, lossless_tolerance, recorder_tolerance, max_floor_disagreements, result)
     if not has_beats:
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        missing = "no event log" if obs.events is None else "no terminal response in its log"
+        expected = obs.meta.get("log") is False if obs.events is None else obs.meta.get("beats") == 0
+        key = "log = false" if obs.events is None else "beats = 0"
         for check in (c for c in CHECKS if c not in _AUDIO_CHECKS):
-            out.append(CheckResult(name, check, True, None, "no event log", "-", applicable=False))
+            if check == "beat-count" and not expected:  # nothing checked is not a pass
+                want = f"beats to check (or {key} in its [recordings] entry)"
+                why = f"no event log ({stem}.events.jsonl)" if obs.events is None else missing
+                out.append(CheckResult(name, check, False, None, f"{why}: no beat checked", want, 0, None, "beats"))
+            else:
+                out.append(CheckResult(name, check, True, None, missing, "-", applicable=False))
         return out
     assert obs.events is not None
     page, known = _page_setting(obs, page_thresholds)
@@ -432,6 +458,9 @@ def check_recording(
         seen, len(found), th, margins, max(trace.tick_s, step_s), expected_beats, result, page, known, at_page,
         quiet_range_s, rule, (heard(ruled), _rule_label(dead_rule, th.quiet_s) + f" ({said})"),
     )  # fmt: skip
+    hint = _alignment_hint(obs, align_log)
+    if hint:  # a logged decision off by the start's uncertainty: the line says what aligns it
+        out[:] = [replace(r, detail=r.detail + hint) if r.check == "logged-quiet" and not r.passed else r for r in out]
     if baseline is None:
         out.append(CheckResult(name, "baseline", True, None, "no baseline entry", "-", applicable=False))
     else:
@@ -487,6 +516,7 @@ def check_corpus(
     recorder_tolerance: float = 0.03,
     max_floor_disagreements: int = 0,
     page_thresholds: Thresholds | None = None,
+    align_log: bool = True,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``.
 
@@ -522,6 +552,7 @@ def check_corpus(
                 page_thresholds=page_thresholds,
                 narration_pause_s=pause,
                 quiet_range_s=quiet_range,
+                align_log=align_log,
             )
         )
     return out
@@ -537,17 +568,26 @@ def _page_setting(obs: Observation, given: Thresholds | None) -> tuple[tuple[flo
     ``floor``, ``quiet_s`` and ``onset_timeout_s``; where it says neither, ``given`` (the
     committed setting, which the page may or may not have run), not known.
     """
-    log = obs.events
-    if log is not None and log.setting is not None:
-        s = log.setting
-        return (s.floor, s.quiet_s, s.onset_timeout_s), True
-    session = log.session if log is not None else {}
-    said = [session.get(k) for k in _SETTING]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
-        return (float(said[0]), float(said[1]), float(said[2])), True  # type: ignore[arg-type]
+    said = logged_setting(obs.events)
+    if said is not None:
+        return said, True
     if given is None:
         return None, False
     return (given.floor, given.quiet_s, given.onset_timeout_s), False
+
+
+def logged_setting(log: EventLog | None) -> tuple[float, float, float] | None:
+    """(floor, quiet_s, onset_timeout_s) the page ran as its log says: its ``clock.setting`` line (speechclock.js
+    writes it), else its ``session`` line's ``floor``, ``quiet_s`` and ``onset_timeout_s``; None where it says
+    neither. ``onset_timeout_s`` is ``inf`` where the page waited forever."""
+    if log is not None and log.setting is not None:
+        s = log.setting
+        return s.floor, s.quiet_s, s.onset_timeout_s
+    session = log.session if log is not None else {}
+    said = [session.get(k) for k in _SETTING]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in said):
+        return float(said[0]), float(said[1]), float(said[2])  # type: ignore[arg-type]
+    return None
 
 
 #: What a logged-quiet line says of a log that does not state its setting.
@@ -832,6 +872,29 @@ def _logged_quiet(
             "s",
         ),
         bool(logged),
+    )
+
+
+def _alignment_hint(obs: Observation, align_log: bool) -> str:
+    """What a failing logged-quiet line adds where the recording's start is uncertain and the log was not aligned:
+    the config key that aligns it, or that the log holds no clock.level readings to align it by."""
+    log, a = obs.events, obs.agreement
+    if log is None:
+        return ""
+    exact = a.start_exact if a is not None else log.start is not None and log.start.capture == "worklet"
+    if exact:
+        return ""
+    if a is not None and a.n_compared and a.offset_estimated:
+        if align_log:
+            return ""  # aligned already: the difference is the clock's
+        return (
+            "; the start is uncertain (MediaRecorder): align_log = true in [agreement] aligns the log by its readings"
+        )
+    if log.start is None or log.start.capture != "recorder":
+        return ""  # the log does not say its start is uncertain
+    return (
+        "; the start is uncertain (MediaRecorder): log clock.level readings (docs/capture.md), and align_log = true "
+        "in [agreement] aligns the log by them"
     )
 
 

@@ -385,7 +385,7 @@ def _boxed_quiet(
     closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
 
     Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
-    rows = [g for i, g in enumerate(grid) if abs(i - j) * GRID_DB < fmargin - _EPS_S]
+    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - _EPS_S]  # itself at 0 dB
     if not all(g.ok for g in rows):
         return None
     lo = max(g.need_s for g in rows) + tick_s + margin + _CLEAR_S

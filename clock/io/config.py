@@ -30,7 +30,7 @@ Example::
     lossless_tolerance = 0.0 # check, lossless capture: the 99th percentile of |logged - measured| at most this
     recorder_tolerance = 0.03  # check, MediaRecorder file: the same, at most this
     max_floor_disagreements = 0  # check, lossless capture: readings on the other side of the floor
-    align_log = false        # shift the log by the estimated offset when the start is uncertain
+    align_log = true         # shift the log by the estimated offset when the start is uncertain (default)
     search_s = 1.0           # the offset search spans +-search_s seconds (at most 10)
 
     [robustness]             # check fails when a margin (speechclock stress) is smaller
@@ -44,7 +44,9 @@ Example::
     voice = "alloy"
     model = "gpt-realtime"
     notes = "three stops"
-    beats = 3                # expected beat count
+    beats = 3                # expected beat count (0: no beats expected, check does not fail for none)
+    # log = false            # no event log expected (check fails a recording without one otherwise)
+    # speech = false         # no speech expected (a noise-only clip; check fails one without speech otherwise)
 
 The config is found in the recordings folder, or given with ``--config``.
 Every key is optional; a missing one keeps its default. Every value is
@@ -75,7 +77,7 @@ from ..core.thresholds import DEFAULT_THRESHOLDS, LEVEL, Thresholds, check_bound
 from ..errors import ConfigError, InvalidParameterError
 from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 
-__all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "find_config", "read_config"]
+__all__ = ["CONFIG_NAME", "AgreementConfig", "Baseline", "Config", "config_toml", "find_config", "read_config"]
 
 
 _NUMBER = (int, float)
@@ -93,7 +95,15 @@ _THRESHOLD_KEYS = {
 _RULE_KEYS = ("rule", "hangover_s")
 _MARGIN_KEYS = {name: _NUMBER for name in Margins.__dataclass_fields__}
 _BASELINE_KEYS = {"file": (str,), "onset_tolerance_s": _NUMBER, "max_gap_tolerance_s": _NUMBER}
-_RECORDING_KEYS = {"voice": (str,), "model": (str,), "notes": (str,), "beats": (int,), "prompt": (str,)}
+_RECORDING_KEYS = {
+    "voice": (str,),
+    "model": (str,),
+    "notes": (str,),
+    "beats": (int,),
+    "prompt": (str,),
+    "log": (bool,),
+    "speech": (bool,),
+}
 _ROBUSTNESS_KEYS = {name: _NUMBER for name in ROBUSTNESS}
 _AGREEMENT_KEYS = {
     "lossless_tolerance": _NUMBER,
@@ -123,8 +133,9 @@ class AgreementConfig:
         of the floor in the log and in a lossless capture (for a recorder file
         they are reported only).
     align_log : bool
-        Shift the event log by the estimated offset when the recording's
-        start is uncertain (MediaRecorder).
+        Shift the event log by the offset its ``clock.level`` readings give
+        when the recording's start is uncertain (MediaRecorder); on by
+        default, so a recorder capture is aligned wherever its log allows.
     search_s : float
         The offset search spans ``±search_s`` seconds.
     """
@@ -132,7 +143,7 @@ class AgreementConfig:
     lossless_tolerance: float = 0.0
     recorder_tolerance: float = 0.03
     max_floor_disagreements: int = 0
-    align_log: bool = False
+    align_log: bool = True
     search_s: float = 1.0
 
 
@@ -321,3 +332,54 @@ def _baseline_file(config: Path, name: str) -> Path:
     if not os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), "")):
         raise ConfigError(f"{where}: {name!r} leads out of the config's folder (through a symbolic link)")
     return path
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def config_toml(
+    thresholds: Thresholds,
+    margins: Margins,
+    recordings: Mapping[str, Mapping[str, Any]],
+    *,
+    source: str,
+) -> str:
+    """A ``speechclock.toml`` for the given thresholds, margins and per-recording entries (what
+    ``derive --format toml`` writes); :func:`read_config` reads it back to the same values.
+
+    ``recordings`` maps a file name to its keys (``beats``, ``log``, ``speech``, ``voice``, ...), in order.
+    """
+    th = thresholds
+    tick = th.tick_s
+    lines = [
+        f"# speechclock.toml written by speechclock {source}",
+        "# Commit it beside the recordings: `speechclock check` fails CI when a recording contradicts it.",
+        "",
+        "[thresholds]",
+        f"floor = {th.floor!r}",
+        f"quiet_s = {th.quiet_s!r}",
+        f"onset_timeout_s = {th.onset_timeout_s!r}",
+        f'tick_s = "{tick.numerator}/{tick.denominator}"' if tick.denominator != 1 else f'tick_s = "{tick.numerator}"',
+        f"fft_size = {th.fft_size}",
+    ]
+    if th.max_dead_air_s is not None:
+        lines.append(f"max_dead_air_s = {th.max_dead_air_s!r}")
+    lines += ["", "[margins]"]
+    lines += [f"{name} = {getattr(margins, name)!r}" for name in Margins.__dataclass_fields__]
+    for name, keys in recordings.items():
+        lines += ["", f"[recordings.{_toml_string(name)}]"]
+        for key, value in keys.items():
+            if key not in _RECORDING_KEYS:
+                continue
+            if isinstance(value, bool):
+                shown = "true" if value else "false"
+            elif isinstance(value, int):
+                shown = str(value)
+            else:
+                shown = _toml_string(str(value))
+            lines.append(f"{key} = {shown}")
+    return "\n".join(lines) + "\n"

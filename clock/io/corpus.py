@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import warnings
@@ -66,6 +67,26 @@ def _collect_url(url: str, *, configured: bool) -> list[Path]:
     return files  # type: ignore[return-value]
 
 
+def _not_a_recording(path: Path) -> str | None:
+    """Why a folder's entry named as a recording is none (a broken link, a link loop, a folder, a FIFO), or None."""
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        if os.path.islink(path):
+            try:
+                target = os.readlink(path)
+            except OSError:
+                target = "?"
+            if err.errno == errno.ELOOP:
+                return f"a symbolic link loop (to {target})"
+            if err.errno == errno.ENOENT:
+                return f"a broken symbolic link (to {target}, which does not exist)"
+        return f"cannot be read ({err.strerror or err})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{file_kind(st.st_mode)}, not a recording"
+    return None
+
+
 def collect(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -76,7 +97,9 @@ def collect(
     """The recordings named by files, folders or configs, and the config that governs them.
 
     A folder gives every audio file in it (sorted by name) and its
-    ``speechclock.toml``; a ``.toml`` file gives its folder's recordings and
+    ``speechclock.toml``; an entry with an audio name that is no regular
+    file (a broken link, a link loop, a folder, a FIFO) is skipped with a
+    warning naming it and why, as is a second name of one file; a ``.toml`` file gives its folder's recordings and
     itself. ``config`` overrides the config found. A recording named twice
     (by a folder and by itself, or through a link) counts once.
 
@@ -113,7 +136,14 @@ def collect(
             config_path = config_path or p
             p = p.parent
         if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in AUDIO_SUFFIXES)
+            files = []
+            for f in sorted(p.iterdir()):
+                if f.suffix.lower() not in AUDIO_SUFFIXES:
+                    continue
+                if (why := _not_a_recording(f)) is not None:  # never in silence: the check covers fewer recordings
+                    warnings.warn(f"{f}: skipped: {why}", SpeechClockWarning, stacklevel=2)
+                else:
+                    files.append(f)
             if not files:
                 raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
             found.extend(files)
@@ -135,7 +165,11 @@ def collect(
             st, key = None, os.path.realpath(local)
         if st is not None and not stat.S_ISREG(st.st_mode):  # never opened: a FIFO would block
             raise RecordingError(f"{f}: is {file_kind(st.st_mode)}; a recording must be a regular file")
-        unique.setdefault(key, f)
+        first = unique.setdefault(key, f)
+        if first is not f and not is_url(first) and not is_url(f) and os.path.abspath(first) != os.path.abspath(f):
+            if os.path.islink(first) and not os.path.islink(f):  # the file by its own name, not a link's
+                unique[key], first, f = f, f, first
+            warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=2)
     cfg = read_config(config_path) if config_path is not None else Config()
     if inputs is not None:
         for f in unique.values():

@@ -49,7 +49,15 @@ from ..errors import EventLogError, InvalidParameterError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_TIME_S", "events_path_for", "read_events", "read_labels", "warn_outside"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "MAX_TIME_S",
+    "events_path_for",
+    "read_events",
+    "read_labels",
+    "warn_milliseconds",
+    "warn_outside",
+]
 
 #: The event types the reader and the replay use: an overlong line of another type is skipped with a warning.
 _READ_TYPES = frozenset(
@@ -550,3 +558,23 @@ def warn_outside(labels: list[Label], duration_s: float, source: str) -> None:
             SpeechClockWarning,
             stacklevel=2,
         )
+
+
+def warn_milliseconds(log: EventLog | None, duration_s: float) -> bool:
+    """Warn once when a log's times look like milliseconds: events lie past the recording's end, and every one
+    would lie inside it were its time in milliseconds (``t`` where ``t_ms`` was meant). Returns whether it warned."""
+    if log is None or not log.events or duration_s <= 0:
+        return False
+    times = [e.t_s for e in log.events]
+    late = sum(t > duration_s for t in times)
+    if not late or not all(0 <= t / 1000.0 <= duration_s for t in times):
+        return False
+    where = log.source or "event log"
+    warnings.warn(
+        f"{where}: its times look like milliseconds ({late} of {len(times)} events lie after the recording's end at "
+        f"{duration_s:.3f} s, the latest at {max(times):g}; in milliseconds all would lie inside it): write seconds "
+        "under 't', or milliseconds under 't_ms'",
+        SpeechClockWarning,
+        stacklevel=2,
+    )
+    return True

@@ -185,4 +185,7 @@ def iter_lines(
 def find_config(folder: str | os.PathLike[str]) -> Path | None:
     """``speechclock.toml`` in a folder, if there is one."""
     p = Path(folder) / CONFIG_NAME
-    return p if p.is_file() else None
+    try:
+        return p if p.is_file() else None
+    except (OSError, ValueError):  # a path too long to exist (ENAMETOOLONG), or one with a NUL: no config there
+        return None

@@ -149,7 +149,7 @@ def read_recording(
     -------
     Recording
     """
-    from .events import events_path_for, read_events
+    from .events import events_path_for, read_events, warn_milliseconds
 
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
@@ -177,7 +177,9 @@ def read_recording(
         info, traces = cache.traces(path, params, decode)
         # The header's length is the decoded length unless the recording was resampled or gives none.
         n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
-        return Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
+        made = Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
+        warn_milliseconds(log, made.duration_s)
+        return made
     found = _decode(
         path,
         cadences,
@@ -189,7 +191,9 @@ def read_recording(
         envelope_bins,
         webrtc_int16=webrtc_int16,
     )
-    return Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
+    made = Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
+    warn_milliseconds(log, made.duration_s)
+    return made
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from ..core.rules import RuleEvidence
 from ..core.segments import MIN_GAP_S, Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
+from .text import outside_grid
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -126,6 +127,11 @@ def _writable_config() -> None:
     temp = tempfile.mkdtemp(prefix="speechclock-matplotlib-")
     atexit.register(shutil.rmtree, temp, True)
     os.environ["MPLCONFIGDIR"] = temp
+    # A new folder has no font cache: matplotlib builds it, and says so when that takes more than 5 s (a loaded
+    # machine), a line of its own on our stderr for a folder that is ours.
+    import logging
+
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 
 # Acknowledgments are pink: orange and red mean a gap near or past the quiet time's limit.
@@ -269,6 +275,38 @@ def _outcome_at(b: Beat) -> float:
 #: At most this many rows of event labels; past them, labels shorten to the kind's initial.
 MAX_EVENT_ROWS = 10
 
+#: Events in view past which they are not labelled one by one (a label each would cost memory and seconds).
+MAX_EVENT_LABELS = 400
+
+#: Event lines in view past which they are drawn aggregated: one line per colour and 1/MAX_EVENT_LINES of the view.
+MAX_EVENT_LINES = 2000
+
+
+def _event_lines(shown: Sequence[Any], lo: float, hi: float) -> tuple[list[float], list[str], str]:
+    """The event lines to draw (x, colour), and the note that says how they were drawn ("" for one per event).
+
+    Past :data:`MAX_EVENT_LINES` events in view, one line per colour in each bin of ``1/MAX_EVENT_LINES`` of the
+    view where any falls (at the bin's centre), so the figure costs the same for a hundred thousand events; past
+    :data:`MAX_EVENT_LABELS`, they are not labelled. The note says both.
+    """
+    colours = [_EVENT_COLOURS.get(e.kind, "0.5") for e in shown]
+    xs = [e.t_s for e in shown]
+    if len(shown) <= MAX_EVENT_LABELS:
+        return xs, colours, ""
+    note = f"{len(shown)} events in view: too many to label"
+    if len(shown) <= MAX_EVENT_LINES:
+        return xs, colours, note + " (--start/--end to zoom)"
+    width = max(hi - lo, 1e-9) / MAX_EVENT_LINES
+    cells: dict[tuple[int, str], None] = {}
+    for x, colour in zip(xs, colours):
+        cells.setdefault((min(int((x - lo) / width), MAX_EVENT_LINES - 1), colour), None)
+    ordered = sorted(cells)
+    return (
+        [lo + (i + 0.5) * width for i, _ in ordered],
+        [colour for _, colour in ordered],
+        note + f"; drawn aggregated, one line per {width:.3g} s where any falls (--start/--end to zoom)",
+    )
+
 
 def _event_labels(events: EventLog | None, lo: float, hi: float) -> list[tuple[float, str, str, int]]:
     """Every event line in view, labelled: (x, text, colour, row), rows staggered so no two labels collide.
@@ -368,7 +406,9 @@ def plot_recording(
     lo = 0.0 if start_s is None else start_s
     hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
     limit = None if quiet_s is None else quiet_s - quiet_margin_s
-    layout = _event_labels(events, lo, hi)
+    shown = [] if events is None else [e for e in events.events if lo <= e.t_s <= hi]
+    xs, colours, dense = _event_lines(shown, lo, hi)
+    layout = [] if dense else _event_labels(events, lo, hi)
     n_rows = max((row for _, _, _, row in layout), default=-1) + 1
     strip = max(0.55, 0.3 + 0.1 * n_rows)
     heights = [strip, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
@@ -388,14 +428,17 @@ def plot_recording(
         ax_events.spines[side].set_visible(False)
     if events is not None:
         # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
-        shown = [e for e in events.events if lo <= e.t_s <= hi]
-        xs, colours = [e.t_s for e in shown], [_EVENT_COLOURS.get(e.kind, "0.5") for e in shown]
-        if shown:
+        if xs:
             for ax in axes[1:]:
                 ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
             ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
         for x, text, colour, label_row in layout:
             _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
+        if dense:  # the figure says how its events were drawn
+            ax_events.text(
+                0.0, 0.45, plain_text(dense, 3 * MAX_TEXT_CHARS), **_LITERAL, transform=ax_events.transAxes, fontsize=7,
+                ha="left", va="bottom",
+            )  # fmt: skip
 
     # Waveform.
     if envelope is not None:
@@ -473,14 +516,10 @@ def plot_recording(
         if lingers:
             linger = np.array(lingers)
             keep("linger", _spans(ax_state, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
-        if events is not None:
-            paused_at = None
-            for e in events.events:
-                if e.kind == "pause" and paused_at is None:
-                    paused_at = e.t_s
-                elif e.kind == "resume" and paused_at is not None:
-                    keep("paused", ax_state.axvspan(paused_at, e.t_s, facecolor="none", hatch="///", edgecolor="0.3"))
-                    paused_at = None
+        paused = [(a, b) for a, b in _paused_spans(events, hi) if b >= lo and a <= hi and b > a]
+        if paused:  # one collection, however many pauses
+            p0, p1 = np.array(paused).T
+            keep("paused", _spans(ax_state, p0, p1, facecolor="none", hatch="///", edgecolor="0.3"))
         ax_state.set_yticks([])
         ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
         ax_state.set_ylim(0, 1)
@@ -756,6 +795,8 @@ def plot_sweep_heatmap(
         for name, f, q, marker, colour in marks:
             x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
             label = f"{name}: floor {f:g}, quiet {q:g} s"
+            if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
+                label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
             if marker == "s":
                 # The committed cell is outlined, so its count stays readable.
                 ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
@@ -862,6 +903,12 @@ def plot_tradeoff(
     for name, f, q, marker, colour, size in marks:
         point = _nearest_point(result, f, q)
         if point is None or point.latency_mean_s is None:
+            continue
+        outside = outside_grid(result, f, q)
+        if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
+            ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
+                    markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
+                    f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
             continue
         where = (
             ""

@@ -525,6 +525,30 @@ def _db(x: float) -> float:
 _METHODS = {"labels": "{n} with label tracks", "split": "{n} without labels, speech told from noise by level"}
 
 
+def unused_lines(observations: Sequence[Any], derivation: Derivation | None = None) -> list[str]:
+    """What ``derive`` could not use, one line per recording, for the top of its output.
+
+    A recording without an event log (its silences count as narration gaps), one whose log has no terminal
+    response (no beats), and one without speech (no speech level, from ``derivation``'s floor evidence).
+    """
+    out = []
+    no_speech = set()
+    if derivation is not None:
+        no_speech = {r.name for r in derivation.floor.recordings if r.speech_low is None}
+    for o in observations:
+        if o.events is None:
+            stem = o.name.rsplit(".", 1)[0] if "." in o.name else o.name
+            out.append(
+                f"could not use: {o.name}: no event log ({stem}.events.jsonl), so no beats: no onset latency, and "
+                "every silence in it counts as a narration gap"
+            )
+        elif not o.events.terminals:
+            out.append(f"could not use: {o.name}: its event log has no terminal response, so no beats")
+        if o.name in no_speech:
+            out.append(f"could not use: {o.name}: no speech, so no speech level")
+    return out
+
+
 def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []
@@ -732,6 +756,26 @@ def nearest_point(result: SweepResult) -> tuple[float, float] | None:
     return min(result.floors, key=ratio), min(result.quiets_s, key=lambda q: abs(q - quiet))
 
 
+def outside_grid(result: SweepResult, floor: float | None = None, quiet_s: float | None = None) -> str:
+    """Where a setting (default: the recommendation) lies outside the sweep's grid, in words ("" when inside it).
+
+    A figure or table places a setting outside the grid at the grid's nearest point, which is not that setting
+    (it may fail where the setting does not): each says so instead of "between grid points".
+    """
+    if floor is None and quiet_s is None:
+        floor, quiet_s, _ = result.recommended
+    if floor is None or quiet_s is None or not result.floors or not result.quiets_s:
+        return ""
+    out = []
+    lo_f, hi_f = min(result.floors), max(result.floors)
+    if not lo_f * (1 - 1e-9) <= floor <= hi_f * (1 + 1e-9):
+        out.append(f"floor {floor:g} outside the grid's {lo_f:g} .. {hi_f:g} (widen --floors)")
+    lo_q, hi_q = min(result.quiets_s), max(result.quiets_s)
+    if not lo_q - 1e-9 <= quiet_s <= hi_q + 1e-9:
+        out.append(f"quiet {quiet_s:g} s outside the grid's {lo_q:g} .. {hi_q:g} s (widen --quiet-times)")
+    return "; ".join(out)
+
+
 def recommended_line(result: SweepResult) -> str:
     """The one recommendation (as derive makes it) and its replay, and where it lies on the grid."""
     d = result.derivation
@@ -739,8 +783,14 @@ def recommended_line(result: SweepResult) -> str:
     if floor is None or quiet is None:
         return "recommended: none (see speechclock derive for why)\n"
     near = nearest_point(result)
+    outside = outside_grid(result)
     if result.point(floor, quiet) is not None:
         where = "on the grid, marked *"
+    elif outside and near is not None:
+        where = (
+            f"outside the grid: {outside}; the nearest grid point, floor {near[0]:g} quiet {near[1]:g} s, marked ~, "
+            "is not it"
+        )
     elif near is not None:
         where = f"between grid points; the nearest, floor {near[0]:g} quiet {near[1]:g} s, is marked ~"
     else:
