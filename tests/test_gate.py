@@ -172,6 +172,10 @@ _KEY_EDGES = {
     "margins.onset_margin_s": (0, 3600),
     "margins.speech_range_db": (0, 120),
     "margins.speech_percentile": (0.001, 99.999),
+    "margins.min_saving_s": (0, 60),
+    "thresholds.rule": ('"level"', '"stopped"'),
+    # (A hangover goes with a rule that has one, under the quiet time: the rule is written beside it.)
+    "thresholds.hangover_s": ('0.001\nrule = "stopped+quiet"', '2.49\nrule = "level+stopped"'),
     "baseline.onset_tolerance_s": (0, 60),
     "baseline.max_gap_tolerance_s": (0, 60),
     "agreement.search_s": (0, 10),
@@ -443,8 +447,11 @@ def test_stress_reports_progress_off_a_terminal(cli, tmp_path):
         )
     result = cli("stress", tmp_path, "--axes", "gain")
     assert result.exit_code == 0, result.output
-    progress = [line for line in result.stderr.splitlines() if line.startswith("stress: ")]
-    assert progress == ["stress: 1 of 2 recordings done (a.wav)", "stress: 2 of 2 recordings done (b.wav)"]
+    progress = [line for line in result.stderr.splitlines() if line.startswith("speechclock: stress: ")]
+    assert progress == [
+        "speechclock: stress: 1 of 2 recordings done (a.wav)",
+        "speechclock: stress: 2 of 2 recordings done (b.wav)",
+    ]
     quiet = cli("stress", tmp_path, "--axes", "gain", "--no-progress")
     assert not any(line.startswith("stress: ") for line in quiet.stderr.splitlines())
 

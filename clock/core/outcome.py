@@ -1,0 +1,153 @@
+"""Outcomes: what each means, and the one judge every view calls.
+
+Pure numpy. A beat's outcome is a listener's: did the setting end the beat
+right, fail it, or did something that is not the setting's doing end it
+first. The tick replay (:func:`clock.core.beats.beats`), the vectorised
+decisions (:func:`clock.core.beats.decide_quiets`, the all-floors table a
+sweep and derive read), the rules, check, stress, compare, the report and
+the plots take their outcomes from here, and count failures as
+:data:`FAILURES` says.
+
+**The setting's failures**
+
+``premature``
+    the clock declared quiet, then the guide spoke again within its beat;
+``stalled``
+    the guide finished and the clock did not declare within the silence it
+    had (a bound the page caused moves with the clock's declaration: see
+    :mod:`clock.core.causes`);
+``missed-onset``
+    the clock gave up waiting for speech, yet the guide spoke in the beat.
+
+**Not the setting's doing** (counted and shown, never a failure, never part
+of the search for a valid setting)
+
+``aborted``
+    the visitor ended the beat (a barge-in, a question, End) while the guide
+    spoke;
+``outpaced``
+    the visitor ended it after the guide had finished, before the clock
+    declared: they did not wait;
+``superseded``
+    a terminal response the page did not cause came first;
+``recording-ended``
+    the recording ended before the clock declared.
+
+**Neither**: ``ok``, ``silent`` (no speech in the beat at the floor),
+``unheard`` (the clock saw no tick of the beat).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .causes import CAUSE_NAMES, UNKNOWN_CAUSE, VISITOR, WORLD
+
+__all__ = [
+    "ABORTED",
+    "BOUND_KINDS",
+    "FAILURES",
+    "MEANINGS",
+    "MISSED_ONSET",
+    "OK",
+    "OUTCOMES",
+    "OUTPACED",
+    "PREMATURE",
+    "RECORDING_ENDED",
+    "SILENT",
+    "STALLED",
+    "SUPERSEDED",
+    "UNHEARD",
+    "WORLD_ENDED",
+    "judge",
+    "undone_codes",
+    "visitor",
+]
+
+PREMATURE, STALLED, OUTPACED, MISSED_ONSET = "premature", "stalled", "outpaced", "missed-onset"
+OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
+SUPERSEDED, RECORDING_ENDED = "superseded", "recording-ended"
+#: Every outcome, in the order of their codes (an outcome array holds indices into it).
+OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED, SUPERSEDED, RECORDING_ENDED)
+#: The setting's failures.
+FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
+#: Outcomes that are not the setting's doing: the visitor, the backend or the recording ended the beat first.
+WORLD_ENDED = (OUTPACED, ABORTED, SUPERSEDED, RECORDING_ENDED)
+#: What each outcome means, in a line.
+MEANINGS = {
+    OK: "the clock declared quiet after the guide's last word",
+    PREMATURE: "the clock declared quiet, then the guide spoke again",
+    STALLED: "the guide finished and the clock did not declare within the silence it had",
+    MISSED_ONSET: "the clock gave up waiting, yet the guide spoke",
+    SILENT: "no speech in the beat at the floor",
+    UNHEARD: "the clock saw no tick of the beat",
+    ABORTED: "the visitor ended the beat while the guide spoke (not a failure)",
+    OUTPACED: "the visitor ended the beat after the guide had finished, before the clock declared (not a failure)",
+    SUPERSEDED: "a terminal response the page did not cause came first (not a failure)",
+    RECORDING_ENDED: "the recording ended before the clock declared (not a failure)",
+}
+
+#: What ends a beat's span (``clock.core.beats.span_bounds``), in the order of their codes.
+BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
+
+CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
+#: Comparisons of elapsed time against a quiet time allow this for float rounding (the replay's).
+EPS_S = 1e-9
+
+
+def visitor(cause: Any, bound: Any) -> Any:
+    """Whether the visitor caused a bound (cause and bound codes: :data:`CAUSE_NAMES`, :data:`BOUND_KINDS`): a
+    ``prompt`` or ``end`` before the page's clock declared, or, where the log does not say, an ``end``."""
+    unknown_end = (cause == CAUSE_NAMES.index(UNKNOWN_CAUSE)) & (bound == BOUND_KINDS.index("end"))
+    return (cause == CAUSE_NAMES.index(VISITOR)) | unknown_end
+
+
+def undone_codes(
+    cause: NDArray[np.int8],
+    bound: NDArray[np.int8],
+    speech_at_bound: NDArray[np.bool_],
+    end_after_word_s: NDArray[np.float64],
+    narration_pause_s: float | NDArray[np.float64],
+) -> NDArray[np.int8]:
+    """The outcome of spoken beats the clock did not declare quiet in before their bound, as outcome codes.
+
+    By who caused the bound (``cause``, codes of :data:`CAUSE_NAMES`) and what it is (``bound``, codes of
+    :data:`BOUND_KINDS`): the visitor's (:func:`visitor`) is ``aborted`` while the guide spoke (speech at the
+    bound, or a last word closer to it than ``narration_pause_s``, the longest pause inside a narration), else
+    ``outpaced``; the world's is ``superseded`` (a terminal response, or its acknowledgment) or
+    ``recording-ended``; any other (a bound of a log that does not say who caused it, one the page caused) is a
+    ``stalled`` beat. Only ``stalled`` is a failure.
+    """
+    speaking = speech_at_bound | (end_after_word_s < narration_pause_s)
+    code = np.full(np.shape(cause), CODE[STALLED], np.int8)
+    world = cause == CAUSE_NAMES.index(WORLD)
+    ended = bound == BOUND_KINDS.index("recording end")
+    code = np.where(world & ended, CODE[RECORDING_ENDED], np.where(world, CODE[SUPERSEDED], code))
+    return np.where(visitor(cause, bound), np.where(speaking, CODE[ABORTED], CODE[OUTPACED]), code).astype(np.int8)
+
+
+def judge(
+    spoken: NDArray[np.bool_],
+    wait_s: NDArray[np.float64],
+    need_s: NDArray[np.float64],
+    room_s: NDArray[np.float64],
+    undone: NDArray[np.int8],
+    target: NDArray[np.float64],
+    onset_timeout_s: float,
+) -> NDArray[np.int8]:
+    """The one judge of heard beats for many quiet times (``target`` = quiet time - :data:`EPS_S`, the last axis).
+
+    Silent without speech in its span; a missed onset when the clock waits past the onset timeout; premature
+    when a quiet inside the beat reaches the quiet time (the clock ends the beat at it); ok when the quiet after
+    the last word reaches it before the bound (``room_s``: inf where the page's bound moves with the clock, so
+    the silence runs on); else ``undone`` (:func:`undone_codes`).
+    """
+    with np.errstate(invalid="ignore"):
+        missed = wait_s >= onset_timeout_s - EPS_S  # NaN (no wait): never
+    code = np.where(room_s[..., None] >= target, CODE[OK], undone[..., None])
+    code = np.where(need_s[..., None] >= target, CODE[PREMATURE], code)
+    code = np.where(missed[..., None], CODE[MISSED_ONSET], code)
+    return np.where(spoken[..., None], code, CODE[SILENT]).astype(np.int8)
