@@ -129,7 +129,9 @@ def run_stress(
 
         def line(i: int) -> None:
             done[0] += 1
-            click.echo(printable(f"speechclock: stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True)
+            click.echo(
+                printable(f"speechclock: stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True
+            )
 
         return stress_observations(sources, obs, settings, progress=line, **run)
     bar: Any

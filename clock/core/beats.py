@@ -65,31 +65,23 @@ after ``quiet_s`` all the same:
     the level clock, whose quiet time becomes ``hangover_s`` once the event
     has arrived.
 
-**Outcome** of a beat (the clock's three failures first):
+**Causes** (:mod:`clock.core.causes`): each beat's bound is the page's (a
+``prompt``, ``end`` or terminal response after the page's own clock declared
+the beat: it moves with a replayed declaration, so the silence after the last
+word runs on, and speech that follows the last word within the beat's
+pauses, or at once after the page's prompt, is the beat's own narration),
+the visitor's (a ``prompt`` or ``end`` before the page's clock declared), or
+the world's (a superseding terminal response, the end of the recording). A
+log that says nothing of the page's declarations has bounds of unknown
+cause: walls, as before.
 
-``premature``
-    the clock declared quiet, then the guide spoke again within the span;
-``stalled``
-    the guide spoke, and the clock did not declare quiet before the span's
-    bound (the next prompt, terminal response, ``end`` or the recording's
-    end): the tour would wait;
-``missed-onset``
-    the clock gave up waiting for speech, yet the guide spoke within the span;
-``outpaced``
-    the page ended the beat (an ``end`` event bounds its span) before the
-    clock declared quiet, after the guide had finished: the visitor was
-    faster than the clock. A failure, as a stall is (a quiet time that
-    waits past the ``end`` fails on it);
-``aborted``
-    the page ended the beat before the clock declared quiet while the guide
-    was still speaking: speech at the bound's tick, or a last word closer to
-    the ``end`` than the **narration pause** ``P`` (the longest unpaused
-    quiet between a narration's speech runs, acknowledgment silences
-    excluded, of the recordings judged together at that floor:
-    :func:`narration_pause_s`; for one recording, its own). Not a failure:
-    the tour did not wait for the clock;
-``ok``, ``silent`` (no speech in the span), ``unheard`` (the clock saw no
-tick of the beat).
+**Outcome** of a beat: :mod:`clock.core.outcome` names each outcome, says
+what it means, and holds the one judge; the setting's failures are
+``premature``, ``stalled`` and ``missed-onset``; ``aborted``, ``outpaced``,
+``superseded`` and ``recording-ended`` are not the setting's doing. The
+**narration pause** ``P`` (:func:`narration_pause_s`) tells an ``end`` the
+visitor pressed while the guide was between sentences (aborted) from one
+after it had finished (outpaced).
 
 :func:`decide` answers the outcome of any quiet time and onset timeout from
 one :func:`analyse` per floor, without replaying tick by tick; it gives the
@@ -113,6 +105,27 @@ from ..errors import InvalidParameterError, SpeechClockWarning
 from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_causes, page_declared, page_ends
 from .events import Event, EventLog
 from .levels import LevelTrace
+from .outcome import (
+    ABORTED,
+    BOUND_KINDS,
+    CODE,
+    EPS_S,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    OUTPACED,
+    PREMATURE,
+    RECORDING_ENDED,
+    SILENT,
+    STALLED,
+    SUPERSEDED,
+    UNHEARD,
+    WORLD_ENDED,
+    judge,
+    undone_codes,
+    visitor,
+)
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
 from .thresholds import (
     DEFAULT_ONSET_TIMEOUT_S,
@@ -127,6 +140,10 @@ from .thresholds import (
 
 __all__ = [
     "ABORTED",
+    "CAUSE_NAMES",
+    "RECORDING_ENDED",
+    "SUPERSEDED",
+    "WORLD_ENDED",
     "DONE",
     "FAILURES",
     "HANGOVER_RULES",
@@ -169,7 +186,6 @@ __all__ = [
     "span_ends_s",
 ]
 
-_EPS_S = 1e-9
 
 T = TypeVar("T")
 
@@ -482,11 +498,11 @@ def _quiet_ends(rule: str, told: bool, count_s: float, quiet_s: float, hangover_
 
     The level clock bounds every rule: the quiet time ends the beat whatever the rule (a hangover at or above it,
     which the config, the command line and the page refuse, never waits longer)."""
-    if count_s >= quiet_s - _EPS_S:
+    if count_s >= quiet_s - EPS_S:
         return True
     if rule == LEVEL_AFTER_STOPPED and told:
-        return count_s >= hangover_s - _EPS_S
-    return told and (rule == STOPPED or (rule == STOPPED_QUIET and count_s >= hangover_s - _EPS_S))
+        return count_s >= hangover_s - EPS_S
+    return told and (rule == STOPPED or (rule == STOPPED_QUIET and count_s >= hangover_s - EPS_S))
 
 
 class _Closed:
@@ -602,7 +618,7 @@ def replay_ticks(
                     states[k] = DONE
                     done.add(cur, declared=now)
                     cur = None
-            elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - _EPS_S:
+            elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - EPS_S:
                 done.add(cur, no_onset=True)
                 cur = None
             continue
@@ -656,15 +672,6 @@ def replay(
 # time and onset timeout from one analysis per floor). Tests hold ``decide``
 # to the replay on every setting of a grid.
 
-#: Beat outcomes, and the three that are the setting's failures (see the module notes).
-PREMATURE, STALLED, OUTPACED, MISSED_ONSET = "premature", "stalled", "outpaced", "missed-onset"
-OK, SILENT, UNHEARD, ABORTED = "ok", "silent", "unheard", "aborted"
-SUPERSEDED, RECORDING_ENDED = "superseded", "recording-ended"
-FAILURES = (PREMATURE, STALLED, MISSED_ONSET)
-OUTCOMES = (OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, UNHEARD, ABORTED, SUPERSEDED, RECORDING_ENDED)
-#: Outcomes that are not the setting's doing: the visitor, the backend or the recording ended the beat first.
-WORLD_ENDED = (OUTPACED, ABORTED, SUPERSEDED, RECORDING_ENDED)
-
 
 _NO_TICK = np.zeros(0, np.int64)
 _NO_REACH = np.zeros(0, np.float64)
@@ -696,7 +703,7 @@ def span_bounds(
         or ``"recording end"``.
     """
     bound_s, codes = _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)
-    return list(zip(bound_s.tolist(), [_BOUND_KINDS[c] for c in codes.tolist()]))
+    return list(zip(bound_s.tolist(), [BOUND_KINDS[c] for c in codes.tolist()]))
 
 
 def span_ends_s(
@@ -706,15 +713,12 @@ def span_ends_s(
     return _span_bound_arrays(events, t_s=t_s, speech=speech, end_s=end_s)[0]
 
 
-_BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
-
-
 def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
     """What an analysis needs of a log at any floor, as arrays (made once per log and trace: :func:`_log_base`)."""
     queue = events.events
     bounds = events.of_kind("terminal", "prompt", "end")
     bound_times = np.array([e.t_s for e in bounds], np.float64)
-    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    code = {k: i for i, k in enumerate(BOUND_KINDS)}
     term_t = np.array([e.t_s for e in events.terminals], np.float64)
     moved = page_ends(events)
     return {
@@ -769,9 +773,9 @@ def _span_bound_arrays(
     end_s: float,
     log: dict[str, Any] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
-    """:func:`span_bounds` as arrays of bounds and kinds (indices into ``_BOUND_KINDS``), vectorised."""
+    """:func:`span_bounds` as arrays of bounds and kinds (indices into ``BOUND_KINDS``), vectorised."""
     log = _log_arrays(events, t_s) if log is None else log
-    code = {k: i for i, k in enumerate(_BOUND_KINDS)}
+    code = {k: i for i, k in enumerate(BOUND_KINDS)}
     bound_times, bound_codes, at = log["bound_times"], log["bound_codes"], log["at"]
     has = at < bound_times.size
     pick = np.minimum(at, max(bound_times.size - 1, 0))
@@ -797,7 +801,7 @@ def _acknowledged(
     n = t_s.size
     k = np.searchsorted(t_s, bound_s, side="left")
     # Only a beat the next terminal response bounds can end at that beat's acknowledgment.
-    bounded = np.flatnonzero((bound_codes == _BOUND_KINDS.index("terminal")) & (k > 0) & (k < n))
+    bounded = np.flatnonzero((bound_codes == BOUND_KINDS.index("terminal")) & (k > 0) & (k < n))
     found = runs(speech) if bounded.size else _NO_RUNS
     if not found.size:
         return np.zeros(0, np.int64), np.zeros(0)
@@ -962,7 +966,7 @@ class BeatAnalysis:
         """The visitor ended the beat: a ``prompt`` or ``end`` before the page's clock declared it (in a log that
         does not say who caused its bounds, an ``end``). Its outcome if the clock waits past it is ``aborted`` or
         ``outpaced``, never a failure."""
-        return _visitor(CAUSE_NAMES.index(self.cause), _BOUND_KINDS.index(self.bound))
+        return visitor(CAUSE_NAMES.index(self.cause), BOUND_KINDS.index(self.bound))
 
     @property
     def need_s(self) -> float:
@@ -986,8 +990,8 @@ class BeatAnalysis:
 
     def undone(self, narration_pause_s: float) -> str:
         """The outcome of a beat the clock did not declare quiet in before its bound (:func:`_undone_codes`)."""
-        code = _undone_codes(
-            np.array([CAUSE_NAMES.index(self.cause)]), np.array([_BOUND_KINDS.index(self.bound)]),
+        code = undone_codes(
+            np.array([CAUSE_NAMES.index(self.cause)]), np.array([BOUND_KINDS.index(self.bound)]),
             np.array([self.speech_at_bound]),
             np.array([np.nan if self.last_word_s is None else self.bound_s - self.last_word_s]), narration_pause_s,
         )  # fmt: skip
@@ -1003,10 +1007,10 @@ class BeatAnalysis:
         if not self.spoken:
             return True
         wait = np.array([np.nan if self.wait_s is None else self.wait_s])
-        undone = np.array([_CODE[self.undone(narration_pause_s)]], np.int8)
-        code = _judge(
+        undone = np.array([CODE[self.undone(narration_pause_s)]], np.int8)
+        code = judge(
             np.array([True]), wait, np.array([self.need_s]), np.array([self.room_s]), undone,
-            np.array([quiet_s - _EPS_S]), onset_timeout_s,
+            np.array([quiet_s - EPS_S]), onset_timeout_s,
         )  # fmt: skip
         return OUTCOMES[int(code[0, 0])] not in FAILURES
 
@@ -1187,7 +1191,7 @@ def analyse(
         bound_s = acknowledged.get(j)
         kept[j] = _analyse_beat(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
-            "acknowledgment" if bound_s is not None else _BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
+            "acknowledgment" if bound_s is not None else BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
             float(base["declared"][j]),
         )  # fmt: skip
@@ -1230,14 +1234,14 @@ def _bound_ticks(
     t: NDArray[np.float64], bound_s: NDArray[np.float64], code: NDArray[np.int8], k0: NDArray[np.int64], ka: NDArray
 ) -> NDArray[np.int64]:
     """Each span's ``bound_tick``: the first tick at or after its bound, within the clock's life."""
-    kb = np.where(code == _BOUND_KINDS.index("recording end"), ka, np.minimum(np.searchsorted(t, bound_s), ka))
+    kb = np.where(code == BOUND_KINDS.index("recording end"), ka, np.minimum(np.searchsorted(t, bound_s), ka))
     return np.maximum(kb, k0).astype(np.int64)
 
 
 def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> BeatAnalysis:
     """Beat ``j`` without speech in the clock's life, from its log's arrays (see :func:`analyse`)."""
     bound_s = acknowledged.get(j)
-    code = int(base["code"][j]) if bound_s is None else _BOUND_KINDS.index("acknowledgment")
+    code = int(base["code"][j]) if bound_s is None else BOUND_KINDS.index("acknowledgment")
     k0, ka = int(base["k0"][j]), int(base["ka"][j])
     if bound_s is None:
         bound_s, kb = float(base["bound_s"][j]), int(base["kb"][j])
@@ -1245,7 +1249,7 @@ def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> 
         kb = int(_bound_ticks(base["t_s"], np.array([bound_s]), np.array([code]), base["k0"][j], base["ka"][j])[0])
     wait = float(base["wait"][j])
     return BeatAnalysis(
-        j, float(base["term_t"][j]), bound_s, _BOUND_KINDS[code], k0, ka, kb,
+        j, float(base["term_t"][j]), bound_s, BOUND_KINDS[code], k0, ka, kb,
         None, None, None, None, None, None if wait != wait else wait,
         _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None, cause=CAUSE_NAMES[int(base["cause"][j])],
     )  # fmt: skip
@@ -1323,7 +1327,7 @@ def _moved(
             gap = float(_unpaused(float(t[last]), t[rs : rs + 1], spans)[0])
             if last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
                 join_s = max(join_s, gap)  # (no answer to the prompt is heard this soon: the narration goes on)
-            elif gap > join_s + _EPS_S:
+            elif gap > join_s + EPS_S:
                 break
             last = re_
     ka, n = a.life_end_tick, t.size
@@ -1484,7 +1488,7 @@ class FloorTable:
         As in :class:`BeatAnalysis` (``wait_s`` NaN where speech is at the first tick).
     last_word_tick, bound_tick : ndarray of int64
     cause, bound : ndarray of int8
-        Who caused each span's bound (codes of :data:`CAUSE_NAMES`) and what it is (codes of ``_BOUND_KINDS``).
+        Who caused each span's bound (codes of :data:`CAUSE_NAMES`) and what it is (codes of ``BOUND_KINDS``).
     speech_at_bound : ndarray of bool
     end_after_word_s : ndarray of float64
         The span's bound minus the last word.
@@ -1515,7 +1519,7 @@ class FloorTable:
     ) -> NDArray[np.int64]:
         """Where the clock declares quiet in beats it ends right (outcome ok), one per triple: the first tick after
         the last word at which the quiet counted reaches the quiet time."""
-        target = np.asarray(quiet_s, np.float64) - _EPS_S
+        target = np.asarray(quiet_s, np.float64) - EPS_S
         d = _first_reaching(self.t_s, self.last_word_tick[floor_index, kept_index], target)
         for (j, i), b in self.paused.items():
             assert b.last_word_tick is not None
@@ -1528,7 +1532,7 @@ class FloorTable:
     @property
     def ended_by_page(self) -> NDArray[np.bool_]:
         """Where the visitor caused the bound (:attr:`BeatAnalysis.ended_by_page`), at each floor."""
-        return np.asarray(_visitor(self.cause, self.bound), bool)
+        return np.asarray(visitor(self.cause, self.bound), bool)
 
     @property
     def narration_pause_s(self) -> NDArray[np.float64]:
@@ -1545,65 +1549,11 @@ class FloorTable:
         """Each kept beat's outcome (indices into :data:`OUTCOMES`) at every floor and quiet time, shape
         ``(n_floors, n_kept, n_quiets)``, as :func:`decide_quiets` judges them; ``narration_pause_s`` is ``P`` at
         each floor."""
-        undone = _undone_codes(
+        undone = undone_codes(
             self.cause, self.bound, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
         )
-        target = np.asarray(quiets_s, np.float64) - _EPS_S
-        return _judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
-
-
-def _visitor(cause: Any, bound: Any) -> Any:
-    """Whether the visitor caused a bound (cause and bound codes: :data:`CAUSE_NAMES`, ``_BOUND_KINDS``): a
-    ``prompt`` or ``end`` before the page's clock declared, or, where the log does not say, an ``end``."""
-    unknown_end = (cause == CAUSE_NAMES.index(UNKNOWN_CAUSE)) & (bound == _BOUND_KINDS.index("end"))
-    return (cause == CAUSE_NAMES.index(VISITOR)) | unknown_end
-
-
-def _undone_codes(
-    cause: NDArray[np.int8],
-    bound: NDArray[np.int8],
-    speech_at_bound: NDArray[np.bool_],
-    end_after_word_s: NDArray[np.float64],
-    narration_pause_s: float | NDArray[np.float64],
-) -> NDArray[np.int8]:
-    """The outcome of spoken beats the clock did not declare quiet in before their bound, as outcome codes.
-
-    By who caused the bound (``cause``, codes of :data:`CAUSE_NAMES`) and what it is (``bound``, codes of
-    ``_BOUND_KINDS``): the visitor's (:func:`_visitor`) is ``aborted`` while the guide spoke (speech at the
-    bound, or a last word closer to it than ``narration_pause_s``, the longest pause inside a narration), else
-    ``outpaced``; the world's is ``superseded`` (a terminal response, or its acknowledgment) or
-    ``recording-ended``; any other (a bound of a log that does not say who caused it, one the page caused) is a
-    ``stalled`` beat. Only ``stalled`` is a failure.
-    """
-    speaking = speech_at_bound | (end_after_word_s < narration_pause_s)
-    code = np.full(np.shape(cause), _CODE[STALLED], np.int8)
-    world = cause == CAUSE_NAMES.index(WORLD)
-    ended = bound == _BOUND_KINDS.index("recording end")
-    code = np.where(world & ended, _CODE[RECORDING_ENDED], np.where(world, _CODE[SUPERSEDED], code))
-    return np.where(_visitor(cause, bound), np.where(speaking, _CODE[ABORTED], _CODE[OUTPACED]), code).astype(np.int8)
-
-
-def _judge(
-    spoken: NDArray[np.bool_],
-    wait_s: NDArray[np.float64],
-    need_s: NDArray[np.float64],
-    room_s: NDArray[np.float64],
-    undone: NDArray[np.int8],
-    target: NDArray[np.float64],
-    onset_timeout_s: float,
-) -> NDArray[np.int8]:
-    """The one judge of a heard beat for many quiet times (``target`` = quiet time - 1 ns, the last axis).
-
-    Silent without speech in its span; a missed onset when the clock waits past the onset timeout; premature
-    when a quiet inside the span reaches the quiet time (the clock ends the beat at it); ok when the quiet after
-    the last word reaches it before the bound; else ``undone`` (stalled, outpaced or aborted).
-    """
-    with np.errstate(invalid="ignore"):
-        missed = wait_s >= onset_timeout_s - _EPS_S  # NaN (no wait): never
-    code = np.where(room_s[..., None] >= target, _CODE[OK], undone[..., None])
-    code = np.where(need_s[..., None] >= target, _CODE[PREMATURE], code)
-    code = np.where(missed[..., None], _CODE[MISSED_ONSET], code)
-    return np.where(spoken[..., None], code, _CODE[SILENT]).astype(np.int8)
+        target = np.asarray(quiets_s, np.float64) - EPS_S
+        return judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
 
 
 def _segment_max(values: NDArray[np.float64], lo: NDArray[np.int64], hi: NDArray[np.int64], empty: float) -> NDArray:
@@ -1693,12 +1643,12 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     start = np.where(lives, np.maximum(s[ia], k0), -1)
     # An acknowledgment of the next beat bounds this one where it began (see span_bounds).
     kraw = np.searchsorted(t, bound0_all[kept], side="left")
-    terminal = (code0_all[kept] == _BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
+    terminal = (code0_all[kept] == BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
     before_next = last_before(kraw)
     first = s[chain[np.maximum(before_next, 0)]]
     ack_bound = terminal & _in_progress_at(t, s, e, follows, before_next, kraw) & (t[first] > term_s)
     bound_s = np.where(ack_bound, t[first], bound_s)
-    code = np.where(ack_bound, _BOUND_KINDS.index("acknowledgment"), code)
+    code = np.where(ack_bound, BOUND_KINDS.index("acknowledgment"), code)
     kb = _bound_ticks(t, bound_s, code, k0, ka)
     spoken = lives & (start < kb)
     ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
@@ -1727,7 +1677,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
     gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
     soon = t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S
-    on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + _EPS_S) | soon)))
+    on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + EPS_S) | soon)))
     on |= page & (stop0 == 0)  # (the recording's end bounds it: see _moved)
     # A floor that hears sound at the page's declaration, on into the bound, stalls whatever the bound (see
     # _analyse_beat): analysed on its own.
@@ -1747,7 +1697,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
         idx = np.flatnonzero(speech)
         for i in np.flatnonzero(touched | on[j]).tolist():
             a = _analyse_beat(
-                int(kept[i]), float(term_s[i]), float(bound_s[j, i]), _BOUND_KINDS[code[j, i]], int(k0[i]),
+                int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
                 int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
             )  # fmt: skip
             spoken[j, i] = a.spoken
@@ -1759,7 +1709,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
             lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
             at_bound[j, i] = a.speech_at_bound
             after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
-            cause[j, i], code[j, i] = CAUSE_NAMES.index(a.cause), _BOUND_KINDS.index(a.bound)
+            cause[j, i], code[j, i] = CAUSE_NAMES.index(a.cause), BOUND_KINDS.index(a.bound)
     back = np.argsort(order, kind="stable")  # to the floors' given order
     return FloorTable(
         given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
@@ -1811,9 +1761,6 @@ class Decisions:
     last_word_tick: NDArray[np.int64]
 
 
-_CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
-
-
 def decide_quiets(
     analysis: FloorAnalysis,
     *,
@@ -1845,24 +1792,24 @@ def decide_quiets(
     declared = np.full((n_b, n_q), -1, np.int64)
     word = np.full((n_b, n_q), -1, np.int64)
     t = analysis.t_s
-    target = q - _EPS_S
+    target = q - EPS_S
     # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
-    outcome[:] = _CODE[SILENT]
+    outcome[:] = CODE[SILENT]
     unheard = analysis.unheard
     if unheard is None:
         unheard = np.array([i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick], np.int64)
-    outcome[unheard] = _CODE[UNHEARD]
+    outcome[unheard] = CODE[UNHEARD]
     heard, judged = _judge_heard(analysis, target, onset_timeout_s, pause)
     outcome[heard] = judged
     found = [analysis.beats[i] for i in heard]
     # Where the clock declares quiet: the first run whose reach gets to each target (a search in the reaches'
     # running maximum), and the first tick in it at which the count does.
     for i, b, codes in zip(heard, found, judged):
-        if not b.spoken or codes[0] == _CODE[MISSED_ONSET]:
+        if not b.spoken or codes[0] == CODE[MISSED_ONSET]:
             continue
         if b.room_s == float("inf") and b.last_word_tick is not None:
             # The page's bound moved: past the inner quiets, the clock declares in the silence after the last word.
-            ok = codes == _CODE[OK]
+            ok = codes == CODE[OK]
             declared[i, ok] = [_declare_moved(b, t, float(x)) for x in target[ok].tolist()]
             word[i, ok] = b.last_word_tick
             if ok.all():
@@ -1892,16 +1839,16 @@ def _judge_heard(
     heard = [i for i in active if analysis.beats[i].life_end_tick > analysis.beats[i].first_tick]
     found = [analysis.beats[i] for i in heard]
     aw = [(b.bound_s - b.last_word_s) if b.spoken and b.last_word_s is not None else np.nan for b in found]
-    undone = _undone_codes(
+    undone = undone_codes(
         np.array([CAUSE_NAMES.index(b.cause) for b in found], np.int8),
-        np.array([_BOUND_KINDS.index(b.bound) for b in found], np.int8),
+        np.array([BOUND_KINDS.index(b.bound) for b in found], np.int8),
         np.array([b.speech_at_bound for b in found], bool), np.array(aw, np.float64), pause,
     )  # fmt: skip
     spoken = np.array([b.spoken for b in found], bool)
     wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
     need = np.array([b.need_s for b in found], np.float64)
     room = np.array([b.room_s for b in found], np.float64)
-    return heard, _judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+    return heard, judge(spoken, wait, need, room, undone, target, onset_timeout_s)
 
 
 def failing_beats(
@@ -1917,15 +1864,15 @@ def failing_beats(
     q = np.asarray(quiets_s, dtype=np.float64)
     for value in q.tolist():
         _check_times(value, onset_timeout_s)
-    _, codes = _judge_heard(analysis, q - _EPS_S, onset_timeout_s, pause)
-    return np.isin(codes, [_CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
+    _, codes = _judge_heard(analysis, q - EPS_S, onset_timeout_s, pause)
+    return np.isin(codes, [CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
 
 
 def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
     """The outcome of declaring a beat with speech over at each tick: ``undone`` at or past the span's bound,
     premature when the guide speaks after it within the span (a later last word), else ok."""
     later = declared < (b.last_word_tick if b.last_word_tick is not None else -1)
-    return np.where(declared >= b.bound_tick, undone, np.where(later, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
+    return np.where(declared >= b.bound_tick, undone, np.where(later, CODE[PREMATURE], CODE[OK])).astype(np.int8)
 
 
 def judge_declared(
@@ -1941,11 +1888,11 @@ def judge_declared(
         return UNHEARD
     if b.start_tick is None or b.start_tick >= b.bound_tick:
         return SILENT
-    if b.wait_s is not None and b.wait_s >= onset_timeout_s - _EPS_S:
+    if b.wait_s is not None and b.wait_s >= onset_timeout_s - EPS_S:
         return MISSED_ONSET
     if (declared_tick is None or declared_tick >= b.bound_tick) and b.room_s == float("inf"):
         return OK  # (the page's bound moved: the silence after the last word runs on until the clock declares)
-    undone = _CODE[b.undone(narration_pause_s)]
+    undone = CODE[b.undone(narration_pause_s)]
     tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
     return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
 
@@ -2100,7 +2047,7 @@ def beats(
         stalled, missed = outcome == STALLED, outcome == MISSED_ONSET
         if outcome == OK and a.room_s == float("inf") and (declared_tick is None or declared_tick >= a.bound_tick):
             # The page's bound moved: the clock declares in the silence after the beat's last word.
-            k = _declare_moved(a, t, quiet_s - _EPS_S)
+            k = _declare_moved(a, t, quiet_s - EPS_S)
             rb = replace(rb, last_word_s=last_word, quiet_declared_s=float(t[k]),
                          prompt_allowed_s=float(t[k]) + (term.linger_s or 0.0))  # fmt: skip
         return Beat(
@@ -2116,7 +2063,7 @@ def beats(
             gaps_s=tuple(b - w for w, b in narration_gaps),
             gap_at_s=tuple(w for w, _ in narration_gaps),
             quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
-            premature_risk=bool(silence is not None and silence >= quiet_s - _EPS_S),
+            premature_risk=bool(silence is not None and silence >= quiet_s - EPS_S),
             replay=rb,
             premature=premature,
             logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
