@@ -22,6 +22,8 @@ BEAT_KEYS = {
     "added_latency_s",
     "gaps_s",
     "span_end_s",
+    "cause",
+    "past_bound",
     "aborted",
     "outpaced",
     "speech_at_end",

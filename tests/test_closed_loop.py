@@ -182,3 +182,24 @@ def test_every_view_gives_each_beat_one_outcome():
         results = _quietly(check_corpus, obs, thresholds=th, margins=Margins())
         premature = sum(int(r.measured or 0) for r in results if r.check == "premature" and not r.passed)
         assert premature == per_beat[PREMATURE]
+
+
+def test_a_log_without_clock_quiet_lines_infers_the_page_s_declarations_from_the_setting_it_logged():
+    """Older logs: the page's ``clock.setting`` without its ``clock.quiet`` lines. The replay at that setting
+    says where the page declared, and every beat gets the outcome it gets from the page's own lines."""
+    from clock.core.beats import page_declarations
+    from clock.core.events import EventLog, PageSetting
+
+    obs = observations(list(long_pauses(1)), quiet_s=PAGE_Q)
+    for o in obs:
+        bare = EventLog(
+            tuple(e for e in o.events.events if e.kind != "clock.quiet"),
+            setting=PageSetting(FLOOR, PAGE_Q, float("inf"), "1/60", 2048),
+        )
+        assert bare.causes_from == "unknown"
+        inferred = page_declarations(o.trace, bare)
+        assert inferred.causes_from == "inferred"
+        for quiet in (PAGE_Q, 3.3):
+            own = _quietly(beats, o.trace, o.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
+            guessed = _quietly(beats, o.trace, inferred, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
+            assert [(b.outcome, b.cause) for b in guessed] == [(b.outcome, b.cause) for b in own]

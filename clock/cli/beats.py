@@ -24,11 +24,13 @@ from ..io.terminal import printable
 from ..report.text import (
     BEAT_TABLE,
     BEAT_WIDE,
+    CAUSES_LINE,
     agreement_text,
     assumed_line,
     beat_header,
     beat_rows,
     ended_by_page_lines,
+    past_bound_line,
     table,
     table_lines,
 )
@@ -301,7 +303,9 @@ def beats(
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             head = beats_dict(str(rec), th, [], matches, agreement)
-            head["params"].update(rule=rule, hangover_s=hangover_s, setting_from_log=from_log)
+            head["params"].update(
+                rule=rule, hangover_s=hangover_s, setting_from_log=from_log, causes_from=log.causes_from
+            )
             if timeout_s != th.onset_timeout_s:
                 head["params"]["onset_timeout_s"] = None  # the page waited forever
             write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
@@ -312,11 +316,15 @@ def beats(
         )
         if from_log_line:
             out.write(printable(from_log_line + "\n"))
+        out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
         columns = BEAT_WIDE if wide else BEAT_TABLE
         for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
             out.write(printable(line))
         for line in ended_by_page_lines(heard(found), th.quiet_s, None if rule == LEVEL else ran):
             out.write(printable(line + "\n"))
+        for b in heard(found):
+            if b.past_bound:
+                out.write(printable(f"beat {b.index + 1}: {past_bound_line(b)}\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
         said = assumed_line(heard(found)) if rule != LEVEL else None

@@ -178,6 +178,7 @@ __all__ = [
     "judge_declared",
     "narration_pause_s",
     "outpaced_line",
+    "page_declarations",
     "provider_stopped",
     "replay",
     "replay_ticks",
@@ -663,6 +664,25 @@ def replay(
         trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s, rule=rule, hangover_s=hangover_s
     )
     return list(played.beats)
+
+
+def page_declarations(trace: LevelTrace, events: EventLog) -> EventLog:
+    """The log with the page's declarations inferred (``EventLog.inferred_quiet_s``), where it needs them.
+
+    A log without ``clock.quiet`` lines, with prompts or ends, whose ``clock.setting`` says what the page ran:
+    the replay at that setting and rule says where the page's clock declared each beat quiet, so the causes of
+    its bounds are known (:mod:`clock.core.causes`; ``EventLog.causes_from`` is then ``"inferred"``). Any other
+    log is returned as it is.
+    """
+    s = events.setting
+    if s is None or events.of_kind("clock.quiet") or not events.of_kind("prompt", "end") or not trace.n_ticks:
+        return events
+    played = replay_ticks(
+        trace, events, floor=s.floor, quiet_s=s.quiet_s, onset_timeout_s=s.onset_timeout_s, rule=s.rule,
+        hangover_s=s.hangover_s,
+    )  # fmt: skip
+    found = tuple(b.quiet_declared_s for b in played.beats if b.quiet_declared_s is not None)
+    return replace(events, inferred_quiet_s=found)
 
 
 # --- the beats at one floor --------------------------------------------------

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
+from ..core.beats import page_declarations
 from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
@@ -203,10 +204,16 @@ def log_agreement(
 ) -> tuple[Agreement | None, EventLog | None]:
     """The agreement of a recording's page-logged levels, and its log (shifted when asked and uncertain).
 
+    A log without ``clock.quiet`` lines whose ``clock.setting`` says what the page ran gets the page's
+    declarations by replay at that setting (:func:`clock.core.beats.page_declarations`), so the causes of
+    its bounds are known (:mod:`clock.core.causes`).
+
     The log is shifted by the estimated offset only when ``align_log`` (default:
     the config's) is set and the recording's start is not exact.
     """
     log = rec.events
+    if log is not None:
+        log = page_declarations(rec.trace, log)
     if log is None or not log.readings or not isinstance(rec.quantum, LevelTrace):
         return None, log
     # Read on the audio thread only when the page clock says it ran its worklet.

@@ -134,6 +134,8 @@ def beat_dict(b: Beat) -> dict[str, Any]:
         "gaps_s": list(b.gaps_s),
         "span_end_s": b.span_end_s,
         "bound": b.bound,
+        "cause": b.cause,
+        "past_bound": b.past_bound,
         "outcome": b.outcome,
         "premature": b.premature,
         "stalled": b.stalled,

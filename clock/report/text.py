@@ -39,7 +39,9 @@ __all__ = [
     "derive_text",
     "held_out_lines",
     "not_applicable_lines",
+    "CAUSES_LINE",
     "ended_by_page_lines",
+    "past_bound_line",
     "outcome_line",
     "percent",
     "plural",
@@ -65,6 +67,25 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
     ("BARGE-IN", lambda b: b.barge_in_s is not None, False),
     ("CLEARED", lambda b: b.cleared_s is not None, False),
 )
+
+
+#: Under ``beats``' heading: how the causes of the beats' bounds are known (:attr:`EventLog.causes_from`).
+CAUSES_LINE = {
+    "logged": "bounds: the page's where its clock had declared the beat (its clock.quiet lines); they move with "
+    "this replay's declaration",
+    "inferred": "bounds: the page's where its clock had declared the beat, inferred by replaying the clock.setting "
+    "it logged; they move with this replay's declaration",
+    "unknown": "bounds: the log does not say where the page's clock declared, so every bound is taken as the "
+    "world's (a wall)",
+}
+
+
+def past_bound_line(b: Beat) -> str:
+    """A beat whose narration ran on past the page's bound (its clock had declared early)."""
+    return (
+        f"the guide spoke on past the page's {b.bound} (its clock had declared early); the beat's narration runs "
+        f"to {b.span_end_s:.3f} s"
+    )
 
 
 def ended_by_page_lines(found: Sequence[Beat], quiet_s: float, rule: str | None = None) -> list[str]:
