@@ -166,8 +166,8 @@ def test_derive_table_shows_n_beside_every_number(cli):
         "auditok energy_threshold",
         "hark threshold",
         "replayed over 5 recordings with event logs, 19 beats: 18 ended right",
-        "0 premature ends, 0 stalls, 0 outpaced ends, 0 missed onsets, "
-        "1 aborted by the page (end) while the guide spoke",
+        "0 premature ends, 0 stalls, 0 missed onsets; "
+        "not the setting's doing: 1 aborted by the visitor while the guide spoke",
         "is driven by",
         "noise_high",
     ):

@@ -228,13 +228,13 @@ def beats(
     Flags: ACK an acknowledgment overlapped the terminal response; RISK its
     silence before the narration reaches the quiet time; PREMATURE the clock
     declared quiet and the guide spoke again; STALLED the guide spoke and the
-    clock did not declare quiet before the beat's bound (the next prompt,
-    terminal response, end or the recording's end); OUTPACED the page's end
-    came after the guide had finished (longer after the last word than any
-    pause inside the recording's narrations) and before the clock declared
-    quiet (a failure: the clock was slower than the visitor); ABORTED the
-    page's end came while the guide was still speaking (not a failure); a line
-    under the table says what happened in each; MISSED-ONSET the clock
+    clock did not declare quiet within the silence it had (a bound the page
+    caused, after its own clock declared, moves with the replay); OUTPACED the
+    visitor's prompt or end came after the guide had finished, before the
+    clock declared (not a failure: the visitor did not wait); ABORTED it came
+    while the guide was still speaking (not a failure); SUPERSEDED and
+    RECORDING-ENDED a terminal response or the recording's end came first (not
+    failures); a line under the table says what happened in each; MISSED-ONSET the clock
     gave up waiting, yet the guide spoke within the beat; BARGE-IN the visitor
     spoke (input_audio_buffer.speech_started) before the beat ended; CLEARED
     the provider cleared its audio buffer. provider_stopped_vs_last_word_s is
@@ -316,7 +316,6 @@ def beats(
         )
         if from_log_line:
             out.write(printable(from_log_line + "\n"))
-        out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
         columns = BEAT_WIDE if wide else BEAT_TABLE
         for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
             out.write(printable(line))
@@ -325,6 +324,7 @@ def beats(
         for b in heard(found):
             if b.past_bound:
                 out.write(printable(f"beat {b.index + 1}: {past_bound_line(b)}\n"))
+        out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
         said = assumed_line(heard(found)) if rule != LEVEL else None

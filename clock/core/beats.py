@@ -345,12 +345,12 @@ class Beat:
 
     @property
     def aborted(self) -> bool:
-        """The page ended the beat (``end``) while the guide was still speaking: not a failure."""
+        """The visitor ended the beat (a prompt or ``end``) while the guide was still speaking: not a failure."""
         return self.outcome == ABORTED
 
     @property
     def outpaced(self) -> bool:
-        """The page ended the beat (``end``) after the guide had finished, before the clock declared quiet."""
+        """The visitor ended the beat after the guide had finished, before the clock declared quiet: not a failure."""
         return self.outcome == OUTPACED
 
     @property
@@ -2147,21 +2147,21 @@ def heard(found: Sequence[Beat]) -> list[Beat]:
 
 
 def outpaced_line(b: Beat, quiet_s: float, rule: str | None = None) -> str:
-    """What happened in an outpaced beat: the page ended it after the guide had finished, before the quiet time
+    """What happened in an outpaced beat: the visitor ended it after the guide had finished, before the quiet time
     (or, with ``rule``, the words of a rule other than the level clock, before that rule ended it)."""
     before = f"the quiet time of {quiet_s:g} s" if rule is None else f"the rule ({rule}) ended it"
     return (
-        f"the page ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before {before}; "
+        f"the visitor ended it ({b.bound}) {b.end_after_word_s:.2f} s after the last word, before {before}; "
         f"the guide had finished (longer than any narration pause, {b.narration_pause_s or 0:.2f} s)"
     )
 
 
 def aborted_line(b: Beat) -> str:
-    """What happened in an aborted beat: the guide was speaking when the page ended it."""
+    """What happened in an aborted beat: the guide was speaking when the visitor ended it."""
     if b.speech_at_end:
-        return f"the page ended it ({b.bound}) while the guide spoke (speech at the {b.bound})"
+        return f"the visitor ended it ({b.bound}) while the guide spoke (speech at the {b.bound})"
     return (
-        f"the page ended it ({b.bound}) while the guide spoke: {b.end_after_word_s:.2f} s after a word, within "
+        f"the visitor ended it ({b.bound}) while the guide spoke: {b.end_after_word_s:.2f} s after a word, within "
         f"the longest narration pause ({b.narration_pause_s or 0:.2f} s)"
     )
 

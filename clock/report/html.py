@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import __version__
 from ..core.agreement import Agreement
-from ..core.beats import Beat
+from ..core.beats import FAILURES, Beat
 from ..core.check import CheckResult, check_counts
 from ..core.derive import Derivation
 from ..core.sweep import SweepResult
@@ -329,7 +329,7 @@ def render_report(
                     beat_header(_beat_columns(rec.beats)),
                     list(beat_rows(rec.beats, _beat_columns(rec.beats))),
                     left=0,
-                    fail=[b.outcome not in ("ok", "silent") for b in rec.beats],
+                    fail=[b.outcome in FAILURES for b in rec.beats],
                 )
                 if rec.beats
                 else None,

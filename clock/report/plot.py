@@ -142,9 +142,12 @@ OUTCOME_STYLE: dict[str, tuple[str, str]] = {
     "ok": ("tab:green", "o"),
     "premature": ("tab:red", "X"),
     "stalled": ("tab:red", "s"),
-    "outpaced": ("tab:red", "P"),
     "missed-onset": ("tab:red", "v"),
+    # Not the setting's doing (clock.core.outcome.WORLD_ENDED): never red.
+    "outpaced": ("tab:purple", "P"),
     "aborted": ("tab:purple", "D"),
+    "superseded": ("tab:purple", "^"),
+    "recording-ended": ("tab:purple", ">"),
     "silent": ("0.5", "o"),
     "no-speech": ("0.5", "o"),
     "unheard": ("0.5", "o"),

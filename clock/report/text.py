@@ -71,21 +71,15 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
 
 #: Under ``beats``' heading: how the causes of the beats' bounds are known (:attr:`EventLog.causes_from`).
 CAUSES_LINE = {
-    "logged": "bounds: the page's where its clock had declared the beat (its clock.quiet lines); they move with "
-    "this replay's declaration",
-    "inferred": "bounds: the page's where its clock had declared the beat, inferred by replaying the clock.setting "
-    "it logged; they move with this replay's declaration",
-    "unknown": "bounds: the log does not say where the page's clock declared, so every bound is taken as the "
-    "world's (a wall)",
+    "logged": "bounds the page caused (after its clock.quiet lines) move with this replay's declaration",
+    "inferred": "bounds the page caused (inferred from its clock.setting) move with this replay's declaration",
+    "unknown": "the log does not say where the page's clock declared: every bound is taken as a wall",
 }
 
 
 def past_bound_line(b: Beat) -> str:
     """A beat whose narration ran on past the page's bound (its clock had declared early)."""
-    return (
-        f"the guide spoke on past the page's {b.bound} (its clock had declared early); the beat's narration runs "
-        f"to {b.span_end_s:.3f} s"
-    )
+    return f"the guide spoke on past the page's {b.bound} (its clock declared early), to {b.span_end_s:.3f} s"
 
 
 def ended_by_page_lines(found: Sequence[Beat], quiet_s: float, rule: str | None = None) -> list[str]:
@@ -329,11 +323,23 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
     return (
         f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
         f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
-        f"{plural(r.n_outpaced, 'outpaced end')}, {plural(r.n_missed_onset, 'missed onset')}"
+        f"{plural(r.n_missed_onset, 'missed onset')}"
         + (f", {plural(r.n_speech_unheard, 'beat')} unheard though the guide spoke" if r.n_speech_unheard else "")
         + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
-        + (f", {r.n_aborted} aborted by the page (end) while the guide spoke" if r.n_aborted else "")
+        + _not_the_setting(r)
     )
+
+
+def _not_the_setting(r: Outcome) -> str:
+    """The beats something other than the setting ended first, as the outcome sentence ends (none: nothing)."""
+    said = [
+        f"{r.n_aborted} aborted by the visitor while the guide spoke" if r.n_aborted else "",
+        f"{r.n_outpaced} outpaced by the visitor after the guide had finished" if r.n_outpaced else "",
+        f"{r.n_superseded} superseded by a terminal response" if r.n_superseded else "",
+        f"{r.n_recording_ended} cut by the recording's end" if r.n_recording_ended else "",
+    ]
+    said = [x for x in said if x]
+    return f"; not the setting's doing: {', '.join(said)}" if said else ""
 
 
 def held_out_lines(d: Derivation) -> list[str]:
