@@ -437,9 +437,10 @@ def test_a_page_end_after_the_guide_finished_is_outpaced_and_one_while_it_spoke_
     for quiet_s in (2.0, 3.5):
         cut = judged([speaking], quiet_s)
         assert (cut.n_aborted, cut.n_outpaced, cut.n_failed, cut.n_ok) == (1, 0, 0, 0)
-    # P is over the recordings compared together: beside a tour whose narration pauses 3.2 s (then a
-    # prompt 4 s after its last word), the guide of tour 1 may still have been speaking 3 s after its word.
+    # P is each recording's own: beside a tour whose narration pauses 3.2 s (then a prompt 4 s after its last
+    # word), tour 1's end is still outpaced (its own narrations never pause that long): a beat's outcome never
+    # depends on which recordings are compared with it.
     long_pause = _tour([(1.0, 2.0), (5.2, 6.0)], ("prompt", 10.0 + window), 11.0)
     together = judged([finished, long_pause], 3.5)
     assert together.narration_pause_s > 3.0
-    assert (together.n_beats, together.n_aborted, together.n_outpaced, together.n_ok) == (2, 1, 0, 1)
+    assert (together.n_beats, together.n_aborted, together.n_outpaced, together.n_ok) == (2, 0, 1, 1)

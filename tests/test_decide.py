@@ -405,7 +405,6 @@ def _replayed_grid(observations, floors, quiets, timeout):
     """Every setting counted from the tick-by-tick replay of every beat (``beats``), as the sweep reports it."""
     from collections import Counter
 
-    from clock.core.beats import narration_pause_s
     from clock.core.windows import classify_ticks
 
     said = [
@@ -414,15 +413,13 @@ def _replayed_grid(observations, floors, quiets, timeout):
     out = {}
     for floor in floors:
         analyses = [analyse(o.trace, o.events, floor=floor) for o in observations]
-        pause = narration_pause_s(analyses)
         for quiet in quiets:
             counts, added, ticks, after = Counter(), [], 0, []
             for o, speech, a in zip(observations, said, analyses):
                 t = o.trace.t_s
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout,
-                                  narration_pause_s=pause)  # fmt: skip
+                    found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
                 for b, ba in zip(found, a.beats):
                     counts[b.outcome] += 1
                     if b.outcome != OK:

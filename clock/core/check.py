@@ -108,7 +108,6 @@ from .beats import (
     beats,
     decide_quiets,
     heard,
-    narration_pause_s,
     outpaced_line,
 )
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
@@ -520,9 +519,10 @@ def check_corpus(
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``.
 
-    The recordings are judged together: ``P`` (the longest narration pause,
-    which tells an aborted beat from an outpaced one) is taken over all of
-    them at the floor.
+    Each beat is judged by its own recording: ``P`` (the longest narration
+    pause, which tells an aborted beat from an outpaced one) is the
+    recording's own; the ``gap`` check reads the quiet times that end every
+    beat of all of them right.
     """
     out: list[CheckResult] = []
     analyses = [
@@ -530,8 +530,7 @@ def check_corpus(
         for o in observations
         if o.events is not None and o.events.terminals
     ]
-    pause = narration_pause_s(analyses)
-    ranges = [a.quiet_range(narration_pause_s=pause) for a in analyses]
+    ranges = [a.quiet_range(narration_pause_s=a.narration_pause_s) for a in analyses]
     quiet_range = (
         max((r[0] for r in ranges), default=float("-inf")),
         min((r[1] for r in ranges), default=float("inf")),
@@ -550,7 +549,6 @@ def check_corpus(
                 recorder_tolerance=recorder_tolerance,
                 max_floor_disagreements=max_floor_disagreements,
                 page_thresholds=page_thresholds,
-                narration_pause_s=pause,
                 quiet_range_s=quiet_range,
                 align_log=align_log,
             )
@@ -965,10 +963,7 @@ class _LevelReplay:
         """The first beat the setting fails with the floor at ``floor`` (its index and outcome), or None."""
         assert self.obs.events is not None
         a = analyse(self.obs.trace, self.obs.events, floor=min(floor, 1.0))
-        pause = max(self.pause or 0.0, a.narration_pause_s)
-        codes = decide_quiets(
-            a, quiets_s=[self.th.quiet_s], onset_timeout_s=self.th.onset_timeout_s, narration_pause_s=pause
-        ).outcome[:, 0]
+        codes = decide_quiets(a, quiets_s=[self.th.quiet_s], onset_timeout_s=self.th.onset_timeout_s).outcome[:, 0]
         # A beat whose guide the changed level hides entirely is lost too (silent where it spoke).
         silent = codes == OUTCOMES.index("silent")
         lost = np.flatnonzero(np.isin(codes, [OUTCOMES.index(x) for x in FAILURES]) | (silent & self.speaking))

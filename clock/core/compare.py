@@ -621,7 +621,7 @@ def tune(
     for j, th in enumerate(thresholds):
         for r, p in enumerate(prepared):
             a = _analysis(p, None if scores is None else scores[r], th, j)
-            found = _judge(p, a, quiets_s, onset_timeout_s, narration_pause_s=pause)
+            found = _judge(p, a, quiets_s, onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
             failures[j] += np.isin(found.codes, _FAIL_CODES).sum(axis=0)
             ok = found.codes == _CODE[OK]
             n_ok[j] += ok.sum(axis=0)
@@ -637,7 +637,7 @@ def tune(
     latencies = []
     for r, p in enumerate(prepared):
         a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
-        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=pause)
+        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
         codes = found.codes[:, 0]
         for name_, code in _CODE.items():
             counts[name_] += int((codes == code).sum())

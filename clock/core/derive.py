@@ -107,7 +107,6 @@ from .beats import (
     decide_quiets,
     failing_beats,
     heard,
-    narration_pause_s,
 )
 from .evidence import (
     _UNPROMPTED,
@@ -227,12 +226,11 @@ _FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]
 def _failing_beats_at(analyses: list[FloorAnalysis], quiets_s: list[float], onset_timeout_s: float) -> list[int]:
     """Failing beats for each quiet time, every quiet time decided at once per recording (the one judge).
 
-    The analyses are judged together: ``P`` is the largest narration pause over them.
+    Each recording is judged on its own (``P``, which tells an aborted beat from an outpaced one, is its own).
     """
     total = np.zeros(len(quiets_s), np.int64)
-    pause = narration_pause_s(analyses)
     for a in analyses:
-        total += failing_beats(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+        total += failing_beats(a, quiets_s=quiets_s, onset_timeout_s=onset_timeout_s)
     return [int(x) for x in total]
 
 
@@ -323,7 +321,6 @@ def _grid_floor(
     if floor <= _noise_cleared(corpus, logged, clear):
         return _GridFloor(floor, False, need, room, wait, latency, room_at, why="lies at or under a recording's noise")
     analyses = [corpus.analysis(i, floor) for i in logged]
-    pause = narration_pause_s(analyses)
     why = ""
     unheard = False
     for i, a, spoke in zip(logged, analyses, spoke_at):
@@ -345,7 +342,7 @@ def _grid_floor(
                 wait = max(wait, b.wait_s)
             if b.onset_tick is not None:
                 latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
-            if b.undone(pause) != STALLED:
+            if b.undone(a.narration_pause_s) != STALLED:
                 continue  # (a bound the page caused moves; one the visitor, the backend or the recording caused)
             # Without the prompt in the log, the page prompted some time before the next response.
             r_s = b.room_s - (delay if b.bound in _UNPROMPTED else 0.0)
@@ -612,8 +609,7 @@ def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Set
     delay = _prompt_delay(corpus, members)
     for floor in floors:
         analyses = [corpus.analysis(i, floor) for i in logged]
-        pause = narration_pause_s(analyses)
-        ranges = [a.quiet_range(narration_pause_s=pause) for a in analyses]
+        ranges = [a.quiet_range(narration_pause_s=a.narration_pause_s) for a in analyses]
         need = max((r[0] for r in ranges), default=float("-inf"))
         room = min((r[1] for r in ranges), default=float("inf"))
         if not (need > 0 and need < room):
@@ -1040,10 +1036,7 @@ def _ends_right(corpus: _Corpus, members: list[int], i: int, setting: _Setting) 
     if setting.quiet_s is None or setting.onset_timeout_s is None or not corpus.obs[i].has_beats:
         return False
     a = corpus.analysis(i, setting.floor)
-    pause = corpus.pause(members, setting.floor)
-    failing = failing_beats(
-        a, quiets_s=[setting.quiet_s], onset_timeout_s=setting.onset_timeout_s, narration_pause_s=pause
-    )
+    failing = failing_beats(a, quiets_s=[setting.quiet_s], onset_timeout_s=setting.onset_timeout_s)
     return not failing[0] and corpus.speech_unheard(i, a).size == 0
 
 
@@ -1078,7 +1071,6 @@ def _settle_checks(
                 floor=setting.floor,
                 quiet_s=setting.quiet_s,
                 onset_timeout_s=setting.onset_timeout_s,
-                narration_pause_s=outcome.narration_pause_s,
             )
             _, classes = recording_levels(o, corpus.margins)
             failing = level_failures(o, classes.speech, heard(found))
@@ -1299,9 +1291,7 @@ def _held_out(corpus: _Corpus, members: list[int], group: str) -> HeldOut | None
                 found[i] = HeldOutRecording(name, floor, quiet, timeout, 0, False, ())
                 continue
             a = corpus.analysis(i, floor)
-            # Judged with the recordings it was derived from: P over them and it, at that floor.
-            pause = corpus.pause([*members], floor)
-            codes = decide_quiets(a, quiets_s=[quiet], onset_timeout_s=timeout, narration_pause_s=pause).outcome[:, 0]
+            codes = decide_quiets(a, quiets_s=[quiet], onset_timeout_s=timeout).outcome[:, 0]
             # A failure: the replay's, or a beat the guide spoke in that the floor does not hear.
             deaf = np.zeros(codes.size, bool)
             deaf[corpus.speech_unheard(i, a)] = True
@@ -1336,11 +1326,10 @@ def judge(
 
     The one judge of a replay: ``derive`` (its recommendation and the
     compared setting) and ``stress`` (every transformed corpus) both count
-    outcomes here. The recordings are judged together: ``P``, which tells an
-    aborted beat from an outpaced one, is the longest narration pause over
-    them at the floor (:func:`clock.core.beats.narration_pause_s`), unless
-    ``narration_pause_s`` gives it (a caller judging one recording of a
-    larger corpus passes the corpus's).
+    outcomes here. Each beat is judged by its own recording: ``P``, which
+    tells an aborted beat from an outpaced one, is its recording's longest
+    narration pause at the floor (:func:`clock.core.beats.narration_pause_s`),
+    unless ``narration_pause_s`` gives one for every recording.
     """
     obs = list(observations)
     margins = margins or Margins()

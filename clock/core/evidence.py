@@ -718,7 +718,7 @@ def _prompt_delay(corpus: _Corpus, members: Sequence[int]) -> float:
 
 def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_delay_s: float = 0.0) -> _AtFloor:
     out = _AtFloor([], [], [], [], [], [], [], [])
-    pause = out.narration_pause_s = corpus.pause(members, floor)
+    out.narration_pause_s = corpus.pause(members, floor)
     for i in members:
         o = corpus.obs[i]
         if not o.has_beats:
@@ -739,7 +739,7 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             out.needs.append(b.need_s)
             if b.onset_tick is not None:
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None and b.undone(pause) == STALLED:
+            if b.last_word_tick is not None and b.undone(a.narration_pause_s) == STALLED:
                 # Only a bound whose passing is a stall leaves room to respect: one the page caused moves with the
                 # clock's declaration, and one the visitor, a superseding response or the recording's end caused is
                 # not the setting's doing. Without the prompt in the log, the page prompted some time before the
@@ -848,7 +848,7 @@ def _gap_onset_outcome(
         # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
         limit = (quiet or 0.0) - margins.quiet_margin_s - 1e-9
         held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
-        ranges = [a.quiet_range(narration_pause_s=c.narration_pause_s) for a in c.analyses]
+        ranges = [a.quiet_range(narration_pause_s=a.narration_pause_s) for a in c.analyses]
         need_s = max((r[0] for r in ranges), default=float("-inf"))
         room_s = min((r[1] for r in ranges), default=float("inf"))
         tick = float(obs[judged[0]].trace.tick_s) if judged else 0.0
@@ -932,6 +932,7 @@ def _replay_outcome(
     counts = dict.fromkeys((*OUTCOMES, "unheard speech"), 0)
     failing: list[Unsatisfied] = []
     n_rec = n_beats = 0
+    # ``P`` said with the outcome: the largest of the recordings' own (each beat is judged by its recording's).
     pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
     for i in members:
         o = corpus.obs[i]
@@ -940,7 +941,9 @@ def _replay_outcome(
         n_rec += 1
         assert o.events is not None
         # The replay warns (once per recording and cause) about events outside the recording.
-        found = beats(o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=pause)
+        found = beats(
+            o.trace, o.events, floor=floor, quiet_s=quiet, onset_timeout_s=timeout, narration_pause_s=narration_pause_s
+        )
         a = corpus.analysis(i, floor)
         deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
         for b in heard(found):
@@ -1029,7 +1032,7 @@ def floor_that_works(
     t = obs.trace.t_s
     for f in floors:
         a = analyse(obs.trace, obs.events, floor=f, t_s=t)
-        need, room, _ = a.quiet_range(narration_pause_s=max(narration_pause_s, a.narration_pause_s))
+        need, room, _ = a.quiet_range(narration_pause_s=a.narration_pause_s)
         spoken = a.spoken()
         every = bool(spoken.all()) if spoke is None else not bool((np.asarray(spoke, bool) & ~spoken).any())
         if every and spoken.any() and need < room:

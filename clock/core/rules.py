@@ -98,7 +98,6 @@ from .beats import (
     _unpaused,
     decide_quiets,
     judge_declared,
-    narration_pause_s,
 )
 from .evidence import _round_up
 
@@ -491,9 +490,9 @@ def replay_rule(
     costs: list[BeatCost] = []
     counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT), 0)
     evidence = n_beats = 0
-    pause = narration_pause_s([a for _, a, _ in recordings])
     for name, a, given in recordings:
         t = a.t_s
+        pause = a.narration_pause_s  # (each beat judged by its own recording)
         stops = _stops(given)
         level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
         for i in np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD)).tolist():

@@ -28,7 +28,7 @@ event log:
   while it still spoke; ``n_superseded`` and ``n_recording_ended``: beats a
   terminal response superseded or the recording's end cut first. None is a
   failure: the setting did not end them. ``P``, which tells aborted from
-  outpaced, is the longest narration pause at that floor
+  outpaced, is the longest narration pause of the beat's own recording at that floor
   (:func:`clock.core.beats.narration_pause_s`);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
@@ -337,9 +337,11 @@ def _block(
     n = n_f * n_q
     q = np.asarray(quiets_s, np.float64)
     tables = [analyse_floors(o.trace, o.events, floors=floors) for o, _ in judged]  # type: ignore[arg-type]
-    pause = np.max([tab.narration_pause_s for tab in tables], axis=0, initial=0.0) if tables else np.zeros(n_f)
-    # Every recording's beats side by side (floor, beat, quiet time), judged together.
-    found = [tab.outcomes(quiets_s=q, onset_timeout_s=onset_timeout_s, narration_pause_s=pause) for tab in tables]
+    # Every recording's beats side by side (floor, beat, quiet time), each judged by its own recording.
+    found = [
+        tab.outcomes(quiets_s=q, onset_timeout_s=onset_timeout_s, narration_pause_s=tab.narration_pause_s)
+        for tab in tables
+    ]
     every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
     counts = np.bincount((every.astype(np.int64) * n + setting).ravel(), minlength=len(OUTCOMES) * n)
