@@ -348,8 +348,8 @@ class SpeechClock extends EventTarget {
     this.trackHeard = false;
     this.sent = [];            // events handed to the audio thread: {id, event, logged}
     this.snapshot = null;      // the audio thread's core at its last tick
-    this.frozenAt = null;      // the context's frame when the page was frozen
-    this.onFreeze = () => { this.frozenAt = this.nowS(); };
+    this.frozenAt = null;      // when the page was frozen: [context seconds, wall milliseconds]
+    this.onFreeze = () => { this.frozenAt = [this.nowS(), typeof performance !== "undefined" ? performance.now() : Date.now()]; };
     this.onResume = () => this.unfrozen();
   }
 
@@ -487,14 +487,19 @@ class SpeechClock extends EventTarget {
     if (this.capture) this.capture.log("clock.fallback", { frame: Math.round(t * this.rate), path: "poll", reason });
   }
 
-  // The page was frozen (document "freeze", then "resume"): how far the context's time moved meanwhile.
+  // The page was frozen (document "freeze", then "resume"): for how long, and how far the context's time moved
+  // meanwhile (Chromium stops rendering a frozen page's audio: the context's time stands still).
   unfrozen() {
     if (this.frozenAt === null) return;
-    const from = this.frozenAt;
+    const [from, wall] = this.frozenAt;
     this.frozenAt = null;
     const t = this.nowS();
-    this.dispatchEvent(new CustomEvent("frozen", { detail: { t_s: t, frozen_at_s: from, gap_s: t - from } }));
-    if (this.capture) this.capture.log("clock.frozen", { frame: Math.round(t * this.rate), gap_frames: Math.round((t - from) * this.rate) });
+    const frozenS = ((typeof performance !== "undefined" ? performance.now() : Date.now()) - wall) / 1000;
+    this.dispatchEvent(new CustomEvent("frozen", { detail: { t_s: t, frozen_at_s: from, gap_s: t - from, frozen_s: frozenS } }));
+    if (this.capture) {
+      this.capture.log("clock.frozen", { frame: Math.round(t * this.rate), gap_frames: Math.round((t - from) * this.rate),
+                                         frozen_s: Math.round(frozenS * 1000) / 1000 });
+    }
   }
 
   stop() {
