@@ -18,9 +18,11 @@ export interface SpeechClockConfig {
   /**
    * The rule that ends a beat, as `speechclock derive --format js` recommends it (default "level", the level
    * clock). The others may end a beat sooner once `providerStopped()` told the open beat the provider's
-   * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule.
+   * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule. Any string type-checks (a
+   * config pasted from `derive --format js` is an object whose rule is a string); the clock throws a RangeError
+   * naming `config.rule` for one that is not a rule.
    */
-  rule?: SpeechClockRule;
+  rule?: SpeechClockRule | (string & {});
   /** The quiet after the last word that ends the beat once the event came: a finite number > 0 with
    * "stopped+quiet" and "level+stopped", null (the default) with the others. */
   hangover_s?: number | null;
