@@ -74,7 +74,9 @@ def test_the_version_is_written_in_one_place():
         assert f"const SPEECHCLOCK_VERSION = {version.split('.')[0]};" in text
     assert "SPEECHCLOCK_VERSION =" not in "".join(p.read_text(encoding="utf-8") for p in (WEB / "src").iterdir())
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        assert not re.search(r"speechclock-\d+\.\d+\.\d+\.tgz|package \d+\.\d+\.\d+", doc.read_text(encoding="utf-8")), doc
+        assert not re.search(
+            r"speechclock-\d+\.\d+\.\d+\.tgz|package \d+\.\d+\.\d+", doc.read_text(encoding="utf-8")
+        ), doc
 
 
 def test_every_build_carries_the_worklet_as_text_made_at_build_time():
@@ -151,7 +153,9 @@ def installed(tmp_path_factory) -> Path:
     # Offline: the package has no dependencies (npm reads these settings from the environment).
     env = os.environ | {"npm_config_offline": "true", "npm_config_audit": "false", "npm_config_fund": "false"}
     for command in commands:
-        done = subprocess.run(["bash", "-c", command], cwd=scratch, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=scratch, env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, f"{command!r}: {done.stderr}"
     return scratch
 
@@ -242,7 +246,7 @@ def test_a_strict_typescript_consumer_compiles_and_runs_as_an_es_module_and_as_c
     run = dict(cwd=installed, capture_output=True, text=True, timeout=180)
     compiled = subprocess.run([str(TOOLS / "tsc"), "-p", "tsconfig.json"], **run)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    assert "require(\"speechclock\")" in (installed / "out" / "consumer.cjs").read_text(encoding="utf-8")
+    assert 'require("speechclock")' in (installed / "out" / "consumer.cjs").read_text(encoding="utf-8")
     version = int(json.loads((WEB / "package.json").read_text(encoding="utf-8"))["version"].split(".")[0])
     for name in ("consumer.mjs", "consumer.cjs"):
         ran = subprocess.run(["node", f"out/{name}"], **run)

@@ -105,7 +105,10 @@ async function frozen() {
     clocks.push({path, clock, lines, seen});
   }
   // Frozen once the context has run for a while.
-  await new Promise((resolve) => { const check = () => (ctx.currentTime > 0.3 ? resolve() : setTimeout(check, 20)); check(); });
+  await new Promise((resolve) => {
+    const check = () => (ctx.currentTime > 0.3 ? resolve() : setTimeout(check, 20));
+    check();
+  });
   const wall = performance.now();
   const resumed = until(document, 'resume');
   await post('/freeze', '');

@@ -97,7 +97,7 @@ def commonjs(source: str) -> str:
     types declare, and ``__esModule`` set, so that a default import compiled to CommonJS gets it)."""
     names = "\n".join(f"exports.{n} = {n};" for n in EXPORTS)
     return (
-        f"{_HEAD}\"use strict\";\n"
+        f'{_HEAD}"use strict";\n'
         'Object.defineProperty(exports, "__esModule", { value: true });  // its default export is exports.default\n'
         f"{source}\n{names}\nexports.default = SpeechClock;\n"
     )
