@@ -30,18 +30,22 @@ def blocks(doc: str) -> list[str]:
 
 # The far side: a voice (a tone, gated) into a peer connection.
 FAR = """
-function farSide() {
+function farSide(auto = true) {
   const ctx = new AudioContext();
   const out = ctx.createMediaStreamDestination();
   const voice = new OscillatorNode(ctx, {frequency: 220});
   const gate = new GainNode(ctx, {gain: 0});
   voice.connect(gate).connect(out);
   voice.start();
-  const t = ctx.currentTime + 0.3;
-  gate.gain.setValueAtTime(0.1, t);
-  gate.gain.setValueAtTime(0, t + 0.5);
   const pc = new RTCPeerConnection();
   pc.addTrack(out.stream.getAudioTracks()[0], out.stream);
+  // Half a second of voice, starting 0.3 s from now.
+  pc.speak = () => {
+    const t = ctx.currentTime + 0.3;
+    gate.gain.setValueAtTime(0.1, t);
+    gate.gain.setValueAtTime(0, t + 0.5);
+  };
+  if (auto) pc.speak();
   return pc;
 }
 const gathered = (pc) => new Promise((resolve) => {
@@ -51,8 +55,10 @@ const gathered = (pc) => new Promise((resolve) => {
 """
 
 
-def run_blocks(code: list[str], before: str, after: str) -> dict:
-    steps = "\n".join(f"  step = {i + 1};\n{block}" for i, block in enumerate(code))
+def run_blocks(code: list[str], before: str, after: str, between: dict[int, str] | None = None) -> dict:
+    """Run the blocks in order in one async scope, ``before`` them, ``between[i]`` before block ``i`` (from 1: what
+    the page and the far side do meanwhile) and ``after`` them; returns what the page posted, ``/done`` parsed."""
+    steps = "\n".join(f"{(between or {}).get(i + 1, '')}\n  step = {i + 1};\n{block}" for i, block in enumerate(code))
     html = f"""<!DOCTYPE html><html><body><script>
 {POST_JS}
 {(DOCS / "capture.js").read_text(encoding="utf-8")}
@@ -69,15 +75,30 @@ let step = 0;
   }}
 }})();
 </script></body></html>"""
-    return json.loads(run_page(html, timeout_s=30, flags=FLAGS)["/done"])
+    posted = run_page(html, timeout_s=60, flags=FLAGS)
+    return {**posted, "/done": json.loads(posted["/done"])}
 
 
-def test_every_capture_md_example_runs_as_written(chromium):
+CHECK_CONFIG = """[thresholds]
+floor = 0.003
+quiet_s = 2.5
+onset_timeout_s = 10.0
+tick_s = "1/60"
+fft_size = 2048
+
+[agreement]
+lossless_tolerance = 0.0
+"""
+
+
+def test_every_capture_md_example_runs_as_written_and_its_capture_passes_check(chromium, cli, tmp_path):
     code = blocks("capture.md")
-    assert len(code) >= 4
+    # Section 1 (the helper, then the session started and the page's handlers), 2 (the level), 3 (the clock, and
+    # the end of the session).
+    assert len(code) == 4 and "captureSession(pc" in code[1] and "endSession" in code[3]
     before = """
   // The page's own peer connection and events channel, connected to the far side.
-  const far = farSide();
+  const far = farSide(false);
   const pc = new RTCPeerConnection();
   const dataChannel = pc.createDataChannel('oai-events');
   far.onicecandidate = (e) => e.candidate && pc.addIceCandidate(e.candidate);
@@ -90,13 +111,37 @@ def test_every_capture_md_example_runs_as_written(chromium):
     await pc.setRemoteDescription(far.localDescription);
   }, 0);
 """
+    # Once the page's clock ticks: the backend's terminal response, then the guide speaks for half a second; the
+    # session ends once the page's clock (section 3's) has heard the speech and declared the beat over.
     after = """
-  await new Promise((r) => setTimeout(r, 300));   // section 3's clock ticks a few times
-  await post('/done', JSON.stringify({steps: step, lines: result.events.split('\\n').length}));
+  onTerminalResponse();
+  far.speak();
+  let heard = false;
+  while (!(heard && lastWord === null)) {
+    await new Promise((r) => setTimeout(r, 50));
+    heard = heard || lastWord !== null;
+  }
+  const result = await endSession();
+  await post('/audio', result.audio);
+  await post('/events', result.events);
+  await post('/done', JSON.stringify({steps: step, names: result.names}));
 """
-    done = run_blocks(code, before, after)
+    posted = run_blocks(code, before, after)
+    done = posted["/done"]
     assert done["steps"] == len(code)
-    assert done["lines"] > 8
+    audio = tmp_path / done["names"]["audio"]
+    audio.write_bytes(posted["/audio"])
+    (tmp_path / done["names"]["events"]).write_bytes(posted["/events"])
+    (tmp_path / "speechclock.toml").write_text(CHECK_CONFIG)
+    data = json.loads(cli("beats", audio, "--format", "json").stdout)
+    a = data["agreement"]
+    # Every reading of section 2's level is the capture's, bit for bit: the analyser reads what it records.
+    assert a["n_compared"] >= 0.9 * a["n_readings"] > 100
+    assert a["exact"] and a["n_exact"] == a["n_compared"] and a["n_floor_disagree"] == 0
+    (beat,) = data["beats"]
+    assert beat["logged_quiet_s"] is not None
+    checked = cli("check", tmp_path)
+    assert checked.exit_code == 0, checked.stdout
 
 
 def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
@@ -140,7 +185,7 @@ def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
   const saved = await guide.capture.stop();
   await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state, events: saved.events}));
 """
-    done = run_blocks(code, before, after)
+    done = run_blocks(code, before, after)["/done"]
     assert done["steps"] == len(code)
     assert done["path"] == "worklet" and done["state"] in ("waiting", "speaking")
     # The page logs each response.done and its clock a terminal_response for it: the tool reads one beat of each
