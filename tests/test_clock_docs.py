@@ -144,7 +144,7 @@ def test_every_capture_md_example_runs_as_written_and_its_capture_passes_check(c
     assert checked.exit_code == 0, checked.stdout
 
 
-def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
+def test_every_clock_md_example_runs_as_written_and_its_capture_passes_check(chromium, cli, tmp_path):
     code = blocks("clock.md")
     assert len(code) >= 2 and any("startGuide" in b for b in code)
     before = """
@@ -153,18 +153,17 @@ def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
   const realFetch = window.fetch.bind(window);
   window.fetch = async (url, init) => {
     if (!String(url).startsWith('https://api.openai.com/v1/realtime/calls')) return realFetch(url, init);
-    const far = farSide();
+    const far = farSide(false);
     far.ondatachannel = (e) => {
       const channel = e.channel;
-      // A server sends its events whenever they happen: here one response.done every 0.5 s, each followed by
-      // its audio buffer's output_audio_buffer.stopped.
-      const done = JSON.stringify({type: 'response.done', response: {id: 'resp_1', output: []}});
-      const stopped = JSON.stringify({type: 'output_audio_buffer.stopped', response_id: 'resp_1'});
-      setInterval(() => {
-        if (channel.readyState !== 'open') return;
-        channel.send(done);
-        setTimeout(() => channel.readyState === 'open' && channel.send(stopped), 100);
-      }, 500);
+      // The guide's response: response.done, half a second of voice (from 0.3 s on), and its audio buffer's
+      // output_audio_buffer.stopped as the voice ends.
+      window.respond = () => {
+        channel.send(JSON.stringify({type: 'response.done', response: {id: 'resp_1', output: []}}));
+        far.speak();
+        const stopped = JSON.stringify({type: 'output_audio_buffer.stopped', response_id: 'resp_1'});
+        setTimeout(() => channel.send(stopped), 800);
+      };
     };
     await far.setRemoteDescription({type: 'offer', sdp: init.body});
     await far.setLocalDescription(await far.createAnswer());
@@ -174,20 +173,39 @@ def test_every_clock_md_example_runs_as_written(chromium, tmp_path):
 """
     after = """
   const guide = await startGuide('ek_test');
-  // The far side's response.done opens a beat: the clock goes from idle to waiting.
-  if (guide.clock.state === 'idle') {
-    await new Promise((resolve) => guide.clock.addEventListener('state', resolve, {once: true}));
+  const heard = [];
+  for (const type of ['state', 'speaking', 'quiet', 'ended', 'track', 'fallback']) {
+    guide.clock.addEventListener(type, (e) => heard.push(type === 'state' ? `state:${e.detail.to}` : type));
   }
-  const state = guide.clock.state;
-  // Its output_audio_buffer.stopped reaches the clock: a beat (closed when the next response.done supersedes it)
-  // was told it.
-  while (!guide.clock.beats.some((b) => b.stopped_s !== null)) await new Promise((r) => setTimeout(r, 50));
+  const quiet = new Promise((resolve) => guide.clock.addEventListener('quiet', resolve, {once: true}));
+  // The guide responds once the page runs: its response.done opens a beat, it speaks, its audio drains.
+  window.respond();
+  await quiet;
   const saved = await guide.capture.stop();
-  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, state, events: saved.events}));
+  await post('/audio', saved.audio);
+  await post('/done', JSON.stringify({steps: step, path: guide.clock.path, heard, beats: guide.clock.beats,
+                                      events: saved.events, names: saved.names}));
 """
-    done = run_blocks(code, before, after)["/done"]
+    posted = run_blocks(code, before, after)
+    done = posted["/done"]
     assert done["steps"] == len(code)
-    assert done["path"] == "worklet" and done["state"] in ("waiting", "speaking")
+    assert done["path"] == "worklet"
+    # The remote track started muted (no end for that): the beat opened, heard the guide and ended quiet.
+    assert done["heard"] == ["state:waiting", "speaking", "state:speaking", "quiet", "state:idle"]
+    (beat,) = done["beats"]
+    assert beat["ended"] == "quiet" and beat["stopped_s"] is not None
+    # The capture the example saves passes check at the setting the page logged.
+    audio = tmp_path / done["names"]["audio"]
+    audio.write_bytes(posted["/audio"])
+    (tmp_path / done["names"]["events"]).write_text(done["events"])
+    (tmp_path / "speechclock.toml").write_text(CHECK_CONFIG)
+    checked = cli("check", tmp_path)
+    assert checked.exit_code == 0, checked.stdout
+    # The page logs the response.done and its clock a terminal_response for it: the tool reads one beat of the
+    # pair, named by the provider's response.
+    told = [json.loads(line) for line in done["events"].splitlines() if '"terminal_response"' in line]
+    terminals = read_events(tmp_path / done["names"]["events"]).terminals
+    assert len(told) == len(terminals) == 1 and terminals[0].response_id == "resp_1"
     # The page logs each response.done and its clock a terminal_response for it: the tool reads one beat of each
     # pair, named by the provider's response.
     log = tmp_path / "guide.events.jsonl"
