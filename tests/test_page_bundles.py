@@ -175,3 +175,70 @@ def test_a_worklet_the_page_refuses_falls_back_to_polling_and_says_so(chromium):
     assert refused["beats"] == served["beats"]
     (beat,) = served["beats"]
     assert beat["ended"] == "quiet" and 0.2 <= beat["start_s"] < 0.25 and 0.45 <= beat["last_word_s"] < 0.5
+
+
+FAILING_AFTER = 375  # render quanta: the audio thread fails at 1.0 s of context time (48 kHz)
+FAILING_PAGE = """<!DOCTYPE html><html><body><script>
+POST_JS
+LIBRARY
+(async () => {
+  const RATE = 48000;
+  const ctx = new AudioContext({sampleRate: RATE});
+  await ctx.resume();
+  const voice = new OscillatorNode(ctx, {frequency: 220});
+  const gate = new GainNode(ctx, {gain: 0});
+  const analyser = new AnalyserNode(ctx);
+  voice.connect(gate).connect(analyser);
+  voice.start();
+  const lines = [];
+  const capture = {log: (type, fields = {}) => lines.push({type, ...fields}), logLevel: () => undefined};
+  const clock = new SpeechClock(analyser, {quiet_s: 0.5}, {capture, workletUrl: '/failing-worklet.js'});
+  const seen = [];
+  for (const type of ['fallback', 'speaking', 'quiet', 'state']) {
+    clock.addEventListener(type, (e) => seen.push([type, e.detail.t_s, clock.path]));
+  }
+  await clock.start();
+  const path = clock.path;
+  // Speech from 0.3 s to 1.5 s of context time, told as a terminal response at 0.1 s.
+  const t0 = ctx.currentTime;
+  clock.terminalResponse({t_s: t0 + 0.1});
+  gate.gain.setValueAtTime(0.1, t0 + 0.3);
+  gate.gain.setValueAtTime(0, t0 + 1.5);
+  await new Promise((resolve) => clock.addEventListener('quiet', resolve, {once: true}));
+  const beats = await clock.finish();
+  await ctx.close();
+  await post('/done', JSON.stringify({path, t0, seen, beats, lines: lines.filter((l) => l.type === 'clock.fallback')}));
+})();
+</script></body></html>"""
+
+
+def test_a_worklet_that_fails_mid_beat_hands_the_beat_to_polling(chromium):
+    # A stand-in for an audio thread that fails: the clock's own processor, throwing from its FAILING_AFTER-th call.
+    real = script("speechclock-worklet.js")
+    marker = "    process(inputs) {\n"
+    assert real.count(marker) == 1
+    failing = real.replace(
+        marker,
+        marker + f"      if ((this.calls = (this.calls || 0) + 1) > {FAILING_AFTER}) throw new Error('failed');\n",
+    )
+    html = FAILING_PAGE.replace("POST_JS", POST_JS).replace("LIBRARY", script())
+    done = json.loads(run_page(html, files={"/failing-worklet.js": failing.encode()}, timeout_s=120)["/done"])
+    assert done["path"] == "worklet"
+    kinds = [(kind, path) for kind, _, path in done["seen"]]
+    # The beat opened and heard speech on the audio thread, which then failed; polling ended it.
+    assert kinds == [
+        ("state", "worklet"),
+        ("speaking", "worklet"),
+        ("state", "worklet"),
+        ("fallback", "poll"),
+        ("quiet", "poll"),
+        ("state", "poll"),
+    ]
+    (line,) = done["lines"]
+    assert line["path"] == "poll" and line["reason"]
+    (beat,) = done["beats"]
+    t0 = done["t0"]
+    # The beat the audio thread opened, carried over: its terminal response and first word are the worklet's.
+    assert beat["ended"] == "quiet" and beat["terminal_s"] == pytest.approx(t0 + 0.1, abs=1 / 48000)
+    assert 0.3 <= beat["start_s"] - t0 < 0.3 + 2 / 60
+    assert beat["last_word_s"] - t0 >= 1.5 and beat["quiet_declared_s"] - beat["last_word_s"] >= 0.5 - 1e-9
