@@ -152,13 +152,14 @@ def test_every_capture_md_example_runs_as_written_and_its_capture_passes_check(c
     # clock.level frames), the tool decides at the page's own tick, to the frame.
     (at_page,) = json.loads(cli("beats", audio, "--format", "json", "--page-ticks").stdout)["beats"]
     assert at_page["quiet_declared_s"] == at_page["logged_quiet_s"]
-    # check passes. Its logged-quiet replays at the regular cadence and allows one tick: a timer late by more than
-    # that around the declaration moves the page's decision by its lateness (the replay at the page's ticks, above,
-    # is the page's decision), and that is all that may fail.
+    # check passes. Its logged-quiet replays at the regular cadence and allows one tick; the page's timer ticks
+    # (up to the longest interval between two of them) at the last word and again at the declaration can move
+    # the page's decision by more, which the replay at its ticks (above) shows is all that moved it.
     results = json.loads(cli("check", tmp_path, "--format", "json").stdout)["results"]
-    failed = [r["line"] for r in results if r["applicable"] and not r["passed"]]
-    late = max_tick_gap_s(tmp_path / done["names"]["events"], sf.info(str(audio)).samplerate) > 2 / 60
-    assert failed == [] or (late and all(": logged-quiet: " in line for line in failed)), failed
+    failed = [r for r in results if r["applicable"] and not r["passed"]]
+    longest = max_tick_gap_s(tmp_path / done["names"]["events"], sf.info(str(audio)).samplerate)
+    for r in failed:
+        assert r["check"] == "logged-quiet" and r["measured"] <= 2 * longest, r["line"]
 
 
 def test_every_clock_md_example_runs_as_written_and_its_capture_passes_check(chromium, cli, tmp_path):
