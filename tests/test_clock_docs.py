@@ -76,7 +76,7 @@ let step = 0;
   }}
 }})();
 </script></body></html>"""
-    posted = run_page(html, timeout_s=60, flags=FLAGS)
+    posted = run_page(html, timeout_s=120, flags=FLAGS)
     return {**posted, "/done": json.loads(posted["/done"])}
 
 
