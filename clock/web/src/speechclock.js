@@ -267,13 +267,15 @@ class SpeechClock extends EventTarget {
     try { node.disconnect(); } catch (e) { /* disconnected already */ }
     try { (this.source || this.analyser).disconnect(node); } catch (e) { /* not connected */ }
     this.recover();
-    this.startPoll();
+    this.path = "poll";
     this.fellBack(err);
-    // A finish() waiting for the audio thread's reply gets this thread's beats.
     if (this.finished) {
+      // A finish() waiting for the audio thread's reply gets this thread's beats (and nothing polls after it).
       const resolve = this.finished;
       this.finished = null;
       resolve(this.core.finish());
+    } else {
+      this.startPoll();
     }
   }
 
