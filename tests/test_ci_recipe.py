@@ -7,7 +7,9 @@ runner's temporary folder, the secret, ``hashFiles``); ``actions/cache`` restore
 (or a ``restore-keys`` prefix) before the steps after it and saves it at the end of the job; the checkout, the
 Python setup and the upload are what a runner does anyway. The one step not run is ``pip install .``: the test
 asserts it installs this repository (whose project is ``speech-clock``, with the ``speechclock`` command) and
-runs the command from the environment ``make install`` made the same way.
+runs the command from the environment ``make install`` made the same way, with each runner's own fresh install of
+the decoders (PyAV, soundfile, soxr: their files and wheel records copied anew, so every file has a new time, as
+pip writes it on a fresh runner) first on its ``PYTHONPATH``: the trace cache names the tool by them.
 
 With the secret, the second runner decodes nothing: its restored cache is warm (no entry is added). Without it
 (a fork's pull request), the second runner's cache is cold (every recording's entries are made again) and its
@@ -25,6 +27,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -61,6 +64,23 @@ def fill(text: str, context: dict[str, str], workspace: Path) -> str:
     return re.sub(r"\$\{\{(.*?)\}\}", one, str(text))
 
 
+def fresh_decoders(site: Path) -> None:
+    """The decoders' packages and their wheel records, copied into ``site`` as a fresh install writes them (new
+    file times; the records last, as pip writes them)."""
+    from clock.io.cache import _DECODERS
+
+    installed = Path(np.__file__).resolve().parent.parent  # the environment's site-packages
+    site.mkdir(parents=True)
+    for name in _DECODERS:
+        if (installed / name).is_dir():
+            shutil.copytree(installed / name, site / name, copy_function=shutil.copyfile)
+        elif (installed / f"{name}.py").is_file():
+            shutil.copyfile(installed / f"{name}.py", site / f"{name}.py")
+    for record in sorted(installed.glob("*.dist-info/RECORD")):
+        if any(line.startswith(("av/", "soundfile.py", "soxr/")) for line in record.read_text().splitlines()):
+            shutil.copytree(record.parent, site / record.parent.name, copy_function=shutil.copyfile)
+
+
 def run_job(tmp: Path, workspace: Path, store: dict[str, Path], *, secret: str) -> tuple[list[str], set[str], set[str]]:
     """One fresh runner: the job's steps, in ``workspace`` (emptied first: a runner's workspace is at the same path
     on every runner). Returns the check step's output lines and the cache folder's files when it was restored and
@@ -71,6 +91,7 @@ def run_job(tmp: Path, workspace: Path, store: dict[str, Path], *, secret: str) 
     temp, home = tmp / "temp", tmp / "home"
     for folder in (workspace, temp, home):
         folder.mkdir(parents=True)
+    fresh_decoders(tmp / "site")
     context = {"github.workspace": str(workspace), "runner.temp": str(temp), "secrets.SPEECHCLOCK_CACHE_KEY": secret}
     env = {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -78,6 +99,7 @@ def run_job(tmp: Path, workspace: Path, store: dict[str, Path], *, secret: str) 
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "LANG": "C.UTF-8",
+        "PYTHONPATH": str(tmp / "site"),
     }
     env |= {k: fill(v, context, workspace) for k, v in spec["env"].items()}
     restored: set[str] = set()
