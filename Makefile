@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install browser demo test stress-test figures clean
+.PHONY: install browser js-tools demo test stress-test figures clean
 
 install: $(VENV)/.installed
 
@@ -33,6 +33,20 @@ browser:
 	      || echo "note: could not install chromium; the browser tests will be skipped"; \
 	  else echo "note: chromium is not installed; the browser tests will be skipped"; fi; }
 
+# The JavaScript tools the page-clock tests run (esbuild, Rollup with terser, TypeScript), at the versions
+# tests/js/package-lock.json pins, from the npm registry; node and npm from apt where they are missing (as root).
+JS_TOOLS := tests/js/node_modules/.installed
+js-tools: $(JS_TOOLS)
+
+$(JS_TOOLS): tests/js/package.json tests/js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } \
+	      || echo "note: could not install npm; the bundler and TypeScript tests will be skipped"; \
+	  else echo "note: npm is not installed; the bundler and TypeScript tests will be skipped"; fi; }
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd tests/js && npm ci --no-audit --no-fund --silent && touch node_modules/.installed; fi
+
 # Bytecode (the package's, and pytest's rewritten test modules) is kept in the venv, out of the source tree, and
 # compiled once: every `python -m clock` a test starts would otherwise compile the package again.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$$(cd "$(VENV)" && pwd)/pycache" "$(BIN)/python" -m pytest
@@ -42,13 +56,13 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$$(cd "$(VENV)" &&
 # so its shared fixtures are built once.
 WORKERS := -n 3 --dist loadscope
 
-test: install browser
+test: install browser js-tools
 	$(PYTEST) $(WORKERS) --durations=10
 
 # The suite beside three CPU-bound processes per core, three times in a row; any failure fails the target.
 # The busy loops are this recipe's own children, killed by their ids when it ends (or is interrupted).
 STRESS_RUNS ?= 3
-stress-test: install browser
+stress-test: install browser js-tools
 	@set -u; pids=""; \
 	stop() { [ -z "$$pids" ] || kill $$pids 2>/dev/null; wait $$pids 2>/dev/null; pids=""; }; \
 	trap 'stop; exit 130' INT TERM; trap stop EXIT; \
@@ -63,7 +77,8 @@ stress-test: install browser
 	done; \
 	echo "stress-test: $(STRESS_RUNS) runs, 0 failures, $$(( $$(date +%s) - start )) s in all ($$(date -u +%Y-%m-%dT%H:%MZ))"
 
-# The README's and docs' pictures, from the bundled recordings.
+# The README's and docs' pictures, from the bundled recordings. Each PNG holds the digest of the data it draws;
+# tests/test_figures.py runs these commands and fails when a committed picture was drawn from other data.
 SAMPLE := recordings/sample-session-48k.webm
 figures: $(VENV)/.installed-package
 	$(BIN)/speechclock plot $(SAMPLE) -o docs/img/sample-session.png

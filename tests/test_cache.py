@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -181,6 +182,39 @@ def test_the_tool_fingerprint_covers_the_sources_and_the_decoders(tmp_path, monk
     cache_module.tool_fingerprint.cache_clear()
     assert first not in seen and seen[0] == seen[1] and len(set(seen)) == 3
     assert "av" not in sys.modules or sys.modules["av"].__file__ != str(tmp_path / "av" / "__init__.py")
+
+
+def test_a_fresh_install_of_the_same_decoders_keeps_the_tool_fingerprint(tmp_path, monkeypatch):
+    # A CI runner installs the same wheels anew: every file gets a new time, and its cache must stay warm. A decoder
+    # is named by the hash its wheel's RECORD gives each file; a file written after its RECORD (changed since the
+    # install) by its time again.
+    body = b"# PyAV 18\n"
+    record = f"av/__init__.py,sha256={hashlib.sha256(body).hexdigest()},{len(body)}\n"
+
+    def install(at_ns: int) -> None:
+        (tmp_path / "av").mkdir(exist_ok=True)
+        (tmp_path / "av-18.dist-info").mkdir(exist_ok=True)
+        (tmp_path / "av" / "__init__.py").write_bytes(body)
+        (tmp_path / "av-18.dist-info" / "RECORD").write_text(record)
+        os.utime(tmp_path / "av" / "__init__.py", ns=(at_ns, at_ns))
+        os.utime(tmp_path / "av-18.dist-info" / "RECORD", ns=(at_ns + 1, at_ns + 1))  # pip writes it last
+
+    def fingerprint() -> str:
+        cache_module.tool_fingerprint.cache_clear()
+        cache_module._recorded.cache_clear()
+        return cache_module.tool_fingerprint()
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    install(10**18)
+    first = fingerprint()
+    install(2 * 10**18)  # the same wheel, installed later
+    assert fingerprint() == first
+    (tmp_path / "av" / "__init__.py").write_bytes(b"# PyAV 99\n")  # same size, changed after the install
+    os.utime(tmp_path / "av" / "__init__.py", ns=(3 * 10**18, 3 * 10**18))
+    changed = fingerprint()
+    cache_module.tool_fingerprint.cache_clear()
+    cache_module._recorded.cache_clear()
+    assert changed != first
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])

@@ -58,6 +58,10 @@ def page() -> str:
   const capture = startRecorderCapture(remote.stream);
   // The page's own clock, with the level function of docs/capture.md.
   const audioContext = ctx, remoteStream = remote.stream;
+  // Section 1's analyser, on the source of the stream; then section 2's level.
+  const source = audioContext.createMediaStreamSource(remoteStream);
+  const analyser = new AnalyserNode(audioContext);
+  source.connect(analyser);
   {doc_block("function level()")}
   let state = "idle", lastWord = 0;
   // How late the page ran, measured rather than assumed: the longest interval between two ticks,

@@ -132,7 +132,7 @@ def test_without_the_extra_the_command_says_what_to_install(cli, monkeypatch, tm
     done = cli("compare", tmp_path)
     assert done.exit_code == 2
     (line,) = done.output.strip().splitlines()
-    assert "pip install 'speech-clock[compare]'" in line
+    assert "pip install '.[compare]' in a checkout of speech-clock" in line
 
 
 def test_compare_json_and_table_agree_on_the_bundled_recordings(cli):

@@ -277,3 +277,20 @@ def test_a_bad_clock_setting_line_names_the_file_line_and_field(tmp_path, change
     path.write_text(json.dumps(setting) + "\n" + json.dumps({"type": "terminal_response", "t": 1.0}) + "\n")
     with pytest.raises(EventLogError, match=f"a.events.jsonl:1: .*{message}"):
         read_events(path)
+
+
+def test_a_prompt_or_end_says_who_caused_it_and_a_bad_cause_names_the_line(tmp_path):
+    from clock.io.events import read_events
+
+    path = tmp_path / "a.events.jsonl"
+    path.write_text(
+        '{"type": "terminal_response", "t": 1}\n{"type": "clock.quiet", "t": 4}\n'
+        '{"type": "prompt", "t": 4.5, "cause": "page"}\n{"type": "terminal_response", "t": 6}\n'
+        '{"type": "end", "t": 7, "cause": "visitor"}\n'
+    )
+    log = read_events(path)
+    assert [(e.kind, e.cause) for e in log.of_kind("prompt", "end")] == [("prompt", "page"), ("end", "visitor")]
+    assert log.causes_from == "logged"
+    path.write_text('{"type": "terminal_response", "t": 1}\n{"type": "end", "t": 7, "cause": "me"}\n')
+    with pytest.raises(EventLogError, match=r"a\.events\.jsonl:2: 'cause' must be one of 'page', 'visitor'"):
+        read_events(path)

@@ -29,7 +29,7 @@ def test_notebook_is_committed_without_outputs_and_takes_its_folder_as_a_paramet
     # papermill injects its cell after the one tagged "parameters"; that cell reads the environment variable.
     (params,) = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert 'RECORDINGS = os.environ.get("SPEECHCLOCK_RECORDINGS", "")' in params.source
-    assert "speech-clock[notebook]" in nb.cells[0].source
+    assert "pip install '.[notebook]'" in nb.cells[0].source
 
 
 def test_the_notebook_extra_brings_what_the_notebook_imports_and_test_brings_it():

@@ -1,16 +1,21 @@
-"""The page clock as a package: one source, two builds, types, and an npm tarball a page imports.
+"""The page clock as a package: one source, its builds, types, and an npm tarball a page imports.
 
-``clock/web/build.py`` writes ``speechclock.js`` (classic script) and
-``speechclock.mjs`` (ES module) from ``clock/web/src/speechclock.js``; the
-committed builds must be what it writes. ``npm pack`` of ``clock/web`` must
-make a tarball that installs into a scratch project, and a page must import
-the installed module, load the classic script twice, and get one error naming
-the key for each bad config.
+``clock/web/build.py`` writes ``speechclock.js`` (classic script),
+``speechclock.mjs`` (ES module), ``speechclock.cjs`` (CommonJS), the worklet's
+module, the types and the LICENSE from ``clock/web/src/``; the committed
+outputs must be what it writes. The commands docs/clock.md gives (``npm pack
+./clock/web``, ``npm install ./speechclock-*.tgz``) run as written in a
+scratch copy, and a page must import the installed module, load the classic
+script twice, and get one error naming the key for each bad config. A strict
+TypeScript consumer compiles against the installed package, as an ES module
+and as CommonJS, and runs in node.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,6 +29,8 @@ from clock.core.thresholds import Thresholds
 from clock.web import build, page_config, script
 
 WEB = Path(build.__file__).resolve().parent
+ROOT = WEB.parent.parent
+TOOLS = ROOT / "tests" / "js" / "node_modules" / ".bin"
 
 
 def test_the_committed_builds_are_what_the_build_writes():
@@ -40,14 +47,45 @@ def test_clock_web_still_returns_the_classic_script():
 def test_the_package_names_its_files_and_types():
     package = json.loads((WEB / "package.json").read_text(encoding="utf-8"))
     assert package["exports"]["."] == {
-        "types": "./speechclock.d.ts",
-        "import": "./speechclock.mjs",
-        "default": "./speechclock.js",
+        "import": {"types": "./speechclock.d.mts", "default": "./speechclock.mjs"},
+        "require": {"types": "./speechclock.d.cts", "default": "./speechclock.cjs"},
     }
-    assert set(package["files"]) == {"speechclock.js", "speechclock.mjs", "speechclock.d.ts"}
-    types = (WEB / "speechclock.d.ts").read_text(encoding="utf-8")
+    assert package["main"] == "./speechclock.cjs" and package["types"] == "./speechclock.d.cts"
+    files = {"speechclock.js", "speechclock.mjs", "speechclock.cjs", "speechclock-worklet.js"}
+    assert set(package["files"]) == files | {"speechclock.d.mts", "speechclock.d.cts", "LICENSE"}
+    types = (WEB / "speechclock.d.mts").read_text(encoding="utf-8")
     for name in build.EXPORTS:
         assert name in types, name
+    # Types for module users declare no window.SpeechClock (it is undefined for them).
+    assert "interface Window" not in types.replace("declare global { interface Window", "")
+
+
+def test_the_license_is_in_the_repository_and_the_package():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License") and (WEB / "LICENSE").read_text(encoding="utf-8") == text
+
+
+def test_the_version_is_written_in_one_place():
+    # package.json has the version; the clock version (logged as clock_version) is its major version, which the
+    # build writes into every build; no doc names a package version.
+    version = json.loads((WEB / "package.json").read_text(encoding="utf-8"))["version"]
+    for name in ("speechclock.js", "speechclock.mjs", "speechclock.cjs"):
+        text = (WEB / name).read_text(encoding="utf-8")
+        assert f"const SPEECHCLOCK_VERSION = {version.split('.')[0]};" in text
+    assert "SPEECHCLOCK_VERSION =" not in "".join(p.read_text(encoding="utf-8") for p in (WEB / "src").iterdir())
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        assert not re.search(
+            r"speechclock-\d+\.\d+\.\d+\.tgz|package \d+\.\d+\.\d+", doc.read_text(encoding="utf-8")
+        ), doc
+
+
+def test_every_build_carries_the_worklet_as_text_made_at_build_time():
+    worklet = (WEB / "speechclock-worklet.js").read_text(encoding="utf-8")
+    assert "registerProcessor(" in worklet and worklet == build.worklet_source()
+    for name in ("speechclock.js", "speechclock.mjs", "speechclock.cjs"):
+        text = (WEB / name).read_text(encoding="utf-8")
+        assert f"const SPEECHCLOCK_WORKLET_SOURCE = {json.dumps(worklet)};" in text
+        assert ".toString()" not in text, name
 
 
 # Each bad config, and the key its one error must name.
@@ -97,22 +135,44 @@ await post('/done', JSON.stringify({{
 </script></body></html>"""
 
 
-def test_npm_pack_installs_and_a_page_imports_it(chromium, tmp_path):
+def install_commands() -> list[str]:
+    """The shell blocks of docs/clock.md's Install section, as written."""
+    text = (ROOT / "docs" / "clock.md").read_text(encoding="utf-8")
+    section = text[text.index("## Install") : text.index("## The model")]
+    return re.findall(r"```sh\n(.*?)```", section, re.S)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The package as the docs' commands pack and install it, in a scratch project beside a copy of clock/web."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed")
-    run = dict(capture_output=True, text=True, check=True, timeout=120)
-    packed = subprocess.run([npm, "pack", str(WEB), "--pack-destination", str(tmp_path), "--silent"], **run)
-    tarball = tmp_path / packed.stdout.strip().splitlines()[-1]
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
+    scratch = tmp_path_factory.mktemp("project")
+    shutil.copytree(WEB, scratch / "clock" / "web", ignore=shutil.ignore_patterns("__pycache__"))
     (scratch / "package.json").write_text('{"name": "scratch", "private": true}')
-    install = [npm, "install", "--offline", "--no-audit", "--no-fund", "--silent", str(tarball)]
-    subprocess.run(install, cwd=scratch, **run)
-    installed = scratch / "node_modules" / "speechclock"
-    assert sorted(p.name for p in installed.iterdir()) == sorted(
-        ["package.json", "speechclock.d.ts", "speechclock.js", "speechclock.mjs"]
-    )
+    commands = install_commands()
+    assert [c.strip() for c in commands] == ["npm pack ./clock/web", "npm install ./speechclock-*.tgz"]
+    # Offline: the package has no dependencies (npm reads these settings from the environment).
+    env = os.environ | {"npm_config_offline": "true", "npm_config_audit": "false", "npm_config_fund": "false"}
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=scratch, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, f"{command!r}: {done.stderr}"
+    return scratch
+
+
+def test_the_docs_commands_pack_and_install_every_file(installed):
+    package = json.loads((WEB / "package.json").read_text(encoding="utf-8"))
+    (tarball,) = installed.glob("speechclock-*.tgz")
+    assert tarball.name == f"speechclock-{package['version']}.tgz"
+    found = installed / "node_modules" / "speechclock"
+    assert sorted(p.name for p in found.iterdir()) == sorted([*package["files"], "package.json"])
+
+
+def test_npm_pack_installs_and_a_page_imports_it(chromium, installed):
+    installed = installed / "node_modules" / "speechclock"
     files = {f"/node_modules/speechclock/{p.name}": p.read_bytes() for p in installed.iterdir()}
     done = json.loads(run_page(page(), timeout_s=60, files=files)["/done"])
     assert done["classic"] == "function" and done["same"] and done["default"]
@@ -132,3 +192,73 @@ def test_npm_pack_installs_and_a_page_imports_it(chromium, tmp_path):
     for key, message in done["errors"]:
         assert message is not None, f"no error for a bad {key}"
         assert f"config.{key} " in message and message.count("config.") == 1, message
+
+
+CONSUMER = """
+import SpeechClockDefault, { SpeechClock, speechclockConfig, speechclockLevel, SPEECHCLOCK_VERSION } from "speechclock";
+import type { SpeechClockBeat, SpeechClockConfig } from "speechclock";
+
+RULED_CONFIG
+const config: SpeechClockConfig = RULED_CONFIG;
+const beats: SpeechClockBeat[] = [];
+
+// A page's use of the clock (type-checked; node has no AnalyserNode to run it on).
+export async function page(analyser: AnalyserNode): Promise<number> {
+  const clock = new SpeechClock(analyser, config, { path: "auto", workletUrl: "/js/speechclock-worklet.js" });
+  clock.addEventListener("fallback", (e) => console.warn(e.detail.reason, e.detail.to));
+  clock.addEventListener("track", (e) => console.warn(e.detail.type));
+  clock.addEventListener("frozen", (e) => console.warn(e.detail.frozen_s, e.detail.gap_s));
+  clock.addEventListener("quiet", (e) => beats.push(e.detail));
+  await clock.start();
+  clock.providerStopped();
+  return clock.terminalResponse({ linger_s: 0.5 });
+}
+
+console.log(JSON.stringify({
+  sameDefault: SpeechClockDefault === SpeechClock,
+  version: SpeechClock.version,
+  constant: SPEECHCLOCK_VERSION,
+  level: speechclockLevel(new Float32Array([3, 4])),
+  checked: Object.keys(speechclockConfig(RULED_CONFIG)).length,
+  beats: beats.length,
+}));
+"""
+
+
+def test_a_strict_typescript_consumer_compiles_and_runs_as_an_es_module_and_as_commonjs(installed):
+    if not (TOOLS / "tsc").exists() or shutil.which("node") is None:
+        pytest.skip("TypeScript is not installed (make js-tools)")
+    text = (ROOT / "docs" / "clock.md").read_text(encoding="utf-8")
+    (ruled,) = re.findall(r"^ *(const RULED_CONFIG = .*?;)$", text, re.S | re.M)  # docs/clock.md's, as written
+    consumer = CONSUMER.replace("RULED_CONFIG\n", ruled + "\n", 1)
+    for name in ("consumer.mts", "consumer.cts"):
+        (installed / name).write_text(consumer, encoding="utf-8")
+    tsconfig = {
+        "compilerOptions": {
+            "strict": True,
+            "module": "node16",
+            "moduleResolution": "node16",
+            "target": "es2022",
+            "lib": ["es2022", "dom"],
+            "types": [],
+            "outDir": "out",
+        },
+        "files": ["consumer.mts", "consumer.cts"],
+    }
+    (installed / "tsconfig.json").write_text(json.dumps(tsconfig), encoding="utf-8")
+    run = dict(cwd=installed, capture_output=True, text=True, timeout=180)
+    compiled = subprocess.run([str(TOOLS / "tsc"), "-p", "tsconfig.json"], **run)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert 'require("speechclock")' in (installed / "out" / "consumer.cjs").read_text(encoding="utf-8")
+    version = int(json.loads((WEB / "package.json").read_text(encoding="utf-8"))["version"].split(".")[0])
+    for name in ("consumer.mjs", "consumer.cjs"):
+        ran = subprocess.run(["node", f"out/{name}"], **run)
+        assert ran.returncode == 0, f"{name}: {ran.stderr}"
+        assert json.loads(ran.stdout) == {
+            "sameDefault": True,
+            "version": version,
+            "constant": version,
+            "level": pytest.approx(12.5**0.5),
+            "checked": 8,
+            "beats": 0,
+        }, name

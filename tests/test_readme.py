@@ -29,6 +29,20 @@ def test_the_readme_demo_is_what_make_demo_prints():
     assert shown.group(1) == printed
 
 
+def test_the_readme_quotes_the_demos_numbers():
+    # The prose under the demo quotes the gap count and the rule-of-three bound the demo prints (that block is
+    # the demo's output, held by the test above).
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"then the regression check.*?\n```\n(.*?)```\n", readme, flags=re.S)
+    assert shown is not None
+    printed = re.search(r"at most ([\d.]+)% \(rule of three, n=(\d+)\)", shown.group(1))
+    assert printed is not None
+    prose = readme[shown.end() :]
+    quoted = re.search(r"The (\d+) narration gaps .*?up to ([\d.]+) % of future gaps", prose, flags=re.S)
+    assert quoted is not None
+    assert (quoted.group(1), quoted.group(2)) == (printed.group(2), printed.group(1))
+
+
 def test_the_readme_lists_every_command():
     from clock.cli import main
 

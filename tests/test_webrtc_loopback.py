@@ -135,6 +135,10 @@ def page(fmt: str = "float32") -> str:
   await player.play();
   const audioContext = new AudioContext({{sampleRate: RATE}});
   await audioContext.resume();
+  // Section 1's nodes: the source the capture records, and the analyser on it; then section 2's level.
+  const source = audioContext.createMediaStreamSource(remoteStream);
+  const analyser = new AnalyserNode(audioContext);
+  source.connect(analyser);
   {level_block()}
   const meta = {{voice: 'synthetic-saw', model: 'loopback', page_version: 'test-1'}};
   const lossless = await startLosslessCapture(audioContext, source, {{meta, format: '{fmt}'}});

@@ -118,11 +118,15 @@ def test_schedulers_are_checked():
 
 def test_without_the_extra_one_line_names_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(InvalidParameterError, match=r"^--scheduler needs Dask: pip install 'speech-clock\[cluster\]'$"):
+    with pytest.raises(
+        InvalidParameterError,
+        match=r"^--scheduler needs Dask: pip install '\.\[cluster\]' in a checkout of speech-clock$",
+    ):
         run_ordered(square, [1, 2], workers=Workers(scheduler="local:2"))
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(
-        InvalidParameterError, match=r"reading URLs needs fsspec: pip install 'speech-clock\[cluster\]'"
+        InvalidParameterError,
+        match=r"reading URLs needs fsspec: pip install '\.\[cluster\]' in a checkout of speech-clock",
     ):
         load_corpus(["s3://bucket/sessions/"])
 

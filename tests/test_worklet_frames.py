@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from browser import POST_JS, run_page
 
+from clock.web import script
+
 ROOT = Path(__file__).resolve().parent.parent
 N_CALLS = 64
 EXACT = [128 * i for i in range(N_CALLS)]
@@ -50,11 +52,12 @@ function capture(frames) {
   return { data, gaps: p.sent.filter((m) => m.gap !== undefined), start: p.sent.find((m) => m.start !== undefined) };
 }
 function clock(frames) {
-  const Clock = load(speechclockWorkletSource())["speechclock-clock"];
+  const Clock = load(SPEECHCLOCK_WORKLET_SOURCE)["speechclock-clock"];
   const setting = { floor: 0.003, quiet_s: 0.5, onset_timeout_s: 10, fft_size: 2048, rule: "level", hangover_s: null };
   const p = new Clock({ processorOptions: { setting, tick: ["1", "60"], events: [] } });
   frames.forEach((f, i) => { currentFrame = f; p.process(quantum(i)); });
-  return p.sent.filter((m) => m.tick).map((m) => [m.tick.frame, m.tick.level]);
+  return { ticks: p.sent.filter((m) => m.tick).map((m) => [m.tick.frame, m.tick.level]),
+           jumps: p.sent.filter((m) => m.jump).map((m) => m.jump) };
 }
 const out = {};
 for (const [name, frames] of Object.entries(FRAMES)) out[name] = { capture: capture(frames), clock: clock(frames) };
@@ -74,7 +77,7 @@ def ran():
         + POST_JS
         + (ROOT / "docs" / "capture.js").read_text(encoding="utf-8")
         + "\n"
-        + (ROOT / "clock" / "web" / "src" / "speechclock.js").read_text(encoding="utf-8")
+        + f"\nconst SPEECHCLOCK_WORKLET_SOURCE = {json.dumps(script('speechclock-worklet.js'))};"
         + f"\nconst FRAMES = {json.dumps(frames)};\n"
         + PAGE
         + "</script></body></html>"
@@ -101,8 +104,14 @@ def test_a_capture_puts_silence_where_quanta_were_never_called_for(ran):
 
 
 def test_the_page_clock_ticks_as_with_exact_frames_when_current_frame_lags(ran):
-    exact, lagging = ran["exact"]["clock"], ran["lagging"]["clock"]
+    exact, lagging = ran["exact"]["clock"]["ticks"], ran["lagging"]["clock"]["ticks"]
     assert len(exact) >= 60 * N_CALLS * 128 // 48000 - 1
     assert lagging == exact
+    assert ran["exact"]["clock"]["jumps"] == ran["lagging"]["clock"]["jumps"] == []
     # Two skipped quanta read as silence: every tick still comes, at the same frames.
-    assert [f for f, _ in ran["skipping"]["clock"]][: len(exact)] == [f for f, _ in exact]
+    assert [f for f, _ in ran["skipping"]["clock"]["ticks"]][: len(exact)] == [f for f, _ in exact]
+
+
+def test_the_page_clock_tells_the_main_thread_of_quanta_it_was_never_called_for(ran):
+    # The jump in context time (a frozen or starved audio thread) is one message, at the first frame it missed.
+    assert ran["skipping"]["clock"]["jumps"] == [{"frame": EXACT[20], "frames": 256}]

@@ -41,7 +41,8 @@ def scale_options() -> list[Callable[[F], F]]:
             expose_value=False,
             callback=_store,
             help="Run the per-recording work on a Dask cluster: tcp://host:8786, or local:N for N local "
-            "worker processes (needs: pip install 'speech-clock[cluster]'). Output is identical to --jobs 1.",
+            "worker processes (needs the cluster extra: pip install '.[cluster]' in a checkout of speech-clock). "
+            "Output is identical to --jobs 1.",
         ),
         click.option(
             "--cache",

@@ -235,10 +235,11 @@ def segments(
     --------
     >>> from clock.core.levels import LevelTrace, Ticks
     >>> from fractions import Fraction
-    >>> tr = LevelTrace(np.arange(6) * 128, np.array([0, .1, .1, 0, 0, .1]), 48000, Ticks(Fraction(1, 10)))
+    >>> # ticks every 0.1 s at 12.8 kHz: tick k at frame 1280 k (a render-quantum boundary), at k / 10 s
+    >>> tr = LevelTrace(np.arange(6) * 1280, np.array([0, .1, .1, 0, 0, .1]), 12800, Ticks(Fraction(1, 10)))
     >>> seg = segments(tr, floor=0.003)
     >>> [(s.onset_s, s.last_word_s) for s in seg.segments], seg.gaps_s
-    ([(0.1, 0.2), (0.5, 0.5)], (0.30000000000000004,))
+    ([(0.1, 0.2), (0.5, 0.5)], (0.3,))
     """
     floor = _check_floor(floor)
     for name, value in (("min_gap_s", min_gap_s), ("min_speech_s", min_speech_s)):

@@ -236,9 +236,11 @@ def tool_fingerprint() -> str:
     """A hash of what computes a trace: the package (version and sources) and the decoding libraries.
 
     The decoders (PyAV with its FFmpeg, soundfile with its libsndfile, soxr) are named by every file they
-    installed (path, size and modification time), which changes with any upgrade or rebuild, found without
-    importing them: a cached run need not pay for loading decoders it does not use. Where libsndfile is not
-    soundfile's own copy, its version is read from soundfile.
+    installed (path, size, and the content hash their wheel's ``RECORD`` gives it, else its modification
+    time), which changes with any upgrade or rebuild, found without importing them: a cached run need not pay
+    for loading decoders it does not use. The hash, not the time: a fresh install of the same wheels (a CI
+    runner's) writes new times, and must find its restored cache warm. Where libsndfile is not soundfile's own
+    copy, its version is read from soundfile.
     """
     from .. import __version__
 
@@ -257,22 +259,53 @@ def tool_fingerprint() -> str:
     return h.hexdigest()
 
 
-def _installed_files(name: str) -> list[tuple[str, int, int]] | None:
-    """Every file of the module or folder ``name`` on ``sys.path`` (relative path, size, mtime in ns), or None."""
+def _installed_files(name: str) -> list[tuple[str, int, int | str]] | None:
+    """Every file of the module or folder ``name`` on ``sys.path`` (relative path, size, and the hash its
+    wheel's ``RECORD`` gives when the size is the recorded one, else its mtime in ns), or None."""
     for entry in sys.path:
-        top = os.path.join(entry or ".", name)
+        base = entry or "."
+        top = os.path.join(base, name)
+        if not (os.path.isfile(top + ".py") or os.path.isdir(top)):
+            continue
         if os.path.isfile(top + ".py"):
-            st = os.stat(top + ".py")
-            return [(name + ".py", st.st_size, st.st_mtime_ns)]
-        if os.path.isdir(top):
-            found = []
-            for folder, dirs, files in os.walk(top):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")  # (bytecode comes and goes)
-                for f in sorted(files):
-                    st = os.stat(os.path.join(folder, f))
-                    found.append((os.path.relpath(os.path.join(folder, f), top), st.st_size, st.st_mtime_ns))
-            return found
+            return [_named(top + ".py", name + ".py", base)]
+        found = []
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")  # (bytecode comes and goes)
+            for f in sorted(files):
+                path = os.path.join(folder, f)
+                found.append(_named(path, os.path.relpath(path, top), base))
+        return found
     return None
+
+
+def _named(path: str, rel: str, entry: str) -> tuple[str, int, int | str]:
+    """A decoder's file as the fingerprint names it: ``rel``, its size, and its ``RECORD`` hash when it is as
+    installed (the recorded size, written no later than the RECORD: pip writes the RECORD last), else its mtime."""
+    st = os.stat(path)
+    digest, size, written = _recorded(entry).get(os.path.relpath(path, entry).replace(os.sep, "/"), ("", -1, 0))
+    installed = digest and size == st.st_size and st.st_mtime_ns <= written
+    return (rel, st.st_size, digest if installed else st.st_mtime_ns)
+
+
+@functools.cache
+def _recorded(entry: str) -> dict[str, tuple[str, int, int]]:
+    """The files the wheels installed in a ``sys.path`` entry, from their RECORD files: path -> (hash, size, the
+    RECORD's mtime in ns)."""
+    import csv
+    import glob
+
+    out: dict[str, tuple[str, int, int]] = {}
+    for record in sorted(glob.glob(os.path.join(glob.escape(entry), "*.dist-info", "RECORD"))):
+        try:
+            written = os.stat(record).st_mtime_ns
+            with open(record, encoding="utf-8", newline="") as f:
+                for row in csv.reader(f):
+                    if len(row) == 3 and row[1] and row[2].isdigit():
+                        out[row[0]] = (row[1], int(row[2]), written)
+        except (OSError, UnicodeDecodeError, csv.Error):
+            continue  # an unreadable RECORD: its files are named by their times
+    return out
 
 
 def _sha256_of(f: Any) -> str:

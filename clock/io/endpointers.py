@@ -43,7 +43,7 @@ ENDPOINTERS = ("webrtcvad", "silero", "ten-vad", "energy")
 FIXED = ("webrtcvad-0", "webrtcvad-1", "webrtcvad-2", "webrtcvad-3")
 #: auditok's defaults: 50 ms analysis windows, 0.3 s max silence (the threshold is tuned).
 ENERGY_FRAME, ENERGY_HANGOVER = 800, 6
-INSTALL = "pip install 'speech-clock[compare]'"
+INSTALL = "pip install '.[compare]' in a checkout of speech-clock"
 
 
 def missing_extra() -> str | None:

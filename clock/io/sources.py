@@ -5,7 +5,7 @@ A recording, its event log, its label track and a config may be local paths
 reads (``s3://``, ``gs://``, ``https://``, ``file://``, ...). A URL is read
 through a buffered, seekable file object in blocks of :data:`BLOCK_BYTES`
 (soundfile and PyAV both take file objects), never downloaded whole. fsspec is
-part of the optional ``cluster`` extra (``pip install 'speech-clock[cluster]'``)
+part of the optional ``cluster`` extra (``pip install '.[cluster]'`` in a checkout of speech-clock)
 and is imported only when a URL is met; ``s3://`` needs ``s3fs`` and ``gs://``
 needs ``gcsfs`` besides.
 
@@ -53,7 +53,7 @@ Source = str | os.PathLike[str]
 # scheme://... with a scheme of two or more letters (so a Windows drive "C:\" is a path).
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+://")
 
-EXTRA_HINT = "pip install 'speech-clock[cluster]'"
+EXTRA_HINT = "pip install '.[cluster]' in a checkout of speech-clock"
 
 #: Environment variable: seconds a URL read or a scheduler connection may wait for an answer.
 TIMEOUT_ENV = "SPEECHCLOCK_TIMEOUT"

@@ -181,19 +181,67 @@ def plain_text(text: str, max_chars: int = MAX_TEXT_CHARS) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
 
 
+#: The PNG text key that holds :func:`figure_data_digest` (``make figures``' pictures are tested against it).
+DATA_DIGEST_KEY = "speechclock-data"
+
+
+def figure_data_digest(fig: Figure) -> str:
+    """SHA-256 of what a figure draws, whatever draws it: every axes' lines, collections, patches and images (their
+    data, to 9 decimals) and its texts (title, labels, annotations, legend). Not its pixels: a figure drawn from the
+    same data by another matplotlib or with other fonts has the same digest."""
+    import hashlib
+
+    digest = hashlib.sha256()
+
+    def put(tag: str, values: Any) -> None:
+        digest.update(tag.encode())
+        if isinstance(values, str):
+            digest.update(values.encode())
+        else:
+            data = np.ma.filled(np.ma.asarray(values, dtype=np.float64), np.nan)
+            digest.update(str(data.shape).encode() + np.round(data, 9).tobytes())
+
+    for text in fig.texts:
+        put("figtext", text.get_text())
+    for ax in fig.axes:
+        put("axes", f"{ax.get_title()}|{ax.get_xlabel()}|{ax.get_ylabel()}|{ax.get_xscale()}|{ax.get_yscale()}")
+        for line in ax.get_lines():
+            put("line", line.get_xydata())
+        for collection in ax.collections:
+            put("offsets", collection.get_offsets())
+            array = collection.get_array()
+            if array is not None:
+                put("array", array)
+            for path in collection.get_paths():
+                put("path", path.vertices)
+        for patch in ax.patches:
+            put("patch", patch.get_path().vertices)
+            put("patch-at", patch.get_patch_transform().get_matrix())
+        for image in ax.images:
+            put("image", image.get_array())
+        for text in ax.texts:
+            put("text", f"{text.get_text()}|{text.get_position()}")
+        legend = ax.get_legend()
+        if legend is not None:
+            for text in legend.get_texts():
+                put("legend", text.get_text())
+    return digest.hexdigest()
+
+
 def save_figure(fig: Figure, path: Any, *, fmt: str | None = None) -> None:
     """Save with no timestamps and fixed ids in the file, so reruns give the same bytes.
 
-    PNG without the Software stamp, SVG without a date and with ids from a
-    fixed salt (``svg.hashsalt``), PDF without a creation date. A glyph the
-    font lacks is drawn as a box, without a warning.
+    PNG without the Software stamp (and with :func:`figure_data_digest` under
+    :data:`DATA_DIGEST_KEY`), SVG without a date and with ids from a fixed
+    salt (``svg.hashsalt``), PDF without a creation date. A glyph the font
+    lacks is drawn as a box, without a warning.
     """
     _writable_config()
     import matplotlib
 
     kind = (fmt or str(path).rsplit(".", 1)[-1]).lower()
     metadata = {
-        "png": {"Software": None},
+        "png": {"Software": None, DATA_DIGEST_KEY: figure_data_digest(fig)},
         "svg": {"Date": None, "Creator": None},
         "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
     }.get(kind, {})

@@ -1,9 +1,10 @@
 """The page's side: ``speechclock.js``, the reference page clock, and its configuration.
 
-``speechclock.js`` (a classic script; also ``docs/speechclock.js``, a link)
-and ``speechclock.mjs`` (an ES module) are built from one source,
-``src/speechclock.js``, by ``build.py``; with ``speechclock.d.ts`` and
-``package.json`` they are the npm package (``npm pack clock/web``). The clock
+``speechclock.js`` (a classic script; also ``docs/speechclock.js``, a link),
+``speechclock.mjs`` (an ES module), ``speechclock.cjs`` (CommonJS) and
+``speechclock-worklet.js`` (the AudioWorklet's module) are built from one
+source, ``src/``, by ``build.py``; with the types, ``LICENSE`` and
+``package.json`` they are the npm package (``npm pack ./clock/web``). The clock
 decides as :func:`clock.core.beats.replay_ticks` replays, tick for tick;
 ``docs/clock.md`` documents it. Its configuration is the ``[thresholds]``
 table of ``speechclock.toml``, with the same keys: :func:`page_config` and
@@ -30,7 +31,7 @@ RULE_KEYS = ("rule", "hangover_s")
 
 
 def script(name: str = "speechclock.js") -> str:
-    """The text of a script shipped with the package (``speechclock.js``, the classic script)."""
+    """The text of a script shipped with the package (``speechclock.js``, the classic script, by default)."""
     return files(__name__).joinpath(name).read_text(encoding="utf-8")
 
 

@@ -1,5 +1,9 @@
-// speech-clock's reference page clock: the one source of speechclock.js (classic script) and
-// speechclock.mjs (ES module); clock/web/build.py writes both. docs/clock.md explains it.
+// speech-clock's reference page clock, the main thread's part: with core.js (the decisions, shared
+// with the audio thread) and worklet.js (the audio thread's processor) the one source of
+// speechclock.js (classic script), speechclock.mjs (ES module) and speechclock.cjs (CommonJS);
+// clock/web/build.py writes them. docs/clock.md explains it. The build defines SPEECHCLOCK_VERSION
+// (package.json's major version) and SPEECHCLOCK_WORKLET_SOURCE (core.js and worklet.js as text,
+// made at build time: no bundler or minifier can rewrite a string the audio thread runs).
 //
 // It decides exactly as `speechclock` replays (clock/core/beats.py replay_ticks), tick for tick:
 // tick k reads the level at frame F_k = ceil(k * tick_s * rate / 128) * 128 (the first render
@@ -17,7 +21,6 @@
 // rule. "stopped+quiet": the quiet since the last word reaches hangover_s; "stopped": at once
 // (any unpaused tick from the first word on); "level+stopped": the quiet time becomes hangover_s.
 
-const SPEECHCLOCK_VERSION = 5;
 const SPEECHCLOCK_DEFAULTS = {
   floor: 0.003, quiet_s: 2.5, onset_timeout_s: 10.0, tick_s: "1/60", fft_size: 2048, rule: "level", hangover_s: null,
 };
@@ -54,9 +57,11 @@ function speechclockConfig(config) {
   else if ((m = /^(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,3}))?$/.exec(text)) && (m[1] || m[2])) {
     const digits = (m[1] || "") + (m[2] || "");
     const exp = Number(m[3] || 0) - (m[2] || "").length;
-    ratio = exp >= 0 ? [BigInt(digits) * 10n ** BigInt(exp), 1n] : [BigInt(digits), 10n ** BigInt(-exp)];
+    // BigInt() and no BigInt literals or **: a bundle may target ES2017.
+    const pow10 = (n) => BigInt(`1${"0".repeat(n)}`);
+    ratio = exp >= 0 ? [BigInt(digits) * pow10(exp), BigInt(1)] : [BigInt(digits), pow10(-exp)];
   }
-  if (!ratio || ratio[0] <= 0n || ratio[1] <= 0n) throw bad("tick_s", 'seconds > 0, a number or a ratio such as "1/60"');
+  if (!ratio || ratio[0] <= BigInt(0) || ratio[1] <= BigInt(0)) throw bad("tick_s", 'seconds > 0, a number or a ratio such as "1/60"');
   const fft = get("fft_size");
   if (!(Number.isInteger(fft) && fft >= 32 && fft <= 32768 && (fft & (fft - 1)) === 0)) {
     throw bad("fft_size", "a power of two from 32 to 32768");
@@ -79,291 +84,6 @@ function speechclockConfig(config) {
   };
 }
 
-// The decisions, tick by tick: the replay's arithmetic in its order. Self-contained (the
-// AudioWorklet gets its source text), so it refers to nothing outside itself.
-class SpeechClockCore {
-  constructor(setting, rate) {
-    this.floor = setting.floor;
-    this.quietS = setting.quiet_s;
-    this.onsetTimeoutS = setting.onset_timeout_s;
-    this.rule = setting.rule;
-    this.hangoverS = setting.hangover_s === null ? setting.quiet_s : setting.hangover_s;
-    this.rate = rate;
-    this.state = "idle";     // "idle", "waiting" or "speaking"
-    this.beat = null;        // the open beat: {terminal_s, linger_s, start_s, last_word_s, stopped_s, late}
-    this.beats = [];         // every closed beat, as replay_ticks' ReplayBeat fields (and how it ended)
-    this.lastTickS = -Infinity;
-    this.queue = [];         // events not yet applied, in time order
-    this.pauses = [];        // closed paused intervals [lo, hi] that can still overlap the open beat
-    this.pausedSince = null;
-    this.readyAtS = null;
-    this.out = [];           // [type, detail] to emit, in order
-  }
-
-  // An event at t_s (seconds); one at or before a tick already decided is timed one frame after it.
-  // Returns its time.
-  push(kind, t_s, fields) {
-    let t = t_s;
-    if (t <= this.lastTickS) t = this.lastTickS + 1 / this.rate;
-    const e = { kind, t_s: t, linger_s: fields && fields.linger_s != null ? fields.linger_s : null, reason: (fields && fields.reason) || null };
-    let i = this.queue.length;
-    while (i > 0 && this.queue[i - 1].t_s > t) i--;
-    this.queue.splice(i, 0, e);
-    return t;
-  }
-
-  emit(type, detail) { this.out.push([type, detail]); }
-
-  setState(to, t) {
-    if (to === this.state) return;
-    const from = this.state;
-    this.state = to;
-    this.emit("state", { t_s: t, from, to });
-  }
-
-  // Whether the rule ends the beat at an unpaused quiet tick, quiet seconds after the last word
-  // (told: the provider's event has arrived). clock/core/beats.py _quiet_ends.
-  quietEnds(told, quiet) {
-    if (this.rule === "level+stopped" && told) return quiet >= this.hangoverS - 1e-9;
-    if (quiet >= this.quietS - 1e-9) return true;
-    return told && (this.rule === "stopped" || (this.rule === "stopped+quiet" && quiet >= this.hangoverS - 1e-9));
-  }
-
-  // The decision at one tick, from a level read at time now (seconds). Returns the beat's
-  // state at this tick, as replay_ticks records it: "idle", "waiting" (also at the tick it
-  // gives up), "speaking", or "quiet" (declared at this tick).
-  tick(level, now, late) {
-    this.lastTickS = now;
-    while (this.queue.length && this.queue[0].t_s <= now) this.apply(this.queue.shift());
-    if (this.readyAtS !== null && now >= this.readyAtS) {
-      const at = this.readyAtS;
-      this.readyAtS = null;
-      this.emit("ready", { t_s: now, prompt_allowed_s: at });
-    }
-    const b = this.beat;
-    if (b === null) return "idle";
-    if (late) b.late = true;
-    const speech = level > this.floor;
-    // The event alone ends the beat at any unpaused tick from its first word on, speech or not.
-    const alone = this.rule === "stopped" && b.stopped_s !== null && this.pausedSince === null;
-    if (b.start_s === null) {
-      if (speech) {
-        b.start_s = b.last_word_s = now;
-        this.emit("speaking", { t_s: now, level, terminal_s: b.terminal_s });
-        this.setState("speaking", now);
-        return alone ? this.declare(now) : "speaking";
-      }
-      if (this.unpaused(b.terminal_s, now) >= this.onsetTimeoutS - 1e-9) {
-        const beat = this.close({ no_onset: true, ended: "onset-timeout" });
-        this.emit("onset-timeout", { t_s: now, terminal_s: b.terminal_s, beat });
-        this.setState("idle", now);
-      }
-      return "waiting";
-    }
-    if (speech) {
-      b.last_word_s = now;
-      return alone ? this.declare(now) : "speaking";
-    }
-    if (this.pausedSince === null && this.quietEnds(b.stopped_s !== null, this.unpaused(b.last_word_s, now))) {
-      return this.declare(now);
-    }
-    return "speaking";
-  }
-
-  // The beat is over at this tick.
-  declare(now) {
-    const beat = this.close({ declared: now, ended: "quiet" });
-    this.emit("quiet", { t_s: now, ...beat });
-    this.setState("idle", now);
-    if (now >= beat.prompt_allowed_s) this.emit("ready", { t_s: now, prompt_allowed_s: beat.prompt_allowed_s });
-    else this.readyAtS = beat.prompt_allowed_s;
-    return "quiet";
-  }
-
-  apply(e) {
-    if (e.kind === "terminal") {
-      if (this.beat !== null) {
-        const beat = this.close({ aborted: true, ended: "superseded" });
-        this.emit("aborted", { t_s: e.t_s, reason: "superseded", beat });
-      }
-      this.beat = { terminal_s: e.t_s, linger_s: e.linger_s, start_s: null, last_word_s: null, stopped_s: null, late: false };
-      this.readyAtS = null;
-      // Paused intervals that ended before this beat can no longer change a count.
-      this.pauses = this.pauses.filter(([, hi]) => hi > e.t_s);
-      this.setState("waiting", e.t_s);
-    } else if (e.kind === "pause") {
-      if (this.pausedSince === null) this.pausedSince = e.t_s;
-    } else if (e.kind === "resume") {
-      if (this.pausedSince !== null) this.pauses.push([this.pausedSince, e.t_s]);
-      this.pausedSince = null;
-    } else if (e.kind === "stopped") {
-      if (this.beat !== null && this.beat.stopped_s === null) this.beat.stopped_s = e.t_s;
-    } else if (e.kind === "end" && this.beat !== null) {
-      const reason = e.reason || "end";
-      const beat = this.close({ aborted: true, ended: reason });
-      this.emit(reason === "end" ? "aborted" : "ended", { t_s: e.t_s, reason, beat });
-      this.setState("idle", e.t_s);
-    }
-  }
-
-  // Seconds of [a, b] outside every paused interval (the replay's arithmetic, in its order).
-  unpaused(a, b) {
-    let paused = 0;
-    const spans = this.pausedSince === null ? this.pauses : [...this.pauses, [this.pausedSince, b]];
-    for (const [lo, hi] of spans) paused += Math.max(0, Math.min(b, hi) - Math.max(a, lo));
-    return (b - a) - paused;
-  }
-
-  close({ declared = null, no_onset = false, aborted = false, ended = "open" }) {
-    const b = this.beat;
-    const beat = {
-      terminal_s: b.terminal_s, start_s: b.start_s, last_word_s: b.last_word_s, quiet_declared_s: declared,
-      no_onset, aborted, prompt_allowed_s: declared === null ? null : declared + (b.linger_s || 0),
-      stopped_s: b.stopped_s, ended, late: b.late,
-    };
-    this.beats.push(beat);
-    this.beat = null;
-    return beat;
-  }
-
-  // The beat still open (if any) as replay_ticks leaves it at the end of a recording.
-  finish() {
-    if (this.beat !== null) this.close({});
-    for (const e of this.queue) {
-      if (e.kind === "terminal") {
-        this.beats.push({ terminal_s: e.t_s, start_s: null, last_word_s: null, quiet_declared_s: null,
-                          no_onset: true, aborted: false, prompt_allowed_s: null, stopped_s: null, ended: "open",
-                          late: false });
-      }
-    }
-    this.queue = [];
-    return this.beats;
-  }
-}
-
-// Down-mix one render quantum to mono as the AnalyserNode does (the spec's speakers rules,
-// float32 in Chromium's order; clock/core/analyser.py downmix_to_mono) into out. Self-contained.
-function speechclockDownmix(channels, out) {
-  const f = Math.fround, n = out.length, k = channels.length;
-  if (k === 0) { out.fill(0); return; }
-  if (k === 2 || k === 4 || k === 6) {
-    const weights = k === 2 ? [[0, 0.5], [1, 0.5]] : k === 4 ? [[0, 0.25], [1, 0.25], [2, 0.25], [3, 0.25]]
-      : [[0, f(Math.SQRT1_2)], [1, f(Math.SQRT1_2)], [2, 1], [4, 0.5], [5, 0.5]];
-    out.fill(0);
-    for (const [c, w] of weights) {
-      const x = channels[c];
-      for (let i = 0; i < n; i++) out[i] = f(out[i] + (w === 1 ? x[i] : f(w * x[i])));
-    }
-    return;
-  }
-  out.set(channels[0]);  // one channel, or the discrete rule: the first
-}
-
-// The level of a window: RMS summed in float64 from the oldest sample (bit-exact with the tool's).
-function speechclockLevel(data) {
-  let sum = 0;
-  for (let i = 0; i < data.length; i++) sum += data[i] * data[i];
-  return Math.sqrt(sum / data.length);
-}
-
-// The frame of tick k: ceil(k * num * rate / (den * 128)) * 128, in exact integers. Self-contained.
-function speechclockTickFrame(k, num, den, rate) {
-  const q = BigInt(k) * num * BigInt(rate), d = den * 128n;
-  return Number((q + d - 1n) / d) * 128;
-}
-
-// The AudioWorklet module: the clock on the audio thread. Its source text becomes the module.
-function speechclockProcessorModule() {
-  registerProcessor("speechclock-clock", class extends AudioWorkletProcessor {
-    constructor(options) {
-      super();
-      const o = options.processorOptions;
-      this.setting = o.setting;
-      this.num = BigInt(o.tick[0]);
-      this.den = BigInt(o.tick[1]);
-      this.core = new SpeechClockCore(o.setting, sampleRate);
-      // Events told before start(), already logged at their times: queued before the first tick.
-      for (const e of o.events) this.core.push(e.kind, e.t_s, e);
-      this.n = o.setting.fft_size;
-      this.ring = new Float32Array(this.n);
-      this.window = new Float32Array(this.n);
-      this.mono = new Float32Array(128);
-      this.pos = 0;           // ring index of the oldest frame
-      this.next = null;       // the frame the next call should start at
-      this.k = 0;             // the next tick
-      this.frameK = 0;
-      this.posted = 0;        // tick messages sent
-      this.stopped = false;
-      this.port.onmessage = (e) => {
-        const m = e.data;
-        if (m.event) {
-          const t = this.core.push(m.event.kind, m.event.t_s, m.event);
-          this.port.postMessage({ applied: { ...m.event, t_s: t } });
-        } else if (m.sync !== undefined) {
-          this.port.postMessage({ synced: m.sync });
-        } else if (m.finish) {
-          this.stopped = true;
-          this.port.postMessage({ finished: this.core.finish(), ticks: this.posted });
-        }
-      };
-    }
-    tickAt(frame) {
-      for (let i = 0; i < this.n; i++) this.window[i] = this.ring[(this.pos + i) % this.n];
-      let sum = 0;
-      for (let i = 0; i < this.n; i++) sum += this.window[i] * this.window[i];
-      const level = Math.sqrt(sum / this.n);
-      const state = this.core.tick(level, frame / sampleRate, false);
-      const out = this.core.out;
-      this.core.out = [];
-      this.port.postMessage({ tick: { frame, level, state, out } });
-      this.posted += 1;
-      this.k += 1;
-      this.frameK = speechclockTickFrame(this.k, this.num, this.den, sampleRate);
-    }
-    append(block) {
-      for (let i = 0; i < block.length; i++) {
-        this.ring[this.pos] = block[i];
-        this.pos = (this.pos + 1) % this.n;
-      }
-    }
-    process(inputs) {
-      if (this.stopped) return false;
-      const frame = currentFrame;
-      if (this.next === null) {
-        // The first tick at or after the first frame this worklet sees (earlier ones it cannot read).
-        while (speechclockTickFrame(this.k, this.num, this.den, sampleRate) < frame) this.k += 1;
-        this.frameK = speechclockTickFrame(this.k, this.num, this.den, sampleRate);
-        this.next = frame;
-      }
-      // Every call is one render quantum: this.next counts the calls. currentFrame only tells
-      // of calls that never came, when it is ahead of that count (it can lag behind it for a
-      // few calls under load and catch up, which is no gap). Quanta this worklet was not called
-      // for read as silence (and ticks among them still decide).
-      while (this.next < frame) {
-        while (this.frameK <= this.next) this.tickAt(this.frameK);
-        this.mono.fill(0);
-        this.append(this.mono);
-        this.next += 128;
-      }
-      while (this.frameK <= this.next) this.tickAt(this.frameK);
-      speechclockDownmix(inputs[0] || [], this.mono);
-      this.append(this.mono);
-      this.next += 128;
-      while (this.frameK <= this.next) this.tickAt(this.frameK);
-      return true;
-    }
-  });
-}
-
-function speechclockWorkletSource() {
-  return [
-    `const SpeechClockCore = ${SpeechClockCore.toString()};`,
-    speechclockDownmix.toString(),
-    speechclockTickFrame.toString(),
-    `(${speechclockProcessorModule.toString()})();`,
-  ].join("\n");
-}
-
 // Read an analyser's time-domain data and the frame the read is logged at: the context's frame,
 // the same before and after the read, or it reads again (null when it never was: decide nothing).
 // Chromium writes the analyser's window while it renders a quantum and advances the context's
@@ -382,7 +102,9 @@ function speechclockReadAnalyser(analyser, data, audioContext) {
 class SpeechClock extends EventTarget {
   // analyser: the AnalyserNode on the guide's remote audio. options: {capture, path ("auto",
   // "worklet" or "poll"), source (the node the analyser reads; default: the analyser's output,
-  // which is its input unchanged), track (the remote MediaStreamTrack; default: the source's)}.
+  // which is its input unchanged), track (the remote MediaStreamTrack; default: the source's),
+  // workletUrl (where the page serves speechclock-worklet.js; default: the build's text as a blob:
+  // URL)}.
   constructor(analyser, config = {}, options = {}) {
     super();
     const setting = speechclockConfig(config);
@@ -403,6 +125,7 @@ class SpeechClock extends EventTarget {
     this.source = options.source || null;
     this.track = options.track || (this.source && this.source.mediaStream ? this.source.mediaStream.getAudioTracks()[0] : null) || null;
     this.wanted = path;
+    this.workletUrl = options.workletUrl || null;
     this.path = null;          // "worklet" or "poll", once started
     analyser.fftSize = setting.fft_size;
     this.data = new Float32Array(setting.fft_size);
@@ -418,8 +141,16 @@ class SpeechClock extends EventTarget {
     this.contextState = this.audioContext.state;
     this.onContextState = () => this.contextChanged();
     this.onTrack = (e) => this.watchTrack(e.type);
-    this.onUnmute = () => { this.trackDone = false; };
+    // A track that starts muted (every remote WebRTC track, until its first packets) has not stopped:
+    // only a mute after it was unmuted ends the open beat.
+    this.onUnmute = () => { this.trackDone = false; this.trackHeard = true; };
     this.trackDone = false;
+    this.trackHeard = false;
+    this.sent = [];            // events handed to the audio thread: {id, event, logged}
+    this.snapshot = null;      // the audio thread's core at its last tick
+    this.frozenAt = null;      // when the page was frozen: [context seconds, wall milliseconds]
+    this.onFreeze = () => { this.frozenAt = [this.nowS(), typeof performance !== "undefined" ? performance.now() : Date.now()]; };
+    this.onResume = () => this.unfrozen();
   }
 
   get state() { return this.core.state; }
@@ -436,7 +167,9 @@ class SpeechClock extends EventTarget {
   nowS() { return Math.round(this.audioContext.currentTime * this.rate) / this.rate; }
 
   // Start deciding: on the audio thread where AudioWorklet is available (path "auto" or
-  // "worklet"), else by polling the analyser every tick_s. Resolves to the clock.
+  // "worklet"), else by polling the analyser every tick_s. Resolves to the clock. A worklet that
+  // cannot start (its module refused, e.g. by a Content-Security-Policy, or its processor failing)
+  // falls back to polling, with a "fallback" event and a clock.fallback line in the log.
   async start() {
     if (this.path !== null) return this;
     const ctx = this.audioContext;
@@ -448,32 +181,136 @@ class SpeechClock extends EventTarget {
       this.track.addEventListener("mute", this.onTrack);
       this.track.addEventListener("unmute", this.onUnmute);
     }
-    if (worklet) {
-      const url = URL.createObjectURL(new Blob([speechclockWorkletSource()], { type: "application/javascript" }));
-      try { await ctx.audioWorklet.addModule(url); } finally { URL.revokeObjectURL(url); }
-      const s = this.setting;
-      this.node = new AudioWorkletNode(ctx, "speechclock-clock", {
-        numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
-        processorOptions: { setting: { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: s.onset_timeout_s, fft_size: s.fft_size,
-                                       rule: s.rule, hangover_s: s.hangover_s },
-                            tick: [String(s.tick[0]), String(s.tick[1])], events: this.core.queue },
-      });
-      this.core.queue = [];
-      this.node.port.onmessage = (e) => this.message(e.data);
-      (this.source || this.analyser).connect(this.node);
-      this.node.connect(ctx.destination);  // silent; connected so that the context pulls it
-      this.path = "worklet";
-    } else {
-      this.path = "poll";
-      this.timer = setInterval(() => this.poll(), this.tickS * 1000);
+    if (typeof document !== "undefined" && document.addEventListener) {
+      document.addEventListener("freeze", this.onFreeze);
+      document.addEventListener("resume", this.onResume);
     }
+    let failed = null;
+    if (worklet) {
+      try {
+        await this.startWorklet();
+      } catch (err) {
+        failed = err;
+      }
+    }
+    if (!worklet || failed) this.startPoll();
     this.logSetting();
+    if (failed) this.fellBack(failed);
     return this;
+  }
+
+  async startWorklet() {
+    const ctx = this.audioContext;
+    const url = this.workletUrl || URL.createObjectURL(new Blob([SPEECHCLOCK_WORKLET_SOURCE], { type: "text/javascript" }));
+    try { await ctx.audioWorklet.addModule(url); } finally { if (!this.workletUrl) URL.revokeObjectURL(url); }
+    const s = this.setting;
+    const events = this.core.queue;
+    const node = new AudioWorkletNode(ctx, "speechclock-clock", {
+      numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
+      processorOptions: { setting: { floor: s.floor, quiet_s: s.quiet_s, onset_timeout_s: s.onset_timeout_s, fft_size: s.fft_size,
+                                     rule: s.rule, hangover_s: s.hangover_s },
+                          tick: [String(s.tick[0]), String(s.tick[1])], events },
+    });
+    // Events told before start() were logged at their times.
+    this.sent = events.map((event, id) => ({ id, event, logged: true }));
+    this.core.queue = [];
+    this.node = node;
+    let started;
+    const ready = new Promise((resolve, reject) => {
+      started = resolve;
+      node.onprocessorerror = () => reject(new Error("the audio thread's processor failed to start"));
+    });
+    this.onReady = started;
+    node.port.onmessage = (e) => this.message(e.data);
+    try {
+      await ready;
+    } catch (err) {
+      this.node = null;
+      this.recover();
+      throw err;
+    }
+    node.onprocessorerror = () => this.fallBackNow(new Error("the audio thread's processor failed"));
+    (this.source || this.analyser).connect(node);
+    node.connect(ctx.destination);  // silent; connected so that the context pulls it
+    this.path = "worklet";
+  }
+
+  startPoll() {
+    this.path = "poll";
+    this.timer = setInterval(() => this.poll(), this.tickS * 1000);
+  }
+
+  // The events the audio thread had not applied when it failed go to this thread's core, which takes
+  // over from the audio thread's last tick (its open beat, pauses and queue).
+  recover() {
+    const snap = this.snapshot;
+    const core = this.core;
+    let from = 0;
+    if (snap) {
+      core.beat = snap.beat;
+      core.pauses = snap.pauses;
+      core.pausedSince = snap.pausedSince;
+      core.readyAtS = snap.readyAtS;
+      core.queue = snap.queue;
+      from = snap.received;
+    }
+    for (const { event, logged } of this.sent.slice(from)) {
+      const t = core.push(event.kind, event.t_s, event);
+      if (!logged) this.logEvent(Object.assign({}, event, { t_s: t }));
+    }
+    this.sent = [];
+  }
+
+  // The worklet failed after it started: this thread decides from here on.
+  fallBackNow(err) {
+    const node = this.node;
+    if (!node) return;
+    this.node = null;
+    try { node.disconnect(); } catch (e) { /* disconnected already */ }
+    try { (this.source || this.analyser).disconnect(node); } catch (e) { /* not connected */ }
+    this.recover();
+    this.path = "poll";
+    this.fellBack(err);
+    if (this.finished) {
+      // A finish() waiting for the audio thread's reply gets this thread's beats (and nothing polls after it).
+      const resolve = this.finished;
+      this.finished = null;
+      resolve(this.core.finish());
+    } else {
+      this.startPoll();
+    }
+  }
+
+  fellBack(err) {
+    const t = this.nowS();
+    const reason = String(err && err.message || err);
+    if (typeof console !== "undefined") console.warn(`speechclock: the AudioWorklet path failed (${reason}); polling the analyser instead`);
+    this.dispatchEvent(new CustomEvent("fallback", { detail: { t_s: t, from: "worklet", to: "poll", reason } }));
+    if (this.capture) this.capture.log("clock.fallback", { frame: Math.round(t * this.rate), path: "poll", reason });
+  }
+
+  // The page was frozen (document "freeze", then "resume"): for how long, and how far the context's time moved
+  // meanwhile (Chromium stops rendering a frozen page's audio: the context's time stands still).
+  unfrozen() {
+    if (this.frozenAt === null) return;
+    const [from, wall] = this.frozenAt;
+    this.frozenAt = null;
+    const t = this.nowS();
+    const frozenS = ((typeof performance !== "undefined" ? performance.now() : Date.now()) - wall) / 1000;
+    this.dispatchEvent(new CustomEvent("frozen", { detail: { t_s: t, frozen_at_s: from, gap_s: t - from, frozen_s: frozenS } }));
+    if (this.capture) {
+      this.capture.log("clock.frozen", { frame: Math.round(t * this.rate), gap_frames: Math.round((t - from) * this.rate),
+                                         frozen_s: Math.round(frozenS * 1000) / 1000 });
+    }
   }
 
   stop() {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    if (typeof document !== "undefined" && document.removeEventListener) {
+      document.removeEventListener("freeze", this.onFreeze);
+      document.removeEventListener("resume", this.onResume);
+    }
     if (this.audioContext.removeEventListener) this.audioContext.removeEventListener("statechange", this.onContextState);
     if (this.track && this.track.removeEventListener) {
       this.track.removeEventListener("ended", this.onTrack);
@@ -498,14 +335,20 @@ class SpeechClock extends EventTarget {
 
   event(kind, t_s, fields = {}) {
     const t = t_s === undefined ? this.nowS() : t_s;
+    // Who caused a prompt or an end (the tool's replay moves the page's own with its declaration): the page,
+    // once its clock has declared the beat it ends; the visitor (a question, a barge-in, End) before that.
+    if ((kind === "prompt" || kind === "end") && this.beatOpened) fields = { ...fields, cause: this.beatDeclared ? "page" : "visitor" };
+    if (kind === "terminal") { this.beatOpened = true; this.beatDeclared = false; }
     if (kind === "prompt") {  // only logged
-      this.logEvent({ kind, t_s: t });
+      this.logEvent({ kind, t_s: t, ...fields });
       return t;
     }
     if (this.node) {
       // The audio thread applies it before its first tick at or after t (or, if it has decided
       // that tick already, one frame after it) and says when: the log gets that time.
-      this.node.port.postMessage({ event: { kind, t_s: t, ...fields } });
+      const event = Object.assign({ kind, t_s: t }, fields);
+      this.sent.push({ id: this.sent.length, event, logged: false });
+      this.node.port.postMessage({ event: Object.assign({ id: this.sent.length - 1 }, event) });
       return t;
     }
     const at = t_s === undefined ? this.core.push(kind, t, fields) : this.pushGiven(kind, t, fields);
@@ -529,6 +372,7 @@ class SpeechClock extends EventTarget {
     const extra = {};
     if (e.kind === "terminal" && e.linger_s != null) extra.linger_s = e.linger_s;
     if (e.reason) extra.reason = e.reason;
+    if (e.cause) extra.cause = e.cause;
     // The first frame at or after its time: the replay applies it before the same tick the clock did.
     this.capture.log(type, { frame: Math.ceil(e.t_s * this.rate - 1e-6), ...extra });
   }
@@ -541,9 +385,13 @@ class SpeechClock extends EventTarget {
   }
 
   message(m) {
-    if (m.tick) {
+    if (m.ready) {
+      if (this.onReady) this.onReady();
+      this.onReady = null;
+    } else if (m.tick) {
       this.ticksSeen += 1;
       const { frame, level, state, out } = m.tick;
+      this.snapshot = m.tick.core;
       this.lastLevel = level;
       this.lastFrame = frame;
       this.core.lastTickS = frame / this.rate;
@@ -553,7 +401,17 @@ class SpeechClock extends EventTarget {
       this.dispatch(out);
       this.dispatchEvent(new CustomEvent("tick", { detail: { t_s: frame / this.rate, frame, level, state } }));
     } else if (m.applied) {
-      this.logEvent(m.applied);
+      const sent = this.sent[m.applied.id];
+      if (sent) sent.logged = true;
+      const applied = Object.assign({}, m.applied);
+      delete applied.id;
+      this.logEvent(applied);
+    } else if (m.jump) {
+      // The audio thread was not called for these quanta (a frozen page, a starved audio thread): it read them as
+      // silence and decided their ticks on it.
+      const { frame, frames } = m.jump;
+      this.dispatchEvent(new CustomEvent("jump", { detail: { t_s: frame / this.rate, frame, gap_s: frames / this.rate } }));
+      if (this.capture) this.capture.log("clock.jump", { frame, gap_frames: frames });
     } else if (m.synced !== undefined) {
       const resolve = this.syncs.get(m.synced);
       this.syncs.delete(m.synced);
@@ -585,6 +443,7 @@ class SpeechClock extends EventTarget {
 
   dispatch(out) {
     for (const [type, detail] of out) {
+      if (type === "quiet") this.beatDeclared = true;
       this.dispatchEvent(new CustomEvent(type, { detail }));
       if (this.capture) {
         const name = { speaking: "clock.speaking", quiet: "clock.quiet", "onset-timeout": "clock.onset_timeout" }[type];
@@ -623,7 +482,8 @@ class SpeechClock extends EventTarget {
   watchTrack() {
     const track = this.track;
     if (!track || this.trackDone) return;
-    const kind = track.readyState === "ended" ? "ended" : track.muted ? "mute" : null;
+    if (!track.muted) this.trackHeard = true;
+    const kind = track.readyState === "ended" ? "ended" : track.muted && this.trackHeard ? "mute" : null;
     if (kind === null) return;
     this.trackDone = true;
     const t = this.nowS();

@@ -1,4 +1,7 @@
-// Types of speech-clock's page clock (speechclock.mjs, and window.SpeechClock from speechclock.js).
+// Types of speech-clock's page clock: speechclock.mjs (as speechclock.d.mts) and speechclock.cjs (as
+// speechclock.d.cts), built from clock/web/src/speechclock.d.ts. The classic script (speechclock.js) sets
+// window.SpeechClock; a page that loads it and wants its types declares it:
+//   declare global { interface Window { SpeechClock: typeof import("speechclock").SpeechClock } }
 
 /** The `[thresholds]` keys of speechclock.toml, as `speechclock derive --format js` writes them. */
 export interface SpeechClockConfig {
@@ -15,9 +18,11 @@ export interface SpeechClockConfig {
   /**
    * The rule that ends a beat, as `speechclock derive --format js` recommends it (default "level", the level
    * clock). The others may end a beat sooner once `providerStopped()` told the open beat the provider's
-   * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule.
+   * `output_audio_buffer.stopped`; the level clock (`quiet_s`) bounds every rule. Any string type-checks (a
+   * config pasted from `derive --format js` is an object whose rule is a string); the clock throws a RangeError
+   * naming `config.rule` for one that is not a rule.
    */
-  rule?: SpeechClockRule;
+  rule?: SpeechClockRule | (string & {});
   /** The quiet after the last word that ends the beat once the event came: a finite number > 0 and under
    * `quiet_s` with "stopped+quiet" and "level+stopped", null (the default) with the others. */
   hangover_s?: number | null;
@@ -35,8 +40,12 @@ export interface SpeechClockOptions {
   path?: "auto" | "worklet" | "poll";
   /** The node the analyser reads (default: the analyser's output, which is its input unchanged). */
   source?: AudioNode | null;
-  /** The remote track: its "ended" or "mute" ends the open beat as "ended". Default: the source's. */
+  /** The remote track: its "ended", or a "mute" after it was unmuted, ends the open beat as "ended" (a remote
+   * WebRTC track starts muted). Default: the source's. */
   track?: MediaStreamTrack | null;
+  /** Where the page serves speechclock-worklet.js (e.g. under a Content-Security-Policy that refuses blob:
+   * URLs). Default: the build's own text of it, as a blob: URL. */
+  workletUrl?: string | null;
 }
 
 /** A closed beat: the fields of the replay's ReplayBeat, and how it ended. */
@@ -71,6 +80,13 @@ export interface SpeechClockEventMap {
   suspended: CustomEvent<{ t_s: number; state: AudioContextState | string }>;
   resumed: CustomEvent<{ t_s: number }>;
   track: CustomEvent<{ t_s: number; type: "ended" | "mute" }>;
+  /** The worklet could not start, or failed: the clock polls from here on (also logged as clock.fallback). */
+  fallback: CustomEvent<{ t_s: number; from: "worklet"; to: "poll"; reason: string }>;
+  /** The audio thread was not called for gap_s of context time (read as silence; logged as clock.jump). */
+  jump: CustomEvent<{ t_s: number; frame: number; gap_s: number }>;
+  /** The page was frozen (document "freeze" then "resume") for frozen_s of wall time, while gap_s of context time
+   * passed (Chromium stops a frozen page's audio: 0); logged as clock.frozen. */
+  frozen: CustomEvent<{ t_s: number; frozen_at_s: number; gap_s: number; frozen_s: number }>;
 }
 
 export interface EventTime {
@@ -121,9 +137,3 @@ export declare function speechclockLevel(data: Float32Array): number;
 export declare function speechclockDownmix(channels: Float32Array[], out: Float32Array): void;
 export declare const SPEECHCLOCK_VERSION: number;
 export default SpeechClock;
-
-declare global {
-  interface Window {
-    SpeechClock: typeof SpeechClock;
-  }
-}
