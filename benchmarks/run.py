@@ -117,6 +117,18 @@ def ratio_text(value: float, target: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}x"
 
 
+def ratio_row(section: str, what: str, value: float, target: float, *, at_least: bool = False, digits: int = 2) -> None:
+    """A ratio and its target (at most ``target``, or at least it), passed or not."""
+    sign = ">=" if at_least else "<="
+    row(
+        section,
+        what,
+        ratio_text(value, target, digits),
+        f"{sign} {target:g}x",
+        value >= target if at_least else value <= target,
+    )
+
+
 # -- whole processes ------------------------------------------------------------------------------------
 
 
@@ -259,18 +271,12 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
     row("levels", "bare decode (iter_blocks, float32 mono)", timed("decode"))
     sf_wall, _, sf_cpu = r["sf_int16"]
     ratio = lv_cpu / sf_cpu
-    row("levels", "levels / soundfile.read(int16), in CPU time", ratio_text(ratio, 1.3), "<= 1.3x", ratio <= 1.3)
+    ratio_row("levels", "levels / soundfile.read(int16), in CPU time", ratio, 1.3)
     row("levels", "the same by the wall clock", f"{lv / sf_wall:.2f}x")
     npz, npz_mb, npz_cpu = r["levels_npz"]
     row("levels", "speechclock levels --format npz (the same, no text)", timed("levels_npz"))
     npz_ratio = npz_cpu / sf_cpu
-    row(
-        "levels",
-        "levels npz / soundfile.read(int16), in CPU time",
-        ratio_text(npz_ratio, 1.1),
-        "<= 1.1x",
-        npz_ratio <= 1.1,
-    )
+    ratio_row("levels", "levels npz / soundfile.read(int16), in CPU time", npz_ratio, 1.1)
     row("levels", "the same by the wall clock", f"{npz / sf_wall:.2f}x")
     row("levels", "levels / soundfile.read(float64)", f"{lv / r['sf_float64'][0]:.2f}x")
     row("levels", "levels / bare decode", f"{lv / r['decode'][0]:.2f}x")
@@ -323,7 +329,7 @@ def bench_opus(tmp: Path, repeat: int, minutes: float) -> None:
     row("opus", f"speechclock levels of {minutes:g} min WebM/Opus", f"{lv:.2f} s {lv_mb:.0f} MB ({lv_cpu:.2f} s CPU)")
     row("opus", "bare libopus decode (PyAV)", f"{dec:.2f} s {dec_mb:.0f} MB ({dec_cpu:.2f} s CPU)")
     ratio = lv_cpu / dec_cpu
-    row("opus", "levels / bare decode, in CPU time (both threads)", ratio_text(ratio, 1.2), "<= 1.2x", ratio <= 1.2)
+    ratio_row("opus", "levels / bare decode, in CPU time (both threads)", ratio, 1.2)
     row("opus", "the same by the wall clock", f"{lv / dec:.2f}x")
 
 
@@ -472,7 +478,7 @@ def bench_report(tmp: Path, repeat: int) -> None:
         wall, mb, cpu = r[name]
         row("report", f"speechclock {name}, cold (--no-cache)", f"{wall:.2f} s {mb:.0f} MB ({cpu:.2f} s CPU)")
     ratio = r["report"][2] / r["derive"][2]
-    row("report", "report / cold derive, in CPU time", ratio_text(ratio, 2), "<= 2x", ratio <= 2)
+    ratio_row("report", "report / cold derive, in CPU time", ratio, 2)
     row("report", "the same by the wall clock", f"{r['report'][0] / r['derive'][0]:.2f}x")
 
 
@@ -527,25 +533,13 @@ def bench_stress(tmp: Path) -> None:
         row("stress", label, f"{wall:.2f} s {mb:.0f} MB ({cpu:.1f} s CPU)")
     derive_wall, derive_cpu = got["derive"][0], got["derive"][2]
     ratio = got["stress"][2] / derive_cpu
-    row(
-        "stress",
-        "stress / cold derive, in CPU time (workers included)",
-        ratio_text(ratio, 10, 1),
-        "<= 10x",
-        ratio <= 10,
-    )
+    ratio_row("stress", "stress / cold derive, in CPU time (workers included)", ratio, 10, digits=1)
     row("stress", "the same by the wall clock", f"{got['stress'][0] / derive_wall:.1f}x")
     floor = got["encodes"][2] / derive_cpu
     row("stress", "the codec lines' encodes alone / cold derive, in CPU time", f"{floor:.1f}x")
     row("stress", "stress again / cold derive", f"{got['again'][0] / derive_wall:.1f}x")
     robust_ratio = got["robust cold"][2] / derive_cpu
-    row(
-        "stress",
-        "derive --prefer robust, cold / cold derive, in CPU time",
-        ratio_text(robust_ratio, 3, 1),
-        "<= 3x",
-        robust_ratio <= 3,
-    )
+    ratio_row("stress", "derive --prefer robust, cold / cold derive, in CPU time", robust_ratio, 3, digits=1)
     row("stress", "derive --prefer robust again / cold derive", f"{got['robust again'][0] / derive_wall:.1f}x")
     peak = got["stress"][1]
     row("stress", "stress peak memory (the process or its largest worker)", f"{peak:.0f} MB", "<= 250 MB", peak <= 250)
@@ -625,7 +619,7 @@ def bench_dask(tmp: Path, n: int, seconds: float) -> None:
     ceiling = work[1] / ((work[2] + overhead[2]) / 2)
     row("dask", "the most two cores allow: 1 worker's CPU / half of all the CPU on 2", f"{ceiling:.2f}x")
     speedup = times[1] / times[2]
-    row("dask", "1 worker / 2 workers", ratio_text(speedup, 1.7), ">= 1.7x", speedup >= 1.7)
+    ratio_row("dask", "1 worker / 2 workers", speedup, 1.7, at_least=True)
 
 
 def load_average() -> str:
