@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import soundfile as sf
 
 import clock
 import clock.io.stress
+import clock.io.workers
 from clock.core.beats import FAILURES
 from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
 from clock.io.stress import stress_observations
@@ -317,6 +319,68 @@ def test_cli_text_json_and_jobs_give_the_same_bytes(cli, tmp_path):
     line = r"\n  gain down +-10 \.\. 0 dB; first failure at -11 dB: a\.wav:00:04\.400: beat 1 premature \(quiet_s\)"
     assert re.search(line, text.stdout)
     assert (tmp_path / "m.png").stat().st_size > 0
+
+
+def test_on_a_pool_a_recordings_lines_run_in_groups_and_give_the_serial_result(tmp_path, monkeypatch):
+    # Every axis, two settings, two recordings of one length, two bitrates a codec line (to keep it short). On three
+    # workers, each recording's work is more than a worker's share, so its lines run as tasks by the work they share:
+    # gain and noise (the decoded samples), codec dtx-off with loss (the 64 kb/s encode), codec dtx-on, pause; the
+    # margins, failures and counts are a serial run's, and progress comes once a recording, when its last group is
+    # done. On two workers, each recording is a worker's share: one task a recording (its lines share its passes).
+    monkeypatch.setattr(clock.core.stress, "CODEC_KBPS", (64.0, 16.0))
+    recording(tmp_path, "a", QUIET_SYLLABLE, hum_rms=0.001)
+    recording(tmp_path, "b", WORDS)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    sources = [r.info.path for r in corpus.recordings]
+    settings = [*SETTING, ("other", 0.004, 2.0, 10.0)]
+    serial = stress_observations(sources, corpus.observations, settings)
+    assert any(m.first_failure is not None for s in serial.settings for m in s.margins)  # something to agree on
+    sent = []
+    real = clock.io.stress.run_ordered
+
+    def spy(func, items, **kwargs):
+        sent.extend((t.obs.name, tuple(line.name for line in t.lines)) for t in items)
+        return real(func, items, **kwargs)
+
+    monkeypatch.setattr(clock.io.stress, "run_ordered", spy)
+    done = []
+    parallel = stress_observations(
+        sources, corpus.observations, settings, workers=clock.io.workers.Workers(jobs=3), progress=done.append
+    )
+    assert parallel == serial
+    assert sorted(done) == [0, 1]
+    groups = [
+        ("gain down", "gain up", "noise"),
+        ("codec dtx-off", "loss random", "loss burst"),
+        ("codec dtx-on",),
+        ("pause",),
+    ]
+    assert sorted(sent) == sorted((name, g) for name in ("a.wav", "b.wav") for g in groups)
+    sent.clear()
+    two = stress_observations(sources, corpus.observations, settings, workers=clock.io.workers.Workers(jobs=2))
+    assert two == serial
+    assert [name for name, _ in sent] == ["a.wav", "b.wav"]
+
+
+def _task_that_warns_and_fails(task):
+    """A stress task that warns and fails with its recording's name (for the test below, run in the pool)."""
+    warnings.warn(f"{task.obs.name} warned", clock.errors.SpeechClockWarning, stacklevel=1)
+    raise clock.errors.RecordingError(f"{task.obs.name} failed")
+
+
+def test_split_on_a_pool_a_recordings_warnings_and_first_error_come_in_corpus_order(tmp_path, monkeypatch):
+    # b is longer, so its groups go to the pool first; a serial run shows a's warning, then fails on a: so does this.
+    monkeypatch.setattr(clock.io.stress, "_stress_task", _task_that_warns_and_fails)
+    recording(tmp_path, "a", WORDS)
+    recording(tmp_path, "b", WORDS, duration_s=19.0)
+    corpus = clock.load_corpus([tmp_path], cache=False)
+    sources = [r.info.path for r in corpus.recordings]
+    with pytest.warns(clock.errors.SpeechClockWarning) as shown, pytest.raises(clock.errors.RecordingError) as err:
+        stress_observations(
+            sources, corpus.observations, SETTING, axes=("gain", "pause"), workers=clock.io.workers.Workers(jobs=3)
+        )
+    assert str(err.value) == "a.wav failed"
+    assert [str(w.message) for w in shown] == ["a.wav warned"]  # once, though each of its two groups warned
 
 
 def test_cli_unknown_axis_exits_2(cli, tmp_path):

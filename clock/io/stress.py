@@ -1,6 +1,7 @@
 """``speechclock stress``: each recording changed along each axis, replayed, where :mod:`clock.io.workers` says.
 
-One task per recording: every line of every setting scanned, value by
+One task per recording (on a pool, per group of its lines: see below):
+every line of every setting scanned, value by
 value, to its first failing value (see :mod:`clock.core.stress`). The
 changed recordings stream: each pass decodes the recording block by block
 and changes every block several ways at once (a few values of each line
@@ -12,14 +13,19 @@ changed traces are shared by the settings, and kept in the trace cache. A
 recording whose lines are all answered from the cache is not decoded; pause
 needs no decode. The corpus's margins are
 combined from the recordings' in corpus order, so a run gives the same
-result serially, with ``jobs`` processes or on Dask.
+result serially, with ``jobs`` processes or on Dask. On a pool (or Dask),
+each recording's lines are split by the work they share
+(:func:`_line_groups`) into tasks of their own, the costliest first: a long
+recording's lines are spread over the workers.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,11 +58,12 @@ from ..core.stress import (
 )
 from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
+from ..errors import SpeechClockWarning
 from .cache import TraceCache, resolve_cache
 from .decode import AudioInfo, iter_blocks, probe
 from .results import cached_result
 from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
-from .workers import Workers, run_ordered
+from .workers import Workers, quietly, run_ordered
 
 __all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
 
@@ -512,6 +519,96 @@ def _scan(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     return [j.unchanged for j in judged], done, changed.passes
 
 
+#: What a line's values cost, roughly, in level computations of the recording (an encode is about three).
+_LINE_COST = {"gain": 1.0, "noise": 1.0, "codec": 4.0, "loss": 1.5, "pause": 0.1}
+
+
+def _line_groups(lines: Sequence[Line]) -> list[list[int]]:
+    """The lines, by the work their values share (indices into ``lines``; none empty).
+
+    Gain and noise change the decoded samples (one decode and one noise
+    serve both); codec ``dtx-off`` and loss share the 64 kb/s encode
+    (:func:`_link`); codec ``dtx-on`` has encodes of its own; pause needs no
+    decode.
+    """
+    kinds = ("samples", "link", "dtx-on", "pause")
+
+    def kind(line: Line) -> str:
+        if line.axis in ("gain", "noise"):
+            return "samples"
+        if line.axis == "loss" or (line.axis == "codec" and line.variant != "dtx-on"):
+            return "link"
+        return "dtx-on" if line.axis == "codec" else "pause"
+
+    groups = [[li for li, line in enumerate(lines) if kind(line) == k] for k in kinds]
+    return [g for g in groups if g]
+
+
+def _run_tasks(
+    tasks: Sequence[_Task], workers: Workers, progress: Callable[[int], None] | None
+) -> list[tuple[list[Outcome], list[list[_Found]], int]]:
+    """Each recording's task run where ``workers`` says; its lines split into groups when one would hold up the pool.
+
+    A recording's lines share each pass over its decode, so a task per
+    recording costs least. But when one recording's work is more than a
+    worker's share of the whole (a long recording beside short ones, or
+    fewer recordings than workers), it would keep one worker busy while the
+    others wait: then each recording's lines are split by
+    :func:`_line_groups` (each group still shares its own passes, at the
+    cost of a decode of its own) and the tasks go out most costly first.
+    The lines' results do not depend on how they are grouped (each line is
+    scanned on its own), so the result is a serial run's; a recording's
+    warnings and first error come in corpus order, and its ``progress``
+    once all its groups are done.
+    """
+    n_workers = workers.size
+    parts: list[tuple[int, list[int]]] = []  # (recording, the line indices of one group)
+    for r, task in enumerate(tasks):
+        parts += [(r, group) for group in _line_groups(task.lines)] or [(r, [])]
+
+    def cost(part: tuple[int, list[int]]) -> float:
+        r, group = part
+        per_value = sum(_LINE_COST[tasks[r].lines[li].axis] * len(tasks[r].lines[li].values) for li in group)
+        return (1.0 + per_value) * tasks[r].obs.trace.n_ticks
+
+    each = [sum(cost(p) for p in parts if p[0] == r) for r in range(len(tasks))]
+    if n_workers == 1 or not tasks or (n_workers is not None and max(each) <= sum(each) / n_workers):
+        return run_ordered(_stress_task, list(tasks), workers=workers, progress=progress)
+    order = sorted(range(len(parts)), key=lambda k: -cost(parts[k]))  # stable: ties in corpus order
+    split = [
+        replace(tasks[parts[k][0]], lines=tuple(tasks[parts[k][0]].lines[li] for li in parts[k][1])) for k in order
+    ]
+    left = [sum(1 for r, _ in parts if r == i) for i in range(len(tasks))]
+
+    def finished(j: int) -> None:
+        r = parts[order[j]][0]
+        left[r] -= 1
+        if not left[r] and progress is not None:
+            progress(r)
+
+    # Each task's error and warnings kept (quietly), to be shown in corpus order below.
+    got = run_ordered(partial(quietly, _stress_task), split, workers=workers, progress=finished)
+    by_part = {order[j]: result for j, result in enumerate(got)}
+    out = []
+    for r, task in enumerate(tasks):
+        # A recording's warnings (once each) and its first error, in corpus order: as a serial run gives them.
+        mine = [(parts[k][1], by_part[k]) for k in range(len(parts)) if parts[k][0] == r]
+        for message in dict.fromkeys(m for _, done in mine for m in done.messages):
+            warnings.warn(message, SpeechClockWarning, stacklevel=3)
+        error = next((done.error for _, done in mine if done.error is not None), None)
+        if error is not None:
+            raise error
+        results = [(group, done.result) for group, done in mine if done.result is not None]
+        outcomes = results[0][1][0]  # the unchanged replay: the same in every group
+        found: list[list[_Found]] = [[(None, None)] * len(task.lines) for _ in task.settings]
+        for group, (_, part_found, _) in results:
+            for k, row in enumerate(part_found):
+                for li, f in zip(group, row):
+                    found[k][li] = f
+        out.append((outcomes, found, sum(result[2] for _, result in results)))
+    return out
+
+
 def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
     """Per-recording outcomes added up as one corpus's (every count summed, the failing beats in order)."""
     values: dict[str, Any] = {}
@@ -569,7 +666,7 @@ def stress_observations(
         _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, tuple(others[i]))
         for i, (s, o) in enumerate(pairs)
     ]
-    done = run_ordered(_stress_task, tasks, workers=workers, progress=progress)
+    done = _run_tasks(tasks, workers or Workers(), progress)
     out = []
     for k, (label, floor, quiet, timeout) in enumerate(settings):
         per_rec: list[tuple[LineMargin, ...]] = []

@@ -49,7 +49,7 @@ from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
 from .sources import EXTRA_HINT, network_timeout_s
 from .terminal import redact
 
-__all__ = ["Workers", "parse_scheduler", "run_ordered"]
+__all__ = ["Done", "Workers", "parse_scheduler", "quietly", "run_ordered"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -122,9 +122,19 @@ class Workers:
         if self.scheduler is not None:
             parse_scheduler(self.scheduler)
 
+    @property
+    def size(self) -> int | None:
+        """How many tasks run at once: ``jobs``, or a local cluster's workers (None: a remote cluster's, unknown)."""
+        if self.scheduler is None:
+            return self.jobs
+        m = _LOCAL.match(self.scheduler)
+        if m is None:
+            return None
+        return int(m.group(1)) if m.group(1) else os.cpu_count() or 1
+
 
 @dataclass(frozen=True, slots=True)
-class _Done(Generic[R]):
+class Done(Generic[R]):
     """What a task gives back: its result or its error, and its warnings."""
 
     result: R | None
@@ -132,11 +142,12 @@ class _Done(Generic[R]):
     messages: tuple[str, ...]
 
 
-# catch_warnings changes process-wide state: threads of one Dask worker take turns.
-_WARNINGS_LOCK = threading.Lock()
+# catch_warnings changes process-wide state: threads of one Dask worker take turns. Reentrant: a task may itself be
+# ``partial(quietly, func)`` (clock.io.stress keeps its tasks' errors and warnings to show them in its own order).
+_WARNINGS_LOCK = threading.RLock()
 
 
-def _quietly(func: Callable[[T], R], item: T) -> _Done[R]:
+def quietly(func: Callable[[T], R], item: T) -> Done[R]:
     """Run one task, keeping its warnings (and a SpeechClockError) to be shown in order."""
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpeechClockWarning)
@@ -146,12 +157,12 @@ def _quietly(func: Callable[[T], R], item: T) -> _Done[R]:
         except SpeechClockError as err:
             result, error = None, err
     messages = tuple(str(w.message) for w in caught if issubclass(w.category, SpeechClockWarning))
-    return _Done(result, error, messages)
+    return Done(result, error, messages)
 
 
-def _in_order(n: int, finished: Iterator[tuple[int, _Done[R]]], progress: Callable[[int], None] | None) -> list[R]:
+def _in_order(n: int, finished: Iterator[tuple[int, Done[R]]], progress: Callable[[int], None] | None) -> list[R]:
     """Results in input order from tasks finishing in any order; warnings and the first error in order."""
-    pending: dict[int, _Done[R]] = {}
+    pending: dict[int, Done[R]] = {}
     out: list[R] = []
     for i, done in finished:
         pending[i] = done
@@ -201,12 +212,12 @@ def run_ordered(
     if workers.scheduler is not None:
         return _on_dask(func, items, workers.scheduler, progress)
     if workers.jobs == 1 or n < 2:
-        return _in_order(n, ((i, _quietly(func, item)) for i, item in enumerate(items)), progress)
+        return _in_order(n, ((i, quietly(func, item)) for i, item in enumerate(items)), progress)
     from concurrent.futures import ProcessPoolExecutor  # (its import costs a serial run 10 ms)
 
     pool = ProcessPoolExecutor(max_workers=min(workers.jobs, n), initializer=_worker_signals, initargs=(os.getpid(),))
     try:
-        futures = {pool.submit(_quietly, func, item): i for i, item in enumerate(items)}
+        futures = {pool.submit(quietly, func, item): i for i, item in enumerate(items)}
         out = _in_order(n, _as_finished(futures), progress)
     except BaseException:
         # An error, Ctrl-C or SIGTERM: stop the workers now rather than let them finish the corpus. Take the
@@ -257,7 +268,7 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _as_finished(futures: dict[Future[_Done[R]], int]) -> Iterator[tuple[int, _Done[R]]]:
+def _as_finished(futures: dict[Future[Done[R]], int]) -> Iterator[tuple[int, Done[R]]]:
     left = set(futures)
     while left:
         done, left = wait(left, return_when=FIRST_COMPLETED)
@@ -313,10 +324,10 @@ def _on_dask(
 ) -> list[R]:
     distributed = _import_distributed()
     with dask_client(scheduler) as client:
-        futures = client.map(_quietly, [func] * len(items), list(items), pure=False)
+        futures = client.map(quietly, [func] * len(items), list(items), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
 
-        def finished() -> Iterator[tuple[int, _Done[R]]]:
+        def finished() -> Iterator[tuple[int, Done[R]]]:
             for f in distributed.as_completed(futures, loop=client.loop):
                 yield index[f.key], f.result()
 
