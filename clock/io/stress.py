@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.beats import Beat, analyse, beats, narration_pause_s
+from ..core.beats import Beat, beats
 from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelChunk, LevelStream, LevelTrace
 from ..core.stress import (
@@ -98,8 +98,6 @@ class _Task:
     seed: int
     margins: Margins
     cache: TraceCache | None = None
-    #: ``P`` of the other recordings (unchanged), per setting: the longest narration pause at its floor.
-    pauses_s: tuple[float, ...] = ()
 
 
 _Found = tuple[int | None, Failure | None]
@@ -321,13 +319,11 @@ class _Judged:
     replayed again (the recording as it is, and the last changed one that held).
     """
 
-    def __init__(self, task: _Task, setting: Setting, pause_s: float = 0.0) -> None:
+    def __init__(self, task: _Task, setting: Setting) -> None:
         _, self.floor, self.quiet, self.timeout = setting
-        self.task, self.pause_s = task, pause_s
+        self.task = task
         assert task.obs.events is not None
-        # P decides only beats the page's ``end`` bounds: without one, a changed recording's own P is not needed.
-        self._ends = bool(task.obs.events.of_kind("end"))
-        self.unchanged = self._judge(task.obs, own=True)
+        self.unchanged = self._judge(task.obs)
         self._before: Sequence[Beat] | None = None
         self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
 
@@ -341,21 +337,12 @@ class _Judged:
             a.frames is b.frames or (a.sample_rate_hz == b.sample_rate_hz and np.array_equal(a.frames, b.frames))
         )
 
-    def _judge(self, obs: Observation, *, own: bool = False) -> Outcome:
-        # Judged with the corpus: P is the longest narration pause of the other recordings (unchanged) and of
-        # this one as the change leaves it.
+    def _judge(self, obs: Observation) -> Outcome:
+        # Judged as every view judges it: by its own recording (P is its own longest narration pause, as the
+        # change leaves it).
         assert obs.events is not None
-        pause = self.pause_s
-        if own or self._ends:
-            pause = max(pause, _own_pause(obs, self.floor))
-        return judge(
-            [obs],
-            floor=self.floor,
-            quiet_s=self.quiet,
-            onset_timeout_s=self.timeout,
-            margins=self.task.margins,
-            narration_pause_s=pause,
-        )
+        margins = self.task.margins
+        return judge([obs], floor=self.floor, quiet_s=self.quiet, onset_timeout_s=self.timeout, margins=margins)
 
     def _beats(self, obs: Observation) -> Sequence[Beat]:
         assert obs.events is not None
@@ -365,7 +352,6 @@ class _Judged:
             floor=self.floor,
             quiet_s=self.quiet,
             onset_timeout_s=self.timeout,
-            narration_pause_s=self.pause_s,
         )
 
     def failure(self, obs: Observation, back: Callable[[float], float] | None = None) -> Failure | None:
@@ -439,7 +425,7 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
         outcomes, found, made[0] = _scan(task)
         return outcomes, found
 
-    params = {k: getattr(task, k) for k in ("settings", "lines", "search", "seed", "margins", "pauses_s")}
+    params = {k: getattr(task, k) for k in ("settings", "lines", "search", "seed", "margins")}
     outcomes, found = cached_result(
         cache,
         "stress",
@@ -463,7 +449,7 @@ def _scan(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     shared by the settings.
     """
     changed = _Changed(task)
-    judged = [_Judged(task, s, p) for s, p in zip(task.settings, task.pauses_s or (0.0,) * len(task.settings))]
+    judged = [_Judged(task, s) for s in task.settings]
     n_lines = len(task.lines)
     found: list[list[_Found | None]] = []
     for j in judged:
@@ -621,20 +607,6 @@ def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
     return Outcome(**values)
 
 
-def _own_pause(obs: Observation, floor: float) -> float:
-    """A recording's ``P`` at ``floor``: its longest narration pause."""
-    assert obs.events is not None
-    return narration_pause_s([analyse(obs.trace, obs.events, floor=floor)])
-
-
-def _largest_of_others(values: Sequence[float]) -> list[float]:
-    """For each value, the largest of the others (0 when there are none)."""
-    top = sorted(range(len(values)), key=lambda i: values[i], reverse=True)[:2]
-    first = values[top[0]] if top else 0.0
-    second = values[top[1]] if len(top) > 1 else 0.0
-    return [second if i == top[0] else first for i in range(len(values))]
-
-
 def stress_observations(
     sources: Sequence[Any],
     observations: Sequence[Observation],
@@ -659,13 +631,7 @@ def stress_observations(
     pairs = [(s, o) for s, o in zip(sources, observations) if o.has_beats]
     tick_s = pairs[0][1].trace.tick_s if pairs else 1 / 60
     todo_lines = axis_lines(tick_s=tick_s, axes=axes) if pairs else ()  # nothing to replay: no margin to claim
-    # P per setting and recording; a recording is judged with the others' (and its own, as the change leaves it).
-    own = [[_own_pause(o, floor) for _, o in pairs] for _, floor, _, _ in settings]
-    others = list(zip(*(_largest_of_others(p) for p in own))) if settings else [()] * len(pairs)
-    tasks = [
-        _Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache, tuple(others[i]))
-        for i, (s, o) in enumerate(pairs)
-    ]
+    tasks = [_Task(s, o, tuple(settings), todo_lines, search, seed, margins or Margins(), cache) for s, o in pairs]
     done = _run_tasks(tasks, workers or Workers(), progress)
     out = []
     for k, (label, floor, quiet, timeout) in enumerate(settings):
