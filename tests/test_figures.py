@@ -26,7 +26,7 @@ def recipe() -> tuple[list[str], dict[str, str]]:
     """The figures recipe's commands (continuation lines joined), and the Makefile's simple variables."""
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     variables = dict(re.findall(r"^([A-Z_]+) :?= (.*)$", makefile, flags=re.M))
-    body = re.search(r"^figures: install\n((?:\t.*\n)+)", makefile, flags=re.M)
+    body = re.search(r"^figures:.*\n((?:\t.*\n)+)", makefile, flags=re.M)
     assert body is not None
     commands = body.group(1).replace("\\\n", " ").splitlines()
     return [c.strip() for c in commands if c.strip()], variables
