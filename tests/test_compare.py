@@ -444,3 +444,16 @@ def test_a_page_end_after_the_guide_finished_is_outpaced_and_one_while_it_spoke_
     together = judged([finished, long_pause], 3.5)
     assert together.narration_pause_s > 3.0
     assert (together.n_beats, together.n_aborted, together.n_outpaced, together.n_ok) == (2, 0, 1, 1)
+
+
+def test_compare_s_level_clock_is_derive_s_recommendation_one_best_floor(cli, tmp_path):
+    """One engine chooses the level clock's setting: compare's level row is derive's floor and quiet time."""
+    from conftest import copy_short_recordings
+
+    recordings = copy_short_recordings(tmp_path / "recordings")
+    data = json.loads(cli("compare", recordings, "--no-progress", "--endpointers", "energy", "--format", "json").stdout)
+    derived = json.loads(cli("derive", recordings, "--no-progress", "--format", "json").stdout)
+    (group,) = derived["groups"]
+    (level,) = [r for r in data["endpointers"] if r["name"] == "level"]
+    assert (level["threshold"], level["quiet_s"]) == (group["recommended"]["floor"], group["recommended"]["quiet_s"])
+    assert level["n_settings"] == 1

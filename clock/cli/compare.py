@@ -127,7 +127,7 @@ def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress:
     from ..io.workers import Workers
 
     obs = list(corpus.observations)
-    floor, _quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins, held_out=False).setting
+    floor, quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins, held_out=False).setting
     th = corpus.config.thresholds
     floor = th.floor if floor is None else floor
     timeout = th.onset_timeout_s if timeout is None else timeout
@@ -144,5 +144,6 @@ def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress:
     for i, d in zip(logged, found):
         scores[i] = d
     margins = corpus.config.margins
-    results = compare_endpointers(obs, scores, floor=floor, onset_timeout_s=timeout, margins=margins)
+    # The level clock at derive's recommendation: one engine chooses the level clock's floor and quiet time.
+    results = compare_endpointers(obs, scores, floor=floor, onset_timeout_s=timeout, margins=margins, quiet_s=quiet)
     return Compared(results, floor, timeout, reference_sources(obs))

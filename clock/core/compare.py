@@ -684,6 +684,7 @@ def compare_endpointers(
     onset_timeout_s: float,
     margins: Margins,
     floors: Sequence[float] | None = None,
+    quiet_s: float | None = None,
 ) -> tuple[EndpointerResult, ...]:
     """The level clock and each endpointer, each tuned and judged on the same beats.
 
@@ -702,6 +703,10 @@ def compare_endpointers(
     margins : Margins
     floors : sequence of float, optional
         The level clock's floors instead.
+    quiet_s : float, optional
+        Derive's quiet time: with it, the level clock is judged at derive's
+        recommendation (``floor``, ``quiet_s``), chosen by derive's engine,
+        so the tool names one best floor (not tuned again on a grid).
 
     Returns
     -------
@@ -715,16 +720,18 @@ def compare_endpointers(
     if LEVEL_CLOCK in names:
         level_cpu = sum(scores[i][names.index(LEVEL_CLOCK)].cpu_s[0] for i in keep)
     grid = tuple(floors) if floors is not None else level_floors(floor)
+    at = {} if quiet_s is None or floors is not None else {"quiets_s": (quiet_s,)}
     results = [
         tune(
             prepared,
             None,
             name=LEVEL_CLOCK,
             kind="floor",
-            thresholds=grid,
+            thresholds=grid if not at else (floor,),
             cpu_s=level_cpu,
             onset_timeout_s=onset_timeout_s,
             margins=margins,
+            **at,
         )
     ]
     for n, name in enumerate(names):

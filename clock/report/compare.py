@@ -65,6 +65,8 @@ def reference_line(reference: Mapping[str, int]) -> str:
 
 def _grid(r: EndpointerResult) -> str:
     """What a contestant's threshold was tuned over."""
+    if r.threshold_kind == "floor" and r.n_settings == 1:
+        return f"{r.name}: derive's recommendation (floor {r.threshold:g}, quiet {r.quiet_s:g} s), not tuned again"
     n = r.n_settings // len(QUIET_LADDER_S)
     if r.threshold_kind == "floor":
         lo, hi = min(LEVEL_STEPS_DB), max(LEVEL_STEPS_DB)
@@ -93,9 +95,9 @@ def _ends(results: Sequence[EndpointerResult]) -> str:
         return ""
     pause = results[0].narration_pause_s
     return (
-        "\na beat the page's end bounds, not declared over before it: aborted when the reference speaks at the end or "
-        f"its last word is less than {pause:.2f} s before it (the reference's longest narration pause), "
-        "else outpaced (a failure: the guide had finished)"
+        "\na beat the visitor ended, not declared over before it: aborted when the reference speaks at the end or "
+        f"its last word is less than its recording's longest narration pause before it (at most {pause:.2f} s), "
+        "else outpaced (neither a failure: the visitor did not wait)"
     )
 
 
