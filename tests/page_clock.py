@@ -75,7 +75,12 @@ class Case:
         """The events as the page is told them: the provider's event as ``stopped`` (``providerStopped()``)."""
         stop = self.events.stop_kind
         return [
-            {"kind": "stopped" if e.kind == stop else e.kind, "t_s": e.t_s, "linger_s": e.linger_s}
+            {
+                "kind": "stopped" if e.kind == stop else e.kind,
+                "t_s": e.t_s,
+                "linger_s": e.linger_s,
+                "response_id": e.response_id,
+            }  # fmt: skip
             for e in self.events.events
             if e.kind in CLOCK_KINDS or e.kind == stop
         ]
@@ -251,7 +256,12 @@ function capture(lines) {{
     }},
   }};
 }}
-const tell = (clock, e) => clock.event(e.kind, e.t_s, e.kind === 'terminal' ? {{linger_s: e.linger_s}} : {{}});
+// As a page tells the clock, through its methods (the provider's event only as the beat's own: providerStopped).
+const tell = (clock, e) => (
+  e.kind === 'terminal' ? clock.terminalResponse({{t_s: e.t_s, linger_s: e.linger_s, response_id: e.response_id}})
+  : e.kind === 'stopped' ? clock.providerStopped({{t_s: e.t_s, response_id: e.response_id}})
+  : e.kind === 'prompt' ? clock.prompt({{t_s: e.t_s}})
+  : clock.event(e.kind, e.t_s, {{}}));
 async function run(pcm, plan) {{
   // One quantum past the last tick: the poll path can suspend there, and no path reaches another tick (ticks are at
   // least two quanta apart at the rates of the cases).

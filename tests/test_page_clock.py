@@ -499,3 +499,50 @@ def test_page_clock_live_over_webrtc_decides_as_the_replay_of_its_capture_a_poll
             (-(-k * 800 // 128)) * 128 for k in range(round(ticks[0] / 800), round(ticks[0] / 800) + len(ticks))
         ]
         assert ticks == expected
+
+
+def test_the_page_takes_only_the_beat_s_own_provider_event_as_the_replay_does():
+    """An acknowledgment's ``output_audio_buffer.stopped`` (another response's id) inside the beat, and the beat's
+    own event told after the page's next prompt, are not the beat's: speechclock.js's ``providerStopped``
+    ignores them as :func:`replay_ticks` does, on both paths, every rule, tick for tick."""
+    from browser import CHROMIUM
+
+    from clock.core.beats import beat_stops
+    from clock.core.events import Event, EventLog
+
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    base = random_tours(7, rules=True)[0]
+    events: list[Event] = []
+    beat = -1
+    for e in base.events.events:
+        if e.kind == "terminal":
+            beat += 1
+            events.append(replace(e, response_id=f"r{beat}"))
+            events.append(Event("stopped", "output_audio_buffer.stopped", e.t_s + 0.05, None, None, f"ack{beat}"))
+        elif e.kind == "output_audio_buffer.stopped":
+            events.append(replace(e, response_id=f"r{beat}"))
+        elif e.kind == "prompt" and beat >= 0:
+            events.append(e)
+            late = Event("stopped", "output_audio_buffer.stopped", e.t_s + 0.1, None, None, f"r{beat}")
+            events.append(late)
+        else:
+            events.append(e)
+    events = [replace(e, kind="output_audio_buffer.stopped") if e.kind == "stopped" else e for e in events]
+    log = EventLog(tuple(sorted(events, key=lambda e: e.t_s)))
+    case = replace(base, name="own-events", events=log)
+    html, files = offline_page([case])
+    (result,) = json.loads(run_page(html, timeout_s=300, files=files)["/done"])
+    a = analyse(case.trace(), log, floor=case.thresholds.floor)
+    own = [s.t_s for s in beat_stops(log, a)]
+    acks = {e.t_s for e in log.events if (e.response_id or "").startswith("ack")}
+    assert acks and not acks & set(own)
+    partings = [
+        f"{p}: {x}"
+        for p in PATHS
+        for j, rule in enumerate(case.rules)
+        if (x := first_parting(case, result[p][j], rule))
+    ]
+    assert not partings, "\n".join(partings)
+    told = [b["stopped_s"] for p in PATHS for b in result[p][1]["beats"]]
+    assert not acks & set(told)

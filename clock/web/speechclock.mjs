@@ -527,13 +527,23 @@ class SpeechClock extends EventTarget {
   }
 
   // --- the page tells the clock what happened (each at t_s, default now)
-  terminalResponse({ linger_s = null, t_s } = {}) { return this.event("terminal", t_s, { linger_s }); }
+  terminalResponse({ linger_s = null, t_s, response_id = null } = {}) {
+    this.beatResponse = response_id;
+    this.promptedSince = false;
+    return this.event("terminal", t_s, { linger_s, response_id });
+  }
   pause({ t_s } = {}) { return this.event("pause", t_s); }
   resume({ t_s } = {}) { return this.event("resume", t_s); }
   end({ t_s } = {}) { return this.event("end", t_s); }
-  prompt({ t_s } = {}) { return this.event("prompt", t_s); }
-  // The provider said output_audio_buffer.stopped: the open beat has its event (a rule may end it sooner).
-  providerStopped({ t_s } = {}) { return this.event("stopped", t_s); }
+  prompt({ t_s } = {}) { this.promptedSince = true; return this.event("prompt", t_s); }
+  // The provider said output_audio_buffer.stopped: the open beat has its event (a rule may end it sooner). Only
+  // the beat's own counts, as the replay takes it: none after the page's prompt, none of another response (an
+  // acknowledgment's) where both ids are known. Returns its time, or null where it is not the beat's.
+  providerStopped({ t_s, response_id = null } = {}) {
+    if (this.promptedSince) return null;
+    if (response_id !== null && this.beatResponse != null && response_id !== this.beatResponse) return null;
+    return this.event("stopped", t_s);
+  }
 
   event(kind, t_s, fields = {}) {
     const t = t_s === undefined ? this.nowS() : t_s;
@@ -573,6 +583,7 @@ class SpeechClock extends EventTarget {
     const type = { terminal: "terminal_response", stopped: "clock.stopped" }[e.kind] || e.kind;
     const extra = {};
     if (e.kind === "terminal" && e.linger_s != null) extra.linger_s = e.linger_s;
+    if (e.kind === "terminal" && e.response_id != null) extra.response_id = e.response_id;
     if (e.reason) extra.reason = e.reason;
     if (e.cause) extra.cause = e.cause;
     // The first frame at or after its time: the replay applies it before the same tick the clock did.

@@ -110,13 +110,16 @@ export declare class SpeechClock extends EventTarget {
   start(): Promise<this>;
   stop(): this;
   sync(): Promise<void>;
-  terminalResponse(options?: EventTime & { linger_s?: number | null }): number;
+  /** `response_id`: the provider's response this beat is (its `output_audio_buffer.stopped` is the beat's own). */
+  terminalResponse(options?: EventTime & { linger_s?: number | null; response_id?: string | null }): number;
   pause(options?: EventTime): number;
   resume(options?: EventTime): number;
   end(options?: EventTime): number;
   prompt(options?: EventTime): number;
   /** The provider said `output_audio_buffer.stopped` for the guide's response: the open beat has its event. */
-  providerStopped(options?: EventTime): number;
+  /** The beat's own event only: null (ignored) after the page's `prompt()`, or where `response_id` is another
+   * response's than the beat's terminal response. */
+  providerStopped(options?: EventTime & { response_id?: string | null }): number | null;
   event(kind: "terminal" | "pause" | "resume" | "end" | "prompt" | "stopped", t_s?: number, fields?: { linger_s?: number | null }): number;
   poll(): SpeechClockState | "quiet";
   tick(level: number, t_s: number): SpeechClockState | "quiet";
