@@ -556,3 +556,41 @@ def test_a_reading_a_quantum_after_its_frame_agrees_when_the_page_polled_not_on_
     else:
         assert a["n_exact"] == ticks.size - moved and a["n_ahead"] == 0 and a["n_floor_disagree"] > 0
         assert not all(r["passed"] for r in agreed) and not any("render quantum" in r["detail"] for r in agreed)
+
+
+def test_logged_quiet_allows_the_page_s_own_tick_intervals_where_it_logged_its_levels(cli, tmp_path):
+    """The page decides on its own ticks (its clock.level readings), the replay on the recording's grid: a logged
+    declaration off by more than the replay's tick fails unless the page's ticks there were as far apart, and one
+    off by more than both fails whatever the page logged."""
+    import shutil
+
+    name = "tour-en-us-48k"
+    lines = [json.loads(x) for x in (RECORDINGS / f"{name}.events.jsonl").read_text().splitlines()]
+    quiet = [x for x in lines if x["type"] == "clock.quiet"]
+    assert quiet and all("t_ms" in x or "t" in x for x in quiet)
+    end_ms = max(x.get("t_ms", x.get("t", 0) * 1000) for x in lines)
+
+    def passes(shift_s: float, reads_every_s: float | None) -> bool:
+        folder = tmp_path / f"{shift_s}-{reads_every_s}"
+        folder.mkdir()
+        shutil.copy(RECORDINGS / f"{name}.webm", folder)
+        out = []
+        for x in lines:
+            if x["type"] == "clock.quiet":
+                x = {**x, "t_ms": x["t_ms"] + 1000 * shift_s} if "t_ms" in x else {**x, "t": x["t"] + shift_s}
+            out.append(x)
+        if reads_every_s is not None:
+            t0 = next(x.get("t_ms") for x in lines if x["type"] == "recording.started")
+            n = int(end_ms / 1000 / reads_every_s)
+            out += [{"type": "clock.level", "t_ms": t0 + 1000 * k * reads_every_s, "level": 0.0} for k in range(n)]
+        (folder / f"{name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in out))
+        result = cli("check", folder, "--allow-defaults", "--format", "json")
+        found = [r for r in json.loads(result.stdout)["results"] if r["check"] == "logged-quiet"]
+        assert found and all(r["applicable"] for r in found)
+        return all(r["passed"] for r in found)
+
+    tick = 1 / 60
+    assert passes(0.0, None)
+    assert not passes(1.6 * tick, None)
+    assert passes(1.6 * tick, 2 * tick)
+    assert not passes(3.5 * tick, 2 * tick)
