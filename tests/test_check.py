@@ -129,6 +129,18 @@ def test_comfort_noise_above_the_floor_fails_the_noise_check(cli, corpus, rng):
         line,
     ), line
     assert "cannot work" not in result.stdout
+    # The hint is what a replay shows: at its floor, quiet times at both ends of its interval end every beat of
+    # that recording right.
+    import clock as api
+    from clock.core.derive import judge
+
+    hint = re.search(r"at floor ([0-9.e-]+) a quiet time above ([0-9.]+) s(?: and up to ([0-9.]+) s)?", line)
+    assert hint is not None
+    floor, low = float(hint.group(1)), float(hint.group(2))
+    high = float(hint.group(3)) if hint.group(3) else low + 1.0
+    (obs,) = [o for o in api.load_corpus([corpus], cache=False).observations if o.name == f"{WAV}.wav"]
+    for quiet in (low + 0.01, high):
+        assert judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=10.0).n_failed == 0, (floor, quiet)
 
 
 def test_junit_has_a_testcase_per_recording_and_check(cli, corpus, tmp_path):

@@ -373,7 +373,7 @@ def check_recording(
         found = replayed()
     # The checks read the beats the clock saw a tick of: an unheard beat has no speech, gap or decision.
     seen = heard(found)
-    replay = _LevelReplay(obs, th, found, seen, narration_pause_s, classes.speech) if has_beats else None
+    replay = _LevelReplay(obs, th, found, seen, classes.speech) if has_beats else None
     fl = f"floor {th.floor:g}"
     noise_label = f"noise p{NOISE_PERCENTILE:g}"
     if rec.noise_high is None:
@@ -978,10 +978,9 @@ class _LevelReplay:
         th: Thresholds,
         found: Sequence[Beat],
         seen: Sequence[Beat],
-        pause: float | None,
         speech: np.ndarray,
     ) -> None:
-        self.obs, self.th, self.found, self.pause, self.speech = obs, th, found, pause, speech
+        self.obs, self.th, self.found, self.speech = obs, th, found, speech
         # The beats in which the guide speaks at the setting: one silent at another floor is lost there.
         self.speaking = np.zeros(len(found), bool)
         self.speaking[[b.index for b in seen if b.outcome != "silent"]] = True
@@ -1017,7 +1016,7 @@ class _LevelReplay:
 
     def any_floor_works(self) -> tuple[float, float, float, int] | None:
         """A floor at which some quiet time ends every beat right (see :func:`clock.core.evidence.floor_that_works`)."""
-        return floor_that_works(self.obs, narration_pause_s=self.pause or 0.0, spoke=self.spoke)
+        return floor_that_works(self.obs, spoke=self.spoke, onset_timeout_s=self.th.onset_timeout_s)
 
 
 def _level_verdict(

@@ -33,6 +33,7 @@ from .beats import (
     analyse,
     beat_stops,
     beats,
+    failing_beats,
     heard,
     narration_pause_s,
     outpaced_line,
@@ -1010,7 +1011,11 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
 
 
 def floor_that_works(
-    obs: Observation, *, narration_pause_s: float = 0.0, spoke: Sequence[bool] | None = None
+    obs: Observation,
+    *,
+    narration_pause_s: float = 0.0,
+    spoke: Sequence[bool] | None = None,
+    onset_timeout_s: float = float("inf"),
 ) -> tuple[float, float, float, int] | None:
     """A floor at which some quiet time ends every beat of one recording right, replayed on a ladder.
 
@@ -1019,9 +1024,12 @@ def floor_that_works(
     (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
     to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
     exists, with every beat in ``spoke`` (where the guide spoke, as derive
-    tells speech) heard. Returns ``(floor, need_s, room_s, n_floors)``, or
-    None when no floor of the ladder works: only then can a level-floor clock
-    not work on the recording.
+    tells speech) heard, and the replay holds it: no beat fails at the
+    interval's ends (just above ``need_s``, and at ``room_s``, or a second
+    past ``need_s`` where no bound limits it) with ``onset_timeout_s``, so a
+    line that names the interval is what a replay shows. Returns ``(floor,
+    need_s, room_s, n_floors)``, or None when no floor of the ladder works:
+    only then can a level-floor clock not work on the recording.
     """
     assert obs.events is not None
     level = obs.trace.level
@@ -1036,7 +1044,10 @@ def floor_that_works(
         spoken = a.spoken()
         every = bool(spoken.all()) if spoke is None else not bool((np.asarray(spoke, bool) & ~spoken).any())
         if every and spoken.any() and need < room:
-            return f, max(need, 0.0), room, len(floors)
+            low = max(need, 0.0) + 0.01
+            ends = [q for q in (min(low, room), room if room < float("inf") else low + 1.0) if q > 0]
+            if not failing_beats(a, quiets_s=ends, onset_timeout_s=onset_timeout_s).any():
+                return f, max(need, 0.0), room, len(floors)
     return None
 
 
