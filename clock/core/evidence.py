@@ -1013,7 +1013,6 @@ def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ig
 def floor_that_works(
     obs: Observation,
     *,
-    narration_pause_s: float = 0.0,
     spoke: Sequence[bool] | None = None,
     onset_timeout_s: float = float("inf"),
 ) -> tuple[float, float, float, int] | None:

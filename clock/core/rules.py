@@ -85,11 +85,13 @@ from .beats import (
     OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RECORDING_ENDED,
     RULES,
     SILENT,
     STALLED,
     STOPPED,
     STOPPED_QUIET,
+    SUPERSEDED,
     UNHEARD,
     BeatAnalysis,
     BeatStop,
@@ -291,6 +293,8 @@ class RuleResult:
     n_beats : int
         Beats judged (the clock heard them).
     n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_no_event, n_aborted, n_silent : int
+    n_superseded, n_recording_ended : int
+        Beats a terminal response superseded, or the recording's end cut, first: not the rule's doing.
     n_evidence : int
         Beats with speech the rule decided on its own terms: for a rule
         that uses the provider's event, those that had it; for the level
@@ -318,6 +322,8 @@ class RuleResult:
     margin_kept: bool
     dead_air: DeadAir
     beats: tuple[BeatCost, ...]
+    n_superseded: int = 0
+    n_recording_ended: int = 0
 
     @property
     def n_failed(self) -> int:
@@ -488,7 +494,7 @@ def replay_rule(
         The margin the hangover must keep over the quiet it bridges.
     """
     costs: list[BeatCost] = []
-    counts = dict.fromkeys((OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT), 0)
+    counts = dict.fromkeys((*OUTCOMES, NO_EVENT), 0)
     evidence = n_beats = 0
     for name, a, given in recordings:
         t = a.t_s
@@ -511,7 +517,7 @@ def replay_rule(
                     outcome = judge_declared(b, declared, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
             if spoken and (not rule.uses_event or event is not None):
                 evidence += 1
-            counts[outcome if outcome in counts else SILENT] += 1
+            counts[outcome] += 1
             word = None if b.last_word_tick is None else float(t[b.last_word_tick])
             at = None if declared is None else float(t[declared])
             air = (
@@ -538,6 +544,8 @@ def replay_rule(
         kept,
         dead_air(costs),
         tuple(costs),
+        counts[SUPERSEDED],
+        counts[RECORDING_ENDED],
     )
 
 
