@@ -557,3 +557,17 @@ def test_a_recommendation_outside_the_grid_is_never_drawn_on_a_grid_point_and_th
     assert f"recommended: floor {floor:g}, quiet {quiet:g} s, drawn at the grid's edge: {said}" in labels
     inside = sweep(obs, floors=[0.002, 0.025, 0.05], quiets_s=grid("1.0:3.0:0.2"))
     assert outside_grid(inside) == "" and "outside the grid" not in recommended_line(inside)
+
+
+def test_a_floor_over_a_recording_s_window_reads_as_a_signed_distance_not_a_double_minus():
+    """The status column says where the floor stands in each window, signed: above its bottom (+), under or over
+    its top (- or +); never "--3.8 dB"."""
+    from types import SimpleNamespace
+
+    from clock.report.text import recording_rows
+
+    rec = SimpleNamespace(name="r.wav", window=(0.001, 0.002), noise_median=0.0005, noise_high=0.001, speech_low=0.003)
+    for floor, want in ((0.0015, "+3.5 dB / -2.5 dB"), (0.0030, "+9.5 dB / +3.5 dB"), (0.0008, "-1.9 dB / -8.0 dB")):
+        d = SimpleNamespace(floor=SimpleNamespace(recordings=[rec], outside=(), floor=floor))
+        (row,) = recording_rows(d)[1]
+        assert row[-1] == want

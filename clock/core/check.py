@@ -380,8 +380,8 @@ def check_recording(
         result("noise-level", [], _Finding(None, "no silence ticks", fl, None, th.floor, "RMS"), False)
     elif rec.window is None and rec.speech_low is not None:
         evidence = (
-            f"{noise_label} {rec.noise_high:.5f} within {margins.floor_margin_db:g} dB of speech "
-            f"p{margins.speech_percentile:g} {rec.speech_low:.5f}"
+            f"{noise_label} {_rms(rec.noise_high)} within {margins.floor_margin_db:g} dB of speech "
+            f"p{margins.speech_percentile:g} {_rms(rec.speech_low)}"
         )
         finding = _Finding(rec.noise_loudest_s, evidence, fl, rec.noise_high, th.floor, "RMS")
         if replay is None:
@@ -391,18 +391,18 @@ def check_recording(
             _level_verdict("noise-level", finding, replay, +1, result, hopeless=True)
     else:
         noise = rec.noise_high
-        finding = _Finding(rec.noise_loudest_s, f"{noise_label} {noise:.5f}", fl, noise, th.floor, "RMS")
+        finding = _Finding(rec.noise_loudest_s, f"{noise_label} {_rms(noise)}", fl, noise, th.floor, "RMS")
         if noise < th.floor or replay is None:
             result("noise-level", [finding] if noise >= th.floor else [], replace(finding, t_s=None))
         else:
             _level_verdict("noise-level", finding, replay, +1, result)
     need = th.floor * 10 ** (margins.floor_margin_db / 20)
-    want = f"floor + {margins.floor_margin_db:g} dB = {need:.5f}"
+    want = f"floor + {margins.floor_margin_db:g} dB = {_rms(need)}"
     if rec.speech_low is not None:
         low = rec.speech_low
         quiet_ticks = np.flatnonzero(classes.speech & (trace.level < need))
         where = float(trace.t_s[quiet_ticks[0]]) if quiet_ticks.size else None
-        finding = _Finding(where, f"speech p{margins.speech_percentile:g} {low:.5f}", want, low, need, "RMS")
+        finding = _Finding(where, f"speech p{margins.speech_percentile:g} {_rms(low)}", want, low, need, "RMS")
         if low >= need or replay is None:
             result("speech-level", [finding] if low < need else [], replace(finding, t_s=None))
         else:
@@ -853,6 +853,12 @@ def _page_tick_s(page_ticks_s: Sequence[float], b: Beat) -> float:
     lo, hi = bisect_left(page_ticks_s, b.terminal_s), bisect_right(page_ticks_s, b.logged_quiet_s)
     near = page_ticks_s[max(lo - 1, 0) : min(hi + 1, len(page_ticks_s))]
     return max((y - x for x, y in zip(near, near[1:])), default=0.0)
+
+
+def _rms(x: float) -> str:
+    """A level in a line: five decimals, or three significant digits where five decimals would read as 0 (a
+    level above digital silence is never said as 0)."""
+    return f"{x:.5f}" if x == 0 or abs(x) >= 5e-6 else f"{x:.3g}"
 
 
 def _logged_quiet(

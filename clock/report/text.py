@@ -534,9 +534,10 @@ def recording_rows(d: Derivation) -> tuple[list[str], list[list[Any]]]:
         elif r.name in f.outside:
             status = "outside"
         elif f.floor is not None:
+            # Signed: from the window's bottom (positive: above it) and from its top (negative: under it).
             above = _db(f.floor) - _db(r.window[0]) if r.window[0] > 0 else float("inf")
-            status = ("above 0" if above == float("inf") else f"+{above:.1f} dB") + (
-                f" / -{_db(r.window[1]) - _db(f.floor):.1f} dB"
+            status = ("above 0" if above == float("inf") else f"{above:+.1f} dB") + (
+                f" / {_db(f.floor) - _db(r.window[1]):+.1f} dB"
             )
         else:
             status = "-"
