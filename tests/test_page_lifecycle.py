@@ -133,8 +133,37 @@ async function stopped(path) {
   await Promise.all([send.close(), ctx.close()]);
   return {detail, beats, types: seen.map(([type]) => type)};
 }
+async function causes() {
+  // A terminal response at 0.1 s; the clock (quiet 0.15 s) declares in the 0.4-0.6 s pause and the page prompts
+  // then (its own prompt); a second terminal response at 0.7 s, and a prompt at 0.9 s while the guide speaks (the
+  // visitor's). Each told now, as a live page tells them.
+  const {ctx, analyser} = offline(2);
+  const lines = [];
+  const capture = {
+    log: (type, fields = {}) => lines.push({type, ...fields}),
+    logLevel: (level, fields = {}) => fields.frame,
+  };
+  const clock = new SpeechClock(analyser, {quiet_s: 0.15}, {path: 'poll', capture});
+  let declared = false, step = 0;
+  clock.addEventListener('quiet', () => { declared = true; });
+  const at = (k) => ctx.suspend(k / 60).then(() => {
+    const now = ctx.currentTime;
+    if (step === 0 && now >= 0.1) { clock.terminalResponse(); step = 1; }
+    else if (step === 1 && declared) { clock.prompt(); step = 2; }
+    else if (step === 2 && now >= 0.7) { clock.terminalResponse(); step = 3; }
+    else if (step === 3 && now >= 0.9) { clock.prompt(); step = 4; }
+    clock.poll();
+    if (k < 110) at(k + 1);
+    ctx.resume();
+  });
+  at(0);
+  await ctx.startRendering();
+  await clock.finish();
+  return lines.filter((x) => x.type === 'prompt');
+}
 (async () => {
   const out = {};
+  out.causes = await causes();
   for (const path of ['poll', 'worklet']) out[`aborts-${path}`] = await aborts(path);
   out.late = await late();
   // The live parts at once (each on its own contexts).
@@ -209,3 +238,7 @@ def test_a_stopped_track_ends_the_open_beat_as_ended_never_quiet(results, path):
     (beat,) = r["beats"]
     assert beat["ended"] == "track-ended" and beat["aborted"] and beat["quiet_declared_s"] is None
     assert "quiet" not in r["types"]
+
+
+def test_a_prompt_told_now_says_who_caused_it_the_page_after_its_clock_declared_else_the_visitor(results):
+    assert [x.get("cause") for x in results["causes"]] == ["page", "visitor"]

@@ -1334,8 +1334,7 @@ def _moved(
     before it); speech that runs into the next response stalls it (at the level it had, the clock never declares),
     into the end of the recording ends it there, into an ``end`` the visitor's."""
     assert a.last_word_tick is not None
-    n = t.size
-    kd = int(np.searchsorted(t, declared_s, side="left")) if declared_s == declared_s else -1
+    n, ka = t.size, a.life_end_tick
     join_s = max(a.pause_s, MIN_GAP_S)
     later = speech_idx[(speech_idx >= a.bound_tick) & (speech_idx < a.life_end_tick)]
     last = a.last_word_tick
@@ -1350,7 +1349,6 @@ def _moved(
             elif gap > join_s + EPS_S:
                 break
             last = re_
-    ka, n = a.life_end_tick, t.size
     if stop == 0 and last < ka - 1:
         # Nothing stops the beat's life before the recording ends: the silence runs on to the recording's end,
         # the world's bound (a quiet time longer than it finds the recording ended, not a failure).
@@ -1371,6 +1369,7 @@ def _moved(
         # audio queued after it: its end is not seen, and the silence after it is taken to run on. Where this floor
         # hears sound the page's clock took for silence (noise, word tails), at the level it had the clock never
         # declares: the beat stalls.
+        kd = int(np.searchsorted(t, declared_s, side="left")) if declared_s == declared_s else -1
         heard_quiet = 0 <= kd < n and not bool(speech[kd])
         room = float("inf") if heard_quiet or declared_s != declared_s else float("-inf")
         return replace(out, cause=PAGE, past_bound=True, room_s=room, bound=a.bound, speech_at_bound=True)

@@ -547,9 +547,12 @@ class SpeechClock extends EventTarget {
 
   event(kind, t_s, fields = {}) {
     const t = t_s === undefined ? this.nowS() : t_s;
-    // Who caused a prompt or an end (the tool's replay moves the page's own with its declaration): the page,
-    // once its clock has declared the beat it ends; the visitor (a question, a barge-in, End) before that.
-    if ((kind === "prompt" || kind === "end") && this.beatOpened) fields = { ...fields, cause: this.beatDeclared ? "page" : "visitor" };
+    // Who caused a prompt or an end told now (the tool's replay moves the page's own with its declaration): the
+    // page, once its clock has declared the beat it ends; the visitor (a question, a barge-in, End) before that.
+    // One told ahead of its time is left to the log's clock.quiet lines (the clock has not decided up to it).
+    if ((kind === "prompt" || kind === "end") && this.beatOpened && t_s === undefined) {
+      fields = { ...fields, cause: this.beatDeclared ? "page" : "visitor" };
+    }
     if (kind === "terminal") { this.beatOpened = true; this.beatDeclared = false; }
     if (kind === "prompt") {  // only logged
       this.logEvent({ kind, t_s: t, ...fields });
