@@ -81,7 +81,7 @@ class Recording:
         trace = _levels(self.samples)
         log = EventLog(
             tuple(
-                Event(kind, kind, t, i + 1, extra.get("linger_s"), None, extra.get("cause"))
+                Event(kind, kind, t, i + 1, extra.get("linger_s"), extra.get("response_id"), extra.get("cause"))
                 for i, (kind, t, extra) in enumerate(self.events)
             )
         )
@@ -139,8 +139,14 @@ def _page_declares(x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: f
     return None
 
 
-def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
-    """The recording a page at this setting makes of ``voice`` (see the module notes)."""
+def record(
+    voice: VoiceDraw, *, floor: float, quiet_s: float, linger_s: float = LINGER_S, provider: bool = False
+) -> Recording:
+    """The recording a page at this setting makes of ``voice`` (see the module notes).
+
+    ``provider``: the log also has the provider's ``output_audio_buffer.stopped`` for each narration, 0 to 0.3 s
+    after its last sample, with the terminal response's ``response_id``.
+    """
     pieces: list[tuple[float, np.ndarray]] = []
     events: list[tuple[str, float, dict]] = []
     played: list[Played] = []
@@ -164,7 +170,7 @@ def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
         if b.ack is not None:
             busy = place(max(prompt + b.ack_latency_s, busy), b.ack)
         terminal = prompt + b.backend_s
-        events.append(("terminal", terminal, {"linger_s": LINGER_S}))
+        events.append(("terminal", terminal, {"linger_s": linger_s, "response_id": f"r{j}"}))
         cursor = max(terminal + b.onset_s, busy)
         for i, sentence in enumerate(b.sentences):
             if b.barge_in_at is not None and i == len(b.sentences) - 1:
@@ -173,6 +179,9 @@ def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
             if i < len(b.pauses_s):
                 cursor += b.pauses_s[i]
         busy = narration_end = cursor
+        if provider:
+            drained = narration_end + 0.3 * ((j * 7919) % 10) / 10  # (a fixed spread: the draw stays the same)
+            events.append(("output_audio_buffer.stopped", drained, {"response_id": f"r{j}"}))
         if b.barge_in_at is not None:
             # The visitor speaks up in the last sentence: the provider cuts the audio, the page prompts again.
             played.append(Played(terminal, narration_end, None, "barge-in"))
@@ -191,7 +200,7 @@ def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
             prompt = None
             break
         events.append(("clock.quiet", declared, {}))
-        prompt = declared + LINGER_S
+        prompt = declared + linger_s
     last_word = max(p.narration_end_s for p in played)
     if prompt is not None:
         events.append(("end", prompt, {}))
@@ -208,16 +217,18 @@ def record(voice: VoiceDraw, *, floor: float, quiet_s: float) -> Recording:
 
 
 @cache
-def _cached_record(voice: VoiceDraw, floor: float, quiet_s: float) -> Recording:
-    return record(voice, floor=floor, quiet_s=quiet_s)
+def _cached_record(
+    voice: VoiceDraw, floor: float, quiet_s: float, linger_s: float = LINGER_S, provider: bool = False
+) -> Recording:
+    return record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s, provider=provider)
 
 
-def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float) -> list[str]:
+def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float, linger_s: float = LINGER_S) -> list[str]:
     """The beats a page at this setting ends wrong, by re-simulating each tour at it: ``name beat k: premature``
     (declared before the narration's last word) or ``stalled`` (never declared while the beat was open)."""
     out = []
     for v in voices:
-        rec = _cached_record(v, floor, quiet_s)
+        rec = _cached_record(v, floor, quiet_s, linger_s)
         for k, p in enumerate(rec.played):
             if p.ended_by != "page":
                 continue

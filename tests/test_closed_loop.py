@@ -203,3 +203,19 @@ def test_a_log_without_clock_quiet_lines_infers_the_page_s_declarations_from_the
             own = _quietly(beats, o.trace, o.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
             guessed = _quietly(beats, o.trace, inferred, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
             assert [(b.outcome, b.cause) for b in guessed] == [(b.outcome, b.cause) for b in own]
+
+
+def test_the_provider_s_own_stopped_says_where_a_narration_that_ran_past_the_page_s_prompt_ends():
+    """A page that lingers 0.2 s prompts before the guide resumes after a 2.6-3.1 s pause (0.1-0.4 s after the
+    prompt, too late for the narration to be told from the next response's audio by its timing). With the
+    provider's ``output_audio_buffer.stopped`` for each beat's own response, the beat's narration is its speech up
+    to that event: a setting that re-simulates right fails no beat, one too short fails what it fails."""
+    voices = list(long_pauses(1))
+    obs = [_cached_record(v, FLOOR, PAGE_Q, 0.2, True).observation() for v in voices]
+    for quiet in (2.7, 3.3):
+        edge = _borderline(voices, quiet)
+        expected = sorted(
+            x for x in truth(voices, floor=FLOOR, quiet_s=quiet, linger_s=0.2) if x.rsplit(":", 1)[0] not in edge
+        )
+        found = sorted(x for x in _failing_beats(obs, floor=FLOOR, quiet_s=quiet) if x.rsplit(":", 1)[0] not in edge)
+        assert found == expected, quiet

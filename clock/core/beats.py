@@ -102,7 +102,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError, SpeechClockWarning
-from .causes import CAUSE_NAMES, PAGE, UNKNOWN_CAUSE, VISITOR, WORLD, bound_causes, page_declared, page_ends
+from .causes import (
+    CAUSE_NAMES,
+    PAGE,
+    UNKNOWN_CAUSE,
+    VISITOR,
+    WORLD,
+    bound_causes,
+    own_stopped,
+    page_declared,
+    page_ends,
+)
 from .events import Event, EventLog
 from .levels import LevelTrace
 from .outcome import (
@@ -754,6 +764,7 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
         "stop_terminal": np.array([e.kind == "terminal" for e in queue], bool),
         "cause": bound_causes(events),
         "declared": page_declared(events),
+        "own_stop": own_stopped(events),
         "bound_times": bound_times,
         "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
         "term_t": term_t,
@@ -1213,7 +1224,7 @@ def analyse(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
             "acknowledgment" if bound_s is not None else BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
-            float(base["declared"][j]),
+            float(base["declared"][j]), float(base["own_stop"][j]),
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
@@ -1243,7 +1254,7 @@ def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> di
     wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
     return {
         "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "stop": stop, "cause": log["cause"], "term_t": term_t,
-        "declared": log["declared"],
+        "declared": log["declared"], "own_stop": log["own_stop"],
         "spans": spans, "bound_s": bound_s,
         "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
         "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
@@ -1299,9 +1310,11 @@ def _analyse_beat(
     cause: str = UNKNOWN_CAUSE,
     stop: int = 0,
     declared_s: float = float("nan"),
+    own_stop_s: float = float("nan"),
 ) -> BeatAnalysis:
     """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`),
-    ``declared_s`` where the page's clock declared it (NaN: not known)."""
+    ``declared_s`` where the page's clock declared it, ``own_stop_s`` when the provider said the beat's own
+    response's audio drained (NaN: not known)."""
     a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans)
     a = replace(a, cause=cause)
     if not a.spoken:
@@ -1314,7 +1327,7 @@ def _analyse_beat(
         return replace(a, cause=PAGE, room_s=float("-inf"), speech_at_bound=True)
     if cause != PAGE:
         return a
-    return _moved(a, t, speech, speech_idx, spans, stop, declared_s)
+    return _moved(a, t, speech, speech_idx, spans, stop, declared_s, own_stop_s)
 
 
 def _moved(
@@ -1325,6 +1338,7 @@ def _moved(
     spans: tuple[tuple[float, float], ...],
     stop: int,
     declared_s: float,
+    own_stop_s: float = float("nan"),
 ) -> BeatAnalysis:
     """A spoken beat whose bound the page caused, as a replay at any setting sees it: the bound moves with the
     replayed declaration, so the silence after the last word continues at the level it had (room inf). Where the
@@ -1332,7 +1346,9 @@ def _moved(
     dip between words), that speech is the beat's own narration, up to the first longer silence or the end of the
     beat's life (speech that begins within RESPONSE_MIN_S of the bound is the narration's whatever the silence
     before it); speech that runs into the next response stalls it (at the level it had, the clock never declares),
-    into the end of the recording ends it there, into an ``end`` the visitor's."""
+    into the end of the recording ends it there, into an ``end`` the visitor's. Where the provider said when the
+    beat's own response's audio drained (``own_stop_s``, by its ``response_id``), the narration is the speech
+    that begins before that, whatever the silences in it."""
     assert a.last_word_tick is not None
     n, ka = t.size, a.life_end_tick
     join_s = max(a.pause_s, MIN_GAP_S)
@@ -1344,7 +1360,10 @@ def _moved(
         ends = np.concatenate([later[breaks], [later[-1]]]).tolist()
         for rs, re_ in zip(starts, ends):
             gap = float(_unpaused(float(t[last]), t[rs : rs + 1], spans)[0])
-            if last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
+            if own_stop_s == own_stop_s:  # (the provider's own word: its audio up to then is the beat's)
+                if float(t[rs]) >= own_stop_s:
+                    break
+            elif last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
                 join_s = max(join_s, gap)  # (no answer to the prompt is heard this soon: the narration goes on)
             elif gap > join_s + EPS_S:
                 break
@@ -1628,6 +1647,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     b_n = kept.size
     k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
     cause0, stop0, declared0 = base["cause"][kept], base["stop"][kept], base["declared"][kept]
+    own0 = base["own_stop"][kept]
     bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
     code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
     # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
@@ -1696,6 +1716,8 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
     gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
     soon = t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S
+    # (where the provider said when the beat's own audio drained, speech that begins before it is the beat's)
+    soon |= t[np.minimum(s[nx], max(n - 1, 0))] < np.nan_to_num(own0, nan=-np.inf)
     on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + EPS_S) | soon)))
     on |= page & (stop0 == 0)  # (the recording's end bounds it: see _moved)
     # A floor that hears sound at the page's declaration, on into the bound, stalls whatever the bound (see
@@ -1718,6 +1740,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
             a = _analyse_beat(
                 int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
                 int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
+                float(own0[i]),
             )  # fmt: skip
             spoken[j, i] = a.spoken
             if not a.spoken:

@@ -40,7 +40,17 @@ from numpy.typing import NDArray
 
 from .events import EventLog
 
-__all__ = ["CAUSE_NAMES", "PAGE", "UNKNOWN_CAUSE", "VISITOR", "WORLD", "bound_causes", "page_declared", "page_ends"]
+__all__ = [
+    "CAUSE_NAMES",
+    "PAGE",
+    "UNKNOWN_CAUSE",
+    "VISITOR",
+    "WORLD",
+    "bound_causes",
+    "own_stopped",
+    "page_declared",
+    "page_ends",
+]
 
 #: The causes of a bound (see the module notes), in the order of their codes.
 UNKNOWN_CAUSE, PAGE, VISITOR, WORLD = "unknown", "page", "visitor", "world"
@@ -98,6 +108,22 @@ def page_declared(events: EventLog) -> NDArray[np.float64]:
         i = bisect_left(quiets, term.t_s)
         if i < len(quiets) and quiets[i] <= hi:
             out[j] = quiets[i]
+    return out
+
+
+def own_stopped(events: EventLog) -> NDArray[np.float64]:
+    """When the provider said each beat's own response's audio drained: the first ``output_audio_buffer.stopped``
+    after the beat's terminal response whose ``response_id`` is the terminal response's (NaN where either has no
+    id, or there is none). Where the guide's audio ran on past the page's early prompt, the beat's narration is
+    its speech up to it."""
+    out = np.full(len(events.terminals), np.nan)
+    stops = [e for e in events.of_kind("output_audio_buffer.stopped") if e.response_id is not None]
+    for j, term in enumerate(events.terminals):
+        if term.response_id is None:
+            continue
+        found = next((e.t_s for e in stops if e.response_id == term.response_id and e.t_s >= term.t_s), None)
+        if found is not None:
+            out[j] = found
     return out
 
 
