@@ -682,7 +682,8 @@ def page_declarations(trace: LevelTrace, events: EventLog) -> EventLog:
     A log without ``clock.quiet`` lines, with prompts or ends, whose ``clock.setting`` says what the page ran:
     the replay at that setting and rule says where the page's clock declared each beat quiet, so the causes of
     its bounds are known (:mod:`clock.core.causes`; ``EventLog.causes_from`` is then ``"inferred"``). Any other
-    log is returned as it is.
+    log is returned as it is: the committed setting need not be what the page ran when it recorded (a log that
+    says nothing of its clock keeps its bounds as walls).
     """
     s = events.setting
     if s is None or events.of_kind("clock.quiet") or not events.of_kind("prompt", "end") or not trace.n_ticks:
@@ -765,6 +766,7 @@ def _log_arrays(events: EventLog, t_s: NDArray[np.float64]) -> dict[str, Any]:
         "cause": bound_causes(events),
         "declared": page_declared(events),
         "own_stop": own_stopped(events),
+        "linger": np.array([e.linger_s or 0.0 for e in events.terminals], np.float64),
         "bound_times": bound_times,
         "bound_codes": np.array([code[e.kind] for e in bounds], np.int8),
         "term_t": term_t,
@@ -791,6 +793,8 @@ def _lives(log: dict[str, Any], n: int) -> tuple[NDArray[np.int64], NDArray[np.i
 #: Speech that begins this soon after a prompt the page caused is not the answer to it (a round trip to the
 #: provider and its first audio take longer): it is the beat's own narration going on past the prompt.
 RESPONSE_MIN_S = 0.15
+#: A page's prompt comes this close to its clock's declaration plus the beat's linger (the page prompts on "ready").
+PROMPT_ON_TIME_S = 0.05
 
 #: What ends a beat's life (``_lives``): the end of the trace, the next terminal response, an ``end``.
 _STOPS = ("trace end", "terminal", "end")
@@ -1224,7 +1228,7 @@ def analyse(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
             "acknowledgment" if bound_s is not None else BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
-            float(base["declared"][j]), float(base["own_stop"][j]),
+            float(base["declared"][j]), float(base["own_stop"][j]), float(base["linger"][j]),
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
@@ -1254,7 +1258,7 @@ def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> di
     wait = np.where(ka > k0, _unpaused_each(term_t, last, spans), np.nan)
     return {
         "t_s": t, "end_s": end_s, "k0": k0, "ka": ka, "stop": stop, "cause": log["cause"], "term_t": term_t,
-        "declared": log["declared"], "own_stop": log["own_stop"],
+        "declared": log["declared"], "own_stop": log["own_stop"], "linger": log["linger"],
         "spans": spans, "bound_s": bound_s,
         "code": code, "kb": _bound_ticks(t, bound_s, code, k0, ka), "wait": wait,
         "unheard": np.flatnonzero(ka <= k0).astype(np.int64), "after_end": int(np.count_nonzero(k0 >= n)),
@@ -1311,6 +1315,7 @@ def _analyse_beat(
     stop: int = 0,
     declared_s: float = float("nan"),
     own_stop_s: float = float("nan"),
+    linger_s: float = 0.0,
 ) -> BeatAnalysis:
     """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`),
     ``declared_s`` where the page's clock declared it, ``own_stop_s`` when the provider said the beat's own
@@ -1327,7 +1332,8 @@ def _analyse_beat(
         return replace(a, cause=PAGE, room_s=float("-inf"), speech_at_bound=True)
     if cause != PAGE:
         return a
-    return _moved(a, t, speech, speech_idx, spans, stop, declared_s, own_stop_s)
+    on_time = declared_s == declared_s and abs(a.bound_s - (declared_s + linger_s)) <= PROMPT_ON_TIME_S
+    return _moved(a, t, speech, speech_idx, spans, stop, declared_s, own_stop_s, on_time)
 
 
 def _moved(
@@ -1339,14 +1345,16 @@ def _moved(
     stop: int,
     declared_s: float,
     own_stop_s: float = float("nan"),
+    on_time: bool = True,
 ) -> BeatAnalysis:
     """A spoken beat whose bound the page caused, as a replay at any setting sees it: the bound moves with the
     replayed declaration, so the silence after the last word continues at the level it had (room inf). Where the
     guide spoke on past the bound (speech that follows the last word within the beat's longest pause, at least a
     dip between words), that speech is the beat's own narration, up to the first longer silence or the end of the
-    beat's life (speech that begins within RESPONSE_MIN_S of the bound is the narration's whatever the silence
-    before it); speech that runs into the next response stalls it (at the level it had, the clock never declares),
-    into the end of the recording ends it there, into an ``end`` the visitor's. Where the provider said when the
+    beat's life (speech that begins within RESPONSE_MIN_S of a bound that came as the page prompts, its declaration
+    plus the beat's linger, is the narration's whatever the silence before it); speech that runs into the next
+    response stalls it (at the level it had, the clock never declares), into the end of the recording ends it
+    there, into an ``end`` the visitor's. Where the provider said when the
     beat's own response's audio drained (``own_stop_s``, by its ``response_id``), the narration is the speech
     that begins before that, whatever the silences in it."""
     assert a.last_word_tick is not None
@@ -1363,7 +1371,7 @@ def _moved(
             if own_stop_s == own_stop_s:  # (the provider's own word: its audio up to then is the beat's)
                 if float(t[rs]) >= own_stop_s:
                     break
-            elif last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
+            elif on_time and last == a.last_word_tick and float(t[rs]) < a.bound_s + RESPONSE_MIN_S:
                 join_s = max(join_s, gap)  # (no answer to the prompt is heard this soon: the narration goes on)
             elif gap > join_s + EPS_S:
                 break
@@ -1647,7 +1655,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     b_n = kept.size
     k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
     cause0, stop0, declared0 = base["cause"][kept], base["stop"][kept], base["declared"][kept]
-    own0 = base["own_stop"][kept]
+    own0, linger0 = base["own_stop"][kept], base["linger"][kept]
     bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
     code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
     # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
@@ -1715,7 +1723,8 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     nx = np.minimum(ib + 1, last_run)
     follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
     gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
-    soon = t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S
+    on_time = np.abs(bound_s - (declared0 + linger0)) <= PROMPT_ON_TIME_S  # (NaN where not declared: False)
+    soon = on_time & (t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S)
     # (where the provider said when the beat's own audio drained, speech that begins before it is the beat's)
     soon |= t[np.minimum(s[nx], max(n - 1, 0))] < np.nan_to_num(own0, nan=-np.inf)
     on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + EPS_S) | soon)))
@@ -1740,7 +1749,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
             a = _analyse_beat(
                 int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
                 int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
-                float(own0[i]),
+                float(own0[i]), float(linger0[i]),
             )  # fmt: skip
             spoken[j, i] = a.spoken
             if not a.spoken:
