@@ -1742,10 +1742,13 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
         last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
         for lo_p, hi_p in spans:
             touched |= (lo_p <= last_t) & (hi_p > term_s)
-    for j in range(n_f) if touched.any() or on.any() else ():
+    for j in range(n_f):
+        alone = np.flatnonzero(touched | on[j])
+        if not alone.size:
+            continue
         speech = r > j
         idx = np.flatnonzero(speech)
-        for i in np.flatnonzero(touched | on[j]).tolist():
+        for i in alone.tolist():
             a = _analyse_beat(
                 int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
                 int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
@@ -2065,15 +2068,11 @@ def beats(
     analysis = analyse(trace, events, floor=floor)
     pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
-    speech = trace.level > floor
     n = trace.n_ticks
     end_s = float(t[-1]) + trace.tick_s if n else 0.0
     _warn_outside(events, end_s)
     logged = [e.t_s for e in events.of_kind("clock.quiet")]
     signals = _ProviderIndex(events)
-    # Speech ticks before each tick: "any speech in t[lo:hi]" in constant time.
-    spoken_before = np.zeros(n + 1, np.int32)  # int32, in place: hours hold millions of ticks
-    np.add.accumulate(speech.view(np.uint8), dtype=np.int32, out=spoken_before[1:])
     pauses = _PauseClock.from_events(events)
     terminals = events.terminals
     stops = beat_stops(events, analysis)
@@ -2089,13 +2088,10 @@ def beats(
                     narration_gaps.append((float(t[w]), float(t[e])))
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         declared = rb.quiet_declared_s
-        premature = False
-        if declared is not None:
-            lo, hi = int(np.searchsorted(t, declared, "right")), int(np.searchsorted(t, a.bound_s, "left"))
-            premature = hi > lo and bool(spoken_before[hi] > spoken_before[lo])
         declared_tick = None if declared is None else int(np.searchsorted(t, declared, "left"))
         outcome = judge_declared(a, declared_tick, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        stalled, missed = outcome == STALLED, outcome == MISSED_ONSET
+        # (the flags say the one judge's outcome: no second verdict)
+        premature, stalled, missed = outcome == PREMATURE, outcome == STALLED, outcome == MISSED_ONSET
         if outcome == OK and a.room_s == float("inf") and (declared_tick is None or declared_tick >= a.bound_tick):
             # The page's bound moved: the clock declares in the silence after the beat's last word.
             k = _declare_moved(a, t, quiet_s - EPS_S)

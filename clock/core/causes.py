@@ -117,13 +117,15 @@ def own_stopped(events: EventLog) -> NDArray[np.float64]:
     id, or there is none). Where the guide's audio ran on past the page's early prompt, the beat's narration is
     its speech up to it."""
     out = np.full(len(events.terminals), np.nan)
-    stops = [e for e in events.of_kind("output_audio_buffer.stopped") if e.response_id is not None]
+    by_id: dict[str, list[float]] = {}  # each response's events, in time order (the log's)
+    for e in events.of_kind("output_audio_buffer.stopped"):
+        if e.response_id is not None:
+            by_id.setdefault(e.response_id, []).append(e.t_s)
     for j, term in enumerate(events.terminals):
-        if term.response_id is None:
-            continue
-        found = next((e.t_s for e in stops if e.response_id == term.response_id and e.t_s >= term.t_s), None)
-        if found is not None:
-            out[j] = found
+        times = by_id.get(term.response_id) if term.response_id is not None else None
+        at = bisect_left(times, term.t_s) if times else 0
+        if times and at < len(times):
+            out[j] = times[at]
     return out
 
 
