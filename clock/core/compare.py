@@ -80,10 +80,8 @@ from .beats import (
     OUTCOMES,
     OUTPACED,
     PREMATURE,
-    RECORDING_ENDED,
     SILENT,
     STALLED,
-    SUPERSEDED,
     UNHEARD,
     FloorAnalysis,
     analyse,
@@ -92,6 +90,7 @@ from .beats import (
 )
 from .events import EventLog, Label
 from .levels import LevelTrace
+from .outcome import undone_against_reference
 from .segments import runs
 from .windows import Margins, Observation, _otsu_log_split
 
@@ -453,15 +452,8 @@ def _judge(
     # or, where the page's end bounds it, aborted while the reference spoke or outpaced after it finished).
     ref = p.reference.beats
     undone = np.array([_CODE[ref[i].undone(narration_pause_s)] for i in live.tolist()], np.int8)[:, None]
-    # A bound the page caused moves with the declaration: one the endpointer makes past it ends the beat right
-    # (the silence after the last word runs on); one it never makes stalls the beat.
-    moved = np.array([ref[i].room_s == float("inf") for i in live.tolist()], bool)[:, None]
-    undone = np.where(moved & np.isfinite(at), _CODE[OK], np.where(moved, _CODE[STALLED], undone))
-    # A bound that is not the setting's doing (the visitor's, a superseding response, the recording's end) after
-    # a silence of the reference's that held the quiet time: the endpointer had the silence and did not declare.
-    had = np.array([ref[i].room_s for i in live.tolist()], np.float64)[:, None] >= np.asarray(quiets_s)[None, :]
-    world = np.isin(undone, [_CODE[x] for x in (OUTPACED, SUPERSEDED, RECORDING_ENDED)])
-    undone = np.where(world & had, _CODE[STALLED], undone)
+    room = np.array([ref[i].room_s for i in live.tolist()], np.float64)[:, None]
+    undone = undone_against_reference(undone, room, at, np.asarray(quiets_s, np.float64))
     out = np.where(at >= bound, undone, np.where(last > at, _CODE[PREMATURE], _CODE[OK])).astype(np.int8)
     missed = (own == _CODE[SILENT]) | (own == _CODE[MISSED_ONSET])
     out = np.where(missed, _CODE[MISSED_ONSET], out)

@@ -63,6 +63,7 @@ __all__ = [
     "UNHEARD",
     "WORLD_ENDED",
     "judge",
+    "undone_against_reference",
     "undone_codes",
     "visitor",
 ]
@@ -127,6 +128,24 @@ def undone_codes(
     ended = bound == BOUND_KINDS.index("recording end")
     code = np.where(world & ended, CODE[RECORDING_ENDED], np.where(world, CODE[SUPERSEDED], code))
     return np.where(visitor(cause, bound), np.where(speaking, CODE[ABORTED], CODE[OUTPACED]), code).astype(np.int8)
+
+
+def undone_against_reference(
+    undone: NDArray[np.int8], room_s: NDArray[np.float64], declared_s: NDArray[np.float64], quiets_s: NDArray
+) -> NDArray[np.int8]:
+    """:func:`undone_codes` of beats an endpointer did not end before their bound, where a reference says where the
+    guide spoke (``room_s``: the reference's silence after its last word before the bound, inf where the page's
+    bound moves; ``declared_s``: the endpointer's declaration, inf where it made none; shapes ``(n, 1)`` against
+    ``quiets_s`` on the last axis).
+
+    A bound the page caused moves: a declaration past it ends the beat right, none stalls it. A bound that is not
+    the setting's doing (``outpaced``, ``superseded``, ``recording-ended``) after a silence of the reference's that
+    held the quiet time is a stall: the endpointer had the silence and did not declare.
+    """
+    moved = room_s == float("inf")
+    out = np.where(moved & np.isfinite(declared_s), CODE[OK], np.where(moved, CODE[STALLED], undone))
+    world = np.isin(out, [CODE[x] for x in (OUTPACED, SUPERSEDED, RECORDING_ENDED)])
+    return np.where(world & (room_s >= np.asarray(quiets_s)[None, :]), CODE[STALLED], out).astype(np.int8)
 
 
 def judge(
