@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
-from tours import words
+from tours import pink, words
 
 from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 
 RATE = 16000
+VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
+BED_S = 240.0  # a noise bed's length: longer than any tour here
 LINGER_S = 0.5
 EPS_S = 1e-9
 
@@ -54,6 +56,7 @@ class VoiceDraw:
     beats: tuple[BeatDraw, ...]
     tail_s: float = 1.5
     cut_after_last_word_s: float | None = None  # the recording ends this long after the last narration's word
+    bed: np.ndarray | None = None  # a noise bed under the whole recording (room tone, comfort noise), the page hears it
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Recording:
     samples: np.ndarray
     events: list[tuple[str, float, dict]]
     played: list[Played] = field(default_factory=list)
+    voiced: np.ndarray | None = None  # per sample: the guide's audio (not the bed) is not exactly 0
 
     def observation(self) -> Observation:
         trace = _levels(self.samples)
@@ -96,9 +100,12 @@ def draw_voice(
     pauses_s: tuple[float, float] = (0.3, 2.0),
     long_pauses_s: tuple[float, float] | None = None,
     level: float = 0.05,
+    bed_dbfs: float | None = None,
+    bed_kind: str = "pink",
 ) -> VoiceDraw:
     """A tour of ``n_beats`` beats of one voice: 2-4 sentences a beat, pauses drawn from ``pauses_s``, and in
-    each beat one pause from ``long_pauses_s`` where given (the voice's longest sentence pauses)."""
+    each beat one pause from ``long_pauses_s`` where given (the voice's longest sentence pauses); ``bed_dbfs``:
+    a noise bed (``bed_kind`` pink or white) at this RMS under the whole recording."""
     beats = []
     for _ in range(n_beats):
         n = int(rng.integers(2, 5))
@@ -117,7 +124,12 @@ def draw_voice(
                 tuple(pauses),
             )  # fmt: skip
         )
-    return VoiceDraw(name, tuple(beats))
+    bed = None
+    if bed_dbfs is not None:
+        n = int(BED_S * RATE)
+        rms = 10 ** (bed_dbfs / 20)
+        bed = pink(rng, n, rms) if bed_kind == "pink" else rng.standard_normal(n) * rms
+    return VoiceDraw(name, tuple(beats), bed=bed)
 
 
 def _levels(x: np.ndarray):
@@ -158,8 +170,10 @@ def record(
         pieces.append((i / RATE, x))
         return i / RATE + x.size / RATE
 
-    def samples(until_s: float) -> np.ndarray:
+    def samples(until_s: float, bed: bool = True) -> np.ndarray:
         out = np.zeros(int(until_s * RATE) + 1)
+        if bed and voice.bed is not None:
+            out += voice.bed[: out.size]
         for at, x in pieces:
             i = int(round(at * RATE))
             out[i : i + x.size] += x[: max(0, out.size - i)]
@@ -193,10 +207,12 @@ def record(
             events.append(("end", narration_end + b.end_early_s, {"cause": "visitor"}))
             prompt = None
             break
-        horizon = narration_end + quiet_s + 1.0
+        horizon = narration_end + max(quiet_s + 1.0, VISITOR_WAITS_S)
         declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s)
         played.append(Played(terminal, narration_end, declared))
         if declared is None:
+            # The page's clock stalled (its floor hears the room): the visitor waits, then presses End.
+            events.append(("end", narration_end + VISITOR_WAITS_S, {"cause": "visitor"}))
             prompt = None
             break
         events.append(("clock.quiet", declared, {}))
@@ -213,7 +229,7 @@ def record(
         if played[-1].declared_s is None or played[-1].declared_s >= end_s:
             played[-1].ended_by = "recording"
     events.sort(key=lambda e: e[1])
-    return Recording(voice.name, samples(end_s), events, played)
+    return Recording(voice.name, samples(end_s), events, played, samples(end_s, bed=False) != 0)
 
 
 @cache

@@ -117,6 +117,7 @@ from .events import Event, EventLog
 from .levels import LevelTrace
 from .outcome import (
     ABORTED,
+    AFTER_FINISHING,
     BOUND_KINDS,
     CODE,
     EPS_S,
@@ -137,6 +138,7 @@ from .outcome import (
     visitor,
 )
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
+from .speech import noise_bumps
 from .thresholds import (
     DEFAULT_ONSET_TIMEOUT_S,
     HANGOVER_RULES,
@@ -960,6 +962,11 @@ class BeatAnalysis:
     past_bound : bool
         The narration ran on past the page's bound (its prompt cut a pause
         short): the span ends after the speech that followed.
+    silence_s : float
+        The guide's own silence after its last word before the bound, where
+        this floor hears the room's noise in it (:mod:`clock.core.speech`):
+        longer than ``room_s``, which the bumps cut. NaN where it is
+        ``room_s``.
     """
 
     index: int
@@ -985,6 +992,7 @@ class BeatAnalysis:
     pause_s: float = 0.0
     cause: str = UNKNOWN_CAUSE
     past_bound: bool = False
+    silence_s: float = float("nan")
 
     @property
     def spoken(self) -> bool:
@@ -993,8 +1001,8 @@ class BeatAnalysis:
 
     @property
     def inner(self) -> NDArray[np.bool_]:
-        """Runs after which the guide speaks again within the span."""
-        return self.run_end < self.bound_tick
+        """Runs after which the guide speaks again within the span (a run that ends at its last word or before)."""
+        return self.run_end <= (-1 if self.last_word_tick is None else self.last_word_tick)
 
     @property
     def ended_by_page(self) -> bool:
@@ -1045,7 +1053,7 @@ class BeatAnalysis:
         undone = np.array([CODE[self.undone(narration_pause_s)]], np.int8)
         code = judge(
             np.array([True]), wait, np.array([self.need_s]), np.array([self.room_s]), undone,
-            np.array([quiet_s - EPS_S]), onset_timeout_s,
+            np.array([quiet_s - EPS_S]), onset_timeout_s, np.array([self.silence_s]),
         )  # fmt: skip
         return OUTCOMES[int(code[0, 0])] not in FAILURES
 
@@ -1213,6 +1221,7 @@ def analyse(
     t = trace.t_s if t_s is None else t_s
     speech = trace.level > floor
     base = _log_base(trace, events, t)
+    bump = _noise_bumps(trace, events)
     k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
     m = k0.size
     is_speech_idx = np.flatnonzero(speech)
@@ -1228,7 +1237,7 @@ def analyse(
             j, float(term_t[j]), float(base["bound_s"][j]) if bound_s is None else bound_s,
             "acknowledgment" if bound_s is not None else BOUND_KINDS[base["code"][j]], int(k0[j]), int(ka[j]),
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
-            float(base["declared"][j]), float(base["own_stop"][j]), float(base["linger"][j]),
+            float(base["declared"][j]), float(base["own_stop"][j]), float(base["linger"][j]), bump,
         )  # fmt: skip
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
@@ -1245,6 +1254,12 @@ def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> di
         lambda: _make_log_base(events, t, end_s),
         valid=lambda b: b["end_s"] == end_s and (b["t_s"] is t or np.array_equal(b["t_s"], t)),
     )
+
+
+def _noise_bumps(trace: LevelTrace, events: EventLog) -> NDArray[np.bool_] | None:
+    """The trace's noise bumps (:func:`clock.core.speech.noise_bumps`), found once per trace and kept with the log."""
+    found = events.shared("bumps", lambda: (trace.level, noise_bumps(trace)), valid=lambda b: b[0] is trace.level)
+    return found[1]  # type: ignore[no-any-return]
 
 
 def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
@@ -1316,11 +1331,12 @@ def _analyse_beat(
     declared_s: float = float("nan"),
     own_stop_s: float = float("nan"),
     linger_s: float = 0.0,
+    bump: NDArray[np.bool_] | None = None,
 ) -> BeatAnalysis:
     """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`_STOPS`),
     ``declared_s`` where the page's clock declared it, ``own_stop_s`` when the provider said the beat's own
-    response's audio drained (NaN: not known)."""
-    a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans)
+    response's audio drained (NaN: not known), ``bump`` the room's noise (:func:`_analyse_span`)."""
+    a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans, bump)
     a = replace(a, cause=cause)
     if not a.spoken:
         return a
@@ -1333,7 +1349,7 @@ def _analyse_beat(
     if cause != PAGE:
         return a
     on_time = declared_s == declared_s and abs(a.bound_s - (declared_s + linger_s)) <= PROMPT_ON_TIME_S
-    return _moved(a, t, speech, speech_idx, spans, stop, declared_s, own_stop_s, on_time)
+    return _moved(a, t, speech, speech_idx, spans, stop, declared_s, own_stop_s, on_time, bump)
 
 
 def _moved(
@@ -1346,6 +1362,7 @@ def _moved(
     declared_s: float,
     own_stop_s: float = float("nan"),
     on_time: bool = True,
+    bump: NDArray[np.bool_] | None = None,
 ) -> BeatAnalysis:
     """A spoken beat whose bound the page caused, as a replay at any setting sees it: the bound moves with the
     replayed declaration, so the silence after the last word continues at the level it had (room inf). Where the
@@ -1356,11 +1373,14 @@ def _moved(
     response stalls it (at the level it had, the clock never declares), into the end of the recording ends it
     there, into an ``end`` the visitor's. Where the provider said when the
     beat's own response's audio drained (``own_stop_s``, by its ``response_id``), the narration is the speech
-    that begins before that, whatever the silences in it."""
+    that begins before that, whatever the silences in it. Where this floor hears the room's noise after the last
+    word (``bump``), the silence continues as it was, bumps and all: the most quiet the clock counted in it before
+    the bound is all the room it has, and the noise heard past the bound is no narration."""
     assert a.last_word_tick is not None
     n, ka = t.size, a.life_end_tick
     join_s = max(a.pause_s, MIN_GAP_S)
-    later = speech_idx[(speech_idx >= a.bound_tick) & (speech_idx < a.life_end_tick)]
+    said = speech_idx if bump is None else speech_idx[~bump[speech_idx]]
+    later = said[(said >= a.bound_tick) & (said < a.life_end_tick)]
     last = a.last_word_tick
     if later.size:
         breaks = np.flatnonzero(np.diff(later) > 1)
@@ -1380,14 +1400,15 @@ def _moved(
         # Nothing stops the beat's life before the recording ends: the silence runs on to the recording's end,
         # the world's bound (a quiet time longer than it finds the recording ended, not a failure).
         out = _analyse_span(a.index, a.terminal_s, a.bound_s, "recording end", a.first_tick, ka, t, speech,
-                            speech_idx, spans)  # fmt: skip
+                            speech_idx, spans, bump)  # fmt: skip
         return replace(out, cause=WORLD, past_bound=last != a.last_word_tick)
     if last == a.last_word_tick:
-        return replace(a, room_s=float("inf"))
+        heard = speech_idx[(speech_idx > last) & (speech_idx < a.bound_tick)]
+        return a if heard.size else replace(a, room_s=float("inf"))  # (bumps heard after the last word: as it was)
     into = last >= ka - 1  # the speech runs into the end of the beat's life
     kind = "recording end" if into and stop == 0 else a.bound
     bound_s = float(t[last + 1]) if last + 1 < n else float(t[-1]) + (float(t[-1] - t[-2]) if n > 1 else 0.0)
-    out = _analyse_span(a.index, a.terminal_s, bound_s, kind, a.first_tick, ka, t, speech, speech_idx, spans)
+    out = _analyse_span(a.index, a.terminal_s, bound_s, kind, a.first_tick, ka, t, speech, speech_idx, spans, bump)
     if not into:
         return replace(out, cause=PAGE, past_bound=True, room_s=float("inf"), bound=a.bound)
     if stop == 1:
@@ -1416,13 +1437,24 @@ def _analyse_span(
     speech: NDArray[np.bool_],
     speech_idx: NDArray[np.int64],
     spans: tuple[tuple[float, float], ...],
+    bump: NDArray[np.bool_] | None = None,
 ) -> BeatAnalysis:
+    """One beat's span at one floor (see :class:`BeatAnalysis`). ``bump``: the ticks that are the room's noise, not
+    the guide's words (:func:`clock.core.speech.noise_bumps`; None: none). The clock hears a bump as any sound (its
+    count starts again), but the beat's words, its last word and its narration's pauses are the guide's alone."""
     n = t.size
     kb = min(int(np.searchsorted(t, bound_s, side="left")), ka) if bound != "recording end" else ka
     kb = max(kb, k0)
+    silence = float("nan")
     lo, hi = np.searchsorted(speech_idx, [k0, ka])
     spoken = speech_idx[lo:hi]
-    touched = any(lo_p <= (float(t[ka - 1]) if ka > k0 else terminal_s) and hi_p > terminal_s for lo_p, hi_p in spans)
+    said = spoken if bump is None else spoken[~bump[spoken]]
+    if said.size == spoken.size or not said[said < kb].size:
+        said = spoken  # (no bump heard, or no word in the span: every tick heard is taken as the guide's)
+    noisy = said.size < spoken.size
+    touched = noisy or any(
+        lo_p <= (float(t[ka - 1]) if ka > k0 else terminal_s) and hi_p > terminal_s for lo_p, hi_p in spans
+    )
     if spoken.size == 0:
         idle = None
         if ka > k0:
@@ -1436,7 +1468,7 @@ def _analyse_span(
     # Acknowledgment and narration onset, as the span shows them: speech in progress at the terminal response
     # (across its tick, or with only a dip between words there) is an acknowledgment.
     ack = bool(lo > 0 and _in_progress(t, speech_idx[lo - 1], speech_idx[lo], k0))
-    in_span = spoken[spoken < kb]
+    in_span = said[said < kb]  # (the guide's words: the onset, an acknowledgment's end and the last word are theirs)
     ack_end = onset = last_word = None
     if in_span.size:
         breaks = np.flatnonzero(np.diff(in_span) > 1)
@@ -1465,8 +1497,16 @@ def _analyse_span(
         room = float("-inf")
         if last_word is not None and last_word < kb - 1:
             room = float(count[last_word + 1 - ks : kb - ks].max())
+            if noisy:
+                silence = float(_unpaused(float(t[last_word]), t[kb - 1 : kb], spans)[0])
     pause = 0.0
-    if onset is not None:
+    if onset is not None and noisy:
+        # The narration's pauses are between the guide's words: a bump inside one does not split it.
+        w_idx = said[(said >= onset) & (said <= (last_word if last_word is not None else -1))]
+        apart = np.flatnonzero(np.diff(w_idx) > 1)
+        if apart.size:
+            pause = float(_unpaused_each(t[w_idx[apart]], t[w_idx[apart + 1]], spans).max())
+    elif onset is not None:
         inner = (run_end < kb) & (run_word >= onset)
         if inner.any():
             w_in, e_in = run_word[inner], run_end[inner]
@@ -1477,7 +1517,8 @@ def _analyse_span(
     return BeatAnalysis(
         index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
         run_word, run_end, np.asarray(reach, np.float64), room, count,
-        None if last_word is None else float(t[last_word]), bool(kb < n and speech[kb]), pause,
+        None if last_word is None else float(t[last_word]),
+        bool(kb < n and speech[kb] and not (noisy and bump is not None and bump[kb])), pause, silence_s=silence,
     )  # fmt: skip
 
 
@@ -1538,6 +1579,8 @@ class FloorTable:
     speech_at_bound : ndarray of bool
     end_after_word_s : ndarray of float64
         The span's bound minus the last word.
+    silence_s : ndarray of float64 or None
+        :attr:`BeatAnalysis.silence_s` (None: NaN everywhere).
     paused : dict
         ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
         pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
@@ -1559,6 +1602,7 @@ class FloorTable:
     speech_at_bound: NDArray[np.bool_]
     end_after_word_s: NDArray[np.float64]
     paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
+    silence_s: NDArray[np.float64] | None = None
 
     def declared_ticks(
         self, floor_index: NDArray[np.int64], kept_index: NDArray[np.int64], quiet_s: NDArray[np.float64]
@@ -1599,7 +1643,9 @@ class FloorTable:
             self.cause, self.bound, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
         )
         target = np.asarray(quiets_s, np.float64) - EPS_S
-        return judge(self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s)
+        return judge(
+            self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s, self.silence_s
+        )
 
 
 def _segment_max(values: NDArray[np.float64], lo: NDArray[np.int64], hi: NDArray[np.int64], empty: float) -> NDArray:
@@ -1647,6 +1693,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     t, level = trace.t_s, trace.level
     n, n_f = t.size, fs.size
     base = _log_base(trace, events, t)
+    bump = _noise_bumps(trace, events)
     k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
     # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
     r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
@@ -1742,6 +1789,11 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
         last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
         for lo_p, hi_p in spans:
             touched |= (lo_p <= last_t) & (hi_p > term_s)
+    if bump is not None and b_n and n:
+        # A floor that hears the room's noise in a beat's life tells its words from the bumps: analysed on its own.
+        loudest = _segment_max(np.append(np.where(bump, level, 0.0), 0.0), k0, np.maximum(ka, k0), 0.0)
+        on |= spoken & (fs[:, None] < loudest[None, :])
+    silence = np.full((n_f, b_n), np.nan)
     for j in range(n_f):
         alone = np.flatnonzero(touched | on[j])
         if not alone.size:
@@ -1752,14 +1804,14 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
             a = _analyse_beat(
                 int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
                 int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
-                float(own0[i]), float(linger0[i]),
+                float(own0[i]), float(linger0[i]), bump,
             )  # fmt: skip
             spoken[j, i] = a.spoken
             if not a.spoken:
                 continue
             paused[int(order[j]), i] = a  # by the floor's place as given
             wait[j, i] = np.nan if a.wait_s is None else a.wait_s
-            need[j, i], room[j, i], pause[j, i] = a.need_s, a.room_s, a.pause_s
+            need[j, i], room[j, i], pause[j, i], silence[j, i] = a.need_s, a.room_s, a.pause_s, a.silence_s
             lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
             at_bound[j, i] = a.speech_at_bound
             after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
@@ -1768,6 +1820,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     return FloorTable(
         given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
         kb[back], cause[back].astype(np.int8), code[back].astype(np.int8), at_bound[back], after_word[back], paused,
+        silence[back] if np.isfinite(silence).any() else None,
     )  # fmt: skip
 
 
@@ -1902,7 +1955,8 @@ def _judge_heard(
     wait = np.array([np.nan if b.wait_s is None else b.wait_s for b in found], np.float64)
     need = np.array([b.need_s for b in found], np.float64)
     room = np.array([b.room_s for b in found], np.float64)
-    return heard, judge(spoken, wait, need, room, undone, target, onset_timeout_s)
+    silence = np.array([b.silence_s for b in found], np.float64)
+    return heard, judge(spoken, wait, need, room, undone, target, onset_timeout_s, silence)
 
 
 def failing_beats(
@@ -1930,7 +1984,12 @@ def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) 
 
 
 def judge_declared(
-    b: BeatAnalysis, declared_tick: int | None, *, onset_timeout_s: float, narration_pause_s: float
+    b: BeatAnalysis,
+    declared_tick: int | None,
+    *,
+    onset_timeout_s: float,
+    narration_pause_s: float,
+    quiet_s: float | None = None,
 ) -> str:
     """The outcome of a beat whose clock declared it over at ``declared_tick`` (None: never), as :func:`decide`
     judges its own declarations: unheard, silent and missed onsets first, then the tick against the span.
@@ -1947,6 +2006,8 @@ def judge_declared(
     if (declared_tick is None or declared_tick >= b.bound_tick) and b.room_s == float("inf"):
         return OK  # (the page's bound moved: the silence after the last word runs on until the clock declares)
     undone = CODE[b.undone(narration_pause_s)]
+    if quiet_s is not None and b.silence_s >= quiet_s - EPS_S and undone in AFTER_FINISHING:
+        undone = CODE[STALLED]  # (the guide's silence held the quiet time; the clock, hearing the room, went on)
     tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
     return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
 
@@ -2089,7 +2150,9 @@ def beats(
         silence = None if (ack_last is None or onset is None) else onset - ack_last
         declared = rb.quiet_declared_s
         declared_tick = None if declared is None else int(np.searchsorted(t, declared, "left"))
-        outcome = judge_declared(a, declared_tick, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+        outcome = judge_declared(
+            a, declared_tick, onset_timeout_s=onset_timeout_s, narration_pause_s=pause, quiet_s=quiet_s
+        )
         # (the flags say the one judge's outcome: no second verdict)
         premature, stalled, missed = outcome == PREMATURE, outcome == STALLED, outcome == MISSED_ONSET
         if outcome == OK and a.room_s == float("inf") and (declared_tick is None or declared_tick >= a.bound_tick):

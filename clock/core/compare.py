@@ -92,7 +92,8 @@ from .events import EventLog, Label
 from .levels import LevelTrace
 from .outcome import undone_against_reference
 from .segments import runs
-from .windows import Margins, Observation, _otsu_log_split
+from .speech import otsu_log_split
+from .windows import Margins, Observation
 
 __all__ = [
     "DECISION_FLOOR",
@@ -279,7 +280,7 @@ class Reference:
     @classmethod
     def from_level(cls, trace: LevelTrace) -> Reference:
         """The ticks above the two-mode split of the level, joined across short dips, short runs dropped."""
-        split = _otsu_log_split(trace.level)
+        split = otsu_log_split(trace.level)
         if split is None or trace.n_ticks == 0:
             empty = np.zeros(0, np.float64)
             return cls(empty, empty, "split", split)

@@ -48,6 +48,7 @@ from .causes import CAUSE_NAMES, UNKNOWN_CAUSE, VISITOR, WORLD
 
 __all__ = [
     "ABORTED",
+    "AFTER_FINISHING",
     "BOUND_KINDS",
     "FAILURES",
     "MEANINGS",
@@ -95,6 +96,8 @@ MEANINGS = {
 BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
 
 CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
+#: Bounds not the setting's doing that come after the guide finished: a clock that had the silence stalled.
+AFTER_FINISHING = [CODE[x] for x in (OUTPACED, SUPERSEDED, RECORDING_ENDED)]
 #: Comparisons of elapsed time against a quiet time allow this for float rounding (the replay's).
 EPS_S = 1e-9
 
@@ -144,7 +147,7 @@ def undone_against_reference(
     """
     moved = room_s == float("inf")
     out = np.where(moved & np.isfinite(declared_s), CODE[OK], np.where(moved, CODE[STALLED], undone))
-    world = np.isin(out, [CODE[x] for x in (OUTPACED, SUPERSEDED, RECORDING_ENDED)])
+    world = np.isin(out, AFTER_FINISHING)
     return np.where(world & (room_s >= np.asarray(quiets_s)[None, :]), CODE[STALLED], out).astype(np.int8)
 
 
@@ -156,17 +159,24 @@ def judge(
     undone: NDArray[np.int8],
     target: NDArray[np.float64],
     onset_timeout_s: float,
+    silence_s: NDArray[np.float64] | None = None,
 ) -> NDArray[np.int8]:
     """The one judge of heard beats for many quiet times (``target`` = quiet time - :data:`EPS_S`, the last axis).
 
     Silent without speech in its span; a missed onset when the clock waits past the onset timeout; premature
     when a quiet inside the beat reaches the quiet time (the clock ends the beat at it); ok when the quiet after
     the last word reaches it before the bound (``room_s``: inf where the page's bound moves with the clock, so
-    the silence runs on); else ``undone`` (:func:`undone_codes`).
+    the silence runs on); stalled when the guide's own silence after its last word reached it (``silence_s``, NaN
+    where it is ``room_s``: it is longer only where the floor hears the room's noise in it, which the clock counts
+    as sound) yet the clock did not declare, whoever's the bound; else ``undone`` (:func:`undone_codes`).
     """
     with np.errstate(invalid="ignore"):
         missed = wait_s >= onset_timeout_s - EPS_S  # NaN (no wait): never
-    code = np.where(room_s[..., None] >= target, CODE[OK], undone[..., None])
+    undone = undone[..., None]
+    if silence_s is not None:
+        had = np.where(np.isnan(silence_s), room_s, silence_s)[..., None] >= target
+        undone = np.where(had & np.isin(undone, AFTER_FINISHING), CODE[STALLED], undone)
+    code = np.where(room_s[..., None] >= target, CODE[OK], undone)
     code = np.where(need_s[..., None] >= target, CODE[PREMATURE], code)
     code = np.where(missed[..., None], CODE[MISSED_ONSET], code)
     return np.where(spoken[..., None], code, CODE[SILENT]).astype(np.int8)

@@ -514,7 +514,9 @@ def replay_rule(
                     outcome = NO_EVENT  # the page ends it by the level clock (``declared``); the rule decided nothing
                 else:
                     declared = _declare(a, b, rule, event)
-                    outcome = judge_declared(b, declared, onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
+                    outcome = judge_declared(
+                        b, declared, onset_timeout_s=onset_timeout_s, narration_pause_s=pause, quiet_s=rule.quiet_s
+                    )
             if spoken and (not rule.uses_event or event is not None):
                 evidence += 1
             counts[outcome] += 1

@@ -20,7 +20,8 @@ from .agreement import Agreement
 from .beats import span_ends_s
 from .events import EventLog, Label
 from .levels import LevelTrace
-from .segments import MIN_GAP_S, runs
+from .segments import MIN_GAP_S
+from .speech import CLEAR_DB, TickClasses, classify
 from .thresholds import check_bounded
 
 __all__ = [
@@ -36,10 +37,6 @@ __all__ = [
 
 #: The robust high percentile of a recording's silence that a floor must clear.
 NOISE_PERCENTILE = 99.0
-#: Silence keeps this far from speech: before an utterance, and after it (tails).
-GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
-#: A recording's clear floor stands this far (dB) over the median of its silence: over a steady bed's swings.
-CLEAR_DB = 12.0
 _MAX_CANDIDATES = 48
 
 
@@ -127,50 +124,6 @@ class Observation:
         return self.events is not None and bool(self.events.terminals)
 
 
-@dataclass(frozen=True, slots=True)
-class TickClasses:
-    """Which ticks of one trace are speech and which are silence.
-
-    Attributes
-    ----------
-    speech, silence : ndarray of bool, shape (n_ticks,)
-    method : {"labels", "split"}
-    split_level : float or None
-        The two-mode split, when used.
-    """
-
-    speech: NDArray[np.bool_]
-    silence: NDArray[np.bool_]
-    method: str
-    split_level: float | None
-
-
-def _otsu_log_split(levels: NDArray[np.float64]) -> float | None:
-    """Otsu's threshold on log10 of positive levels (None when fewer than 2 distinct values)."""
-    logs = np.log10(levels[levels > 0])
-    if logs.size < 2 or logs.min() == logs.max():
-        return None
-    hist, edges = np.histogram(logs, bins=256)
-    centres = (edges[:-1] + edges[1:]) / 2
-    w0 = np.cumsum(hist)
-    w1 = w0[-1] - w0
-    s0 = np.cumsum(hist * centres)
-    m0 = s0 / np.maximum(w0, 1)
-    m1 = (s0[-1] - s0) / np.maximum(w1, 1)
-    k = int(np.argmax(w0 * w1 * (m0 - m1) ** 2))
-    return float(10 ** edges[k + 1])
-
-
-def _near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]:
-    """Ticks within ``before`` ticks before, or ``after`` ticks after, a True tick."""
-    n = mask.size
-    csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
-    k = np.arange(n)
-    lo = np.maximum(0, k - after)
-    hi = np.minimum(n, k + before + 1)
-    return (csum[hi] - csum[lo]) > 0
-
-
 def _beat_spans(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Each beat's span of ticks ``[lo, hi)``, from its log alone: the terminal response to its bound (the next
     prompt, terminal response or ``end``, or the recording's end; :func:`clock.core.beats.span_bounds` at no
@@ -189,57 +142,17 @@ def classify_ticks(
     events: EventLog | None = None,
     speech_range_db: float = 20.0,
 ) -> TickClasses:
-    """Tell speech ticks from silence ticks without using a floor (see the module notes)."""
-    t = trace.t_s
-    level = trace.level
-    window_s = trace.options.fft_size / trace.sample_rate_hz
-    n = trace.n_ticks
-    zero = level == 0.0
-    groups: list[NDArray[np.int64]] = []
-    if labels:
-        method, split = "labels", None
-        touched = np.zeros(n, bool)
-        for lab in labels:
-            touched |= (t + GUARD_BEFORE_S > lab.start_s) & (t - window_s - GUARD_AFTER_S < lab.end_s)
-            groups.append(np.flatnonzero((t - window_s >= lab.start_s) & (t <= lab.end_s)))
-        silence = ~touched | zero
-    else:
-        method = "split"
-        split = _otsu_log_split(level)
-        above = level > split if split is not None else ~zero
-        tick = trace.tick_s
-        near = _near(above, math.ceil(GUARD_BEFORE_S / tick), math.ceil(GUARD_AFTER_S / tick))
-        silence = ~near | zero
-        # Runs above the split, joined across dips shorter than 0.3 s, are the utterances.
-        merged: list[list[int]] = []
-        for a, b in runs(above).tolist():
-            if merged and t[a] - t[merged[-1][1]] < 0.3:
-                merged[-1][1] = b
-            else:
-                merged.append([a, b])
-        # As with labels, keep the ticks whose window lies inside the utterance:
-        # a run starts when the window first reaches speech and ends when it leaves.
-        starts = np.searchsorted(t, [t[a] + window_s for a, _ in merged], side="left")
-        ends = np.searchsorted(t, [t[b] - window_s for _, b in merged], side="right")
-        groups = [np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())]
-    speech = np.zeros(n, bool)
-    ratio = 10 ** (-speech_range_db / 20)
-    for idx in groups:
-        if idx.size == 0:
-            continue
-        vals = level[idx]
-        positive = vals[vals > 0]
-        if positive.size == 0:
-            continue
-        speech[idx[vals >= np.median(positive) * ratio]] = True
-    speech &= ~zero
+    """Tell speech ticks from silence ticks without using a floor (:func:`clock.core.speech.classify`); with a log,
+    speech only inside its beats' spans."""
+    classes = classify(trace, labels=labels, speech_range_db=speech_range_db)
+    speech, n = classes.speech.copy(), trace.n_ticks
     if events is not None and events.terminals:
         lo, hi = _beat_spans(trace, events)
         inside = np.zeros(n + 1, np.int64)
         np.add.at(inside, lo, 1)
         np.add.at(inside, hi, -1)
         speech &= np.cumsum(inside)[:-1] > 0
-    return TickClasses(speech, silence & ~speech, method, split)
+    return TickClasses(speech, classes.silence & ~speech, classes.method, classes.split_level)
 
 
 def _db(x: float) -> float:

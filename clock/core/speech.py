@@ -1,0 +1,155 @@
+"""Where the guide spoke, told without a floor: the level's two-mode split, labels, and the room's noise bumps.
+
+Pure numpy. A floor decides what the page's clock hears; it cannot decide
+where the guide spoke, or every judgement of a floor would be the floor's
+own. So the judge takes speech from here:
+
+* **labels** (ground truth, an Audacity label track), where a recording has
+  them;
+* else the **split**: Otsu's threshold on the log levels of the ticks above
+  digital silence (speech and the room are two modes), runs above it joined
+  across dips shorter than 0.3 s. Noise beds and room tone from -65 to
+  -30 dBFS, pink or white, sit under the split (tests/test_speech.py holds it
+  to constructions).
+
+**Noise bumps.** A floor inside a noise bed hears some of the bed: the
+page's clock counts each such tick as sound (its quiet count starts again),
+but it is no word of the guide's. :func:`noise_bumps` marks the ticks a
+floor may hear that are the room's: away from the split's speech (more than
+``GUARD_BEFORE_S`` before it and ``GUARD_AFTER_S`` after it) and within
+``CLEAR_DB`` of the room's median level. A recording whose room is digital
+silence (its silence's median reads exactly 0) has none: every tick a floor
+hears there is the guide's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .events import Label
+from .levels import LevelTrace
+from .segments import runs
+
+__all__ = ["CLEAR_DB", "GUARD_AFTER_S", "GUARD_BEFORE_S", "TickClasses", "classify", "noise_bumps"]
+
+#: Silence keeps this far from speech: before an utterance, and after it (tails).
+GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
+#: A recording's clear floor stands this far (dB) over the median of its silence: over a steady bed's swings.
+CLEAR_DB = 12.0
+#: Runs above the split closer than this are one utterance.
+JOIN_S = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class TickClasses:
+    """Which ticks of one trace are speech and which are silence.
+
+    Attributes
+    ----------
+    speech, silence : ndarray of bool, shape (n_ticks,)
+    method : {"labels", "split"}
+    split_level : float or None
+        The two-mode split, when used.
+    """
+
+    speech: NDArray[np.bool_]
+    silence: NDArray[np.bool_]
+    method: str
+    split_level: float | None
+
+
+def otsu_log_split(levels: NDArray[np.float64]) -> float | None:
+    """Otsu's threshold on log10 of positive levels (None when fewer than 2 distinct values)."""
+    logs = np.log10(levels[levels > 0])
+    if logs.size < 2 or logs.min() == logs.max():
+        return None
+    hist, edges = np.histogram(logs, bins=256)
+    centres = (edges[:-1] + edges[1:]) / 2
+    w0 = np.cumsum(hist)
+    w1 = w0[-1] - w0
+    s0 = np.cumsum(hist * centres)
+    m0 = s0 / np.maximum(w0, 1)
+    m1 = (s0[-1] - s0) / np.maximum(w1, 1)
+    k = int(np.argmax(w0 * w1 * (m0 - m1) ** 2))
+    return float(10 ** edges[k + 1])
+
+
+def near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]:
+    """Ticks within ``before`` ticks before, or ``after`` ticks after, a True tick."""
+    n = mask.size
+    csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+    k = np.arange(n)
+    lo = np.maximum(0, k - after)
+    hi = np.minimum(n, k + before + 1)
+    return (csum[hi] - csum[lo]) > 0
+
+
+def classify(trace: LevelTrace, *, labels: Sequence[Label] | None = None, speech_range_db: float = 20.0) -> TickClasses:
+    """Tell speech ticks from silence ticks without a floor, over the whole trace (see the module notes).
+
+    Speech ticks are those whose analyser window lies inside an utterance (a
+    label, or a run above the split) and within ``speech_range_db`` of its
+    median; silence ticks are those at least the guards away from one, and
+    every tick that reads exactly 0.
+    """
+    t = trace.t_s
+    level = trace.level
+    window_s = trace.options.fft_size / trace.sample_rate_hz
+    n = trace.n_ticks
+    zero = level == 0.0
+    groups: list[NDArray[np.int64]] = []
+    if labels:
+        method, split = "labels", None
+        touched = np.zeros(n, bool)
+        for lab in labels:
+            touched |= (t + GUARD_BEFORE_S > lab.start_s) & (t - window_s - GUARD_AFTER_S < lab.end_s)
+            groups.append(np.flatnonzero((t - window_s >= lab.start_s) & (t <= lab.end_s)))
+        silence = ~touched | zero
+    else:
+        method = "split"
+        split = otsu_log_split(level)
+        above = level > split if split is not None else ~zero
+        tick = trace.tick_s
+        silence = ~near(above, math.ceil(GUARD_BEFORE_S / tick), math.ceil(GUARD_AFTER_S / tick)) | zero
+        # Runs above the split, joined across dips shorter than JOIN_S, are the utterances.
+        merged: list[list[int]] = []
+        for a, b in runs(above).tolist():
+            if merged and t[a] - t[merged[-1][1]] < JOIN_S:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b])
+        # As with labels, keep the ticks whose window lies inside the utterance:
+        # a run starts when the window first reaches speech and ends when it leaves.
+        starts = np.searchsorted(t, [t[a] + window_s for a, _ in merged], side="left")
+        ends = np.searchsorted(t, [t[b] - window_s for _, b in merged], side="right")
+        groups = [np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())]
+    speech = np.zeros(n, bool)
+    ratio = 10 ** (-speech_range_db / 20)
+    for idx in groups:
+        if idx.size == 0:
+            continue
+        vals = level[idx]
+        positive = vals[vals > 0]
+        if positive.size == 0:
+            continue
+        speech[idx[vals >= np.median(positive) * ratio]] = True
+    speech &= ~zero
+    return TickClasses(speech, silence & ~speech, method, split)
+
+
+def noise_bumps(trace: LevelTrace) -> NDArray[np.bool_] | None:
+    """The ticks a floor may hear that are the room's, not the guide's (see the module notes); None where the
+    room is digital silence (no tick is a bump)."""
+    classes = classify(trace)
+    quiet = trace.level[classes.silence]
+    if not quiet.size:
+        return None
+    median = float(np.median(quiet))
+    if median == 0.0:
+        return None
+    return classes.silence & (trace.level <= median * 10 ** (CLEAR_DB / 20))
