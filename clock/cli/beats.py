@@ -15,6 +15,7 @@ from ..core.levels import LevelTrace
 from ..core.rules import Rule
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
+from ..core.speech import noise_bumps
 from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
@@ -25,6 +26,7 @@ from ..report.text import (
     BEAT_TABLE,
     BEAT_WIDE,
     CAUSES_LINE,
+    WORDS_LINE,
     agreement_text,
     assumed_line,
     beat_header,
@@ -299,13 +301,15 @@ def beats(
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
         warn_outside(truth, recording.duration_s, str(labels))
         matches = label_errors(seg, truth)
+    words_from = "level" if noise_bumps(trace) is None else "split"
     # Written as they are made: a log of a million beats is never held as text.
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
             head = beats_dict(str(rec), th, [], matches, agreement)
             head["params"].update(
-                rule=rule, hangover_s=hangover_s, setting_from_log=from_log, causes_from=log.causes_from
-            )
+                rule=rule, hangover_s=hangover_s, setting_from_log=from_log, causes_from=log.causes_from,
+                words_from=words_from,
+            )  # fmt: skip
             if timeout_s != th.onset_timeout_s:
                 head["params"]["onset_timeout_s"] = None  # the page waited forever
             write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
@@ -325,6 +329,8 @@ def beats(
             if b.past_bound:
                 out.write(printable(f"beat {b.index + 1}: {past_bound_line(b)}\n"))
         out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
+        if words_from != "level":
+            out.write(printable(WORDS_LINE + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
         said = assumed_line(heard(found)) if rule != LEVEL else None

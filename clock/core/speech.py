@@ -47,6 +47,10 @@ GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
 BUMP_AFTER_S = 0.1
 #: A recording's clear floor stands this far (dB) over the median of its silence: over a steady bed's swings.
 CLEAR_DB = 12.0
+#: A bed's reach over its median: its p99 over its median is about 1.42 times its median over its p5 (normal in dB).
+BED_REACH = 1.42
+#: And this much more (dB).
+BED_MARGIN_DB = 3.0
 #: Runs above the split closer than this are one utterance.
 JOIN_S = 0.3
 
@@ -95,6 +99,22 @@ def near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]:
     return (csum[hi] - csum[lo]) > 0
 
 
+def _bed_reach(quiet: NDArray[np.float64]) -> float:
+    """How high a noise bed's own swings reach, from the ticks taken for silence: ``BED_REACH`` times the spread of
+    its lower half over its median (in dB), and ``BED_MARGIN_DB`` more; 0 where the room is digital silence.
+
+    The lower half, because the bed's loudest swings sit near the speech the split found and so are not among the
+    silence ticks; a bed's level (in dB) swings about as far above its median as below it.
+    """
+    if not quiet.size:
+        return 0.0
+    median, low = np.percentile(quiet, [50.0, 5.0])
+    if low <= 0:
+        return 0.0
+    spread_db = 20 * math.log10(median / low)
+    return float(median * 10 ** ((BED_REACH * spread_db + BED_MARGIN_DB) / 20))
+
+
 def classify(trace: LevelTrace, *, labels: Sequence[Label] | None = None, speech_range_db: float = 20.0) -> TickClasses:
     """Tell speech ticks from silence ticks without a floor, over the whole trace (see the module notes).
 
@@ -122,6 +142,12 @@ def classify(trace: LevelTrace, *, labels: Sequence[Label] | None = None, speech
         above = level > split if split is not None else ~zero
         tick = trace.tick_s
         silence = ~near(above, math.ceil(GUARD_BEFORE_S / tick), math.ceil(GUARD_AFTER_S / tick)) | zero
+        reach = _bed_reach(level[silence])
+        if split is not None and reach > split:
+            # The two modes overlap: the bed's own swings reach over the split. Speech stands over the bed's reach.
+            split = reach
+            above = level > split
+            silence = ~near(above, math.ceil(GUARD_BEFORE_S / tick), math.ceil(GUARD_AFTER_S / tick)) | zero
         # Runs above the split, joined across dips shorter than JOIN_S, are the utterances.
         merged: list[list[int]] = []
         for a, b in runs(above).tolist():

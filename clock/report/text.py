@@ -40,6 +40,7 @@ __all__ = [
     "held_out_lines",
     "not_applicable_lines",
     "CAUSES_LINE",
+    "WORDS_LINE",
     "ended_by_page_lines",
     "past_bound_line",
     "outcome_line",
@@ -75,6 +76,13 @@ CAUSES_LINE = {
     "inferred": "bounds the page caused (inferred from its clock.setting) move with this replay's declaration",
     "unknown": "the log does not say where the page's clock declared: every bound is taken as a wall",
 }
+
+
+#: Under ``beats``' heading, where the room is not digital silence: how the guide's words are told from it.
+WORDS_LINE = (
+    "the room is not digital silence: sound this floor hears away from the guide's speech (the level's two-mode "
+    "split) counts for the clock, never as a word"
+)
 
 
 def past_bound_line(b: Beat) -> str:
