@@ -93,7 +93,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -276,6 +276,8 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
 
 
+#: The most floors tried, nearest the engine's, where the floor is placed inside the run that keeps its margin.
+_MAX_TRIED = 4
 #: The floor grid's step (dB) and its most floors on each side of the engine's floor.
 GRID_DB = 1.0
 MAX_GRID_FLOORS = 40
@@ -532,30 +534,72 @@ def _grid_quiet(
         nearest_failing[j] = (lo_g, hi_g, narrow)
         tier = 0 if boxed and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
         candidates[candidates.index(best)] = (tier, *best[1:])
-    lo_g, hi_g, narrow = nearest_failing[j]
     g = grid[j]
-    floor = g.floor
-    if k != 0:
-        nice = float(f"{floor:.3g}")
-        if _grid_floor(corpus, logged, nice, spoke_at, delay, f0).allows(q, timeout):
-            floor = nice
+
+    def at_floor(f: float) -> _GridFloor:
+        return next((x for x in grid if x.floor == f), None) or _grid_floor(corpus, logged, f, spoke_at, delay, f0)
+
+    def ends_right(x: _GridFloor) -> bool:
+        """Whether floor ``x`` ends every beat right at the chosen quiet time and timeout: the grid's reading (a
+        beat heard, an end not hidden, above the noise) and the replay's outcomes (:func:`failing_beats`)."""
+        return x.allows(q, timeout) and not any(
+            failing_beats(corpus.analysis(i, x.floor), quiets_s=[q], onset_timeout_s=timeout)[0] for i in logged
+        )
+
+    # The floors that end every beat right at this quiet time and timeout, around the chosen one: each edge found
+    # by replay between the last grid floor that does and the first that does not, then by bisection.
+    edges = [_floor_edge(grid, j, step, ends_right, at_floor, EDGE_DB) for step in (-1, 1)]
+    run = _FloorRun(edges[0], edges[1], fmargin)
+    if run.unsure:
+        # Whether the run holds the margin on both sides turns on where exactly its edges are: closer.
+        edges = [_refine(e, ends_right, at_floor, EDGE_DB / 10) for e in edges]
+        run = _FloorRun(edges[0], edges[1], fmargin)
+    # Where the run holds the margin on both sides: the floor nearest the engine's (two significant digits where
+    # one fits) at least the margin inside each edge; else the run's centre in dB.
+    options = run.options(f0, g.floor if k != 0 else None)
+    floor, g_f = g.floor, g
+    for option in options:
+        x = at_floor(option)
+        if x is g:
+            break  # the grid's own floor: its quiet time and timeout were chosen there
+        if not ends_right(x):
+            continue
+        if q_kept and not (q - x.need_s >= margin - _EPS_S and x.room_s - q >= margin - _EPS_S):
+            continue  # the quiet time's margin, kept at the grid's floor, is not at this one
+        own = _timeout(
+            [("", 0.0, x.latency_s)] if x.latency_s > float("-inf") else [],
+            [x.wait_s] if x.wait_s > float("-inf") else [],
+            margins.onset_margin_s,
+        )
+        if own is not None and own > timeout + _EPS_S:
+            continue
+        floor, g_f = option, x
+        break
+    moved = floor != f0
+    if boxed and floor != g.floor:
+        # The quiet time's margin at every floor closer than the floor margin, held again around the floor placed.
+        rows = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin - _EPS_S] + [g_f]
+        boxed = all(x.ok for x in rows) and (
+            max(x.need_s for x in rows) + tick + margin + _CLEAR_S <= q + _EPS_S <= min(x.room_s for x in rows) - margin
+        )
+    g = g_f
     where = (
         ""
         if g.room_at is None
         else f"; the {g.room_at[2]} after the last word at {g.room_at[0]}:{clock_time(g.room_at[1])}"
     )
-    edges = (
+    bounds = (
         f"the longest silence it must bridge {g.need_s:.3f} s, the shortest room before a bound {g.room_s:.3f} s{where}"
     )
-    if q == formula and k == 0:
+    if q == formula and not moved:
         rule = chosen.quiet_rule
     elif boxed:
         rule = (
             f"the least quiet time {margin:g} s from every failing one at every floor closer than {fmargin:g} dB, on a "
-            f"replayed grid of floors and quiet times ({edges})"
+            f"replayed grid of floors and quiet times ({bounds})"
         )
     elif q_kept:
-        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({bounds})"
     else:
         rule = (
             f"the centre of the quiet times that end every beat right: {q:g} s is {q - g.need_s:.2f} s above the "
@@ -571,29 +615,171 @@ def _grid_quiet(
         rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
             f", which fails {_count(fails, 'beats')})" if fails else ")"
         )
+    kept = run.keeps(floor)
+    said = run.said()
     floor_rule = ""
-    span = ", ".join(e.fails(2 if any(e is x for x in grid) else 3) for e in (lo_g, hi_g) if e is not None)
-    if k != 0 or tier:
-        if narrow:
-            assert lo is not None and hi is not None
-            floor_rule = (
-                f"the centre of the floors that end every beat right at quiet {q:g} s on a replayed grid of floors "
-                f"{GRID_DB:g} dB apart: {grid[lo + 1].floor:.2g} .. {grid[hi - 1].floor:.2g} ({span}); a "
-                f"{fmargin:g} dB margin cannot be held on both sides"
-            )
-        elif k != 0:
-            held = f"at least {fmargin:g} dB from every failing floor" if tier < 2 else "that ends every beat right"
-            floor_rule = (
-                f"the floor nearest {f0:g} {held} at quiet {q:g} s on a replayed grid of floors {GRID_DB:g} dB apart "
-                f"({span or 'none fails'})"
-            )
-    if floor_margin and tier == 2:
-        notes.append(
-            f"the floor {floor:g} is not {fmargin:g} dB from every failing floor at quiet {q:g} s"
-            + (f" ({span})" if span else "")
-            + ": the floor margin is not held"
+    if run.narrow and floor in options[:2]:
+        floor_rule = (
+            f"the centre in dB of the floors that end every beat right at quiet {q:g} s ({said}); a {fmargin:g} dB "
+            "margin cannot be held on both sides"
         )
+    elif moved and kept:
+        floor_rule = (
+            f"the floor nearest {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s, to "
+            f"{_digits(floor)} significant digits ({said})"
+        )
+    elif moved:
+        floor_rule = f"the floor nearest {f0:g} that ends every beat right at quiet {q:g} s ({said})"
+    if floor_margin and not kept:
+        notes.append(run.warning(floor, q))
     return replace(chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule)
+
+
+def _sig(x: float, *, up: bool, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, rounded up or down (never across a floor it stands for)."""
+    d = Decimal(repr(x))
+    exp = d.adjusted() - digits + 1
+    return f"{float(d.scaleb(-exp).to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR).scaleb(exp)):g}"
+
+
+def _digits(x: float) -> int:
+    """How many significant digits ``x`` is written with (``0.0024``: 2)."""
+    return len(f"{x:g}".split("e")[0].replace("-", "").replace(".", "").lstrip("0"))
+
+
+@dataclass(frozen=True, slots=True)
+class _FloorEdge:
+    """Where the floors that end every beat right at a setting stop, on one side of the chosen floor: ``ok`` is the
+    last floor found to, ``fails`` the first that does not (None: none of the grid fails on this side)."""
+
+    ok: float
+    fails: _GridFloor | None
+
+
+def _floor_edge(
+    grid: list[_GridFloor],
+    j: int,
+    step: int,
+    ends_right: Callable[[_GridFloor], bool],
+    at_floor: Callable[[float], _GridFloor],
+    tol_db: float,
+) -> _FloorEdge:
+    """From ``grid[j]`` (which ends every beat right) outward in ``step`` to the first grid floor that does not,
+    then by bisection (in dB) to within ``tol_db`` of the edge."""
+    i = j
+    while 0 <= i + step < len(grid) and ends_right(grid[i + step]):
+        i += step
+    if not 0 <= i + step < len(grid):
+        return _FloorEdge(grid[i].floor, None)
+    return _refine(_FloorEdge(grid[i].floor, grid[i + step]), ends_right, at_floor, tol_db)
+
+
+def _refine(
+    e: _FloorEdge, ends_right: Callable[[_GridFloor], bool], at_floor: Callable[[float], _GridFloor], tol_db: float
+) -> _FloorEdge:
+    """The edge bisected (in dB) until its floor that ends every beat right and its failing one are ``tol_db``
+    apart."""
+    ok, bad = e.ok, e.fails
+    while bad is not None and abs(_db(bad.floor) - _db(ok)) > tol_db + 1e-12:
+        x = at_floor(float(np.sqrt(ok * bad.floor)))
+        ok, bad = (x.floor, bad) if ends_right(x) else (ok, x)
+    return _FloorEdge(ok, bad)
+
+
+@dataclass(frozen=True, slots=True)
+class _FloorRun:
+    """The run of floors that end every beat right at one setting, between two edges (:class:`_FloorEdge`), and
+    where in it a floor keeps ``margin_db`` from every failing one."""
+
+    lo: _FloorEdge
+    hi: _FloorEdge
+    margin_db: float
+
+    @property
+    def width_db(self) -> float:
+        """From the lowest floor found to end every beat right to the highest (inf where a side has no failing
+        floor)."""
+        if self.lo.fails is None or self.hi.fails is None:
+            return float("inf")
+        return _db(self.hi.ok) - _db(self.lo.ok)
+
+    @property
+    def narrow(self) -> bool:
+        """Narrower than twice the margin: no floor keeps it from both edges."""
+        return self.width_db < 2 * self.margin_db - _EPS_S
+
+    @property
+    def unsure(self) -> bool:
+        """Whether the margin fits between the failing floors found, but not between those that end beats right."""
+        if not self.narrow:
+            return False
+        assert self.lo.fails is not None and self.hi.fails is not None
+        return _db(self.hi.fails.floor) - _db(self.lo.fails.floor) >= 2 * self.margin_db - _EPS_S
+
+    def distances(self, floor: float) -> tuple[float, float]:
+        """How far (dB) ``floor`` lies inside the floors found to end every beat right, below and above (inf on a
+        side with no failing floor)."""
+        d_lo = _db(floor) - _db(self.lo.ok) if self.lo.fails is not None else float("inf")
+        d_hi = _db(self.hi.ok) - _db(floor) if self.hi.fails is not None else float("inf")
+        return d_lo, d_hi
+
+    def keeps(self, floor: float) -> bool:
+        """Every floor within the margin of ``floor`` lies between two floors that end every beat right."""
+        return min(self.distances(floor)) >= self.margin_db - _EPS_S
+
+    def options(self, target: float, grid_floor: float | None) -> list[float]:
+        """Floors to place, best first: where the run holds the margin on both sides, the engine's floor
+        (``target``) if it keeps it, else two-significant-digit floors (three where none fits) inside the edges
+        less the margin, nearest ``target``; where the run is narrower, its centre in dB (to three digits); the
+        grid's floor (``grid_floor``, to three digits) last."""
+        last = [float(f"{grid_floor:.3g}"), grid_floor] if grid_floor is not None else [target]
+        if self.narrow:
+            centre = (_db(self.lo.ok) + _db(self.hi.ok)) / 2
+            return [float(f"{10 ** (centre / 20):.3g}"), 10 ** (centre / 20), *last]
+        if self.keeps(target) and grid_floor is None:
+            return [target]
+        lo = _db(self.lo.ok) + self.margin_db if self.lo.fails is not None else _db(target) - 40
+        hi = _db(self.hi.ok) - self.margin_db if self.hi.fails is not None else min(_db(target) + 40, 0.0)
+        inside = _nice_floors(10 ** ((lo - 1e-6) / 20), 10 ** ((hi + 1e-6) / 20), target)
+        return [x for x in inside if self.keeps(x)][:_MAX_TRIED] + last
+
+    def said(self) -> str:
+        """The run in words: its edges and the failing floors beyond them, each rounded to three digits away from
+        the floors that end every beat right (a failing one further out, one that ends them right further in)."""
+        ends = []
+        for e, out in ((self.lo, False), (self.hi, True)):
+            if e.fails is None:
+                ends.append(f"none of the grid's floors {'up' if out else 'down'} to {_sig(e.ok, up=not out)} fails")
+            else:
+                ends.append(f"{_sig(e.fails.floor, up=out)} {e.fails.why}")
+        width = "" if self.width_db == float("inf") else f", {self.width_db:.1f} dB"
+        return (
+            f"replayed, the floors from {_sig(self.lo.ok, up=True)} to {_sig(self.hi.ok, up=False)} end every beat "
+            f"right{width}, each edge found to {EDGE_DB:g} dB; {'; '.join(ends)}"
+        )
+
+    def warning(self, floor: float, quiet_s: float) -> str:
+        """Why ``floor`` does not keep the margin, naming it and the failing floors it is nearest."""
+        near = [
+            f"{abs(_db(floor) - _db(e.fails.floor)):.1f} dB from the failing floor {_sig(e.fails.floor, up=out)}"
+            for e, out in ((self.lo, False), (self.hi, True))
+            if e.fails is not None and abs(_db(floor) - _db(e.fails.floor)) < self.margin_db - _EPS_S
+        ]
+        head = (
+            " and ".join(near)
+            if near
+            else f"only {min(self.distances(floor)):.1f} dB inside the floors found to end every beat right"
+        )
+        why = (
+            f"the floors that end every beat right span {self.width_db:.1f} dB, under twice the margin; {floor:g} is "
+            "their centre in dB"
+            if self.narrow
+            else "no floor that keeps it ends every beat right with this quiet time's margin and onset timeout"
+        )
+        return (
+            f"the floor {floor:g} at quiet {quiet_s:g} s is {head}: the {self.margin_db:g} dB floor margin could not "
+            f"be kept ({why}; {self.said()})"
+        )
 
 
 def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
