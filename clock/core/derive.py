@@ -93,7 +93,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import Decimal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -114,6 +114,7 @@ from .evidence import (
     Comparison,
     Derivation,
     FloorEvidence,
+    FloorRun,
     GapEvidence,
     HeldOut,
     HeldOutRecording,
@@ -133,6 +134,7 @@ from .evidence import (
     _Setting,
     floor_that_works,
     level_failures,
+    round_sig,
 )
 from .rules import (
     LEVEL,
@@ -173,6 +175,7 @@ __all__ = [
     "Comparison",
     "Derivation",
     "FloorEvidence",
+    "FloorRun",
     "GapEvidence",
     "HeldOut",
     "HeldOutRecording",
@@ -539,42 +542,61 @@ def _grid_quiet(
     def at_floor(f: float) -> _GridFloor:
         return next((x for x in grid if x.floor == f), None) or _grid_floor(corpus, logged, f, spoke_at, delay, f0)
 
-    def ends_right(x: _GridFloor) -> bool:
-        """Whether floor ``x`` ends every beat right at the chosen quiet time and timeout: the grid's reading (a
-        beat heard, an end not hidden, above the noise) and the replay's outcomes (:func:`failing_beats`)."""
-        return x.allows(q, timeout) and not any(
-            failing_beats(corpus.analysis(i, x.floor), quiets_s=[q], onset_timeout_s=timeout)[0] for i in logged
-        )
+    # Floors the replay (the one judge) fails at this setting though the grid's reading of their beats allows it.
+    judged_bad: set[float] = set()
 
-    # The floors that end every beat right at this quiet time and timeout, around the chosen one: each edge found
-    # by replay between the last grid floor that does and the first that does not, then by bisection.
-    edges = [_floor_edge(grid, j, step, ends_right, at_floor, EDGE_DB) for step in (-1, 1)]
-    run = _FloorRun(edges[0], edges[1], fmargin)
-    if run.unsure:
-        # Whether the run holds the margin on both sides turns on where exactly its edges are: closer.
-        edges = [_refine(e, ends_right, at_floor, EDGE_DB / 10) for e in edges]
+    def allowed(x: _GridFloor) -> bool:
+        """The grid's reading of floor ``x`` at the chosen quiet time and timeout: every beat heard, no end hidden,
+        above the noise, the quiet time between the longest silence and the least room, the timeout over the
+        waits."""
+        return x.allows(q, timeout) and x.floor not in judged_bad
+
+    def ends_right(x: _GridFloor) -> bool:
+        """Whether floor ``x`` ends every beat right at the chosen quiet time and timeout: the grid's reading and
+        the replay's outcomes (:func:`failing_beats`)."""
+        if not allowed(x):
+            return False
+        if any(failing_beats(corpus.analysis(i, x.floor), quiets_s=[q], onset_timeout_s=timeout)[0] for i in logged):
+            judged_bad.add(x.floor)
+            return False
+        return True
+
+    # The floors that end every beat right at this quiet time and timeout, around the chosen one: outward on the
+    # grid to the first that does not, then, where an edge lies near enough to bear on the floor margin, by
+    # bisection (each point replayed). The floors the margin is claimed over (those within it of the floor placed)
+    # and the edges are replayed; one the replay fails is taken as failing, and the run found again.
+    reach = 2 * fmargin + GRID_DB
+    for _ in range(4):
+        edges = [_floor_edge(grid, j, step, allowed, ends_right, at_floor, (g.floor, f0), reach) for step in (-1, 1)]
         run = _FloorRun(edges[0], edges[1], fmargin)
-    # Where the run holds the margin on both sides: the floor nearest the engine's (two significant digits where
-    # one fits) at least the margin inside each edge; else the run's centre in dB.
-    options = run.options(f0, g.floor if k != 0 else None)
-    floor, g_f = g.floor, g
-    for option in options:
-        x = at_floor(option)
-        if x is g:
-            break  # the grid's own floor: its quiet time and timeout were chosen there
-        if not ends_right(x):
-            continue
-        if q_kept and not (q - x.need_s >= margin - _EPS_S and x.room_s - q >= margin - _EPS_S):
-            continue  # the quiet time's margin, kept at the grid's floor, is not at this one
-        own = _timeout(
-            [("", 0.0, x.latency_s)] if x.latency_s > float("-inf") else [],
-            [x.wait_s] if x.wait_s > float("-inf") else [],
-            margins.onset_margin_s,
-        )
-        if own is not None and own > timeout + _EPS_S:
-            continue
-        floor, g_f = option, x
-        break
+        if run.unsure:
+            # Whether the run holds the margin on both sides turns on where exactly its edges are: closer.
+            edges = [_refine(e, ends_right, at_floor, EDGE_DB / 10) for e in edges]
+            run = _FloorRun(edges[0], edges[1], fmargin)
+        # Where the run holds the margin on both sides: the floor nearest the engine's (two significant digits where
+        # one fits) at least the margin inside each edge; else the run's centre in dB.
+        options = run.options(f0, g.floor if k != 0 else None)
+        floor, g_f = g.floor, g
+        for option in options:
+            x = at_floor(option)
+            if x is g:
+                break  # the grid's own floor: its quiet time and timeout were chosen there
+            if not ends_right(x):
+                continue
+            if q_kept and not (q - x.need_s >= margin - _EPS_S and x.room_s - q >= margin - _EPS_S):
+                continue  # the quiet time's margin, kept at the grid's floor, is not at this one
+            own = _timeout(
+                [("", 0.0, x.latency_s)] if x.latency_s > float("-inf") else [],
+                [x.wait_s] if x.wait_s > float("-inf") else [],
+                margins.onset_margin_s,
+            )
+            if own is not None and own > timeout + _EPS_S:
+                continue
+            floor, g_f = option, x
+            break
+        claimed = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin + _EPS_S or x.floor in run.oks()]
+        if all(ends_right(x) for x in claimed if allowed(x)) or g.floor in judged_bad:
+            break
     moved = floor != f0
     if boxed and floor != g.floor:
         # The quiet time's margin at every floor closer than the floor margin, held again around the floor placed.
@@ -632,14 +654,21 @@ def _grid_quiet(
         floor_rule = f"the floor nearest {f0:g} that ends every beat right at quiet {q:g} s ({said})"
     if floor_margin and not kept:
         notes.append(run.warning(floor, q))
-    return replace(chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule)
-
-
-def _sig(x: float, *, up: bool, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant digits, rounded up or down (never across a floor it stands for)."""
-    d = Decimal(repr(x))
-    exp = d.adjusted() - digits + 1
-    return f"{float(d.scaleb(-exp).to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR).scaleb(exp)):g}"
+    d_lo, d_hi = run.distances(floor)
+    found = FloorRun(
+        q,
+        timeout,
+        None if run.lo.fails is None else run.lo.ok,
+        None if run.hi.fails is None else run.hi.ok,
+        None if run.lo.fails is None else run.lo.fails.floor,
+        None if run.hi.fails is None else run.hi.fails.floor,
+        None if run.lo.fails is None else d_lo,
+        None if run.hi.fails is None else d_hi,
+        kept,
+    )
+    return replace(
+        chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule, run=found
+    )
 
 
 def _digits(x: float) -> int:
@@ -660,18 +689,24 @@ def _floor_edge(
     grid: list[_GridFloor],
     j: int,
     step: int,
+    allowed: Callable[[_GridFloor], bool],
     ends_right: Callable[[_GridFloor], bool],
     at_floor: Callable[[float], _GridFloor],
-    tol_db: float,
+    near: tuple[float, ...],
+    reach_db: float,
 ) -> _FloorEdge:
-    """From ``grid[j]`` (which ends every beat right) outward in ``step`` to the first grid floor that does not,
-    then by bisection (in dB) to within ``tol_db`` of the edge."""
+    """From ``grid[j]`` outward in ``step`` to the first grid floor the grid's reading does not allow (``allowed``),
+    then, where the edge lies within ``reach_db`` of a floor of ``near``, by bisection (in dB, each point replayed:
+    ``ends_right``) to within ``EDGE_DB`` of it; a farther edge stays between two floors of the grid."""
     i = j
-    while 0 <= i + step < len(grid) and ends_right(grid[i + step]):
+    while 0 <= i + step < len(grid) and allowed(grid[i + step]):
         i += step
     if not 0 <= i + step < len(grid):
         return _FloorEdge(grid[i].floor, None)
-    return _refine(_FloorEdge(grid[i].floor, grid[i + step]), ends_right, at_floor, tol_db)
+    edge = _FloorEdge(grid[i].floor, grid[i + step])
+    if min(abs(_db(grid[i].floor) - _db(f)) for f in near) > reach_db + _EPS_S:
+        return edge
+    return _refine(edge, ends_right, at_floor, EDGE_DB)
 
 
 def _refine(
@@ -716,6 +751,10 @@ class _FloorRun:
         assert self.lo.fails is not None and self.hi.fails is not None
         return _db(self.hi.fails.floor) - _db(self.lo.fails.floor) >= 2 * self.margin_db - _EPS_S
 
+    def oks(self) -> tuple[float, ...]:
+        """Its edges' floors that end every beat right (where a failing one lies past them)."""
+        return tuple(e.ok for e in (self.lo, self.hi) if e.fails is not None)
+
     def distances(self, floor: float) -> tuple[float, float]:
         """How far (dB) ``floor`` lies inside the floors found to end every beat right, below and above (inf on a
         side with no failing floor)."""
@@ -745,23 +784,27 @@ class _FloorRun:
 
     def said(self) -> str:
         """The run in words: its edges and the failing floors beyond them, each rounded to three digits away from
-        the floors that end every beat right (a failing one further out, one that ends them right further in)."""
+        the floors that end every beat right (a failing one further out, one that ends them right further in),
+        and how closely each edge was found."""
         ends = []
         for e, out in ((self.lo, False), (self.hi, True)):
             if e.fails is None:
-                ends.append(f"none of the grid's floors {'up' if out else 'down'} to {_sig(e.ok, up=not out)} fails")
-            else:
-                ends.append(f"{_sig(e.fails.floor, up=out)} {e.fails.why}")
+                edge = round_sig(e.ok, up=not out)
+                ends.append(f"none of the grid's floors {'up' if out else 'down'} to {edge} fails")
+                continue
+            gap = abs(_db(e.fails.floor) - _db(e.ok))
+            how = f"{gap:.2g} dB from the last that does" if gap > EDGE_DB + 1e-9 else f"within {EDGE_DB:g} dB"
+            ends.append(f"{round_sig(e.fails.floor, up=out)} {e.fails.why} ({how})")
         width = "" if self.width_db == float("inf") else f", {self.width_db:.1f} dB"
         return (
-            f"replayed, the floors from {_sig(self.lo.ok, up=True)} to {_sig(self.hi.ok, up=False)} end every beat "
-            f"right{width}, each edge found to {EDGE_DB:g} dB; {'; '.join(ends)}"
+            f"replayed, the floors from {round_sig(self.lo.ok, up=True)} to {round_sig(self.hi.ok, up=False)} end "
+            f"every beat right{width}; {'; '.join(ends)}"
         )
 
     def warning(self, floor: float, quiet_s: float) -> str:
         """Why ``floor`` does not keep the margin, naming it and the failing floors it is nearest."""
         near = [
-            f"{abs(_db(floor) - _db(e.fails.floor)):.1f} dB from the failing floor {_sig(e.fails.floor, up=out)}"
+            f"{abs(_db(floor) - _db(e.fails.floor)):.1f} dB from the failing floor {round_sig(e.fails.floor, up=out)}"
             for e, out in ((self.lo, False), (self.hi, True))
             if e.fails is not None and abs(_db(floor) - _db(e.fails.floor)) < self.margin_db - _EPS_S
         ]
@@ -1356,6 +1399,16 @@ def _derive(
                     elif kept is not None:
                         chosen = kept
                 notes.append(f"no floor ends every beat of every recording right: replayed {span}")
+    if (
+        prefer is None
+        and chosen is not None
+        and chosen.failures == 0
+        and chosen.quiet_s is not None
+        and chosen.onset_timeout_s is not None
+    ):
+        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it. Placed
+        # before the notes on recordings without a window, so that they name the floor recommended.
+        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     for i in members:
         rec = levels[i]
         if rec.window is not None or not rec.verdict:
@@ -1378,15 +1431,6 @@ def _derive(
                 )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
-    if (
-        prefer is None
-        and chosen is not None
-        and chosen.failures == 0
-        and chosen.quiet_s is not None
-        and chosen.onset_timeout_s is not None
-    ):
-        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it.
-        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
@@ -1425,7 +1469,17 @@ def _derive(
                 f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + _CHECK.format("noise level")
             )
     floor_ev = _floor_evidence(
-        corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
+        corpus,
+        members,
+        meeting,
+        window,
+        lower_by,
+        upper_by,
+        outside,
+        no_window,
+        floor,
+        floor_rule,
+        None if chosen is None or chosen.failures else chosen.run,
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
     notes[:] = _settle_checks(notes, corpus, members, chosen, outcome)
