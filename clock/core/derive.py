@@ -70,7 +70,11 @@ floor. The recommendation is then placed on a replayed grid through it
 each floor allows): the setting no failing one comes within both margins
 of, nearest the engine's floor with the least quiet time; along an axis
 whose valid run is narrower than twice its margin, the run's centre, said
-with both edges. The formulas above stay in the rules as evidence
+with both edges. The floor is then placed in the run of floors that end
+every beat right at that setting (:class:`_FloorRun`: each edge near the
+floor found by replay to 0.1 dB), at least ``floor_margin_db`` inside both
+edges where the run is twice that wide, else at its centre in dB with a
+warning naming it. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
@@ -430,6 +434,16 @@ def _grid_quiet(
     The onset timeout is the formula's at the floor (``onset_margin_s`` over
     the longest latency). The formula's quiet time (longest gap + margin,
     rounded up to 0.05 s) stays where it keeps the margins.
+
+    The floor is then placed at that quiet time and timeout: the run of
+    floors that end every beat right around it (:class:`_FloorRun`), its
+    edges found outward on the grid and, within ``2 * floor_margin_db +
+    GRID_DB`` of the floor, by bisection to ``EDGE_DB`` (every point, the
+    edges and the floors within the margin of the floor replayed by
+    :func:`clock.core.beats.failing_beats`, the one judge); at least
+    ``floor_margin_db`` inside both edges where the run allows it (the
+    engine's floor where it does, else two significant digits nearest it),
+    else the run's centre in dB, with a warning naming the floor.
     """
     margins = corpus.margins
     margin, fmargin = margins.quiet_margin_s, margins.floor_margin_db
