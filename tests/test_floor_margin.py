@@ -181,3 +181,33 @@ def test_every_floor_the_words_name_is_what_the_replay_says(derived, case):
     for w in d.warnings:
         if "floor margin" in w:
             assert w.startswith(f"the floor {floor:g} "), w
+
+
+def _draws(n: int) -> list[tuple[float, float]]:
+    rng = np.random.default_rng(34)
+    out = []
+    for _ in range(n):
+        quiet_db = float(rng.uniform(-52, -44))
+        out.append((round(quiet_db, 2), round(float(rng.uniform(quiet_db - 14, quiet_db - 3)), 2)))
+    return out
+
+
+@pytest.mark.parametrize("case", _draws(10) + [("two", "recordings")])
+def test_drawn_runs_keep_the_margin_or_give_their_centre(case):
+    # Runs of every width from 3 to 14 dB (drawn), and one whose edges two recordings set (the tail of one, the
+    # quiet sentence of the other): the margin on both sides wherever the brute force's run leaves room for it with
+    # its edges' tenth of a dB to spare, else the run's centre.
+    if case == ("two", "recordings"):
+        obs = [margin_tour(-40.0, -57.0, "a"), margin_tour(-49.0, -70.0, "b")]
+    else:
+        obs = [margin_tour(*case)]
+    d = derive(obs, held_out=False)
+    floor, _, _ = d.setting
+    lo, hi = brute_run(obs, d)
+    below, above = _db(floor) - lo, hi - _db(floor)
+    if hi - lo >= 2 * MARGIN_DB + 0.2:
+        assert min(below, above) >= MARGIN_DB - 1e-6, (case, floor, lo, hi)
+        assert d.floor.run is not None and d.floor.run.margin_kept
+    elif hi - lo < 2 * MARGIN_DB:
+        assert abs(_db(floor) - (lo + hi) / 2) <= 0.1 + STEP_DB, (case, floor, lo, hi)
+        assert any(w.startswith(f"the floor {floor:g} at quiet") for w in d.warnings)

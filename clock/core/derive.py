@@ -660,12 +660,11 @@ def _grid_quiet(
             "margin cannot be held on both sides"
         )
     elif moved and kept:
-        floor_rule = (
-            f"the floor nearest {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s, to "
-            f"{_digits(floor)} significant digits ({said})"
-        )
+        lead = "the floor nearest" if floor == options[0] else "a floor near"
+        digits = f", to {_digits(floor)} significant digits" if _digits(floor) <= 3 else ""
+        floor_rule = f"{lead} {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s{digits} ({said})"
     elif moved:
-        floor_rule = f"the floor nearest {f0:g} that ends every beat right at quiet {q:g} s ({said})"
+        floor_rule = f"{floor:g} on the replayed grid, which ends every beat right at quiet {q:g} s ({said})"
     if floor_margin and not kept:
         notes.append(run.warning(floor, q))
     d_lo, d_hi = run.distances(floor)
