@@ -737,6 +737,8 @@ def derive_markdown(derivations: Sequence[Derivation]) -> str:
         out.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
         out.append("")
         out.append(f"- floor: {f.rule}")
+        if (line := floor_run_line(f)) is not None:
+            out.append(f"- {line.strip()}")
         out.append(f"- quiet time: {g.rule or 'none'}")
         if g.n_gaps:
             out.append(
