@@ -781,9 +781,9 @@ class _FloorRun:
 
     def options(self, target: float, grid_floor: float | None) -> list[float]:
         """Floors to place, best first: where the run holds the margin on both sides, the engine's floor
-        (``target``) if it keeps it, else two-significant-digit floors (three where none fits) inside the edges
-        less the margin, nearest ``target``; where the run is narrower, its centre in dB (to three digits); the
-        grid's floor (``grid_floor``, to three digits) last."""
+        (``target``) if it keeps it, else two-significant-digit floors (three where none fits; else the floor
+        nearest ``target`` that keeps it) inside the edges less the margin, nearest ``target``; where the run is
+        narrower, its centre in dB (to three digits); the grid's floor (``grid_floor``, to three digits) last."""
         last = [float(f"{grid_floor:.3g}"), grid_floor] if grid_floor is not None else [target]
         if self.narrow:
             centre = (_db(self.lo.ok) + _db(self.hi.ok)) / 2
@@ -793,7 +793,10 @@ class _FloorRun:
         lo = _db(self.lo.ok) + self.margin_db if self.lo.fails is not None else _db(target) - 40
         hi = _db(self.hi.ok) - self.margin_db if self.hi.fails is not None else min(_db(target) + 40, 0.0)
         inside = _nice_floors(10 ** ((lo - 1e-6) / 20), 10 ** ((hi + 1e-6) / 20), target)
-        return [x for x in inside if self.keeps(x)][:_MAX_TRIED] + last
+        # Where no floor of three digits fits (the run just twice the margin), the floor nearest the target that
+        # keeps it.
+        clamped = 10 ** (min(max(_db(target), lo), hi) / 20)
+        return [x for x in [*inside, clamped] if self.keeps(x)][:_MAX_TRIED] + last
 
     def said(self) -> str:
         """The run in words: its edges and the failing floors beyond them, each rounded to three digits away from
