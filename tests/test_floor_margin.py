@@ -181,6 +181,9 @@ def test_every_floor_the_words_name_is_what_the_replay_says(derived, case):
     for w in d.warnings:
         if "floor margin" in w:
             assert w.startswith(f"the floor {floor:g} "), w
+        # Any warning that names "the floor" (or "at floor") names the one recommended.
+        for named in re.findall(r"(?:the floor|at floor) ([0-9][0-9.e-]*[0-9])", w):
+            assert named == f"{floor:g}", w
 
 
 def _draws(n: int) -> list[tuple[float, float]]:

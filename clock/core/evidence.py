@@ -918,8 +918,9 @@ def _gap_onset_outcome(
             else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
         )
         notes.append(
-            f"the margin is not kept: the quiet time {quiet:g} s leaves {left:.3f} s over the longest gap inside a "
-            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; {says}"
+            f"the margin is not kept: at floor {floor:g}, the quiet time {quiet:g} s leaves {left:.3f} s over the "
+            f"longest gap inside a logged beat ({longest_bridged:.3f} s), not the margin "
+            f"{margins.quiet_margin_s:g} s{where}; {says}"
         )
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),
