@@ -70,7 +70,11 @@ floor. The recommendation is then placed on a replayed grid through it
 each floor allows): the setting no failing one comes within both margins
 of, nearest the engine's floor with the least quiet time; along an axis
 whose valid run is narrower than twice its margin, the run's centre, said
-with both edges. The formulas above stay in the rules as evidence
+with both edges. The floor is then placed in the run of floors that end
+every beat right at that setting (:class:`_FloorRun`: each edge near the
+floor found by replay to 0.1 dB), at least ``floor_margin_db`` inside both
+edges where the run is twice that wide, else at its centre in dB with a
+warning naming it. The formulas above stay in the rules as evidence
 (``derive(prefer=...)`` chooses among all the candidate floors' settings
 that do instead). The windows are a heuristic and the replay the truth:
 when no candidate works, a ladder of floors about 1 dB apart from the lowest
@@ -114,6 +118,7 @@ from .evidence import (
     Comparison,
     Derivation,
     FloorEvidence,
+    FloorRun,
     GapEvidence,
     HeldOut,
     HeldOutRecording,
@@ -133,6 +138,7 @@ from .evidence import (
     _Setting,
     floor_that_works,
     level_failures,
+    round_sig,
 )
 from .rules import (
     LEVEL,
@@ -173,6 +179,7 @@ __all__ = [
     "Comparison",
     "Derivation",
     "FloorEvidence",
+    "FloorRun",
     "GapEvidence",
     "HeldOut",
     "HeldOutRecording",
@@ -276,6 +283,8 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     ), f"the least room after a last word, {room:.3f} s (the longest gap {base:.3f} s leaves no margin)"
 
 
+#: The most floors tried, nearest the engine's, where the floor is placed inside the run that keeps its margin.
+_MAX_TRIED = 4
 #: The floor grid's step (dB) and its most floors on each side of the engine's floor.
 GRID_DB = 1.0
 MAX_GRID_FLOORS = 40
@@ -425,6 +434,16 @@ def _grid_quiet(
     The onset timeout is the formula's at the floor (``onset_margin_s`` over
     the longest latency). The formula's quiet time (longest gap + margin,
     rounded up to 0.05 s) stays where it keeps the margins.
+
+    The floor is then placed at that quiet time and timeout: the run of
+    floors that end every beat right around it (:class:`_FloorRun`), its
+    edges found outward on the grid and, within ``2 * floor_margin_db +
+    GRID_DB`` of the floor, by bisection to ``EDGE_DB`` (every point, the
+    edges and the floors within the margin of the floor replayed by
+    :func:`clock.core.beats.failing_beats`, the one judge); at least
+    ``floor_margin_db`` inside both edges where the run allows it (the
+    engine's floor where it does, else two significant digits nearest it),
+    else the run's centre in dB, with a warning naming the floor.
     """
     margins = corpus.margins
     margin, fmargin = margins.quiet_margin_s, margins.floor_margin_db
@@ -532,30 +551,91 @@ def _grid_quiet(
         nearest_failing[j] = (lo_g, hi_g, narrow)
         tier = 0 if boxed and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
         candidates[candidates.index(best)] = (tier, *best[1:])
-    lo_g, hi_g, narrow = nearest_failing[j]
     g = grid[j]
-    floor = g.floor
-    if k != 0:
-        nice = float(f"{floor:.3g}")
-        if _grid_floor(corpus, logged, nice, spoke_at, delay, f0).allows(q, timeout):
-            floor = nice
+
+    def at_floor(f: float) -> _GridFloor:
+        return next((x for x in grid if x.floor == f), None) or _grid_floor(corpus, logged, f, spoke_at, delay, f0)
+
+    # Floors the replay (the one judge) fails at this setting though the grid's reading of their beats allows it.
+    judged_bad: set[float] = set()
+
+    def allowed(x: _GridFloor) -> bool:
+        """The grid's reading of floor ``x`` at the chosen quiet time and timeout: every beat heard, no end hidden,
+        above the noise, the quiet time between the longest silence and the least room, the timeout over the
+        waits."""
+        return x.allows(q, timeout) and x.floor not in judged_bad
+
+    def ends_right(x: _GridFloor) -> bool:
+        """Whether floor ``x`` ends every beat right at the chosen quiet time and timeout: the grid's reading and
+        the replay's outcomes (:func:`failing_beats`)."""
+        if not allowed(x):
+            return False
+        if any(failing_beats(corpus.analysis(i, x.floor), quiets_s=[q], onset_timeout_s=timeout)[0] for i in logged):
+            judged_bad.add(x.floor)
+            return False
+        return True
+
+    # The floors that end every beat right at this quiet time and timeout, around the chosen one: outward on the
+    # grid to the first that does not, then, where an edge lies near enough to bear on the floor margin, by
+    # bisection (each point replayed). The floors the margin is claimed over (those within it of the floor placed)
+    # and the edges are replayed; one the replay fails is taken as failing, and the run found again.
+    reach = 2 * fmargin + GRID_DB
+    for _ in range(4):
+        edges = [_floor_edge(grid, j, step, allowed, ends_right, at_floor, (g.floor, f0), reach) for step in (-1, 1)]
+        run = _FloorRun(edges[0], edges[1], fmargin)
+        if run.unsure:
+            # Whether the run holds the margin on both sides turns on where exactly its edges are: closer.
+            edges = [_refine(e, ends_right, at_floor, EDGE_DB / 10) for e in edges]
+            run = _FloorRun(edges[0], edges[1], fmargin)
+        # Where the run holds the margin on both sides: the floor nearest the engine's (two significant digits where
+        # one fits) at least the margin inside each edge; else the run's centre in dB.
+        options = run.options(f0, g.floor if k != 0 else None)
+        floor, g_f = g.floor, g
+        for option in options:
+            x = at_floor(option)
+            if x is g:
+                break  # the grid's own floor: its quiet time and timeout were chosen there
+            if not ends_right(x):
+                continue
+            if q_kept and not (q - x.need_s >= margin - _EPS_S and x.room_s - q >= margin - _EPS_S):
+                continue  # the quiet time's margin, kept at the grid's floor, is not at this one
+            own = _timeout(
+                [("", 0.0, x.latency_s)] if x.latency_s > float("-inf") else [],
+                [x.wait_s] if x.wait_s > float("-inf") else [],
+                margins.onset_margin_s,
+            )
+            if own is not None and own > timeout + _EPS_S:
+                continue
+            floor, g_f = option, x
+            break
+        claimed = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin + _EPS_S or x.floor in run.oks()]
+        if all(ends_right(x) for x in claimed if allowed(x)) or g.floor in judged_bad:
+            break
+    moved = floor != f0
+    if boxed and floor != g.floor:
+        # The quiet time's margin at every floor closer than the floor margin, held again around the floor placed.
+        rows = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin - _EPS_S] + [g_f]
+        boxed = all(x.ok for x in rows) and (
+            max(x.need_s for x in rows) + tick + margin + _CLEAR_S <= q + _EPS_S <= min(x.room_s for x in rows) - margin
+        )
+    g = g_f
     where = (
         ""
         if g.room_at is None
         else f"; the {g.room_at[2]} after the last word at {g.room_at[0]}:{clock_time(g.room_at[1])}"
     )
-    edges = (
+    bounds = (
         f"the longest silence it must bridge {g.need_s:.3f} s, the shortest room before a bound {g.room_s:.3f} s{where}"
     )
-    if q == formula and k == 0:
+    if q == formula and not moved:
         rule = chosen.quiet_rule
     elif boxed:
         rule = (
             f"the least quiet time {margin:g} s from every failing one at every floor closer than {fmargin:g} dB, on a "
-            f"replayed grid of floors and quiet times ({edges})"
+            f"replayed grid of floors and quiet times ({bounds})"
         )
     elif q_kept:
-        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({edges})"
+        rule = f"the least quiet time {margin:g} s from every failing one on a replayed grid of quiet times ({bounds})"
     else:
         rule = (
             f"the centre of the quiet times that end every beat right: {q:g} s is {q - g.need_s:.2f} s above the "
@@ -571,29 +651,194 @@ def _grid_quiet(
         rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
             f", which fails {_count(fails, 'beats')})" if fails else ")"
         )
+    kept = run.keeps(floor)
+    said = run.said()
     floor_rule = ""
-    span = ", ".join(e.fails(2 if any(e is x for x in grid) else 3) for e in (lo_g, hi_g) if e is not None)
-    if k != 0 or tier:
-        if narrow:
-            assert lo is not None and hi is not None
-            floor_rule = (
-                f"the centre of the floors that end every beat right at quiet {q:g} s on a replayed grid of floors "
-                f"{GRID_DB:g} dB apart: {grid[lo + 1].floor:.2g} .. {grid[hi - 1].floor:.2g} ({span}); a "
-                f"{fmargin:g} dB margin cannot be held on both sides"
-            )
-        elif k != 0:
-            held = f"at least {fmargin:g} dB from every failing floor" if tier < 2 else "that ends every beat right"
-            floor_rule = (
-                f"the floor nearest {f0:g} {held} at quiet {q:g} s on a replayed grid of floors {GRID_DB:g} dB apart "
-                f"({span or 'none fails'})"
-            )
-    if floor_margin and tier == 2:
-        notes.append(
-            f"the floor {floor:g} is not {fmargin:g} dB from every failing floor at quiet {q:g} s"
-            + (f" ({span})" if span else "")
-            + ": the floor margin is not held"
+    if run.narrow and floor in options[:2]:
+        floor_rule = (
+            f"the centre in dB of the floors that end every beat right at quiet {q:g} s ({said}); a {fmargin:g} dB "
+            "margin cannot be held on both sides"
         )
-    return replace(chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule)
+    elif moved and kept:
+        lead = "the floor nearest" if floor == options[0] else "a floor near"
+        digits = f", to {_digits(floor)} significant digits" if _digits(floor) <= 3 else ""
+        floor_rule = f"{lead} {f0:g} at least {fmargin:g} dB from every failing floor at quiet {q:g} s{digits} ({said})"
+    elif moved:
+        floor_rule = f"{floor:g} on the replayed grid, which ends every beat right at quiet {q:g} s ({said})"
+    if floor_margin and not kept:
+        notes.append(run.warning(floor, q))
+    d_lo, d_hi = run.distances(floor)
+    found = FloorRun(
+        q,
+        timeout,
+        None if run.lo.fails is None else run.lo.ok,
+        None if run.hi.fails is None else run.hi.ok,
+        None if run.lo.fails is None else run.lo.fails.floor,
+        None if run.hi.fails is None else run.hi.fails.floor,
+        None if run.lo.fails is None else d_lo,
+        None if run.hi.fails is None else d_hi,
+        kept,
+    )
+    return replace(
+        chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule, run=found
+    )
+
+
+def _digits(x: float) -> int:
+    """How many significant digits ``x`` is written with (``0.0024``: 2)."""
+    return len(f"{x:g}".split("e")[0].replace("-", "").replace(".", "").lstrip("0"))
+
+
+@dataclass(frozen=True, slots=True)
+class _FloorEdge:
+    """Where the floors that end every beat right at a setting stop, on one side of the chosen floor: ``ok`` is the
+    last floor found to, ``fails`` the first that does not (None: none of the grid fails on this side)."""
+
+    ok: float
+    fails: _GridFloor | None
+
+
+def _floor_edge(
+    grid: list[_GridFloor],
+    j: int,
+    step: int,
+    allowed: Callable[[_GridFloor], bool],
+    ends_right: Callable[[_GridFloor], bool],
+    at_floor: Callable[[float], _GridFloor],
+    near: tuple[float, ...],
+    reach_db: float,
+) -> _FloorEdge:
+    """From ``grid[j]`` outward in ``step`` to the first grid floor the grid's reading does not allow (``allowed``),
+    then, where the edge lies within ``reach_db`` of a floor of ``near``, by bisection (in dB, each point replayed:
+    ``ends_right``) to within ``EDGE_DB`` of it; a farther edge stays between two floors of the grid."""
+    i = j
+    while 0 <= i + step < len(grid) and allowed(grid[i + step]):
+        i += step
+    if not 0 <= i + step < len(grid):
+        return _FloorEdge(grid[i].floor, None)
+    edge = _FloorEdge(grid[i].floor, grid[i + step])
+    if min(abs(_db(grid[i].floor) - _db(f)) for f in near) > reach_db + _EPS_S:
+        return edge
+    return _refine(edge, ends_right, at_floor, EDGE_DB)
+
+
+def _refine(
+    e: _FloorEdge, ends_right: Callable[[_GridFloor], bool], at_floor: Callable[[float], _GridFloor], tol_db: float
+) -> _FloorEdge:
+    """The edge bisected (in dB) until its floor that ends every beat right and its failing one are ``tol_db``
+    apart."""
+    ok, bad = e.ok, e.fails
+    while bad is not None and abs(_db(bad.floor) - _db(ok)) > tol_db + 1e-12:
+        x = at_floor(float(np.sqrt(ok * bad.floor)))
+        ok, bad = (x.floor, bad) if ends_right(x) else (ok, x)
+    return _FloorEdge(ok, bad)
+
+
+@dataclass(frozen=True, slots=True)
+class _FloorRun:
+    """The run of floors that end every beat right at one setting, between two edges (:class:`_FloorEdge`), and
+    where in it a floor keeps ``margin_db`` from every failing one."""
+
+    lo: _FloorEdge
+    hi: _FloorEdge
+    margin_db: float
+
+    @property
+    def width_db(self) -> float:
+        """From the lowest floor found to end every beat right to the highest (inf where a side has no failing
+        floor)."""
+        if self.lo.fails is None or self.hi.fails is None:
+            return float("inf")
+        return _db(self.hi.ok) - _db(self.lo.ok)
+
+    @property
+    def narrow(self) -> bool:
+        """Narrower than twice the margin: no floor keeps it from both edges."""
+        return self.width_db < 2 * self.margin_db - _EPS_S
+
+    @property
+    def unsure(self) -> bool:
+        """Whether the margin fits between the failing floors found, but not between those that end beats right."""
+        if not self.narrow:
+            return False
+        assert self.lo.fails is not None and self.hi.fails is not None
+        return _db(self.hi.fails.floor) - _db(self.lo.fails.floor) >= 2 * self.margin_db - _EPS_S
+
+    def oks(self) -> tuple[float, ...]:
+        """Its edges' floors that end every beat right (where a failing one lies past them)."""
+        return tuple(e.ok for e in (self.lo, self.hi) if e.fails is not None)
+
+    def distances(self, floor: float) -> tuple[float, float]:
+        """How far (dB) ``floor`` lies inside the floors found to end every beat right, below and above (inf on a
+        side with no failing floor)."""
+        d_lo = _db(floor) - _db(self.lo.ok) if self.lo.fails is not None else float("inf")
+        d_hi = _db(self.hi.ok) - _db(floor) if self.hi.fails is not None else float("inf")
+        return d_lo, d_hi
+
+    def keeps(self, floor: float) -> bool:
+        """Every floor within the margin of ``floor`` lies between two floors that end every beat right."""
+        return min(self.distances(floor)) >= self.margin_db - _EPS_S
+
+    def options(self, target: float, grid_floor: float | None) -> list[float]:
+        """Floors to place, best first: where the run holds the margin on both sides, the engine's floor
+        (``target``) if it keeps it, else two-significant-digit floors (three where none fits; else the floor
+        nearest ``target`` that keeps it) inside the edges less the margin, nearest ``target``; where the run is
+        narrower, its centre in dB (to three digits); the grid's floor (``grid_floor``, to three digits) last."""
+        last = [float(f"{grid_floor:.3g}"), grid_floor] if grid_floor is not None else [target]
+        if self.narrow:
+            centre = (_db(self.lo.ok) + _db(self.hi.ok)) / 2
+            return [float(f"{10 ** (centre / 20):.3g}"), 10 ** (centre / 20), *last]
+        if self.keeps(target) and grid_floor is None:
+            return [target]
+        lo = _db(self.lo.ok) + self.margin_db if self.lo.fails is not None else _db(target) - 40
+        hi = _db(self.hi.ok) - self.margin_db if self.hi.fails is not None else min(_db(target) + 40, 0.0)
+        inside = _nice_floors(10 ** ((lo - 1e-6) / 20), 10 ** ((hi + 1e-6) / 20), target)
+        # Where no floor of three digits fits (the run just twice the margin), the floor nearest the target that
+        # keeps it.
+        clamped = 10 ** (min(max(_db(target), lo), hi) / 20)
+        return [x for x in [*inside, clamped] if self.keeps(x)][:_MAX_TRIED] + last
+
+    def said(self) -> str:
+        """The run in words: its edges and the failing floors beyond them, each rounded to three digits away from
+        the floors that end every beat right (a failing one further out, one that ends them right further in),
+        and how closely each edge was found."""
+        ends = []
+        for e, out in ((self.lo, False), (self.hi, True)):
+            if e.fails is None:
+                edge = round_sig(e.ok, up=not out)
+                ends.append(f"none of the grid's floors {'up' if out else 'down'} to {edge} fails")
+                continue
+            gap = abs(_db(e.fails.floor) - _db(e.ok))
+            how = f"{gap:.2g} dB from the last that does" if gap > EDGE_DB + 1e-9 else f"within {EDGE_DB:g} dB"
+            ends.append(f"{round_sig(e.fails.floor, up=out)} {e.fails.why} ({how})")
+        width = "" if self.width_db == float("inf") else f", {self.width_db:.1f} dB"
+        return (
+            f"replayed, the floors from {round_sig(self.lo.ok, up=True)} to {round_sig(self.hi.ok, up=False)} end "
+            f"every beat right{width}; {'; '.join(ends)}"
+        )
+
+    def warning(self, floor: float, quiet_s: float) -> str:
+        """Why ``floor`` does not keep the margin, naming it and the failing floors it is nearest."""
+        near = [
+            f"{abs(_db(floor) - _db(e.fails.floor)):.1f} dB from the failing floor {round_sig(e.fails.floor, up=out)}"
+            for e, out in ((self.lo, False), (self.hi, True))
+            if e.fails is not None and abs(_db(floor) - _db(e.fails.floor)) < self.margin_db - _EPS_S
+        ]
+        head = (
+            " and ".join(near)
+            if near
+            else f"only {min(self.distances(floor)):.1f} dB inside the floors found to end every beat right"
+        )
+        why = (
+            f"the floors that end every beat right span {self.width_db:.1f} dB, under twice the margin; {floor:g} is "
+            "their centre in dB"
+            if self.narrow
+            else "no floor that keeps it ends every beat right with this quiet time's margin and onset timeout"
+        )
+        return (
+            f"the floor {floor:g} at quiet {quiet_s:g} s is {head}: the {self.margin_db:g} dB floor margin could not "
+            f"be kept ({why}; {self.said()})"
+        )
 
 
 def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
@@ -1170,6 +1415,16 @@ def _derive(
                     elif kept is not None:
                         chosen = kept
                 notes.append(f"no floor ends every beat of every recording right: replayed {span}")
+    if (
+        prefer is None
+        and chosen is not None
+        and chosen.failures == 0
+        and chosen.quiet_s is not None
+        and chosen.onset_timeout_s is not None
+    ):
+        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it. Placed
+        # before the notes on recordings without a window, so that they name the floor recommended.
+        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     for i in members:
         rec = levels[i]
         if rec.window is not None or not rec.verdict:
@@ -1192,15 +1447,6 @@ def _derive(
                 )
         else:
             notes.append(f"{obs[i].name}: {rec.verdict}")
-    if (
-        prefer is None
-        and chosen is not None
-        and chosen.failures == 0
-        and chosen.quiet_s is not None
-        and chosen.onset_timeout_s is not None
-    ):
-        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it.
-        chosen = _grid_quiet(corpus, judged, chosen, notes, floor_margin=stability)
     floor = chosen.floor if chosen is not None else None
     if chosen is not None:
         if chosen.failures:
@@ -1239,7 +1485,17 @@ def _derive(
                 f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + _CHECK.format("noise level")
             )
     floor_ev = _floor_evidence(
-        corpus, members, meeting, window, lower_by, upper_by, outside, no_window, floor, floor_rule
+        corpus,
+        members,
+        meeting,
+        window,
+        lower_by,
+        upper_by,
+        outside,
+        no_window,
+        floor,
+        floor_rule,
+        None if chosen is None or chosen.failures else chosen.run,
     )
     gaps_ev, onsets_ev, outcome = _gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
     notes[:] = _settle_checks(notes, corpus, members, chosen, outcome)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,6 +60,7 @@ __all__ = [
     "Comparison",
     "Derivation",
     "FloorEvidence",
+    "FloorRun",
     "GapEvidence",
     "HeldOut",
     "HeldOutRecording",
@@ -67,6 +68,7 @@ __all__ = [
     "Outcome",
     "Stability",
     "Unsatisfied",
+    "round_sig",
 ]
 
 PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
@@ -78,6 +80,42 @@ _MARGIN_EPS_S = 1e-9
 _UNPROMPTED = ("terminal", "acknowledgment")
 #: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
 DEFAULT_PROMPT_DELAY_S = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRun:
+    """The floors that end every beat right at the recommended quiet time and onset timeout, around the floor.
+
+    Found by replay (the one judge, and the grid's reading of each beat):
+    outward from the floor on derive's grid of floors 1 dB apart to the
+    first that fails, then by bisection to within 0.1 dB of the edge.
+
+    Attributes
+    ----------
+    quiet_s, onset_timeout_s : float
+        The setting the floors were replayed at.
+    low, high : float or None
+        The lowest and the highest floor found to end every beat right; None
+        on a side where no floor of the grid fails.
+    fails_below, fails_above : float or None
+        The failing floors found just under ``low`` and over ``high``.
+    below_db, above_db : float or None
+        How far the floor lies above ``low`` and under ``high`` (dB): the
+        floor margin kept on each side.
+    margin_kept : bool
+        Both are at least ``floor_margin_db``: every floor within the margin
+        of the floor ends every beat right.
+    """
+
+    quiet_s: float
+    onset_timeout_s: float
+    low: float | None
+    high: float | None
+    fails_below: float | None
+    fails_above: float | None
+    below_db: float | None
+    above_db: float | None
+    margin_kept: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +151,10 @@ class FloorEvidence:
         How many recordings were classified by labels, and by the split.
     exact_zero_share : float
     thin : bool
+    run : FloorRun or None
+        The floors that end every beat right around the floor at the
+        recommended quiet time, where derive's grid placed it (None: not
+        replayed, e.g. no setting ends every beat right).
     """
 
     recordings: tuple[RecordingLevels, ...]
@@ -133,6 +175,7 @@ class FloorEvidence:
     methods: dict[str, int]
     exact_zero_share: float
     thin: bool
+    run: FloorRun | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +480,14 @@ class Derivation:
         return self.floor.floor, self.gaps.quiet_s, self.onsets.onset_timeout_s
 
 
+def round_sig(x: float, *, up: bool, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant digits, rounded up or down, as written (a floor said to fail, or to end
+    every beat right, rounded away from the edge it stands beside so the words stay true)."""
+    d = Decimal(repr(x))
+    exp = d.adjusted() - digits + 1
+    return f"{float(d.scaleb(-exp).to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR).scaleb(exp)):g}"
+
+
 def _round_up(x: float, step: str) -> float:
     """``x`` rounded up to a multiple of ``step``, in decimal arithmetic (2.30000001 -> 2.35 for 0.05)."""
     q = Decimal(step)
@@ -681,6 +732,8 @@ class _Setting:
     note: str = ""
     #: How the replayed grid moved or placed the floor (for the floor's rule; empty: the engine's floor stands).
     floor_rule: str = ""
+    #: The floors that end every beat right around it, where the replayed grid placed it.
+    run: FloorRun | None = None
 
 
 @dataclass
@@ -772,6 +825,7 @@ def _floor_evidence(
     no_window: tuple[str, ...],
     floor: float | None,
     rule: str,
+    run: FloorRun | None = None,
 ) -> FloorEvidence:
     sp = np.concatenate([corpus.speech[i] for i in meeting]) if meeting else np.zeros(0)
     si = np.concatenate([corpus.silence[i] for i in meeting]) if meeting else np.zeros(0)
@@ -801,6 +855,7 @@ def _floor_evidence(
         methods=methods,
         exact_zero_share=float(np.count_nonzero(si == 0) / si.size) if si.size else 0.0,
         thin=sp.size < THIN["speech_ticks"] or si.size < THIN["silence_ticks"],
+        run=run,
     )
 
 
@@ -863,8 +918,9 @@ def _gap_onset_outcome(
             else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
         )
         notes.append(
-            f"the margin is not kept: the quiet time {quiet:g} s leaves {left:.3f} s over the longest gap inside a "
-            f"logged beat ({longest_bridged:.3f} s), not the margin {margins.quiet_margin_s:g} s{where}; {says}"
+            f"the margin is not kept: at floor {floor:g}, the quiet time {quiet:g} s leaves {left:.3f} s over the "
+            f"longest gap inside a logged beat ({longest_bridged:.3f} s), not the margin "
+            f"{margins.quiet_margin_s:g} s{where}; {says}"
         )
     gaps_ev = GapEvidence(
         n_gaps=int(g.size),

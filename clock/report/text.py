@@ -10,7 +10,7 @@ from typing import Any
 from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
-from ..core.derive import Derivation, Outcome, equivalents
+from ..core.derive import Derivation, FloorEvidence, Outcome, equivalents, round_sig
 from ..core.rules import DeadAir, RuleEvidence
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
@@ -265,6 +265,31 @@ def _dbfs(x: float | None) -> str:
     if x is None:
         return "-"
     return "-inf dBFS" if x <= 0 else f"{20 * math.log10(x):.1f} dBFS"
+
+
+def floor_run_line(f: FloorEvidence) -> str | None:
+    """The floors that end every beat right around the floor (``FloorEvidence.run``), in a line; None without.
+
+    Each floor is rounded away from the edge it stands beside (a failing one further out, one that ends every
+    beat right further in), each distance down to 0.1 dB, so the line stays true."""
+    r = f.run
+    if r is None or f.floor is None:
+        return None
+
+    def side(ok: float | None, fails: float | None, db: float | None, up: bool) -> str:
+        if ok is None or fails is None or db is None:
+            return f"{'up' if up else 'down'} to the last floor of the grid"
+        return (
+            f"{'to' if up else 'from'} {round_sig(ok, up=not up, digits=4)} ({math.floor(db * 10 + 1e-6) / 10:.1f} dB "
+            f"{'over' if up else 'under'} the floor; {round_sig(fails, up=up, digits=4)} fails)"
+        )
+
+    kept = "kept" if r.margin_kept else "NOT KEPT"
+    return (
+        f"  replayed at quiet {r.quiet_s:g} s: the floors {side(r.low, r.fails_below, r.below_db, False)} "
+        f"{side(r.high, r.fails_above, r.above_db, True)} end every beat right; floor margin "
+        f"{f.floor_margin_db:g} dB {kept}"
+    )
 
 
 def _g(x: float | None) -> str:
@@ -619,6 +644,9 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
                 f"  {_dbfs(f.floor)}: {above} the noise edge ({f.lower_by}), {_n(f.below_db, 1)} dB below "
                 f"the speech edge (speech p{f.speech_percentile:g} - {f.floor_margin_db:g} dB, {f.upper_by})"
             )
+        if (line := floor_run_line(f)) is not None:
+            out.append(line)
+        if f.floor is not None and f.window is not None:
             eq = equivalents(f.floor)
             out.append(
                 f"  in other units: auditok energy_threshold {eq['auditok_energy_threshold']:.1f}; "
@@ -717,6 +745,8 @@ def derive_markdown(derivations: Sequence[Derivation]) -> str:
         out.extend("| " + " | ".join(str(c) for c in row) + " |" for row in rows)
         out.append("")
         out.append(f"- floor: {f.rule}")
+        if (line := floor_run_line(f)) is not None:
+            out.append(f"- {line.strip()}")
         out.append(f"- quiet time: {g.rule or 'none'}")
         if g.n_gaps:
             out.append(
