@@ -128,8 +128,16 @@ def test_the_pink_bed_at_minus_54_stalls_a_beat_the_visitor_ended():
 
 @pytest.mark.parametrize(
     "kind, bed_dbfs",
-    [("pink", -65), ("pink", -54), ("pink", -48), ("pink", -42), ("pink", -36), ("white", -54), ("white", -36),
-     ("white", -30)],  # fmt: skip
+    [
+        ("pink", -65),
+        ("pink", -54),
+        ("pink", -48),
+        ("pink", -42),
+        ("pink", -36),
+        ("white", -54),
+        ("white", -36),
+        ("white", -30),
+    ],  # fmt: skip
 )
 def test_derive_under_a_bed_recommends_a_setting_that_re_simulates_right_on_two_draws(kind, bed_dbfs):
     voices = list(tour(bed_dbfs, kind))
@@ -160,7 +168,9 @@ def _write(rec, folder):
 
     sf.write(str(folder / f"{rec.name}.wav"), np.clip(rec.samples, -1, 1).astype(np.float32), RATE, "FLOAT")
     kinds = {"terminal": "terminal_response"}
-    lines = [{"type": kinds.get(k, k), "t": t, **{x: y for x, y in e.items() if y is not None}} for k, t, e in rec.events]
+    lines = [
+        {"type": kinds.get(k, k), "t": t, **{x: y for x, y in e.items() if y is not None}} for k, t, e in rec.events
+    ]
     (folder / f"{rec.name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return folder / f"{rec.name}.wav"
 

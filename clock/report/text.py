@@ -80,8 +80,8 @@ CAUSES_LINE = {
 
 #: Under ``beats``' heading, where the room is not digital silence: how the guide's words are told from it.
 WORDS_LINE = (
-    "the room is not digital silence: sound this floor hears away from the guide's speech (the level's two-mode "
-    "split) counts for the clock, never as a word"
+    "the room is not digital silence: what this floor hears of it away from the guide's speech\n"
+    "(the level's two-mode split) counts for the clock as sound, never as a word"
 )
 
 
