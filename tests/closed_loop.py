@@ -67,6 +67,7 @@ class Played:
     narration_end_s: float  # the narration's last sample
     declared_s: float | None  # the page's clock.quiet (None: never)
     ended_by: str = "page"  # "page" (its clock), "barge-in", "end" (the visitor), "recording"
+    narration_start_s: float = float("nan")  # the narration's first sample (queued after what still played)
 
     @property
     def premature(self) -> bool:
@@ -185,7 +186,7 @@ def record(
             busy = place(max(prompt + b.ack_latency_s, busy), b.ack)
         terminal = prompt + b.backend_s
         events.append(("terminal", terminal, {"linger_s": linger_s, "response_id": f"r{j}"}))
-        cursor = max(terminal + b.onset_s, busy)
+        cursor = start = max(terminal + b.onset_s, busy)
         for i, sentence in enumerate(b.sentences):
             if b.barge_in_at is not None and i == len(b.sentences) - 1:
                 sentence = sentence[: int(sentence.size * b.barge_in_at)]
@@ -198,18 +199,18 @@ def record(
             events.append(("output_audio_buffer.stopped", drained, {"response_id": f"r{j}"}))
         if b.barge_in_at is not None:
             # The visitor speaks up in the last sentence: the provider cuts the audio, the page prompts again.
-            played.append(Played(terminal, narration_end, None, "barge-in"))
+            played.append(Played(terminal, narration_end, None, "barge-in", start))
             events.append(("prompt", narration_end, {"cause": "visitor"}))
             prompt = narration_end + 0.8
             continue
         if b.end_early_s is not None:
-            played.append(Played(terminal, narration_end, None, "end"))
+            played.append(Played(terminal, narration_end, None, "end", start))
             events.append(("end", narration_end + b.end_early_s, {"cause": "visitor"}))
             prompt = None
             break
         horizon = narration_end + max(quiet_s + 1.0, VISITOR_WAITS_S)
         declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s)
-        played.append(Played(terminal, narration_end, declared))
+        played.append(Played(terminal, narration_end, declared, narration_start_s=start))
         if declared is None:
             # The page's clock stalled (its floor hears the room): the visitor waits, then presses End.
             events.append(("end", narration_end + VISITOR_WAITS_S, {"cause": "visitor"}))

@@ -137,6 +137,27 @@ def test_derive_on_a_wrong_page_s_recordings_recovers_a_setting_that_re_simulate
     other = list(voice(seed + 10))
     assert truth(voices, floor=floor, quiet_s=quiet) == []
     assert truth(other, floor=floor, quiet_s=quiet) == []
+    # The onset timeout covers the voice's onsets as a page at the recommended setting meets them (the narration's
+    # first sample after its terminal response, queued after what still plays), plus the 2 s margin, and no more:
+    # a beat the wrong page prompted while the beat before it still spoke waits on that beat's narration, the
+    # page's doing, not the voice's. (1 s over the margin for the acknowledgment's words and the 0.5 s rounding.)
+    onsets = [p.narration_start_s - p.terminal_s for v in voices for p in _cached_record(v, floor, quiet).played]
+    assert max(onsets) < timeout <= max(onsets) + Margins().onset_margin_s + 1.0
+
+
+def test_beats_names_the_beats_that_are_where_they_are_because_the_page_ended_the_one_before_early():
+    """At a right setting, a beat is ``after_early_end`` exactly where the wrong page declared the beat before it
+    before that beat's narration ended (the construction's times, never the replay's)."""
+    voices = list(long_pauses(1)) + list(just_over(4))
+    expected, found = set(), set()
+    for v in voices:
+        rec = _cached_record(v, FLOOR, PAGE_Q)
+        played = rec.played
+        expected |= {f"{v.name} {k}" for k in range(1, len(played)) if played[k - 1].premature}
+        o = rec.observation()
+        found_beats = _quietly(beats, o.trace, o.events, floor=FLOOR, quiet_s=3.4, onset_timeout_s=10.0)
+        found |= {f"{v.name} {b.index}" for b in found_beats if b.after_early_end}
+    assert expected and found == expected
 
 
 def test_derive_under_a_page_that_waits_too_long_recommends_what_the_short_pauses_need():

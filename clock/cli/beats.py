@@ -27,6 +27,7 @@ from ..report.text import (
     BEAT_WIDE,
     CAUSES_LINE,
     WORDS_LINE,
+    after_early_end_line,
     agreement_text,
     assumed_line,
     beat_header,
@@ -328,6 +329,8 @@ def beats(
         for b in heard(found):
             if b.past_bound:
                 out.write(printable(f"beat {b.index + 1}: {past_bound_line(b)}\n"))
+            if b.after_early_end:
+                out.write(printable(f"beat {b.index + 1}: {after_early_end_line(b)}\n"))
         out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
         if words_from != "level":
             out.write(printable(WORDS_LINE + "\n"))

@@ -298,7 +298,9 @@ class Beat:
     above the floor at the end's tick (None and False elsewhere). ``cause``
     says who caused the bound (:data:`CAUSE_NAMES`): a bound the page caused
     moves with the replayed declaration; ``past_bound``, the guide spoke on
-    past it, and the span ends after that speech.
+    past it, and the span ends after that speech; ``after_early_end``, the
+    page declared the beat before it before its last word
+    (:attr:`BeatAnalysis.after_early_end`).
     """
 
     index: int
@@ -330,6 +332,7 @@ class Beat:
     speech_at_end: bool = False
     cause: str = UNKNOWN_CAUSE
     past_bound: bool = False
+    after_early_end: bool = False
     rule_stopped_s: float | None = None
     rule_stopped_line: int | None = None
     rule_stopped_assumed: bool = False
@@ -962,6 +965,13 @@ class BeatAnalysis:
     past_bound : bool
         The narration ran on past the page's bound (its prompt cut a pause
         short): the span ends after the speech that followed.
+    after_early_end : bool
+        The page's clock declared the beat before it before that beat's last
+        word (its ``clock.quiet``, or the declaration inferred from its
+        ``clock.setting``): the beat is where it is because the page ended the
+        one before early, so its onset latency (the narration before it may
+        still play at its terminal response) is the page's doing, not the
+        voice's, and is left out of the onset evidence.
     silence_s : float
         The guide's own silence after its last word before the bound, where
         this floor hears the room's noise in it (:mod:`clock.core.speech`):
@@ -993,6 +1003,7 @@ class BeatAnalysis:
     cause: str = UNKNOWN_CAUSE
     past_bound: bool = False
     silence_s: float = float("nan")
+    after_early_end: bool = False
 
     @property
     def spoken(self) -> bool:
@@ -1239,6 +1250,11 @@ def analyse(
             t, speech, is_speech_idx, spans, CAUSE_NAMES[int(base["cause"][j])], int(base["stop"][j]),
             float(base["declared"][j]), float(base["own_stop"][j]), float(base["linger"][j]), bump,
         )  # fmt: skip
+    declared = base["declared"]
+    for j in active.tolist():
+        before = kept.get(j - 1)
+        if before is not None and before.last_word_s is not None and declared[j - 1] < before.last_word_s:
+            kept[j] = replace(kept[j], after_early_end=True)  # (the page declared the beat before it early)
     make = functools.partial(_idle_beat, base, acknowledged)
     return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
 
@@ -2186,6 +2202,7 @@ def beats(
             speech_at_end=a.speech_at_bound if a.ended_by_page else False,
             cause=a.cause,
             past_bound=a.past_bound,
+            after_early_end=a.after_early_end,
             rule_stopped_s=stops[j].t_s,
             rule_stopped_line=stops[j].line,
             rule_stopped_assumed=stops[j].assumed,

@@ -719,7 +719,10 @@ def _beat_checks(
             None,
             f"{_plural(len(spoken), 'beat')} with speech",
             "an onset within the timeout in each",
-            max((b.onset_latency_s for b in found if b.onset_latency_s is not None), default=None),
+            max(
+                (b.onset_latency_s for b in found if b.onset_latency_s is not None and not b.after_early_end),
+                default=None,
+            ),  # fmt: skip
             th.onset_timeout_s,
             "s",
         ),

@@ -349,7 +349,7 @@ def _grid_floor(
             need = max(need, b.need_s)
             if b.wait_s is not None:
                 wait = max(wait, b.wait_s)
-            if b.onset_tick is not None:
+            if b.onset_tick is not None and not b.after_early_end:
                 latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
             if b.undone(a.narration_pause_s) != STALLED:
                 continue  # (a bound the page caused moves; one the visitor, the backend or the recording caused)

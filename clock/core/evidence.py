@@ -791,7 +791,7 @@ def _at_floor(corpus: _Corpus, members: Sequence[int], floor: float, *, prompt_d
             if not b.spoken:
                 continue
             out.needs.append(b.need_s)
-            if b.onset_tick is not None:
+            if b.onset_tick is not None and not b.after_early_end:  # (an early end's consequence is not the voice's)
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
             if b.last_word_tick is not None and b.undone(a.narration_pause_s) == STALLED:
                 # Only a bound whose passing is a stall leaves room to respect: one the page caused moves with the

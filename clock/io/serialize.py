@@ -136,6 +136,7 @@ def beat_dict(b: Beat) -> dict[str, Any]:
         "bound": b.bound,
         "cause": b.cause,
         "past_bound": b.past_bound,
+        "after_early_end": b.after_early_end,
         "outcome": b.outcome,
         "premature": b.premature,
         "stalled": b.stalled,

@@ -43,6 +43,7 @@ __all__ = [
     "WORDS_LINE",
     "ended_by_page_lines",
     "past_bound_line",
+    "after_early_end_line",
     "outcome_line",
     "percent",
     "plural",
@@ -83,6 +84,14 @@ WORDS_LINE = (
     "the room is not digital silence: what this floor hears of it away from the guide's speech\n"
     "(the level's two-mode split) counts for the clock as sound, never as a word"
 )
+
+
+def after_early_end_line(b: Beat) -> str:
+    """A beat that is where it is because the page's clock declared the beat before it early."""
+    return (
+        f"the page's clock declared beat {b.index} before its last word: this beat's place and its onset latency "
+        "are the page's doing, not the voice's"
+    )
 
 
 def past_bound_line(b: Beat) -> str:
