@@ -23,6 +23,7 @@ BEAT_KEYS = {
     "gaps_s",
     "span_end_s",
     "cause",
+    "after_early_end",
     "past_bound",
     "aborted",
     "outpaced",
