@@ -609,3 +609,43 @@ def test_a_floor_over_a_recording_s_window_reads_as_a_signed_distance_not_a_doub
         d = SimpleNamespace(floor=SimpleNamespace(recordings=[rec], outside=(), floor=floor))
         (row,) = recording_rows(d)[1]
         assert row[-1] == want
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_a_figure_laid_out_once_saves_the_bytes_savefig_gives_it(fmt, tmp_path):
+    # save_figure lays a constrained-layout PNG out once and draws it once; matplotlib's own savefig lays it out in
+    # a pass with rendering off, then draws it: the same bytes, for labels of any length, and the figure keeps its
+    # layout engine (a second PNG lays it out again; an SVG is matplotlib's own way throughout).
+    import io
+
+    import matplotlib
+
+    from clock.report.plot import DATA_DIGEST_KEY, _figure, figure_data_digest, save_figure
+
+    def make() -> object:
+        fig = _figure(figsize=(6, 3), layout="constrained")
+        left, right = fig.subplots(1, 2, width_ratios=(1, 3))
+        left.barh(range(3), [1, 2, 3])
+        left.set_yticks(range(3), ["a", "a much longer label than the others", "c"])
+        right.plot(np.arange(50), np.sin(np.arange(50) / 5), label="a line")
+        right.set_title("a title " * 6)
+        right.set_xlabel("time (s)")
+        right.legend(loc="upper right")
+        return fig
+
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    fig = make()
+    save_figure(fig, ours, fmt=fmt)
+    assert fig.get_layout_engine() is not None
+    again = io.BytesIO()
+    save_figure(fig, again, fmt=fmt)
+    other = make()
+    metadata = {
+        "png": {"Software": None, DATA_DIGEST_KEY: figure_data_digest(other)},
+        "svg": {"Date": None, "Creator": None},
+    }[fmt]
+    with matplotlib.rc_context({"svg.hashsalt": "speechclock"}):
+        other.savefig(theirs, format=fmt, metadata=metadata)
+    assert ours.getvalue() == theirs.getvalue()
+    if fmt == "png":
+        assert again.getvalue() == theirs.getvalue()
