@@ -513,6 +513,44 @@ def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.stderr
 
 
+def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch):
+    # The waveform of each recording's plot comes from the decode that read its levels (as plot's does).
+    import clock.cli.tune
+
+    def second_decode(*args, **kwargs):
+        raise AssertionError("decoded again for the waveform")
+
+    monkeypatch.setattr(clock.cli.tune, "envelope", second_decode)
+    out = tmp_path / "report.html"
+    result = cli("report", RECORDINGS, "--no-cache", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert out.stat().st_size > 0
+
+
+def test_a_trace_cache_miss_gives_the_envelope_of_its_decode_and_a_hit_none(tmp_path):
+    # The cache keeps traces, not envelopes: a miss decodes (and takes the envelope on the way), a hit decodes nothing.
+    import soundfile as sf
+
+    from clock.io.cache import TraceCache
+    from clock.io.recording import read_recording
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(30_000) * 3000).astype(np.int16)
+    path = tmp_path / "a.wav"
+    sf.write(str(path), x, 48000, subtype="PCM_16")
+    store = TraceCache(tmp_path / "cache")
+    miss = read_recording(path, cache=store, envelope_bins=1000)
+    assert miss.envelope is not None
+    _, lows, highs = miss.envelope
+    f = x.astype(np.float32) / np.float32(32768)
+    n = -(-x.size // 480)  # 10 ms bins at 48 kHz
+    assert lows.tolist() == [float(f[k * 480 : (k + 1) * 480].min()) for k in range(n)]
+    assert highs.tolist() == [float(f[k * 480 : (k + 1) * 480].max()) for k in range(n)]
+    hit = read_recording(path, cache=store, envelope_bins=1000)
+    assert hit.envelope is None
+    assert np.array_equal(hit.trace.level, miss.trace.level)
+
+
 @pytest.mark.parametrize("max_bins", [None, 1, 3, 50])
 def test_the_waveform_envelope_is_each_bins_extremes_however_the_blocks_come(max_bins):
     # Bins of 10 ms, doubled whenever there are more than 2 * max_bins: each bin's min and max, brute force.
@@ -571,3 +609,43 @@ def test_a_floor_over_a_recording_s_window_reads_as_a_signed_distance_not_a_doub
         d = SimpleNamespace(floor=SimpleNamespace(recordings=[rec], outside=(), floor=floor))
         (row,) = recording_rows(d)[1]
         assert row[-1] == want
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+def test_a_figure_laid_out_once_saves_the_bytes_savefig_gives_it(fmt, tmp_path):
+    # save_figure lays a constrained-layout PNG out once and draws it once; matplotlib's own savefig lays it out in
+    # a pass with rendering off, then draws it: the same bytes, for labels of any length, and the figure keeps its
+    # layout engine (a second PNG lays it out again; an SVG is matplotlib's own way throughout).
+    import io
+
+    import matplotlib
+
+    from clock.report.plot import DATA_DIGEST_KEY, _figure, figure_data_digest, save_figure
+
+    def make() -> object:
+        fig = _figure(figsize=(6, 3), layout="constrained")
+        left, right = fig.subplots(1, 2, width_ratios=(1, 3))
+        left.barh(range(3), [1, 2, 3])
+        left.set_yticks(range(3), ["a", "a much longer label than the others", "c"])
+        right.plot(np.arange(50), np.sin(np.arange(50) / 5), label="a line")
+        right.set_title("a title " * 6)
+        right.set_xlabel("time (s)")
+        right.legend(loc="upper right")
+        return fig
+
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    fig = make()
+    save_figure(fig, ours, fmt=fmt)
+    assert fig.get_layout_engine() is not None
+    again = io.BytesIO()
+    save_figure(fig, again, fmt=fmt)
+    other = make()
+    metadata = {
+        "png": {"Software": None, DATA_DIGEST_KEY: figure_data_digest(other)},
+        "svg": {"Date": None, "Creator": None},
+    }[fmt]
+    with matplotlib.rc_context({"svg.hashsalt": "speechclock"}):
+        other.savefig(theirs, format=fmt, metadata=metadata)
+    assert ours.getvalue() == theirs.getvalue()
+    if fmt == "png":
+        assert again.getvalue() == theirs.getvalue()

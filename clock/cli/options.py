@@ -413,11 +413,13 @@ def load_corpus(  # type: ignore[no-untyped-def]
     baseline: Path | None = None,
     writes_baseline: bool = False,
     require_config: bool = False,
+    envelope_bins: int | None = None,
 ):
     """The corpus, with a progress bar on a terminal (unless ``--no-progress``).
 
     Outputs (and the baseline, when ``writes_baseline``) are checked against
     the inputs before any decoding, and so is the config with ``require_config``.
+    ``envelope_bins``: each decoded recording's waveform envelope too (for its plot).
     """
     from ..io.corpus import collect, observe_corpus
 
@@ -434,7 +436,13 @@ def load_corpus(  # type: ignore[no-untyped-def]
     if writes_baseline:
         writes["--update-baseline"] = baseline if baseline is not None else cfg.baseline_path
     check_outputs(inputs, writes, allow={"--update-baseline": ("baseline",)})
-    where: dict[str, Any] = {"jobs": jobs, "lenient": lenient, "scheduler": scheduler, "cache": cache}
+    where: dict[str, Any] = {
+        "jobs": jobs,
+        "lenient": lenient,
+        "scheduler": scheduler,
+        "cache": cache,
+        "envelope_bins": envelope_bins,
+    }
     if no_progress or not sys.stderr.isatty():
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any

@@ -378,7 +378,7 @@ def report(
     --onset-timeout) is checked, plotted and replayed beside the recommendation.
     """
     from ..report.html import RecordingSection, png_data_uri, render_report
-    from ..report.plot import plot_evidence, plot_rules, plot_sweep_heatmap, plot_tradeoff
+    from ..report.plot import MAX_PLOT_BINS, plot_evidence, plot_rules, plot_sweep_heatmap, plot_tradeoff
 
     _check_grid(floors, quiets)
     names, skipped = endpointer_names(endpointers, "--compare") if endpointers is not None else ([], {})
@@ -391,6 +391,7 @@ def report(
         outputs={"-o": output},
         baseline=baseline,
         require_config=not allow_defaults,
+        envelope_bins=10 * MAX_PLOT_BINS,  # each plot's waveform from the decode that reads the levels, as plot's
     )
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)

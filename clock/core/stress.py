@@ -42,6 +42,7 @@ pause stretches the unchanged level trace and shifts the event log
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Callable, Sequence
@@ -402,6 +403,35 @@ def recording_seed(seed: int, name: str) -> int:
     return (int(seed) * 1_000_003 + zlib.crc32(name.encode("utf-8"))) % 2**63
 
 
+@functools.lru_cache(maxsize=8)
+def _pink_filter(sample_rate_hz: int) -> tuple[NDArray[np.float64], float]:
+    """:class:`PinkNoise`'s filter at a rate (second-order sections) and the scale that makes its RMS 1.
+
+    The same for every seed: made once per rate (the scale filters a 4 s impulse); each noise takes a copy.
+    """
+    from scipy import signal
+
+    rate = float(sample_rate_hz)
+    top, ratio = min(0.4 * rate, 20000.0), 10.0 ** (1.0 / 3.0)
+    poles = []
+    f = PINK_LOW_HZ
+    while f < top:
+        poles.append(f)
+        f *= ratio
+    hz = np.asarray(poles)
+
+    def warped(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return -2.0 * rate * np.tan(np.pi * x / rate)
+
+    z, p, k = signal.bilinear_zpk(warped(hz * math.sqrt(ratio)), warped(hz), 1.0, rate)
+    high = signal.butter(2, PINK_LOW_HZ, "highpass", fs=rate, output="sos")
+    sos = np.vstack([high, signal.zpk2sos(z, p, k)])
+    impulse = np.zeros(int(4 * rate))
+    impulse[0] = 1.0
+    h = signal.sosfilt(sos, impulse)
+    return sos, 1.0 / float(np.sqrt(np.sum(h * h)))
+
+
 class PinkNoise:
     """Seeded pink noise, as long as asked for, block by block: power 1/f above :data:`PINK_LOW_HZ`, RMS 1.
 
@@ -416,25 +446,8 @@ class PinkNoise:
     def __init__(self, sample_rate_hz: int, *, seed: int) -> None:
         from scipy import signal
 
-        rate = float(sample_rate_hz)
-        top, ratio = min(0.4 * rate, 20000.0), 10.0 ** (1.0 / 3.0)
-        poles = []
-        f = PINK_LOW_HZ
-        while f < top:
-            poles.append(f)
-            f *= ratio
-        hz = np.asarray(poles)
-
-        def warped(x: NDArray[np.float64]) -> NDArray[np.float64]:
-            return -2.0 * rate * np.tan(np.pi * x / rate)
-
-        z, p, k = signal.bilinear_zpk(warped(hz * math.sqrt(ratio)), warped(hz), 1.0, rate)
-        high = signal.butter(2, PINK_LOW_HZ, "highpass", fs=rate, output="sos")
-        self._sos = np.vstack([high, signal.zpk2sos(z, p, k)])
-        impulse = np.zeros(int(4 * rate))
-        impulse[0] = 1.0
-        h = signal.sosfilt(self._sos, impulse)
-        self._scale = 1.0 / float(np.sqrt(np.sum(h * h)))
+        sos, self._scale = _pink_filter(int(sample_rate_hz))
+        self._sos = sos.copy()
         self._state = np.zeros((self._sos.shape[0], 2))
         self._rng = np.random.default_rng(seed)
         self._filter = signal.sosfilt

@@ -184,12 +184,26 @@ def collect(
 
 
 def observe(
-    path: Path, config: Config, *, lenient: bool = False, cache: TraceCache | None = None
+    path: Path,
+    config: Config,
+    *,
+    lenient: bool = False,
+    cache: TraceCache | None = None,
+    envelope_bins: int | None = None,
 ) -> tuple[Recording, Observation]:
-    """Read one recording with the config's cadence and analyser, with its log and labels."""
+    """Read one recording with the config's cadence and analyser, with its log and labels.
+
+    With ``envelope_bins``, the recording's waveform envelope too, from the decode that reads its levels
+    (:func:`~clock.io.recording.read_recording`; none when the trace cache had them and nothing was decoded).
+    """
     th = config.thresholds
     rec = read_recording(
-        path, ticks=Ticks(th.tick_s), options=AnalyserOptions(fft_size=th.fft_size), lenient=lenient, cache=cache
+        path,
+        ticks=Ticks(th.tick_s),
+        options=AnalyserOptions(fft_size=th.fft_size),
+        lenient=lenient,
+        cache=cache,
+        envelope_bins=envelope_bins,
     )
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path, duration_s=rec.duration_s)) if labels_path else None
@@ -225,12 +239,15 @@ def log_agreement(
     return found, log
 
 
-def _observe_task(args: tuple[Path, Config, bool, TraceCache | bool | None]) -> tuple[Recording, Observation]:
+def _observe_task(
+    args: tuple[Path, Config, bool, TraceCache | bool | None, int | None],
+) -> tuple[Recording, Observation]:
     from .cache import resolve_cache
 
-    path, config, lenient, cache = args
+    path, config, lenient, cache, envelope_bins = args
     # True: the default cache of the machine the task runs on (a remote worker's own).
-    return observe(path, config, lenient=lenient, cache=resolve_cache(cache) if cache is True else cache or None)
+    found = resolve_cache(cache) if cache is True else cache or None
+    return observe(path, config, lenient=lenient, cache=found, envelope_bins=envelope_bins)
 
 
 def observe_all(
@@ -242,6 +259,7 @@ def observe_all(
     progress: Callable[[Path], None] | None = None,
     scheduler: str | None = None,
     cache: TraceCache | bool | None = None,
+    envelope_bins: int | None = None,
 ) -> list[tuple[Recording, Observation]]:
     """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
 
@@ -262,8 +280,10 @@ def observe_all(
     cache : TraceCache or bool, optional
         Level traces kept between runs (see :mod:`clock.io.cache`); True for
         the default cache of the machine each task runs on.
+    envelope_bins : int, optional
+        Also each recording's waveform envelope, where it is decoded (see :func:`observe`).
     """
-    todo = [(f, config, lenient, cache) for f in files]
+    todo = [(f, config, lenient, cache, envelope_bins) for f in files]
     from .workers import Workers, run_ordered
 
     where = Workers(jobs=jobs, scheduler=scheduler)
@@ -347,8 +367,12 @@ def observe_corpus(
     progress: Callable[[Path], None] | None = None,
     scheduler: str | None = None,
     cache: TraceCache | str | os.PathLike[str] | bool | None = True,
+    envelope_bins: int | None = None,
 ) -> Corpus:
-    """The corpus of recordings already collected (see :func:`collect`), read where ``scheduler`` says."""
+    """The corpus of recordings already collected (see :func:`collect`), read where ``scheduler`` says.
+
+    ``envelope_bins``: also each decoded recording's waveform envelope (see :func:`observe`).
+    """
     from .cache import resolve_cache
 
     traces: TraceCache | None = None
@@ -359,7 +383,16 @@ def observe_corpus(
             traces = None  # said once here, not once per worker
         spec = traces
     # else: each remote worker keeps its own default cache (an explicit folder is used as given).
-    pairs = observe_all(files, config, jobs=jobs, lenient=lenient, progress=progress, scheduler=scheduler, cache=spec)
+    pairs = observe_all(
+        files,
+        config,
+        jobs=jobs,
+        lenient=lenient,
+        progress=progress,
+        scheduler=scheduler,
+        cache=spec,
+        envelope_bins=envelope_bins,
+    )
     if traces is not None:
         traces.prune()
     return Corpus(config, tuple(r for r, _ in pairs), tuple(o for _, o in pairs), inputs)

@@ -141,9 +141,11 @@ def read_recording(
         Take the traces from this cache when it holds them for this content
         and these options; keep them there otherwise (see :mod:`clock.io.cache`).
     envelope_bins : int, optional
-        Also the waveform's envelope, from the same decode (not with ``cache``):
-        min and max in bins of 10 ms, twice as long whenever there would be
-        more than ``2 * envelope_bins`` of them (what a plot draws from).
+        Also the waveform's envelope, from the same decode: min and max in
+        bins of 10 ms, twice as long whenever there would be more than
+        ``2 * envelope_bins`` of them (what a plot draws from). With
+        ``cache``, only when the traces were not in it (nothing is decoded
+        then: the envelope is None).
 
     Returns
     -------
@@ -160,8 +162,21 @@ def read_recording(
     webrtc_int16 = bool(log is not None and log.start is not None and log.start.webrtc_int16)
     if cache is not None and quantum_floor is None:
         # From the trace cache (the corpus commands): the header and every cadence's trace.
+        wave: list[Envelope | None] = [None]  # the envelope of a decode made here (not kept in the cache)
+
         def decode() -> tuple[AudioInfo, list[LevelTrace]]:
-            found = _decode(path, cadences, quantum, None, metric, options, context_rate_hz, webrtc_int16=webrtc_int16)
+            found = _decode(
+                path,
+                cadences,
+                quantum,
+                None,
+                metric,
+                options,
+                context_rate_hz,
+                envelope_bins,
+                webrtc_int16=webrtc_int16,
+            )
+            wave[0] = found.envelope
             return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
 
         cadence = cadences[0]
@@ -177,7 +192,7 @@ def read_recording(
         info, traces = cache.traces(path, params, decode)
         # The header's length is the decoded length unless the recording was resampled or gives none.
         n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
-        made = Recording(info, traces[0], traces[1] if quantum else None, log, n_frames)
+        made = Recording(info, traces[0], traces[1] if quantum else None, log, n_frames, wave[0])
         warn_milliseconds(log, made.duration_s)
         return made
     found = _decode(

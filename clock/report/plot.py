@@ -248,7 +248,19 @@ def save_figure(fig: Figure, path: Any, *, fmt: str | None = None) -> None:
     with matplotlib.rc_context({"svg.hashsalt": "speechclock"}), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
         warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
-        fig.savefig(path, format=kind, metadata=metadata)
+        engine = fig.get_layout_engine()
+        if engine is None or kind != "png" or matplotlib.rcParams["savefig.dpi"] != "figure":
+            fig.savefig(path, format=kind, metadata=metadata)
+            return
+        # With a layout engine, savefig draws the figure twice: once with rendering disabled (to lay it out), then
+        # for real. A PNG at the figure's dpi is laid out by the figure's own Agg renderer, the same text extents
+        # as the one savefig makes: laid out here, its positions then fixed, it is drawn once (the same bytes).
+        engine.execute(fig)
+        fig.set_layout_engine(None)
+        try:
+            fig.savefig(path, format=kind, metadata=metadata)
+        finally:
+            fig.set_layout_engine(engine)
 
 
 def _db(level: NDArray[np.float64]) -> NDArray[np.float64]:
