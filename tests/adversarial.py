@@ -669,9 +669,12 @@ def outcome(p: Played, sim: Simulated, qi: int, timeout_s: float, longest_pause_
     d = int(p.declared[qi])
     declared = 0 <= d < p.kb
     if p.heard.size == 0:
-        # Nothing of the guide heard: the room taken for speech, never declared quiet, holds the tour up.
+        # Nothing of the guide heard: the room taken for speech, never declared quiet, holds the tour up; where
+        # the guide spoke, the clock never heard it (a missed onset), else the beat is silent.
         started = p.start is not None and p.start < p.kb and p.wait_max_s < timeout_s - EPS_S
-        return "stalled" if started and not declared and p.truth.bound != "end" else "silent"
+        if started and not declared and p.truth.bound != "end":
+            return "stalled"
+        return "silent" if p.truth.silent else "missed-onset"
     if p.wait_max_s >= timeout_s - EPS_S:
         return "missed-onset"
     if declared:

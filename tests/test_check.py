@@ -105,7 +105,7 @@ def test_speech_under_the_floor_fails_the_speech_level_check_naming_the_beat(cli
     assert result.exit_code == 1
     line = next(line for line in result.stdout.splitlines() if ": speech-level: " in line)
     assert re.match(
-        rf"{WAV}\.wav:\d\d:\d\d\.\d\d\d: speech-level: beat 1 silent: the guide's speech stays under the floor "
+        rf"{WAV}\.wav:\d\d:\d\d\.\d\d\d: speech-level: beat 1 missed-onset: the guide's speech stays under the floor "
         r"\(and 1 other beat\); speech p5 0\.0000\d+ vs floor \+ 3 dB = 0\.00424",
         line,
     ), line

@@ -581,7 +581,8 @@ def test_a_margin_stops_before_the_first_failure_though_a_quieter_voice_passes(t
 
 def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path):
     # Past -10 dB the second beat's every word is under the floor: on a line that starts there, the judge calls
-    # that beat silent, and the failure says so (beat 2, not the first beat of the recording).
+    # that beat a missed onset (the guide spoke; the clock never heard it), and the failure says so, the floor's
+    # (beat 2, not the first beat of the recording).
     path = dipped(tmp_path)
     corpus = clock.load_corpus([tmp_path], cache=False)
     obs = corpus.observations[0]
@@ -591,8 +592,8 @@ def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path)
     task = clock.io.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.derive.Margins())
     f = clock.io.stress._Judged(task, setting).failure(changed)
     found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
-    assert [b.outcome for b in found] == ["ok", "silent"]
-    assert f is not None and (f.beat, f.outcome, f.threshold) == (1, "silent", "floor")
+    assert [b.outcome for b in found] == ["ok", "missed-onset"]
+    assert f is not None and (f.beat, f.outcome, f.threshold) == (1, "missed-onset", "floor")
 
 
 def test_derive_prefer_robust_without_a_quiet_time_keeps_the_evidences_setting(cli, tmp_path):

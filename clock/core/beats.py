@@ -138,7 +138,7 @@ from .outcome import (
     visitor,
 )
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
-from .speech import noise_bumps
+from .speech import classify, guide_sound, noise_bumps
 from .thresholds import (
     DEFAULT_ONSET_TIMEOUT_S,
     HANGOVER_RULES,
@@ -972,6 +972,10 @@ class BeatAnalysis:
         one before early, so its onset latency (the narration before it may
         still play at its terminal response) is the page's doing, not the
         voice's, and is left out of the onset evidence.
+    guide_spoke : bool
+        The guide made sound in the beat's span, whatever the floor
+        (:attr:`FloorAnalysis.guide_spoke`): where this floor hears none of
+        it, the beat is a missed onset, not silent.
     silence_s : float
         The guide's own silence after its last word before the bound, where
         this floor hears the room's noise in it (:mod:`clock.core.speech`):
@@ -1004,6 +1008,7 @@ class BeatAnalysis:
     past_bound: bool = False
     silence_s: float = float("nan")
     after_early_end: bool = False
+    guide_spoke: bool = False
 
     @property
     def spoken(self) -> bool:
@@ -1059,7 +1064,7 @@ class BeatAnalysis:
         (``outpaced``): see :meth:`speaking_at_end`. Neither is a failure.
         """
         if not self.spoken:
-            return True
+            return not self.guide_spoke
         wait = np.array([np.nan if self.wait_s is None else self.wait_s])
         undone = np.array([CODE[self.undone(narration_pause_s)]], np.int8)
         code = judge(
@@ -1091,6 +1096,11 @@ class FloorAnalysis:
         beats visit only these). Derived from ``beats`` when not given.
     unheard : ndarray of int64, optional
         The beats of which the clock sees no tick (given with ``active``).
+    guide_spoke : ndarray of bool, optional
+        Per beat, whether the guide made sound in its span, whatever the
+        floor (:func:`clock.core.speech.guide_sound`): a beat it spoke in
+        that the floor hears none of is a missed onset, not silent. None:
+        taken as spoken where the floor hears it.
     """
 
     floor: float
@@ -1100,6 +1110,7 @@ class FloorAnalysis:
     pauses: tuple[tuple[float, float], ...] = ()
     active: NDArray[np.int64] | None = None
     unheard: NDArray[np.int64] | None = None
+    guide_spoke: NDArray[np.bool_] | None = None
 
     def active_beats(self) -> NDArray[np.int64]:
         """The indices of the beats with speech in the clock's life (see ``active``)."""
@@ -1232,7 +1243,7 @@ def analyse(
     t = trace.t_s if t_s is None else t_s
     speech = trace.level > floor
     base = _log_base(trace, events, t)
-    bump = _noise_bumps(trace, events)
+    bump, spoke = _guide(trace, events, base)
     k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
     m = k0.size
     is_speech_idx = np.flatnonzero(speech)
@@ -1253,10 +1264,11 @@ def analyse(
     declared = base["declared"]
     for j in active.tolist():
         before = kept.get(j - 1)
-        if before is not None and before.last_word_s is not None and declared[j - 1] < before.last_word_s:
-            kept[j] = replace(kept[j], after_early_end=True)  # (the page declared the beat before it early)
-    make = functools.partial(_idle_beat, base, acknowledged)
-    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"])
+        early = before is not None and before.last_word_s is not None and declared[j - 1] < before.last_word_s
+        # (after_early_end: the page declared the beat before it early)
+        kept[j] = replace(kept[j], after_early_end=bool(early), guide_spoke=bool(spoke[j]))
+    make = functools.partial(_idle_beat, base, acknowledged, spoke)
+    return FloorAnalysis(floor, t, Made(m, kept, make), base["after_end"], spans, active, base["unheard"], spoke)
 
 
 def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> dict[str, Any]:
@@ -1272,10 +1284,21 @@ def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> di
     )
 
 
-def _noise_bumps(trace: LevelTrace, events: EventLog) -> NDArray[np.bool_] | None:
-    """The trace's noise bumps (:func:`clock.core.speech.noise_bumps`), found once per trace and kept with the log."""
-    found = events.shared("bumps", lambda: (trace.level, noise_bumps(trace)), valid=lambda b: b[0] is trace.level)
-    return found[1]  # type: ignore[no-any-return]
+def _guide(trace: LevelTrace, events: EventLog, base: dict[str, Any]) -> tuple[NDArray[np.bool_] | None, NDArray]:
+    """Where the guide spoke, whatever the floor (:mod:`clock.core.speech`), found once per trace and kept with the
+    log: the trace's noise bumps, and per beat whether the guide made sound in its span (from its terminal
+    response to its bound, by the log)."""
+
+    def make() -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, NDArray[np.bool_]]:
+        classes = classify(trace)
+        sound = np.concatenate([[0], np.cumsum(guide_sound(trace, classes), dtype=np.int64)])
+        k0, kb = base["k0"], np.maximum(base["kb"], base["k0"])
+        n = trace.n_ticks
+        spoke = sound[np.minimum(kb, n)] > sound[np.minimum(k0, n)]
+        return trace.level, noise_bumps(trace, classes), spoke
+
+    found = events.shared("guide", make, valid=lambda b: b[0] is trace.level and b[2].size == base["k0"].size)
+    return found[1], found[2]
 
 
 def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
@@ -1304,7 +1327,7 @@ def _bound_ticks(
     return np.maximum(kb, k0).astype(np.int64)
 
 
-def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> BeatAnalysis:
+def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], spoke: NDArray[np.bool_], j: int) -> BeatAnalysis:
     """Beat ``j`` without speech in the clock's life, from its log's arrays (see :func:`analyse`)."""
     bound_s = acknowledged.get(j)
     code = int(base["code"][j]) if bound_s is None else BOUND_KINDS.index("acknowledgment")
@@ -1318,6 +1341,7 @@ def _idle_beat(base: dict[str, Any], acknowledged: dict[int, float], j: int) -> 
         j, float(base["term_t"][j]), bound_s, BOUND_KINDS[code], k0, ka, kb,
         None, None, None, None, None, None if wait != wait else wait,
         _NO_TICK, _NO_TICK, _NO_REACH, float("-inf"), None, cause=CAUSE_NAMES[int(base["cause"][j])],
+        guide_spoke=bool(spoke[j]),
     )  # fmt: skip
 
 
@@ -1597,6 +1621,8 @@ class FloorTable:
         The span's bound minus the last word.
     silence_s : ndarray of float64 or None
         :attr:`BeatAnalysis.silence_s` (None: NaN everywhere).
+    guide_spoke : ndarray of bool or None
+        Per kept beat, :attr:`FloorAnalysis.guide_spoke`.
     paused : dict
         ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
         pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
@@ -1619,6 +1645,7 @@ class FloorTable:
     end_after_word_s: NDArray[np.float64]
     paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
     silence_s: NDArray[np.float64] | None = None
+    guide_spoke: NDArray[np.bool_] | None = None
 
     def declared_ticks(
         self, floor_index: NDArray[np.int64], kept_index: NDArray[np.int64], quiet_s: NDArray[np.float64]
@@ -1660,8 +1687,9 @@ class FloorTable:
         )
         target = np.asarray(quiets_s, np.float64) - EPS_S
         return judge(
-            self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s, self.silence_s
-        )
+            self.spoken, self.wait_s, self.need_s, self.room_s, undone, target, onset_timeout_s, self.silence_s,
+            self.guide_spoke,
+        )  # fmt: skip
 
 
 def _segment_max(values: NDArray[np.float64], lo: NDArray[np.int64], hi: NDArray[np.int64], empty: float) -> NDArray:
@@ -1709,12 +1737,15 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     t, level = trace.t_s, trace.level
     n, n_f = t.size, fs.size
     base = _log_base(trace, events, t)
-    bump = _noise_bumps(trace, events)
+    bump, spoke_all = _guide(trace, events, base)
     k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
     # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
     r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
     said = np.flatnonzero(r > 0)
-    kept = np.flatnonzero(np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all))
+    # (and a beat the guide spoke in that no floor here hears: a missed onset at every floor)
+    kept = np.flatnonzero(
+        (np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all)) | (spoke_all & (ka_all > k0_all))
+    )
     b_n = kept.size
     k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
     cause0, stop0, declared0 = base["cause"][kept], base["stop"][kept], base["declared"][kept]
@@ -1727,6 +1758,19 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     run_start = _floor_edges(np.maximum(r - r_before, 0), r_before, n)
     run_end = _floor_edges(np.maximum(r - r_after, 0), r_after, n)
     n_runs = run_start.size
+    if not n_runs:
+        # No floor hears a tick: every kept beat is one the guide spoke in that none hears (a missed onset).
+        nan, no_tick, never = (
+            np.full((n_f, b_n), np.nan),
+            np.full((n_f, b_n), -1, np.int64),
+            np.full((n_f, b_n), -np.inf),
+        )
+        return FloorTable(
+            given, t, kept.astype(np.int64), k0, np.zeros((n_f, b_n), bool), nan, never, never.copy(),
+            np.zeros((n_f, b_n)), no_tick, np.broadcast_to(base["kb"][kept], (n_f, b_n)).copy(),
+            np.broadcast_to(cause0, (n_f, b_n)).astype(np.int8), code.astype(np.int8), np.zeros((n_f, b_n), bool),
+            nan.copy(), {}, None, spoke_all[kept],
+        )  # fmt: skip
     s, e = run_start % n if n else run_start, run_end % n if n else run_end
     # The quiet after run i, to run i + 1 at the same floor: its reach (to the tick before the next word) and gap.
     same = (run_start[1:] // max(n, 1)) == (run_start[:-1] // max(n, 1))
@@ -1836,7 +1880,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     return FloorTable(
         given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
         kb[back], cause[back].astype(np.int8), code[back].astype(np.int8), at_bound[back], after_word[back], paused,
-        silence[back] if np.isfinite(silence).any() else None,
+        silence[back] if np.isfinite(silence).any() else None, spoke_all[kept],
     )  # fmt: skip
 
 
@@ -1918,6 +1962,8 @@ def decide_quiets(
     target = q - EPS_S
     # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
     outcome[:] = CODE[SILENT]
+    if analysis.guide_spoke is not None:
+        outcome[analysis.guide_spoke] = CODE[MISSED_ONSET]  # (the guide spoke; no floor tick of it: see judge)
     unheard = analysis.unheard
     if unheard is None:
         unheard = np.array([i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick], np.int64)
@@ -1972,7 +2018,8 @@ def _judge_heard(
     need = np.array([b.need_s for b in found], np.float64)
     room = np.array([b.room_s for b in found], np.float64)
     silence = np.array([b.silence_s for b in found], np.float64)
-    return heard, judge(spoken, wait, need, room, undone, target, onset_timeout_s, silence)
+    spoke = np.array([b.guide_spoke for b in found], bool)
+    return heard, judge(spoken, wait, need, room, undone, target, onset_timeout_s, silence, spoke)
 
 
 def failing_beats(
@@ -1988,8 +2035,18 @@ def failing_beats(
     q = np.asarray(quiets_s, dtype=np.float64)
     for value in q.tolist():
         _check_times(value, onset_timeout_s)
-    _, codes = _judge_heard(analysis, q - EPS_S, onset_timeout_s, pause)
-    return np.isin(codes, [CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
+    heard, codes = _judge_heard(analysis, q - EPS_S, onset_timeout_s, pause)
+    failing = np.isin(codes, [CODE[x] for x in FAILURES]).sum(axis=0).astype(np.int64)
+    if analysis.guide_spoke is not None:
+        # A beat the guide spoke in of which the floor hears nothing is a missed onset at every quiet time.
+        unseen = np.zeros(len(analysis.beats), bool)
+        unseen[heard] = True
+        if analysis.unheard is not None:
+            unseen[analysis.unheard] = True
+        else:
+            unseen[[i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick]] = True
+        failing += int(np.count_nonzero(analysis.guide_spoke & ~unseen))
+    return failing
 
 
 def _judge_ticks(b: BeatAnalysis, declared: NDArray[np.int64], undone: np.int8) -> NDArray[np.int8]:
@@ -2008,7 +2065,8 @@ def judge_declared(
     quiet_s: float | None = None,
 ) -> str:
     """The outcome of a beat whose clock declared it over at ``declared_tick`` (None: never), as :func:`decide`
-    judges its own declarations: unheard, silent and missed onsets first, then the tick against the span.
+    judges its own declarations: unheard, silent and missed onsets first (a beat the guide spoke in that the floor
+    hears none of is a missed onset: :attr:`BeatAnalysis.guide_spoke`), then the tick against the span.
 
     Any rule that ends beats (:mod:`clock.core.rules`) is judged here, so its outcomes mean what the level
     clock's do. ``narration_pause_s`` is ``P``, as for :func:`decide_quiets`.
@@ -2016,7 +2074,7 @@ def judge_declared(
     if b.life_end_tick <= b.first_tick:
         return UNHEARD
     if b.start_tick is None or b.start_tick >= b.bound_tick:
-        return SILENT
+        return MISSED_ONSET if b.guide_spoke else SILENT
     if b.wait_s is not None and b.wait_s >= onset_timeout_s - EPS_S:
         return MISSED_ONSET
     if (declared_tick is None or declared_tick >= b.bound_tick) and b.room_s == float("inf"):

@@ -706,10 +706,12 @@ def _beat_checks(
         [
             _Finding(
                 b.terminal_s,
-                f"beat {b.index + 1}: the guide spoke after the timeout",
-                f"onset timeout {th.onset_timeout_s:g} s",
+                f"beat {b.index + 1}: the guide spoke after the timeout"
+                if b.onset_s is not None
+                else f"beat {b.index + 1}: the guide spoke, and the floor heard none of it",
+                f"onset timeout {th.onset_timeout_s:g} s" if b.onset_s is not None else f"floor {th.floor:g}",
                 b.onset_latency_s,
-                th.onset_timeout_s,
+                th.onset_timeout_s if b.onset_s is not None else None,
                 "s",
             )
             for b in found
@@ -967,7 +969,7 @@ _GAIN_SEARCH_DB = 24
 
 def _what_failed(b: Beat, quiet_s: float) -> str:
     """A failing beat's outcome, in words."""
-    if b.outcome == "silent":
+    if b.outcome == "silent" or (b.outcome == "missed-onset" and b.onset_s is None):
         return "the guide's speech stays under the floor"
     if b.outcome == "outpaced":
         return outpaced_line(b, quiet_s)

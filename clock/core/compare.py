@@ -438,8 +438,15 @@ def _judge(
     if live.size == 0:
         return _Judged(codes, latency)
     d = decide_quiets(
-        # A subset of the beats: the analysis's index of its active ones no longer applies.
-        replace(a, beats=tuple(a.beats[i] for i in live.tolist()), active=None, unheard=None),
+        # A subset of the beats: the analysis's index of its active ones no longer applies. Where the guide spoke is
+        # the reference's here (``p.has_speech``), not the contestant's decisions' (a missed onset is set above).
+        replace(
+            a,
+            beats=tuple(replace(a.beats[i], guide_spoke=False) for i in live.tolist()),
+            active=None,
+            unheard=None,
+            guide_spoke=None,
+        ),  # fmt: skip
         quiets_s=quiets_s,
         onset_timeout_s=onset_timeout_s,
         narration_pause_s=narration_pause_s,

@@ -278,9 +278,11 @@ class Unsatisfied:
     t_s : float
         Where to look.
     outcome : str
-        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``; or
-        ``silent`` where the guide spoke and the floor hears none of it.
+        ``premature``, ``stalled``, ``outpaced`` or ``missed-onset``.
     reason : str
+    unheard : bool
+        A missed onset because the floor hears none of the guide's speech in
+        the beat (the floor's doing, not the onset timeout's).
     """
 
     recording: str
@@ -288,6 +290,7 @@ class Unsatisfied:
     t_s: float
     outcome: str
     reason: str
+    unheard: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1012,7 +1015,7 @@ def _replay_outcome(
                 continue
             counts[b.outcome] += 1
             if b.outcome in FAILURES:
-                failing.append(_why(o.name, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
+                failing.append(_why(o, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
     return Outcome(
         n_rec,
         n_beats,
@@ -1038,18 +1041,20 @@ def _unheard_speech(o: Observation, b: Beat, floor: float) -> Unsatisfied:
     peak = float(o.trace.level[lo:hi].max()) if hi > lo else 0.0
     reason = (
         f"the guide speaks in it, but the floor {floor:g} hears none of it (its loudest level {peak:.4g}): "
-        "the clock waits as in a silent beat"
+        "the clock waits on and never hears it"
     )
-    return Unsatisfied(o.name, b.index, b.terminal_s, "silent", reason)
+    return Unsatisfied(o.name, b.index, b.terminal_s, MISSED_ONSET, reason, unheard=True)
 
 
-def _why(name, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]
-    t = a.t_s
+def _why(o, b, ba, a, floor, quiet, timeout, rec) -> Unsatisfied:  # type: ignore[no-untyped-def]
+    t, name = a.t_s, o.name
     noise = "" if rec.noise_high is None else f" (its noise p{NOISE_PERCENTILE:g} is {rec.noise_high:.4g})"
     if b.outcome == PREMATURE:
         longest = ba.need_s
         reason = f"a quiet of {longest:.3f} s inside the beat reaches the quiet time {quiet:g} s"
         return Unsatisfied(name, b.index, float(b.quiet_declared_s), PREMATURE, reason)
+    if b.outcome == MISSED_ONSET and not ba.spoken:
+        return _unheard_speech(o, b, floor)
     if b.outcome == MISSED_ONSET:
         reason = f"the guide starts {ba.wait_s:.3f} s after the terminal response, past the timeout {timeout:g} s"
         return Unsatisfied(name, b.index, b.terminal_s, MISSED_ONSET, reason)

@@ -17,7 +17,9 @@ the plots take their outcomes from here, and count failures as
     had (a bound the page caused moves with the clock's declaration: see
     :mod:`clock.core.causes`);
 ``missed-onset``
-    the clock gave up waiting for speech, yet the guide spoke in the beat.
+    the clock gave up waiting for speech, or its floor heard none of the
+    beat, yet the guide spoke in the beat (told without the floor:
+    :mod:`clock.core.speech`).
 
 **Not the setting's doing** (counted and shown, never a failure, never part
 of the search for a valid setting)
@@ -33,7 +35,7 @@ of the search for a valid setting)
 ``recording-ended``
     the recording ended before the clock declared.
 
-**Neither**: ``ok``, ``silent`` (no speech in the beat at the floor),
+**Neither**: ``ok``, ``silent`` (no sound of the guide's in the beat),
 ``unheard`` (the clock saw no tick of the beat).
 """
 
@@ -83,8 +85,8 @@ MEANINGS = {
     OK: "the clock declared quiet after the guide's last word",
     PREMATURE: "the clock declared quiet, then the guide spoke again",
     STALLED: "the guide finished and the clock did not declare within the silence it had",
-    MISSED_ONSET: "the clock gave up waiting, yet the guide spoke",
-    SILENT: "no speech in the beat at the floor",
+    MISSED_ONSET: "the clock gave up waiting, or never heard the guide at all, yet the guide spoke",
+    SILENT: "the guide made no sound in the beat",
     UNHEARD: "the clock saw no tick of the beat",
     ABORTED: "the visitor ended the beat while the guide spoke (not a failure)",
     OUTPACED: "the visitor ended the beat after the guide had finished, before the clock declared (not a failure)",
@@ -160,6 +162,7 @@ def judge(
     target: NDArray[np.float64],
     onset_timeout_s: float,
     silence_s: NDArray[np.float64] | None = None,
+    guide_spoke: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.int8]:
     """The one judge of heard beats for many quiet times (``target`` = quiet time - :data:`EPS_S`, the last axis).
 
@@ -168,7 +171,9 @@ def judge(
     the last word reaches it before the bound (``room_s``: inf where the page's bound moves with the clock, so
     the silence runs on); stalled when the guide's own silence after its last word reached it (``silence_s``, NaN
     where it is ``room_s``: it is longer only where the floor hears the room's noise in it, which the clock counts
-    as sound) yet the clock did not declare, whoever's the bound; else ``undone`` (:func:`undone_codes`).
+    as sound) yet the clock did not declare, whoever's the bound; else ``undone`` (:func:`undone_codes`). A beat
+    without speech at the floor in its span is a missed onset where the guide spoke in it (``guide_spoke``, told
+    without the floor: the clock waits on and never hears it), else silent.
     """
     with np.errstate(invalid="ignore"):
         missed = wait_s >= onset_timeout_s - EPS_S  # NaN (no wait): never
@@ -179,4 +184,7 @@ def judge(
     code = np.where(room_s[..., None] >= target, CODE[OK], undone)
     code = np.where(need_s[..., None] >= target, CODE[PREMATURE], code)
     code = np.where(missed[..., None], CODE[MISSED_ONSET], code)
-    return np.where(spoken[..., None], code, CODE[SILENT]).astype(np.int8)
+    unspoken = (
+        CODE[SILENT] if guide_spoke is None else np.where(guide_spoke, CODE[MISSED_ONSET], CODE[SILENT])[..., None]
+    )
+    return np.where(spoken[..., None], code, unspoken).astype(np.int8)

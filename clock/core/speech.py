@@ -39,7 +39,7 @@ from .events import Label
 from .levels import LevelTrace
 from .segments import runs
 
-__all__ = ["CLEAR_DB", "GUARD_AFTER_S", "GUARD_BEFORE_S", "TickClasses", "classify", "noise_bumps"]
+__all__ = ["CLEAR_DB", "GUARD_AFTER_S", "GUARD_BEFORE_S", "TickClasses", "classify", "guide_sound", "noise_bumps"]
 
 #: Silence keeps this far from speech: before an utterance, and after it (tails).
 GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
@@ -174,14 +174,26 @@ def classify(trace: LevelTrace, *, labels: Sequence[Label] | None = None, speech
     return TickClasses(speech, silence & ~speech, method, split)
 
 
-def noise_bumps(trace: LevelTrace) -> NDArray[np.bool_] | None:
+def _room_median(trace: LevelTrace, classes: TickClasses) -> float:
+    """The median level of the ticks taken for silence (0 without any)."""
+    quiet = trace.level[classes.silence]
+    return float(np.median(quiet)) if quiet.size else 0.0
+
+
+def guide_sound(trace: LevelTrace, classes: TickClasses | None = None) -> NDArray[np.bool_]:
+    """The ticks where the guide made sound, whatever a floor hears: the split's speech, and every tick over the
+    room's clear floor (``CLEAR_DB`` over its median; over 0 where the room is digital silence)."""
+    classes = classify(trace) if classes is None else classes
+    return classes.speech | (trace.level > _room_median(trace, classes) * 10 ** (CLEAR_DB / 20))
+
+
+def noise_bumps(trace: LevelTrace, classes: TickClasses | None = None) -> NDArray[np.bool_] | None:
     """The ticks a floor may hear that are the room's, not the guide's (see the module notes); None where the
     room is digital silence (no tick is a bump)."""
-    classes = classify(trace)
-    quiet = trace.level[classes.silence]
-    if not quiet.size:
+    classes = classify(trace) if classes is None else classes
+    if not classes.silence.any():
         return None
-    median = float(np.median(quiet))
+    median = _room_median(trace, classes)
     if median == 0.0:
         return None
     tick, window_s = trace.tick_s, trace.options.fft_size / trace.sample_rate_hz

@@ -201,6 +201,8 @@ class Failure:
 def failure_of(u: Unsatisfied, *, t_s: float | None = None) -> Failure:
     """A judged failing beat as a :class:`Failure` (``t_s`` mapped back to the unchanged timeline)."""
     threshold = {PREMATURE: "quiet_s", OUTPACED: "quiet_s", MISSED_ONSET: "onset_timeout_s"}.get(u.outcome, "floor")
+    if u.outcome == MISSED_ONSET and u.unheard:
+        threshold = "floor"  # (the floor heard none of the guide's speech)
     return Failure(u.recording, u.beat, u.t_s if t_s is None else t_s, u.outcome, threshold, u.reason)
 
 
