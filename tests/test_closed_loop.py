@@ -247,3 +247,41 @@ def test_the_provider_s_own_stopped_says_where_a_narration_that_ran_past_the_pag
         )
         found = sorted(x for x in _failing_beats(obs, floor=FLOOR, quiet_s=quiet) if x.rsplit(":", 1)[0] not in edge)
         assert found == expected, quiet
+
+
+def test_a_log_that_says_nothing_of_its_clock_infers_the_page_s_declarations_from_the_committed_setting():
+    """Older logs with neither ``clock.quiet`` lines nor ``clock.setting``: where the log's prompts follow the
+    committed setting's replay (each at the declaration plus the linger), the page ran it, and every beat gets the
+    outcome it gets from the page's own lines; where they do not, the log keeps its bounds as walls."""
+    from clock.core.beats import page_declarations
+    from clock.core.events import EventLog
+
+    page = Thresholds(floor=FLOOR, quiet_s=PAGE_Q, onset_timeout_s=60.0)
+    for o in observations(list(long_pauses(1)), quiet_s=PAGE_Q):
+        bare = EventLog(tuple(e for e in o.events.events if e.kind != "clock.quiet"))
+        assert bare.causes_from == "unknown"
+        inferred = page_declarations(o.trace, bare, committed=page)
+        assert inferred.causes_from == "inferred"
+        for quiet in (PAGE_Q, 3.3):
+            own = _quietly(beats, o.trace, o.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
+            guessed = _quietly(beats, o.trace, inferred, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
+            assert [(b.outcome, b.cause) for b in guessed] == [(b.outcome, b.cause) for b in own]
+        # A committed setting the page did not run: its prompts do not follow that replay.
+        other = Thresholds(floor=FLOOR, quiet_s=3.3, onset_timeout_s=60.0)
+        assert page_declarations(o.trace, bare, committed=other).causes_from == "unknown"
+
+
+def test_an_open_loop_log_keeps_its_walls_whatever_the_committed_setting():
+    """Tours whose prompts were not made by a page's clock (tests/tours.py: the prompt after a drawn room) do not
+    follow the committed setting's replay: their bounds stay walls."""
+    from tours import random_tour
+
+    from clock.core.beats import page_declarations
+
+    rng = np.random.default_rng(7)
+    for i in range(12):
+        tour = random_tour(rng, f"open{i}", level=0.05, room=str(rng.choice(["zero", "comfort"])), log="full")
+        o = tour.observation()
+        for quiet in (1.0, 2.5):
+            th = Thresholds(floor=FLOOR, quiet_s=quiet)
+            assert page_declarations(o.trace, o.events, committed=th).causes_from == "unknown"

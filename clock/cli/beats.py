@@ -41,6 +41,7 @@ from .options import (
     TIME,
     agreement_config,
     clock_options,
+    committed_thresholds,
     config_option,
     events_option,
     level_options,
@@ -266,7 +267,10 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    agreement, log = log_agreement(recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log)
+    agreement, log = log_agreement(
+        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log,
+        committed=committed_thresholds(rec, config),
+    )  # fmt: skip
     assert log is not None
     trace = recording.trace
     if page_ticks:

@@ -147,6 +147,7 @@ from .thresholds import (
     RULES,
     STOPPED,
     STOPPED_QUIET,
+    Thresholds,
     check_rule,
 )
 
@@ -681,16 +682,18 @@ def replay(
     return list(played.beats)
 
 
-def page_declarations(trace: LevelTrace, events: EventLog) -> EventLog:
+def page_declarations(trace: LevelTrace, events: EventLog, *, committed: Thresholds | None = None) -> EventLog:
     """The log with the page's declarations inferred (``EventLog.inferred_quiet_s``), where it needs them.
 
-    A log without ``clock.quiet`` lines, with prompts or ends, whose ``clock.setting`` says what the page ran:
-    the replay at that setting and rule says where the page's clock declared each beat quiet, so the causes of
-    its bounds are known (:mod:`clock.core.causes`; ``EventLog.causes_from`` is then ``"inferred"``). Any other
-    log is returned as it is: the committed setting need not be what the page ran when it recorded (a log that
-    says nothing of its clock keeps its bounds as walls).
+    A log without ``clock.quiet`` lines, with prompts or ends: the replay at the setting the page ran says where
+    its clock declared each beat quiet, so the causes of its bounds are known (:mod:`clock.core.causes`;
+    ``EventLog.causes_from`` is then ``"inferred"``). The setting is the log's ``clock.setting``; else the
+    ``committed`` one (the config's), where the log bears it out: every ``prompt`` or ``end`` that follows a
+    declaration of that replay in its beat comes as the page prompts, within :data:`PROMPT_ON_TIME_S` of the
+    declaration plus the beat's linger, and at least one does. Any other log is returned as it is: a log whose
+    prompts do not follow the committed setting was not made by a page running it, and keeps its bounds as walls.
     """
-    s = events.setting
+    s = events.setting or committed
     if s is None or events.of_kind("clock.quiet") or not events.of_kind("prompt", "end") or not trace.n_ticks:
         return events
     played = replay_ticks(
@@ -698,7 +701,28 @@ def page_declarations(trace: LevelTrace, events: EventLog) -> EventLog:
         hangover_s=s.hangover_s,
     )  # fmt: skip
     found = tuple(b.quiet_declared_s for b in played.beats if b.quiet_declared_s is not None)
+    if events.setting is None and not _prompts_follow(events, played.beats):
+        return events
     return replace(events, inferred_quiet_s=found)
+
+
+def _prompts_follow(events: EventLog, played: Sequence[ReplayBeat]) -> bool:
+    """Whether the log's prompts and ends come as a page running the replayed clock prompts (see
+    :func:`page_declarations`): each one after a replayed declaration in its beat within ``PROMPT_ON_TIME_S`` of
+    the declaration plus the beat's linger, and at least one such."""
+    bounds = events.of_kind("terminal", "prompt", "end")
+    times = [e.t_s for e in bounds]
+    followed = 0
+    for term, b in zip(events.terminals, played):
+        at = bisect_left(times, term.t_s)
+        nxt = next((e for e in bounds[at:] if e.t_s > term.t_s), None)
+        d = b.quiet_declared_s
+        if nxt is None or nxt.kind == "terminal" or d is None or d > nxt.t_s:
+            continue
+        if abs(nxt.t_s - (d + (term.linger_s or 0.0))) > PROMPT_ON_TIME_S:
+            return False
+        followed += 1
+    return followed > 0
 
 
 # --- the beats at one floor --------------------------------------------------

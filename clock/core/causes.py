@@ -15,8 +15,9 @@ bound is classified once:
 ``page``
     a ``prompt``, ``end`` or terminal response that comes after the page's own
     clock declared the beat quiet (a ``clock.quiet`` in the beat, or, in a log
-    without clock lines, the replay at the setting the page ran:
-    :func:`clock.core.beats.with_page_declarations`); or a ``prompt`` or
+    without clock lines, the replay at the setting the page ran, its
+    ``clock.setting`` or the committed one where its prompts follow it:
+    :func:`clock.core.beats.page_declarations`); or a ``prompt`` or
     ``end`` the page logged with ``"cause": "page"``;
 ``visitor``
     a ``prompt`` or ``end`` before the page's clock declared the beat (a

@@ -17,6 +17,7 @@ from ..core.beats import page_declarations
 from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
+from ..core.thresholds import Thresholds
 from ..errors import RecordingError, SpeechClockWarning
 from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from .events import read_labels
@@ -207,27 +208,33 @@ def observe(
     )
     labels_path = labels_path_for(path)
     labels = tuple(read_labels(labels_path, duration_s=rec.duration_s)) if labels_path else None
-    found, events = log_agreement(rec, floor=th.floor, config=config.agreement)
+    found, events = log_agreement(rec, floor=th.floor, config=config.agreement, committed=th)
     name = name_of(path)
     meta = {**(rec.events.session if rec.events is not None else {}), **config.meta(name)}
     return rec, Observation(name, rec.trace, events, labels, meta, found)
 
 
 def log_agreement(
-    rec: Recording, *, floor: float, config: AgreementConfig, align_log: bool | None = None
+    rec: Recording,
+    *,
+    floor: float,
+    config: AgreementConfig,
+    align_log: bool | None = None,
+    committed: Thresholds | None = None,
 ) -> tuple[Agreement | None, EventLog | None]:
     """The agreement of a recording's page-logged levels, and its log (shifted when asked and uncertain).
 
-    A log without ``clock.quiet`` lines whose ``clock.setting`` says what the page ran gets the page's
-    declarations by replay at that setting (:func:`clock.core.beats.page_declarations`), so the causes of
-    its bounds are known (:mod:`clock.core.causes`).
+    A log without ``clock.quiet`` lines gets the page's declarations by replay at the setting the page ran: its
+    ``clock.setting``, else ``committed`` (the config's) where its prompts follow that replay
+    (:func:`clock.core.beats.page_declarations`), so the causes of its bounds are known
+    (:mod:`clock.core.causes`).
 
     The log is shifted by the estimated offset only when ``align_log`` (default:
     the config's) is set and the recording's start is not exact.
     """
     log = rec.events
     if log is not None:
-        log = page_declarations(rec.trace, log)
+        log = page_declarations(rec.trace, log, committed=committed)
     if log is None or not log.readings or not isinstance(rec.quantum, LevelTrace):
         return None, log
     # Read on the audio thread only when the page clock says it ran its worklet.

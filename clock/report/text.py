@@ -74,7 +74,10 @@ _FLAGS: tuple[tuple[str, Callable[[Beat], bool], bool], ...] = (
 #: Under ``beats``' heading: how the causes of the beats' bounds are known (:attr:`EventLog.causes_from`).
 CAUSES_LINE = {
     "logged": "bounds the page caused (after its clock.quiet lines) move with this replay's declaration",
-    "inferred": "bounds the page caused (inferred from its clock.setting) move with this replay's declaration",
+    "inferred": (
+        "bounds the page caused (inferred by replaying the setting it ran: its clock.setting, or the committed\n"
+        "one, which its prompts follow) move with this replay's declaration"
+    ),
     "unknown": "the log does not say where the page's clock declared: every bound is taken as a wall",
 }
 
