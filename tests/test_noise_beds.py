@@ -175,14 +175,17 @@ def _write(rec, folder):
     return folder / f"{rec.name}.wav"
 
 
-@pytest.mark.parametrize("bed_dbfs, words_from", [(-54, "split"), (None, "level")])
+@pytest.mark.parametrize("bed_dbfs, words_from", [(-54, "split"), (None, "level"), (-32, "overlap")])
 def test_beats_says_how_it_told_the_guide_s_words_from_the_room(tmp_path, cli, bed_dbfs, words_from):
+    """A room of digital silence, a bed the split tells the voice from, and a -32 dBFS pink bed under a voice at
+    -26 dBFS, whose quiet words sit inside the bed's swings: no level tells them apart, and beats says so."""
     import json
 
     from clock.report.text import WORDS_LINE
 
     wav = _write(_cached_record(tour(bed_dbfs, "pink")[0], PAGE_FLOOR, PAGE_Q), tmp_path)
     text = cli("beats", wav, "--floor", PAGE_FLOOR, "--quiet-time", PAGE_Q)
-    assert text.exit_code == 0 and (WORDS_LINE in text.output) == (words_from == "split")
+    assert text.exit_code == 0 and (WORDS_LINE in text.output) == (words_from != "level")
+    assert ("these outcomes are the level's guess" in text.output) == (words_from == "overlap")
     found = cli("beats", wav, "--floor", PAGE_FLOOR, "--quiet-time", PAGE_Q, "--format", "json")
     assert json.loads(found.output)["params"]["words_from"] == words_from

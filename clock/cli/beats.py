@@ -16,6 +16,7 @@ from ..core.rules import Rule
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
 from ..core.speech import noise_bumps
+from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
@@ -33,6 +34,7 @@ from ..report.text import (
     beat_header,
     beat_rows,
     ended_by_page_lines,
+    overlap_line,
     past_bound_line,
     table,
     table_lines,
@@ -306,7 +308,12 @@ def beats(
         seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
         warn_outside(truth, recording.duration_s, str(labels))
         matches = label_errors(seg, truth)
-    words_from = "level" if noise_bumps(trace) is None else "split"
+    words_from, overlap = "level", None
+    if noise_bumps(trace) is not None:
+        room, _ = recording_levels(Observation(str(rec), trace, log))
+        words_from = "split"
+        if room.window is None and room.speech_low is not None and room.noise_high is not None:
+            words_from, overlap = "overlap", overlap_line(room.noise_high, room.speech_low)
     # Written as they are made: a log of a million beats is never held as text.
     with atomic_output(output, inputs=inputs) as out:
         if fmt == "json":
@@ -338,6 +345,8 @@ def beats(
         out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
         if words_from != "level":
             out.write(printable(WORDS_LINE + "\n"))
+        if overlap is not None:
+            out.write(printable(overlap + "\n"))
         if page_note is not None:
             out.write(printable(page_note + "\n"))
         said = assumed_line(heard(found)) if rule != LEVEL else None

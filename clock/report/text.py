@@ -44,6 +44,7 @@ __all__ = [
     "ended_by_page_lines",
     "past_bound_line",
     "after_early_end_line",
+    "overlap_line",
     "outcome_line",
     "percent",
     "plural",
@@ -87,6 +88,15 @@ WORDS_LINE = (
     "the room is not digital silence: what this floor hears of it away from the guide's speech\n"
     "(the level's two-mode split) counts for the clock as sound, never as a word"
 )
+
+
+def overlap_line(noise_high: float, speech_low: float) -> str:
+    """Under ``beats``' heading, where the room's noise reaches the guide's speech: the outcomes are a guess."""
+    db = lambda x: 20 * math.log10(x) if x > 0 else float("-inf")  # noqa: E731
+    return (
+        f"its room reaches the guide's speech (noise p99 {db(noise_high):.1f} dBFS, speech p5 {db(speech_low):.1f} "
+        "dBFS):\nno level tells the guide's words from it there, so these outcomes are the level's guess"
+    )
 
 
 def after_early_end_line(b: Beat) -> str:
