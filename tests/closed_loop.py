@@ -46,6 +46,7 @@ class BeatDraw:
     pauses_s: tuple[float, ...]  # between sentences
     barge_in_at: float | None = None  # the visitor speaks up this far (0-1) into the last sentence: audio cut
     end_early_s: float | None = None  # the visitor presses End this long after the narration's last word
+    pause_s: tuple[float, float] | None = None  # the visitor pauses (after, for) this long after the last word
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,9 +138,12 @@ def _levels(x: np.ndarray):
     return levels(np.asarray(x, np.float32), RATE)
 
 
-def _page_declares(x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: float) -> float | None:
+def _page_declares(
+    x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: float, paused: tuple[float, float] | None = None
+) -> float | None:
     """The page's level clock from a terminal response: wait for the first tick above the floor, then declare at
-    the first tick at which the time since the last tick above it reaches the quiet time (None: never, in ``x``)."""
+    the first tick at which the time since the last tick above it, less any time the visitor paused it
+    (``paused``: from, to), reaches the quiet time (None: never, in ``x``)."""
     trace = _levels(x)
     t, above = trace.t_s, trace.level > floor
     k = int(np.searchsorted(t, terminal_s, side="left"))
@@ -147,8 +151,10 @@ def _page_declares(x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: f
     for i in range(k, t.size):
         if above[i]:
             last = t[i]
-        elif last is not None and t[i] - last >= quiet_s - EPS_S:
-            return float(t[i])
+        elif last is not None:
+            held = 0.0 if paused is None else max(0.0, min(t[i], paused[1]) - max(last, paused[0]))
+            if t[i] - last - held >= quiet_s - EPS_S:
+                return float(t[i])
     return None
 
 
@@ -187,9 +193,17 @@ def record(
         terminal = prompt + b.backend_s
         events.append(("terminal", terminal, {"linger_s": linger_s, "response_id": f"r{j}"}))
         cursor = start = max(terminal + b.onset_s, busy)
+        barge_in = b.barge_in_at
         for i, sentence in enumerate(b.sentences):
-            if b.barge_in_at is not None and i == len(b.sentences) - 1:
-                sentence = sentence[: int(sentence.size * b.barge_in_at)]
+            if barge_in is not None and i == len(b.sentences) - 1:
+                cut = place(cursor, sentence[: int(sentence.size * barge_in)])
+                if _page_declares(samples(cut), terminal, floor=floor, quiet_s=quiet_s) is None:
+                    cursor = cut
+                    break
+                # The page's clock declared in a pause before the visitor would have spoken up: it prompted
+                # first, and the visitor did not barge in.
+                pieces.pop()
+                barge_in = None
             cursor = place(cursor, sentence)
             if i < len(b.pauses_s):
                 cursor += b.pauses_s[i]
@@ -197,19 +211,31 @@ def record(
         if provider:
             drained = narration_end + 0.3 * ((j * 7919) % 10) / 10  # (a fixed spread: the draw stays the same)
             events.append(("output_audio_buffer.stopped", drained, {"response_id": f"r{j}"}))
-        if b.barge_in_at is not None:
+        if barge_in is not None:
             # The visitor speaks up in the last sentence: the provider cuts the audio, the page prompts again.
             played.append(Played(terminal, narration_end, None, "barge-in", start))
             events.append(("prompt", narration_end, {"cause": "visitor"}))
             prompt = narration_end + 0.8
             continue
-        if b.end_early_s is not None:
+        early_end = b.end_early_s is not None and (
+            # (unless the page's clock declared first, in a pause: then it prompted, and the visitor did not end it)
+            _page_declares(samples(narration_end + b.end_early_s), terminal, floor=floor, quiet_s=quiet_s) is None
+        )
+        if early_end:
             played.append(Played(terminal, narration_end, None, "end", start))
             events.append(("end", narration_end + b.end_early_s, {"cause": "visitor"}))
             prompt = None
             break
-        horizon = narration_end + max(quiet_s + 1.0, VISITOR_WAITS_S)
-        declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s)
+        paused = None
+        # The visitor pauses in the silence after the narration while the page's clock still waits (its count held).
+        if b.pause_s is not None and (
+            _page_declares(samples(narration_end + b.pause_s[0]), terminal, floor=floor, quiet_s=quiet_s) is None
+        ):
+            paused = (narration_end + b.pause_s[0], narration_end + b.pause_s[0] + b.pause_s[1])
+            events.append(("pause", paused[0], {}))
+            events.append(("resume", paused[1], {}))
+        horizon = narration_end + max(quiet_s + 1.0, VISITOR_WAITS_S) + (0.0 if b.pause_s is None else b.pause_s[1])
+        declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s, paused=paused)
         played.append(Played(terminal, narration_end, declared, narration_start_s=start))
         if declared is None:
             # The page's clock stalled (its floor hears the room): the visitor waits, then presses End.

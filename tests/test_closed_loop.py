@@ -171,21 +171,37 @@ def test_derive_under_a_page_that_waits_too_long_recommends_what_the_short_pause
 
 
 def test_visitor_actions_and_an_early_end_of_the_recording_do_not_change_derive_s_quiet_time():
-    """A barge-in in the last sentence, an End before the clock declared, and a recording cut 1.8 s after the
-    last word are the world's: not failures, and no bound the quiet time must fit in."""
+    """A barge-in in the last sentence, an End before the clock declared, a Pause of 4 s a second after a last
+    word (the page's clock holds its count), and a recording cut 1.8 s after the last word are the world's: not
+    failures, and no bound the quiet time must fit in."""
     from dataclasses import replace
 
     voices = list(long_pauses(1))
     base = _quietly(derive, observations(voices, quiet_s=PAGE_Q), held_out=False)
     v0, v1, v2, v3 = voices
-    barged = replace(v0, name="barged", beats=(*v0.beats[:2], replace(v0.beats[2], barge_in_at=0.6), *v0.beats[3:]))
-    ended = replace(v1, name="ended", beats=(*v1.beats[:3], replace(v1.beats[3], end_early_s=1.2)))
+
+    # (in beats whose pauses the page's clock waits out: where it declares first, the visitor has nothing to cut)
+    def short(b, **kw):
+        return replace(b, pauses_s=tuple(min(p, 1.5) for p in b.pauses_s), **kw)
+
+    barged = replace(v0, name="barged", beats=(*v0.beats[:2], short(v0.beats[2], barge_in_at=0.6), *v0.beats[3:]))
+    ended = replace(v1, name="ended", beats=(*v1.beats[:3], short(v1.beats[3], end_early_s=1.2)))
     cut = replace(v2, name="cut", cut_after_last_word_s=1.8)
-    changed = [barged, ended, cut, v3]
+    paused = replace(v3, name="paused", beats=tuple(short(b, pause_s=(1.0, 4.0)) for b in v3.beats[:2]) + v3.beats[2:])
+    changed = [barged, ended, cut, paused]
     obs = observations(changed, quiet_s=PAGE_Q)
+    assert any(e.kind == "pause" for e in obs[3].events.events)
     d = _quietly(derive, obs, held_out=False)
     assert d.setting[1] == base.setting[1]
     assert d.outcome is not None and d.outcome.n_failed == 0
+    # At the page's own setting, beats names the beats the re-simulation ends wrong, the paused tour's too.
+    expected = sorted(truth(changed, floor=FLOOR, quiet_s=PAGE_Q))
+    played = {v.name: _cached_record(v, FLOOR, PAGE_Q).played for v in changed}
+    assert [p.ended_by for p in played["barged"]].count("barge-in") == 1
+    assert [p.ended_by for p in played["ended"]].count("end") == 1
+    # (the visitor paused the page's clock in both beats: it declared 4 s later than the quiet time after the word)
+    assert all(p.declared_s - p.narration_end_s > 4.0 + PAGE_Q - 0.1 for p in played["paused"][:2])
+    assert sorted(_failing_beats(obs, floor=FLOOR, quiet_s=PAGE_Q)) == expected
     assert d.outcome.n_aborted + d.outcome.n_outpaced >= 2 and d.outcome.n_recording_ended >= 1
 
 
