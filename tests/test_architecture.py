@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import clock
 import clock.core
 
 EDGE_LIBRARIES = ("soundfile", "av", "click", "matplotlib", "soxr")
@@ -23,3 +26,108 @@ def test_pure_core_imports_no_edge_library(module):
 
 def test_core_modules_are_found():
     assert {"clock.core.analyser", "clock.core.levels"} <= set(CORE_MODULES)
+
+
+# --- import cycles --------------------------------------------------------------------------------------------------
+
+PACKAGE = Path(clock.__file__).parent
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """Every module of the package by dotted name: its file and whether it is a package's ``__init__``."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ["clock", *path.relative_to(PACKAGE).with_suffix("").parts]
+        is_package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Which package modules each module imports: every ``import`` and ``from ... import`` in its AST, at module
+    level, in functions and under ``TYPE_CHECKING`` alike, relative ones resolved. ``from .a import b`` is an edge to
+    the module ``a.b`` where that is a module, else to ``a``; a parent package imported on the way is not an edge
+    (``clock/__init__.py`` imports every public name lazily, in a function)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, (path, is_package) in modules.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[: len(here) - node.level + 1] + ([node.module] if node.module else [])
+                    target = ".".join(base)
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    if sub in modules:
+                        graph[name].add(sub)
+                    elif target in modules:
+                        graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module importing itself), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        # Tarjan's algorithm, iteratively: (node, its successors still to visit).
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, rest = work[-1]
+            nxt = next(rest, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_cycle_finder_finds_a_constructed_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_import_graph_resolves_relative_and_function_level_imports():
+    graph = import_graph()
+    assert "clock.io.stress" in graph["clock.cli.stress"]  # `from ..io.stress import ...` inside a function
+    assert "clock.core.derive" in graph["clock.api"]  # `from .core.derive import Observation`
+    assert "clock.report.plot" in graph["clock.cli.tune"]  # function level
+    assert "clock.errors" in graph["clock.core.analyser"]  # `from ..errors import ...`
+    assert "clock._startup" in graph["clock"]  # `from . import _startup`: a module
+    assert "clock" in graph["clock.report.html"]  # `from .. import __version__`: a name of the package
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []

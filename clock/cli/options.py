@@ -257,6 +257,20 @@ def candidate_text(opts: Mapping[str, Any]) -> str:
 #: Options that always name a figure (its suffix says the format); ``plot``'s ``-o`` checks its own.
 FIGURE_OPTIONS = ("--plot", "--heatmap", "--tradeoff")
 
+_FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_format(output: Path | None, option: str) -> str | None:
+    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
+    if output is None:
+        return None
+    fmt = output.suffix.lstrip(".").lower()
+    if fmt not in _FIGURE_FORMATS:
+        raise click.BadParameter(
+            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
+        )
+    return fmt
+
 
 class OutputPath(click.Path):
     """A file to write (``-`` standard output); an empty name is a usage error, not the current folder."""
@@ -375,8 +389,6 @@ def check_outputs(
         if path is None or str(path) == "-":
             continue
         if option in FIGURE_OPTIONS:
-            from .shared import figure_format
-
             figure_format(path, option)
         inputs.check_output(path, option, allow=(allow or {}).get(option, ()))
         check_target(path, option)

@@ -13,9 +13,17 @@ from ..io.output import atomic_output, json_text
 from ..io.sources import name_of
 from ..io.terminal import clipped, printable
 from ..report.stress import stress_dict, stress_text
-from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import (
+    OutputPath,
+    candidate_options,
+    corpus_options,
+    figure_format,
+    load_corpus,
+    output_option,
+    with_candidate,
+)
 from .scale import scale_settings
-from .shared import figure_format, save_figure_file
+from .shared import save_figure_file
 
 
 def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:

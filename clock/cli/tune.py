@@ -34,6 +34,7 @@ from .options import (
     config_option,
     corpus_options,
     events_option,
+    figure_format,
     finite_seconds,
     level_options,
     level_opts,
@@ -46,7 +47,7 @@ from .options import (
     recording_inputs,
     with_candidate,
 )
-from .shared import allow_defaults_option, baseline_option, config_source, figure_format, save_figure_file
+from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
 from .stress import report_stress, robustness_results
 
 
@@ -478,4 +479,4 @@ def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jo
     )
 
 
-__all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]
+__all__ = ["figure_for", "plot", "report", "sweep", "sweep_dict", "sweep_table"]
