@@ -242,7 +242,7 @@ def tool_fingerprint() -> str:
     runner's) writes new times, and must find its restored cache warm. Where libsndfile is not soundfile's own
     copy, its version is read from soundfile.
     """
-    from .. import __version__
+    from .._version import __version__
 
     h = hashlib.sha256(f"speech-clock {__version__}\n".encode())
     root = Path(__file__).resolve().parent.parent
