@@ -152,3 +152,30 @@ def test_the_package_graph_has_its_imports():
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
+    """(module, module imported from, name) of every ``_name`` imported from another module of the package."""
+    modules = _modules(package)
+    found = []
+    for name, (path, is_package) in modules.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                source = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+                for alias in node.names:
+                    private = alias.name.startswith("_") and not alias.name.startswith("__")
+                    if private and f"{source}.{alias.name}" not in modules:  # a private module is its own
+                        found.append((name, source, alias.name))
+    return sorted(found)
+
+
+def test_no_private_name_is_imported_across_modules_outside_the_core(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import _hidden\nfrom .a import _x, y\n")
+    (tmp_path / "pkg" / "_hidden.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("_x = y = 1\n")
+    assert private_imports(tmp_path / "pkg") == [("pkg", "pkg.a", "_x")]
+    # The core's (its modules split by size) go with the layout of issue 39.
+    outside = [found for found in private_imports() if not found[0].startswith("clock.core.")]
+    assert outside == []

@@ -39,9 +39,9 @@ from ..report.text import (
 from .options import (
     TIME,
     OutputPath,
-    _checked,
     candidate_options,
     corpus_options,
+    library_check,
     load_corpus,
     output_option,
     with_candidate,
@@ -59,7 +59,7 @@ from .stress import stress_progress, where_to_run
     "min_saving_s",
     type=TIME,
     metavar="S",
-    callback=_checked(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
+    callback=library_check(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
     help="Name a rule on the provider's event only where it saves at least this much median dead air against the "
     "level clock, at the recommended and the committed setting (default: [margins] min_saving_s, 0.3 s).",
 )

@@ -43,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_JOBS = 256
 
 
-def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+def library_check(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback from a library check (its error names the value; click adds the option)."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -57,7 +57,7 @@ def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Para
     return callback
 
 
-_period = _checked(lambda v: check_tick_s(parse_period(v), "the tick"))
+_period = library_check(lambda v: check_tick_s(parse_period(v), "the tick"))
 
 
 def _bounded_int(low: int, high: int, what: str = "") -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -98,9 +98,9 @@ def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | No
     return value
 
 
-_floor = _checked(check_floor)
-_quiet = _checked(lambda v: check_wait_s(v, "the quiet time"))
-_onset_timeout = _checked(lambda v: check_wait_s(v, "the onset timeout"))
+_floor = library_check(check_floor)
+_quiet = library_check(lambda v: check_wait_s(v, "the quiet time"))
+_onset_timeout = library_check(lambda v: check_wait_s(v, "the onset timeout"))
 #: The ``--onset-timeout`` check, for commands that take it alone (``sweep``).
 onset_timeout_callback = _onset_timeout
 
