@@ -10,7 +10,8 @@ The data flow, and where each step lives:
 4. beats and replay: :mod:`clock.core.beats` finds the onset after each
    terminal response and replays the browser clock;
 5. derive and check: :mod:`clock.core.derive`, :mod:`clock.core.sweep` and
-   :mod:`clock.core.check` recommend and test the thresholds;
+   :mod:`clock.core.check` recommend and test the thresholds
+   (:mod:`clock.api`: ``check`` and ``derive`` as the commands run them);
 6. report: :mod:`clock.report` renders tables, plots and the HTML report.
 
 ``clock.core`` is pure numpy: it never imports soundfile, PyAV, click or
@@ -35,6 +36,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
+from ._version import __version__
 from .errors import (
     ConfigError,
     EventLogError,
@@ -46,6 +48,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # what the names below are, for type checkers; imported on first use
+    from .api import derive
     from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
     from .core.beats import (
         Beat,
@@ -68,7 +71,6 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         Outcome,
         RecordingLevels,
         classify_ticks,
-        derive,
         equivalents,
         recording_levels,
     )
@@ -87,8 +89,6 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
     from .core.sweep import SweepPoint, SweepResult, grid, sweep
     from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
-
-__version__ = "0.1.0"
 
 # name -> module, imported on first use: ``import clock`` (and the command line's start) loads none of
 # them; the core's need numpy, the others soundfile, PyAV or matplotlib as well.
@@ -119,7 +119,7 @@ _LAZY = {
     "Outcome": "clock.core.derive",
     "RecordingLevels": "clock.core.derive",
     "classify_ticks": "clock.core.derive",
-    "derive": "clock.core.derive",
+    "derive": "clock.api",
     "equivalents": "clock.core.derive",
     "recording_levels": "clock.core.derive",
     "Event": "clock.core.events",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import clock
+import clock.api
 import clock.core.beats
 import clock.core.derive
 import clock.core.levels
@@ -23,10 +24,11 @@ def test_every_public_name_resolves_and_is_documented():
 def test_the_api_is_what_the_commands_use():
     assert clock.levels is clock.core.levels.levels
     assert clock.beats is clock.core.beats.beats
-    assert clock.derive is clock.core.derive.derive
-    from clock.cli import tune
+    assert clock.derive is clock.api.derive
+    from clock.cli import derive, tune
 
     assert tune.find_beats is clock.beats and tune.run_sweep is clock.sweep
+    assert derive.derive_thresholds is clock.derive and tune.derive_thresholds is clock.derive
 
 
 def test_options_after_the_signal_are_keyword_only():
@@ -125,3 +127,69 @@ def test_check_is_the_command_lines_check_and_optional_numbers_are_nan_floats(tm
     with pytest.raises(clock.ConfigError, match="no speechclock.toml"):
         clock.check(bare)
     assert clock.check(bare, thresholds=clock.DEFAULT_THRESHOLDS)
+
+
+def test_check_gives_the_checks_the_command_gives_robustness_included(cli, tmp_path):
+    import json
+
+    from test_stress import QUIET_SYLLABLE, WORDS, recording
+
+    recording(tmp_path, "quiet", QUIET_SYLLABLE)  # breaks at -11 dB of gain
+    recording(tmp_path, "loud", WORDS)  # holds to -18 dB
+    (tmp_path / "speechclock.toml").write_text(
+        "[thresholds]\nfloor = 0.003\nquiet_s = 2.0\n\n[robustness]\nmin_gain_db = 12\n"
+    )
+    doc = json.loads(cli("check", tmp_path, "--format", "json").stdout)
+    results = clock.check(tmp_path)
+    assert [(r.recording, r.check, r.passed, r.applicable) for r in results] == [
+        (r["recording"], r["check"], r["passed"], r["applicable"]) for r in doc["results"]
+    ]
+    assert [r.line() for r in results] == [r["line"] for r in doc["results"]]
+    counts = clock.check_counts(results)
+    assert {k: getattr(counts, k) for k in doc["counts"]} == doc["counts"]
+    # The robustness table's checks are among them, and decide the verdict: the quiet syllable breaks at -11 dB.
+    robust = {(r.recording, r.passed) for r in results if r.check == "robustness-gain-down"}
+    assert robust == {("quiet.wav", False), ("loud.wav", True)}
+    assert counts.failed == 1 and not doc["passed"]
+    # The rest are the checks without the table's.
+    corpus = clock.load_corpus([tmp_path])
+    plain = clock.api.check_config(corpus.config, corpus.observations, {})
+    assert [r for r in results if not r.check.startswith("robustness-")] == plain
+
+
+def test_derive_prefer_robust_in_the_library_is_the_commands(cli, tmp_path):
+    import json
+
+    from test_stress import LONG_GAP, recording
+
+    from clock.report.text import derive_dict
+
+    # As test_stress's construction: robustness prefers another floor than the evidence's first.
+    quiet = [(1.0, 0.5, 0.1, 250), (1.8, 0.5, 0.1, 250), (3.3, 0.4, 0.0107, 250), (4.7, 0.5, 0.1, 250)]
+    recording(tmp_path, "quiet", quiet, hum_rms=0.0005)
+    recording(tmp_path, "gaps", LONG_GAP, hum_rms=0.0005)
+    corpus = clock.load_corpus([tmp_path])
+    robust = clock.derive(corpus, prefer="robust")
+    evidence = clock.derive(corpus, prefer="evidence")
+    assert robust.setting != evidence.setting and "preferred for robustness" in robust.floor.rule
+    assert evidence.setting == clock.derive(corpus).setting
+    shown = cli("derive", tmp_path, "--prefer", "robust", "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout) == json.loads(json.dumps(derive_dict([robust], None)))
+    # The observations with their sources are the corpus.
+    again = clock.derive(corpus.observations, prefer="robust", sources=[r.info.path for r in corpus.recordings])
+    assert again.setting == robust.setting
+
+
+def test_derive_prefer_robust_needs_the_recordings_and_a_known_name(tmp_path):
+    import pytest
+    from test_stress import WORDS, recording
+
+    recording(tmp_path, "a", WORDS)
+    corpus = clock.load_corpus([tmp_path])
+    with pytest.raises(clock.InvalidParameterError, match="stresses the recordings"):
+        clock.derive(corpus.observations, prefer="robust")
+    with pytest.raises(clock.InvalidParameterError, match="1 given for 2 observations"):
+        clock.derive([*corpus.observations, *corpus.observations], prefer="robust", sources=["a.wav"])
+    with pytest.raises(clock.InvalidParameterError, match="prefer must be one of evidence, robust"):
+        clock.derive(corpus, prefer="widest")

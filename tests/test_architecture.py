@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import clock
 import clock.core
 
 EDGE_LIBRARIES = ("soundfile", "av", "click", "matplotlib", "soxr")
@@ -23,3 +26,156 @@ def test_pure_core_imports_no_edge_library(module):
 
 def test_core_modules_are_found():
     assert {"clock.core.analyser", "clock.core.levels"} <= set(CORE_MODULES)
+
+
+# --- import cycles --------------------------------------------------------------------------------------------------
+
+PACKAGE = Path(clock.__file__).parent
+
+
+def _modules(package: Path) -> dict[str, tuple[Path, bool]]:
+    """Every module of the package by dotted name: its file and whether it is a package's ``__init__``."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = [package.name, *path.relative_to(package).with_suffix("").parts]
+        is_package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Which package modules each module imports: every ``import`` and ``from ... import`` in its AST, at module
+    level, in functions and under ``TYPE_CHECKING`` alike, relative ones resolved. ``from .a import b`` is an edge to
+    the module ``a.b`` where that is a module, else to ``a``; a parent package imported on the way is not an edge
+    (``clock/__init__.py`` imports every public name lazily, in a function)."""
+    modules = _modules(package)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, (path, is_package) in modules.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[: len(here) - node.level + 1] + ([node.module] if node.module else [])
+                    target = ".".join(base)
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    if sub in modules:
+                        graph[name].add(sub)
+                    elif target in modules:
+                        graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module importing itself), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        # Tarjan's algorithm, iteratively: (node, its successors still to visit).
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, rest = work[-1]
+            nxt = next(rest, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_cycle_finder_finds_a_constructed_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_import_graph_resolves_every_kind_of_import(tmp_path):
+    files = {
+        "__init__.py": "from . import low\nVERSION = 1\n",
+        "low.py": "import os\n",
+        "sub/__init__.py": "",
+        "sub/a.py": "from .. import VERSION\nfrom ..low import x\n",
+        "sub/b.py": "def f():\n    from .a import y\n    import pkg.sub.c\n",
+        "sub/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import b\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pkg" / name).write_text(text)
+    graph = import_graph(tmp_path / "pkg")
+    assert graph == {
+        "pkg": {"pkg.low"},  # `from . import low`: a module
+        "pkg.low": set(),  # outside the package: no edge
+        "pkg.sub": set(),
+        "pkg.sub.a": {"pkg", "pkg.low"},  # `from .. import VERSION`: a name of the package
+        "pkg.sub.b": {"pkg.sub.a", "pkg.sub.c"},  # in a function, relative and absolute
+        "pkg.sub.c": {"pkg.sub.b"},  # under TYPE_CHECKING
+    }
+    assert cycles(graph) == [["pkg.sub.b", "pkg.sub.c"]]
+
+
+def test_the_package_graph_has_its_imports():
+    graph = import_graph()
+    assert "clock.io.stress" in graph["clock.cli.stress"]  # `from ..io.stress import ...` inside a function
+    assert "clock.core.derive" in graph["clock.api"]
+    assert "clock._version" in graph["clock.io.cache"]
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
+    """(module, module imported from, name) of every ``_name`` imported from another module of the package."""
+    modules = _modules(package)
+    found = []
+    for name, (path, is_package) in modules.items():
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                source = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else []))
+                for alias in node.names:
+                    private = alias.name.startswith("_") and not alias.name.startswith("__")
+                    if private and f"{source}.{alias.name}" not in modules:  # a private module is its own
+                        found.append((name, source, alias.name))
+    return sorted(found)
+
+
+def test_no_private_name_is_imported_across_modules_outside_the_core(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import _hidden\nfrom .a import _x, y\n")
+    (tmp_path / "pkg" / "_hidden.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("_x = y = 1\n")
+    assert private_imports(tmp_path / "pkg") == [("pkg", "pkg.a", "_x")]
+    # The core's (its modules split by size) go with the layout of issue 39.
+    outside = [found for found in private_imports() if not found[0].startswith("clock.core.")]
+    assert outside == []

@@ -18,7 +18,7 @@ from collections.abc import Iterator, MutableMapping
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from .boundary import Group
 
 __all__ = ["main", "run"]

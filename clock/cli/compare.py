@@ -67,7 +67,7 @@ def compare(
     found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
     if plot_path is not None:
         from ..report.plot import plot_compare
-        from .tune import save_figure_file
+        from .shared import save_figure_file
 
         save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
     floor, timeout, reference = found.floor, found.onset_timeout_s, found.reference

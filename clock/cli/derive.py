@@ -10,12 +10,12 @@ from typing import Any
 
 import click
 
-from ..api import check_config
+from ..api import PREFERENCES, corpus_checks
+from ..api import derive as derive_thresholds
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
 from ..core.derive import GROUP_KEYS, Derivation, Observation
-from ..core.derive import derive as derive_thresholds
 from ..core.levels import LevelTrace
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
 from ..core.windows import MARGIN_BOUNDS
@@ -39,15 +39,15 @@ from ..report.text import (
 from .options import (
     TIME,
     OutputPath,
-    _checked,
     candidate_options,
     corpus_options,
+    library_check,
     load_corpus,
     output_option,
     with_candidate,
 )
 from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
-from .stress import robust_prefer, robustness_results
+from .stress import stress_progress, where_to_run
 
 
 @click.command()
@@ -59,13 +59,13 @@ from .stress import robust_prefer, robustness_results
     "min_saving_s",
     type=TIME,
     metavar="S",
-    callback=_checked(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
+    callback=library_check(lambda v: check_bounded(v, "the saving", 0.0, MARGIN_BOUNDS["min_saving_s"][0], " s")),
     help="Name a rule on the provider's event only where it saves at least this much median dead air against the "
     "level clock, at the recommended and the committed setting (default: [margins] min_saving_s, 0.3 s).",
 )
 @click.option(
     "--prefer",
-    type=click.Choice(["evidence", "robust"]),
+    type=click.Choice(PREFERENCES),
     default="evidence",
     show_default=True,
     help="robust: among the settings that replay right, the one with the widest smallest margin "
@@ -138,7 +138,9 @@ def derive(
     from ..io.results import cached_result
     from .scale import scale_settings
 
-    results = None if prefer == "robust" else resolve_cache(scale_settings()[1])
+    scheduler, cache = scale_settings()
+    results = None if prefer == "robust" else resolve_cache(cache)
+    where = {id(o): r.info.path for r, o in zip(corpus.recordings, corpus.observations)}
 
     def derived(members: list[Observation], name: str) -> Derivation:
         return derive_thresholds(
@@ -147,9 +149,13 @@ def derive(
             group=name,
             compare=compare,
             compare_label=label,
-            prefer=robust_prefer(corpus, members, cfg, jobs=jobs) if prefer == "robust" else None,
+            prefer=prefer,
             group_keys=keys,
             committed=corpus.config.thresholds,
+            sources=[where[id(o)] for o in members],
+            jobs=jobs,
+            scheduler=scheduler,
+            cache=cache,
         )
 
     found = [
@@ -347,8 +353,11 @@ def check(
             }
             base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
             click.echo(printable(f"wrote {base_path} ({len(base)} recordings)"), err=True)
-        results = check_config(cfg, obs, base, page=corpus.config)
-        results += robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress)
+        # A progress bar only for the [robustness] table's stress runs (the rest is quick).
+        with stress_progress(corpus, no_progress=no_progress or not cfg.robustness) as progress:
+            results = corpus_checks(
+                corpus, cfg, base, observations=obs, label=label, progress=progress, **where_to_run(jobs)
+            )
     except SpeechClockError as err:
         _junit_error(junit, recordings, err)
         raise

@@ -43,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_JOBS = 256
 
 
-def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+def library_check(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
     """A click callback from a library check (its error names the value; click adds the option)."""
 
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -57,7 +57,7 @@ def _checked(check: Callable[[Any], Any]) -> Callable[[click.Context, click.Para
     return callback
 
 
-_period = _checked(lambda v: check_tick_s(parse_period(v), "the tick"))
+_period = library_check(lambda v: check_tick_s(parse_period(v), "the tick"))
 
 
 def _bounded_int(low: int, high: int, what: str = "") -> Callable[[click.Context, click.Parameter, Any], Any]:
@@ -98,9 +98,9 @@ def finite_seconds(ctx: click.Context, param: click.Parameter, value: float | No
     return value
 
 
-_floor = _checked(check_floor)
-_quiet = _checked(lambda v: check_wait_s(v, "the quiet time"))
-_onset_timeout = _checked(lambda v: check_wait_s(v, "the onset timeout"))
+_floor = library_check(check_floor)
+_quiet = library_check(lambda v: check_wait_s(v, "the quiet time"))
+_onset_timeout = library_check(lambda v: check_wait_s(v, "the onset timeout"))
 #: The ``--onset-timeout`` check, for commands that take it alone (``sweep``).
 onset_timeout_callback = _onset_timeout
 
@@ -257,6 +257,20 @@ def candidate_text(opts: Mapping[str, Any]) -> str:
 #: Options that always name a figure (its suffix says the format); ``plot``'s ``-o`` checks its own.
 FIGURE_OPTIONS = ("--plot", "--heatmap", "--tradeoff")
 
+_FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_format(output: Path | None, option: str) -> str | None:
+    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
+    if output is None:
+        return None
+    fmt = output.suffix.lstrip(".").lower()
+    if fmt not in _FIGURE_FORMATS:
+        raise click.BadParameter(
+            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
+        )
+    return fmt
+
 
 class OutputPath(click.Path):
     """A file to write (``-`` standard output); an empty name is a usage error, not the current folder."""
@@ -375,8 +389,6 @@ def check_outputs(
         if path is None or str(path) == "-":
             continue
         if option in FIGURE_OPTIONS:
-            from .shared import figure_format
-
             figure_format(path, option)
         inputs.check_output(path, option, allow=(allow or {}).get(option, ()))
         check_target(path, option)

@@ -1,6 +1,8 @@
 """What several commands share: the baseline and allow-defaults options, the config line, figure files.
 
-Below :mod:`clock.cli.derive` and :mod:`clock.cli.tune`, so neither imports the other.
+Below the command modules (:mod:`clock.cli.derive`, :mod:`clock.cli.tune`, :mod:`clock.cli.compare`,
+:mod:`clock.cli.stress`), which take these from here and not through one another; above
+:mod:`clock.cli.options` (where a figure file's name is checked, :func:`~clock.cli.options.figure_format`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import click
 from ..errors import SpeechClockWarning
 from ..io.inputs import Inputs
 from ..io.output import atomic_output
-from .options import candidate_text
+from .options import candidate_text, figure_format
 
-__all__ = ["allow_defaults_option", "baseline_option", "config_source", "figure_format", "save_figure_file"]
+__all__ = ["allow_defaults_option", "baseline_option", "config_source", "save_figure_file"]
 
 #: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
 baseline_option = click.option(
@@ -49,21 +51,6 @@ def config_source(cfg: Any, opts: Any) -> str:
     if candidate := candidate_text(opts):
         source += f", with {candidate}"
     return source
-
-
-_FIGURE_FORMATS = ("png", "svg", "pdf")
-
-
-def figure_format(output: Path | None, option: str) -> str | None:
-    """The figure format a file name asks for (png, svg, pdf), as a usage error before any work."""
-    if output is None:
-        return None
-    fmt = output.suffix.lstrip(".").lower()
-    if fmt not in _FIGURE_FORMATS:
-        raise click.BadParameter(
-            f"the file must end in {', '.join('.' + f for f in _FIGURE_FORMATS)}", param_hint=f"'{option}'"
-        )
-    return fmt
 
 
 def save_figure_file(fig: Any, output: Path, inputs: Inputs, option: str = "-o") -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,17 @@ from ..io.output import atomic_output, json_text
 from ..io.sources import name_of
 from ..io.terminal import clipped, printable
 from ..report.stress import stress_dict, stress_text
-from .options import OutputPath, candidate_options, corpus_options, load_corpus, output_option, with_candidate
+from .options import (
+    OutputPath,
+    candidate_options,
+    corpus_options,
+    figure_format,
+    load_corpus,
+    output_option,
+    with_candidate,
+)
 from .scale import scale_settings
-from .shared import figure_format, save_figure_file
+from .shared import save_figure_file
 
 
 def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -106,6 +116,41 @@ def stress(
         out.write(json_text(stress_dict(result)) if fmt == "json" else printable(stress_text(result)))
 
 
+def where_to_run(jobs: int) -> dict[str, Any]:
+    """``jobs``, ``scheduler`` and ``cache`` of the library's runs (:func:`clock.api.corpus_checks`,
+    :func:`clock.api.derive`): ``--jobs``, ``--scheduler``, ``--cache``/``--no-cache`` of the current command."""
+    scheduler, cache = scale_settings()
+    return {"jobs": jobs, "scheduler": scheduler, "cache": cache}
+
+
+@contextmanager
+def stress_progress(corpus: Any, *, no_progress: bool, lines: bool = False) -> Iterator[Callable[[int], None] | None]:
+    """The ``progress`` of a stress run over the corpus: a progress bar on a terminal; off one, with ``lines``, one
+    line on stderr per recording done (a long run is never silent); else none."""
+    names = [name_of(r.info.path) for r, o in zip(corpus.recordings, corpus.observations) if o.has_beats]
+    if no_progress or not names:
+        yield None
+    elif not sys.stderr.isatty():
+        if not lines:
+            yield None
+            return
+        done = [0]
+
+        def line(i: int) -> None:
+            done[0] += 1
+            click.echo(
+                printable(f"speechclock: stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True
+            )
+
+        yield line
+    else:
+        bar: Any
+        with click.progressbar(
+            length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or ""
+        ) as bar:
+            yield lambda i: bar.update(1, names[i])
+
+
 def run_stress(
     corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, lines: bool = False, **options: Any
 ) -> Any:
@@ -115,58 +160,11 @@ def run_stress(
     from ..io.workers import Workers
 
     sources = [r.info.path for r in corpus.recordings]
-    obs = list(corpus.observations)
     scheduler, cache = scale_settings()
     where = Workers(jobs=jobs, scheduler=scheduler)
     run: dict[str, Any] = {"margins": cfg.margins, "workers": where, "cache": usable_cache(cache, scheduler), **options}
-    names = [name_of(s) for s, o in zip(sources, obs) if o.has_beats]
-    if no_progress or not names:
-        return stress_observations(sources, obs, settings, **run)
-    if not sys.stderr.isatty():
-        if not lines:
-            return stress_observations(sources, obs, settings, **run)
-        done = [0]
-
-        def line(i: int) -> None:
-            done[0] += 1
-            click.echo(
-                printable(f"speechclock: stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True
-            )
-
-        return stress_observations(sources, obs, settings, progress=line, **run)
-    bar: Any
-    with click.progressbar(length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or "") as bar:
-        return stress_observations(sources, obs, settings, progress=lambda i: bar.update(1, names[i]), **run)
-
-
-def robustness_results(corpus: Any, cfg: Any, label: str, *, jobs: int, no_progress: bool) -> list[Any]:
-    """``check``'s results for the config's ``[robustness]`` table (none without one)."""
-    from ..core.stress import robustness_axes, robustness_checks
-
-    if not cfg.robustness:
-        return []
-    th = cfg.thresholds
-    setting = [(label, th.floor, th.quiet_s, th.onset_timeout_s)]
-    axes = robustness_axes(cfg.robustness)
-    result = run_stress(corpus, cfg, setting, jobs=jobs, no_progress=no_progress, axes=axes)
-    names = [o.name for o in corpus.observations]
-    return robustness_checks(result.settings[0], result.recordings, cfg.robustness, all_names=names)
-
-
-def robust_prefer(corpus: Any, members: list[Any], cfg: Any, *, jobs: int) -> Any:
-    """``derive --prefer robust`` for one group of observations (their recordings stressed where --jobs says)."""
-    from ..io.stress import robust_preference, usable_cache
-    from ..io.workers import Workers
-
-    where = {id(o): r.info.path for r, o in zip(corpus.recordings, corpus.observations)}
-    scheduler, cache = scale_settings()
-    return robust_preference(
-        [where[id(o)] for o in members],
-        members,
-        margins=cfg.margins,
-        workers=Workers(jobs=jobs, scheduler=scheduler),
-        cache=usable_cache(cache, scheduler),
-    )
+    with stress_progress(corpus, no_progress=no_progress, lines=lines) as progress:
+        return stress_observations(sources, list(corpus.observations), settings, progress=progress, **run)
 
 
 def report_stress(

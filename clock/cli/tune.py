@@ -9,11 +9,11 @@ from typing import Any
 
 import click
 
-from ..api import check_config
+from ..api import corpus_checks
+from ..api import derive as derive_thresholds
 from ..core.beats import Beat, replay_ticks
 from ..core.beats import beats as find_beats
 from ..core.check import check_counts
-from ..core.derive import derive as derive_thresholds
 from ..core.segments import MIN_GAP_S
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
@@ -34,6 +34,7 @@ from .options import (
     config_option,
     corpus_options,
     events_option,
+    figure_format,
     finite_seconds,
     level_options,
     level_opts,
@@ -46,8 +47,8 @@ from .options import (
     recording_inputs,
     with_candidate,
 )
-from .shared import allow_defaults_option, baseline_option, config_source, figure_format, save_figure_file
-from .stress import report_stress, robustness_results
+from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
+from .stress import report_stress, stress_progress, where_to_run
 
 
 def _range(check: Any) -> Any:
@@ -425,9 +426,12 @@ def report(
             beats_view = figure_for(rec, th, quiet_margin_s=cfg.margins.quiet_margin_s, view="beats")
             images.append((f"{rec.name}: beats", png_data_uri(beats_view)))
         sections.append(RecordingSection(rec.name, found, images))
-    checks = check_config(
-        cfg, obs, read_baseline(baseline if baseline is not None else cfg.baseline_path), page=corpus.config
-    ) + robustness_results(corpus, cfg, label, jobs=jobs, no_progress=no_progress)
+    base = read_baseline(baseline if baseline is not None else cfg.baseline_path)
+    # A progress bar only for the [robustness] table's stress runs (the rest is quick).
+    with stress_progress(corpus, no_progress=no_progress or not cfg.robustness) as progress:
+        checks = corpus_checks(
+            corpus, cfg, base, observations=obs, label=label, progress=progress, **where_to_run(jobs)
+        )
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",
         derivation=derivation,
@@ -478,4 +482,4 @@ def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jo
     )
 
 
-__all__ = ["figure_for", "plot", "report", "save_figure_file", "sweep", "sweep_dict", "sweep_table"]
+__all__ = ["figure_for", "plot", "report", "sweep", "sweep_dict", "sweep_table"]

@@ -134,7 +134,6 @@ from .evidence import (
     _gap_onset_outcome,
     _prompt_delay,
     _replay_outcome,
-    _round_up,
     _Setting,
     floor_that_works,
     level_failures,
@@ -156,7 +155,7 @@ from .rules import (
     settle,
 )
 from .thresholds import Thresholds
-from .times import clock_time
+from .times import clock_time, round_up
 from .windows import (
     MARGIN_BOUNDS,
     NOISE_PERCENTILE,
@@ -255,12 +254,12 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
         return None, "no gap inside a beat"
     room = min((r for _, _, r in c.rooms), default=None)
     need = max(c.needs, default=float("-inf"))
-    preferred = _round_up(longest + margin + _CLEAR_S, "0.05")
+    preferred = round_up(longest + margin + _CLEAR_S, "0.05")
     rule = f"longest gap {longest:.3f} s + margin {margin:g} s, rounded up to 0.05 s"
     if room is None or preferred <= room + _EPS_S:
         return preferred, rule
     if logged is not None and unlogged is not None and unlogged > logged:
-        honoured = _round_up(logged + margin + _CLEAR_S, "0.05")
+        honoured = round_up(logged + margin + _CLEAR_S, "0.05")
         if honoured <= room + _EPS_S:
             return honoured, (
                 f"longest gap inside a logged beat {logged:.3f} s + margin {margin:g} s, rounded up to 0.05 s "
@@ -270,7 +269,7 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     if need >= room or base >= room:
         return preferred, rule
     # The margin does not fit before the nearest bound: halfway between the longest gap and the room.
-    middle = Decimal(repr(_round_up((base + room) / 2, "0.05")))
+    middle = Decimal(repr(round_up((base + room) / 2, "0.05")))
     for k in range(0, 200):
         q = float(middle - Decimal("0.05") * k)
         if need < q - _EPS_S <= room:
@@ -372,9 +371,9 @@ def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, 
     if room - need >= 2 * margin - _EPS_S:
         # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
         gap = need + tick_s
-        q = _round_up(gap + margin + _CLEAR_S, "0.05")
+        q = round_up(gap + margin + _CLEAR_S, "0.05")
         if room - q < margin - _EPS_S:
-            q = _round_up(gap + margin + _CLEAR_S, "0.001")
+            q = round_up(gap + margin + _CLEAR_S, "0.001")
         return q, True
     centre = (need + room) / 2
     for step in ("0.01", "0.001"):
@@ -399,7 +398,7 @@ def _boxed_quiet(
     if formula is not None and lo <= formula <= hi + _EPS_S:
         return formula
     for step in ("0.05", "0.001"):
-        q = _round_up(lo, step)
+        q = round_up(lo, step)
         if q <= hi + _EPS_S:
             return q
     return None
@@ -645,7 +644,7 @@ def _grid_quiet(
         )
     # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
     longest = max((x for a in (corpus.analysis(i, floor) for i in logged) for _, _, x, _ in a.gaps()), default=None)
-    plain = None if longest is None else _round_up(longest + margin + _CLEAR_S, "0.05")
+    plain = None if longest is None else round_up(longest + margin + _CLEAR_S, "0.05")
     if plain is not None and plain != q:
         fails = _failing_beats([corpus.analysis(i, floor) for i in logged], plain, timeout)
         rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
@@ -864,10 +863,10 @@ def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Set
         if timeout is None:
             continue
         margin = corpus.margins.quiet_margin_s
-        quiet = _round_up(need + margin + _CLEAR_S, "0.05")
+        quiet = round_up(need + margin + _CLEAR_S, "0.05")
         rule = f"the longest quiet the clock must bridge at this floor, {need:.3f} s, + margin {margin:g} s, rounded up"
         if quiet > room + _EPS_S:
-            quiet = min(room, _round_up(need + _CLEAR_S, "0.001"))
+            quiet = min(room, round_up(need + _CLEAR_S, "0.001"))
             rule = (
                 f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
                 f"bound, {room:.3f} s, cannot hold the margin)"
@@ -882,7 +881,7 @@ def _timeout(latencies: list[tuple[str, float, float]], waits: list[float], marg
     if not latencies and not waits:
         return None
     longest = max([x for _, _, x in latencies] + waits)
-    return _round_up(longest + margin, "0.5")
+    return round_up(longest + margin, "0.5")
 
 
 def _misread(c: _AtFloor, quiet_s: float | None, margin_s: float) -> int:
@@ -962,7 +961,7 @@ def _search(
         if not strict and not right and setting.quiet_s is not None and setting.onset_timeout_s is not None:
             # The quiet time that fails the fewest beats at this floor.
             options = {setting.quiet_s} | {round(r, 9) for _, _, r in c.rooms if r > 0}
-            options |= {_round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
+            options |= {round_up(x + 0.01, "0.05") for x in c.needs if x > 0}
             quiets = sorted(options)
             failing = _failing_beats_at(c.analyses, quiets, setting.onset_timeout_s)
             for q, replayed in zip(quiets, failing):

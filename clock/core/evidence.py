@@ -491,14 +491,6 @@ def round_sig(x: float, *, up: bool, digits: int = 3) -> str:
     return f"{float(d.scaleb(-exp).to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR).scaleb(exp)):g}"
 
 
-def _round_up(x: float, step: str) -> float:
-    """``x`` rounded up to a multiple of ``step``, in decimal arithmetic (2.30000001 -> 2.35 for 0.05)."""
-    q = Decimal(step)
-    # Nine decimals absorb float noise: 2.3 + 0.2 is 2.4999999999999996.
-    d = Decimal(repr(x)).quantize(Decimal("1e-9"))
-    return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)
-
-
 #: A tail whose exceedances spread less than this (s) has no scale to extrapolate (gaps nearly identical).
 _TAIL_SCALE_MIN_S = 1e-6
 

@@ -101,7 +101,7 @@ from .beats import (
     decide_quiets,
     judge_declared,
 )
-from .evidence import _round_up
+from .times import round_up
 
 __all__ = [
     "LEVEL",
@@ -592,7 +592,7 @@ def hangover_for(
 ) -> float:
     """The hangover, chosen as the quiet time is: the longest quiet after the event + margin, rounded up to 0.05 s."""
     need = _need(recordings, onset_timeout_s)
-    return _round_up(max(need or 0.0, 0.0) + quiet_margin_s + _CLEAR_S, "0.05")
+    return round_up(max(need or 0.0, 0.0) + quiet_margin_s + _CLEAR_S, "0.05")
 
 
 def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:

@@ -2,17 +2,20 @@
 
 Every line that points into a recording prints ``mm:ss.mmm``
 (:func:`clock_time`); every option that takes a time reads it back
-(:func:`parse_time`), so a time can be copied from one into the other.
+(:func:`parse_time`), so a time can be copied from one into the other. A
+recommended time is rounded up to a step a person would write
+(:func:`round_up`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import ROUND_CEILING, Decimal
 
 from ..errors import InvalidParameterError
 
-__all__ = ["clock_time", "parse_time"]
+__all__ = ["clock_time", "parse_time", "round_up"]
 
 _CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)$")
 
@@ -64,3 +67,25 @@ def parse_time(text: str | float, name: str = "a time") -> float:
     if not math.isfinite(value):
         raise InvalidParameterError(f"{name} must be a finite number of seconds, got {text!r}")
     return value
+
+
+def round_up(x: float, step: str) -> float:
+    """``x`` rounded up to a multiple of ``step``, in decimal arithmetic (2.30000001 -> 2.35 for 0.05).
+
+    Parameters
+    ----------
+    x : float
+    step : str
+        The step as written (``"0.05"``), so that it is exact in decimal.
+
+    Examples
+    --------
+    >>> round_up(2.3 + 0.2, "0.05")
+    2.5
+    >>> round_up(2.30000001, "0.05")
+    2.35
+    """
+    q = Decimal(step)
+    # Nine decimals absorb float noise: 2.3 + 0.2 is 2.4999999999999996.
+    d = Decimal(repr(x)).quantize(Decimal("1e-9"))
+    return float((d / q).to_integral_value(rounding=ROUND_CEILING) * q)

@@ -90,6 +90,7 @@ __all__ = [
     "KEY_ENV",
     "DEFAULT_MAX_MB",
     "MAX_CACHED_S",
+    "NoCacheKey",
     "RACY_S",
     "SIZE_ENV",
     "TraceCache",
@@ -162,7 +163,7 @@ def default_key_file() -> Path:
     return base / "speechclock" / "cache-key"
 
 
-class _NoKey(Exception):
+class NoCacheKey(Exception):
     """The cache key cannot be had (the message says why)."""
 
 
@@ -172,7 +173,7 @@ def _load_secret(key_file: str, folder: str) -> bytes:
     real_key = os.path.realpath(key_file)
     real_folder = os.path.realpath(folder)
     if real_key == real_folder or real_key.startswith(real_folder.rstrip(os.sep) + os.sep):
-        raise _NoKey("it is inside the cache folder, where anyone restoring the cache could replace it")
+        raise NoCacheKey("it is inside the cache folder, where anyone restoring the cache could replace it")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(key_file, flags)
@@ -181,15 +182,15 @@ def _load_secret(key_file: str, folder: str) -> bytes:
             _create_key(Path(key_file))
             fd = os.open(key_file, flags)
         except OSError as err:
-            raise _NoKey(err.strerror or str(err)) from None
+            raise NoCacheKey(err.strerror or str(err)) from None
     except OSError as err:
-        raise _NoKey(err.strerror or str(err)) from None
+        raise NoCacheKey(err.strerror or str(err)) from None
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise _NoKey("not a regular file")
+            raise NoCacheKey("not a regular file")
         data = f.read(4096)
     if len(data) < _KEY_BYTES:
-        raise _NoKey(f"{len(data)} bytes, fewer than the {_KEY_BYTES} of a key")
+        raise NoCacheKey(f"{len(data)} bytes, fewer than the {_KEY_BYTES} of a key")
     return data
 
 
@@ -242,7 +243,7 @@ def tool_fingerprint() -> str:
     runner's) writes new times, and must find its restored cache warm. Where libsndfile is not soundfile's own
     copy, its version is read from soundfile.
     """
-    from .. import __version__
+    from .._version import __version__
 
     h = hashlib.sha256(f"speech-clock {__version__}\n".encode())
     root = Path(__file__).resolve().parent.parent
@@ -360,7 +361,7 @@ class TraceCache:
     key_file: Path | None = None
 
     def _secret(self) -> bytes:
-        """The key; raises :class:`_NoKey` when it cannot be had."""
+        """The key; raises :class:`NoCacheKey` when it cannot be had."""
         return _load_secret(os.fspath(self.key_file or default_key_file()), os.fspath(self.folder))
 
     def _key_id(self, secret: bytes) -> str:
@@ -437,7 +438,7 @@ class TraceCache:
         """
         try:
             return self._content(source)[0]
-        except (OSError, _NoKey):
+        except (OSError, NoCacheKey):
             return None
 
     def _entry_path(self, key: Mapping[str, Any]) -> Path:
@@ -455,7 +456,7 @@ class TraceCache:
         display = str(source) if is_url(source) else str(Path(source))
         try:
             secret = self._secret()
-        except _NoKey as err:
+        except NoCacheKey as err:
             _warn_no_key(self.key_file or default_key_file(), str(err))
             return compute()
         try:
@@ -532,7 +533,7 @@ class TraceCache:
         """Whether entries can be written here (creating the folder) under a key; warns once when not."""
         try:
             self._secret()
-        except _NoKey as err:
+        except NoCacheKey as err:
             _warn_no_key(self.key_file or default_key_file(), str(err))
             return False
         try:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .cache import TraceCache, _NoKey, tool_fingerprint
+from .cache import NoCacheKey, TraceCache, tool_fingerprint
 
 __all__ = ["cached_result", "result_key"]
 
@@ -79,7 +79,7 @@ def cached_result(
         return compute()
     try:
         secret = cache._secret()
-    except _NoKey:
+    except NoCacheKey:
         return compute()  # the trace cache has said why, once
     path = Path(cache.folder) / "results" / key[:2] / f"{key}.pickle"
     try:

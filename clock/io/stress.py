@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.beats import Beat, beats
+from ..core.check import CheckResult
 from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelChunk, LevelStream, LevelTrace
 from ..core.stress import (
@@ -54,6 +55,8 @@ from ..core.stress import (
     margin_line,
     recording_seed,
     robust_score,
+    robustness_axes,
+    robustness_checks,
     stretch_gaps,
 )
 from ..core.stress import lines as axis_lines
@@ -65,7 +68,7 @@ from .results import cached_result
 from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
 from .workers import Workers, quietly, run_ordered
 
-__all__ = ["Setting", "robust_preference", "settings_for", "stress", "stress_observations"]
+__all__ = ["Setting", "robust_preference", "robustness_results", "settings_for", "stress", "stress_observations"]
 
 #: (label, floor, quiet_s, onset_timeout_s)
 Setting = tuple[str, float, float, float]
@@ -701,6 +704,51 @@ def stress(
         progress=progress,
         cache=usable_cache(cache, scheduler),
     )
+
+
+def robustness_results(
+    corpus: Any,
+    *,
+    config: Any = None,
+    label: str = "committed",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    cache: TraceCache | str | os.PathLike[str] | bool | None = True,
+) -> list[CheckResult]:
+    """``check``'s results for the config's ``[robustness]`` table (none without one).
+
+    Each recording with beats is changed along the lines the table names and
+    replayed at the config's setting (:func:`stress_observations`); one
+    check per recording and line (:func:`clock.core.stress.robustness_checks`).
+
+    Parameters
+    ----------
+    corpus : Corpus
+        From :func:`clock.load_corpus`.
+    config : Config, optional
+        Its thresholds, margins and ``[robustness]`` table [default: the corpus's].
+    label : str
+        What the setting is (``committed``, ``candidate``), as the results cache keeps it.
+    jobs, scheduler, progress, cache :
+        As :func:`stress` takes them.
+    """
+    cfg = corpus.config if config is None else config
+    if not cfg.robustness:
+        return []
+    th = cfg.thresholds
+    result = stress_observations(
+        [r.info.path for r in corpus.recordings],
+        list(corpus.observations),
+        [(label, th.floor, th.quiet_s, th.onset_timeout_s)],
+        axes=robustness_axes(cfg.robustness),
+        margins=cfg.margins,
+        workers=Workers(jobs=jobs, scheduler=scheduler),
+        progress=progress,
+        cache=usable_cache(cache, scheduler),
+    )
+    names = [o.name for o in corpus.observations]
+    return robustness_checks(result.settings[0], result.recordings, cfg.robustness, all_names=names)
 
 
 def usable_cache(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..core.agreement import Agreement
 from ..core.beats import FAILURES, Beat
 from ..core.check import CheckResult, check_counts
