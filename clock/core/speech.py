@@ -90,13 +90,17 @@ def otsu_log_split(levels: NDArray[np.float64]) -> float | None:
 
 
 def near(mask: NDArray[np.bool_], before: int, after: int) -> NDArray[np.bool_]:
-    """Ticks within ``before`` ticks before, or ``after`` ticks after, a True tick."""
+    """Ticks within ``before`` ticks before, or ``after`` ticks after, a True tick.
+
+    One running count, padded so that tick ``k`` reads it at ``k - after`` and ``k + before + 1`` by slicing (no
+    index arrays: hours of ticks stay a few bytes each).
+    """
     n = mask.size
-    csum = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
-    k = np.arange(n)
-    lo = np.maximum(0, k - after)
-    hi = np.minimum(n, k + before + 1)
-    return (csum[hi] - csum[lo]) > 0
+    count = np.cumsum(mask, dtype=np.int32)
+    padded = np.zeros(after + 1 + n + before, np.int32)
+    padded[after + 1 : after + 1 + n] = count
+    padded[after + 1 + n :] = count[-1] if n else 0
+    return padded[after + before + 1 : after + before + 1 + n] > padded[:n]
 
 
 def _bed_reach(quiet: NDArray[np.float64]) -> float:
