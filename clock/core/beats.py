@@ -1121,10 +1121,11 @@ class FloorAnalysis:
     unheard : ndarray of int64, optional
         The beats of which the clock sees no tick (given with ``active``).
     guide_spoke : ndarray of bool, optional
-        Per beat, whether the guide made sound in its span, whatever the
-        floor (:func:`clock.core.speech.guide_sound`): a beat it spoke in
-        that the floor hears none of is a missed onset, not silent. None:
-        taken as spoken where the floor hears it.
+        Per beat, whether the guide made sound in its span (to its bound at
+        this floor), whatever the floor hears
+        (:func:`clock.core.speech.guide_sound`): a beat it spoke in that the
+        floor hears none of is a missed onset, not silent. None: taken as
+        spoken where the floor hears it.
     """
 
     floor: float
@@ -1267,7 +1268,7 @@ def analyse(
     t = trace.t_s if t_s is None else t_s
     speech = trace.level > floor
     base = _log_base(trace, events, t)
-    bump, spoke = _guide(trace, events, base)
+    bump, sound = _guide(trace, events)
     k0, ka, term_t, spans = base["k0"], base["ka"], base["term_t"], base["spans"]
     m = k0.size
     is_speech_idx = np.flatnonzero(speech)
@@ -1276,6 +1277,13 @@ def analyse(
     active = np.flatnonzero(np.searchsorted(is_speech_idx, k0) < np.searchsorted(is_speech_idx, ka))
     moved, moved_s = _acknowledged(base["bound_s"], base["code"], term_t, t, speech)
     acknowledged = dict(zip(moved.tolist(), moved_s.tolist()))
+    # Whether the guide spoke in each beat's span (to its bound at this floor: an acknowledgment of the next beat
+    # that begins before its terminal response bounds this one where it begins).
+    kb_here = base["kb"].copy()
+    if moved.size:
+        kb_here[moved] = _bound_ticks(t, moved_s, np.full(moved.size, BOUND_KINDS.index("acknowledgment")), k0[moved],
+                                      ka[moved])  # fmt: skip
+    spoke = _spoke_in(sound, k0, np.maximum(kb_here, k0))
     kept = {}
     for j in active.tolist():
         bound_s = acknowledged.get(j)
@@ -1308,21 +1316,24 @@ def _log_base(trace: LevelTrace, events: EventLog, t: NDArray[np.float64]) -> di
     )
 
 
-def _guide(trace: LevelTrace, events: EventLog, base: dict[str, Any]) -> tuple[NDArray[np.bool_] | None, NDArray]:
+def _guide(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.bool_] | None, NDArray[np.int32]]:
     """Where the guide spoke, whatever the floor (:mod:`clock.core.speech`), found once per trace and kept with the
-    log: the trace's noise bumps, and per beat whether the guide made sound in its span (from its terminal
-    response to its bound, by the log)."""
+    log: the trace's noise bumps, and the running count of the ticks where the guide made sound (from 0, one
+    longer than the trace: a span ``[a, b)`` holds its sound where ``count[b] > count[a]``)."""
 
-    def make() -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, NDArray[np.bool_]]:
+    def make() -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, NDArray[np.int32]]:
         classes = classify(trace)
-        sound = np.concatenate([[0], np.cumsum(guide_sound(trace, classes), dtype=np.int64)])
-        k0, kb = base["k0"], np.maximum(base["kb"], base["k0"])
-        n = trace.n_ticks
-        spoke = sound[np.minimum(kb, n)] > sound[np.minimum(k0, n)]
-        return trace.level, noise_bumps(trace, classes), spoke
+        sound = np.concatenate([[0], np.cumsum(guide_sound(trace, classes), dtype=np.int32)])
+        return trace.level, noise_bumps(trace, classes), sound
 
-    found = events.shared("guide", make, valid=lambda b: b[0] is trace.level and b[2].size == base["k0"].size)
+    found = events.shared("guide", make, valid=lambda b: b[0] is trace.level)
     return found[1], found[2]
+
+
+def _spoke_in(sound: NDArray[np.int32], k0: Any, kb: Any) -> Any:
+    """Whether the guide made sound in each span ``[k0, kb)`` (:func:`_guide`'s running count)."""
+    n = sound.size - 1
+    return sound[np.clip(kb, 0, n)] > sound[np.clip(k0, 0, n)]
 
 
 def _make_log_base(events: EventLog, t: NDArray[np.float64], end_s: float) -> dict[str, Any]:
@@ -1646,7 +1657,7 @@ class FloorTable:
     silence_s : ndarray of float64 or None
         :attr:`BeatAnalysis.silence_s` (None: NaN everywhere).
     guide_spoke : ndarray of bool or None
-        Per kept beat, :attr:`FloorAnalysis.guide_spoke`.
+        :attr:`FloorAnalysis.guide_spoke` at each floor (its spans).
     paused : dict
         ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
         pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
@@ -1761,8 +1772,9 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     t, level = trace.t_s, trace.level
     n, n_f = t.size, fs.size
     base = _log_base(trace, events, t)
-    bump, spoke_all = _guide(trace, events, base)
+    bump, sound = _guide(trace, events)
     k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
+    spoke_all = _spoke_in(sound, k0_all, np.maximum(base["kb"], k0_all))  # (by the log: who may be kept)
     # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
     r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
     said = np.flatnonzero(r > 0)
@@ -1793,7 +1805,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
             given, t, kept.astype(np.int64), k0, np.zeros((n_f, b_n), bool), nan, never, never.copy(),
             np.zeros((n_f, b_n)), no_tick, np.broadcast_to(base["kb"][kept], (n_f, b_n)).copy(),
             np.broadcast_to(cause0, (n_f, b_n)).astype(np.int8), code.astype(np.int8), np.zeros((n_f, b_n), bool),
-            nan.copy(), {}, None, spoke_all[kept],
+            nan.copy(), {}, None, np.broadcast_to(spoke_all[kept], (n_f, b_n)).copy(),
         )  # fmt: skip
     s, e = run_start % n if n else run_start, run_end % n if n else run_end
     # The quiet after run i, to run i + 1 at the same floor: its reach (to the tick before the next word) and gap.
@@ -1828,6 +1840,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     bound_s = np.where(ack_bound, t[first], bound_s)
     code = np.where(ack_bound, BOUND_KINDS.index("acknowledgment"), code)
     kb = _bound_ticks(t, bound_s, code, k0, ka)
+    guide_spoke = _spoke_in(sound, k0, np.maximum(kb, k0))  # (each floor's spans: acknowledgments bound them)
     spoken = lives & (start < kb)
     ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
     lw = np.where(spoken, np.minimum(e[ib], kb - 1), -1)
@@ -1904,7 +1917,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     return FloorTable(
         given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
         kb[back], cause[back].astype(np.int8), code[back].astype(np.int8), at_bound[back], after_word[back], paused,
-        silence[back] if np.isfinite(silence).any() else None, spoke_all[kept],
+        silence[back] if np.isfinite(silence).any() else None, guide_spoke[back],
     )  # fmt: skip
 
 
