@@ -52,6 +52,7 @@ class Group(click.Group):
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:
+        """Click's context, a usage error turned into one line and exit code 2."""
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.exceptions.ClickException as err:
@@ -61,6 +62,7 @@ class Group(click.Group):
             raise  # not reached
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command: every error the user can cause one line, and exit codes that mean the same."""
         try:
             previous = signal.getsignal(signal.SIGINT)
             if previous is not signal.SIG_IGN:

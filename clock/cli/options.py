@@ -81,6 +81,7 @@ class TimeType(click.ParamType):
     name = "time"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """The option's value in seconds."""
         try:
             return parse_time(value, "the time")
         except InvalidParameterError as err:
@@ -114,6 +115,7 @@ class LocalPathType(click.ParamType):
     name = "path"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        """The option's path."""
         from ..io.sources import is_url
 
         if is_url(value):
@@ -279,6 +281,7 @@ class OutputPath(click.Path):
         super().__init__(dir_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The output's path (an empty name is an error)."""
         if isinstance(value, str) and value == "":
             self.fail("an empty file name (give a file, or - for standard output)", param, ctx)
         return super().convert(value, param, ctx)

@@ -80,6 +80,7 @@ class SourceType(click.ParamType):
     name = "path or URL"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The argument as a path, or as the URL it is."""
         from ..io.sources import is_url
 
         if isinstance(value, Path) or not is_url(value):

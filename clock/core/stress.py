@@ -556,7 +556,7 @@ def robustness_axes(required: dict[str, float]) -> tuple[str, ...]:
 def robustness_checks(
     stress: SettingStress, recordings: Sequence[str], required: dict[str, float], *, all_names: Sequence[str] = ()
 ) -> list[CheckResult]:
-    """One check per recording and line a ``[robustness]`` key asks for: does the line hold that far?
+    """One check per recording and line a ``[robustness]`` key asks for: whether the line holds that far.
 
     The check is ``robustness-<line>`` (``robustness-gain-down``,
     ``robustness-codec-dtx-on``); it fails when the recording's first

@@ -674,7 +674,7 @@ def _joined(parts: list[NDArray[Any]]) -> NDArray[Any]:
 
 
 def _opus_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
-    """libopus's 16-bit output by Chromium's rule (any other sample type as usual)."""
+    """The 16-bit output of libopus by Chromium's rule (any other sample type as usual)."""
     return webrtc_int16_to_float32(arr) if arr.dtype == np.int16 else _pcm_to_float32(arr)
 
 

@@ -119,6 +119,7 @@ def outputs() -> dict[Path, str]:
 
 
 def main() -> int:
+    """Write every built file in ``clock/web/`` (see the module notes)."""
     for path, text in outputs().items():
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path.relative_to(HERE.parent.parent)}")
