@@ -9,13 +9,12 @@ from typing import Any
 import click
 
 from ..core.agreement import page_trace
-from ..core.beats import LEVEL, RULES, check_rule, heard
+from ..core.beats import LEVEL, RULES, check_rule, heard, log_noise_bumps
 from ..core.beats import beats as find_beats
 from ..core.levels import LevelTrace
 from ..core.rules import Rule
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
-from ..core.speech import noise_bumps
 from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement
@@ -309,7 +308,7 @@ def beats(
         warn_outside(truth, recording.duration_s, str(labels))
         matches = label_errors(seg, truth)
     words_from, overlap = "level", None
-    if noise_bumps(trace) is not None:
+    if log_noise_bumps(trace, log) is not None:
         room, _ = recording_levels(Observation(str(rec), trace, log))
         words_from = "split"
         if room.window is None and room.speech_low is not None and room.noise_high is not None:

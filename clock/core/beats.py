@@ -93,7 +93,7 @@ from __future__ import annotations
 import functools
 import operator
 import warnings
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, overload
@@ -117,7 +117,6 @@ from .events import Event, EventLog
 from .levels import LevelTrace
 from .outcome import (
     ABORTED,
-    AFTER_FINISHING,
     BOUND_KINDS,
     CODE,
     EPS_S,
@@ -134,7 +133,9 @@ from .outcome import (
     UNHEARD,
     WORLD_ENDED,
     judge,
+    silence_held,
     undone_codes,
+    unspoken_codes,
     visitor,
 )
 from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
@@ -189,6 +190,7 @@ __all__ = [
     "failing_beats",
     "heard",
     "judge_declared",
+    "log_noise_bumps",
     "narration_pause_s",
     "outpaced_line",
     "page_declarations",
@@ -714,8 +716,8 @@ def _prompts_follow(events: EventLog, played: Sequence[ReplayBeat]) -> bool:
     times = [e.t_s for e in bounds]
     followed = 0
     for term, b in zip(events.terminals, played):
-        at = bisect_left(times, term.t_s)
-        nxt = next((e for e in bounds[at:] if e.t_s > term.t_s), None)
+        at = bisect_right(times, term.t_s)
+        nxt = bounds[at] if at < len(bounds) else None
         d = b.quiet_declared_s
         if nxt is None or nxt.kind == "terminal" or d is None or d > nxt.t_s:
             continue
@@ -1328,6 +1330,12 @@ def _guide(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.bool_] | Non
 
     found = events.shared("guide", make, valid=lambda b: b[0] is trace.level)
     return found[1], found[2]
+
+
+def log_noise_bumps(trace: LevelTrace, events: EventLog) -> NDArray[np.bool_] | None:
+    """The trace's noise bumps (:func:`clock.core.speech.noise_bumps`; None where the room is digital silence), as
+    the analyses of this log found them (found once, kept with the log)."""
+    return _guide(trace, events)[0]
 
 
 def _spoke_in(sound: NDArray[np.int32], k0: Any, kb: Any) -> Any:
@@ -1998,9 +2006,7 @@ def decide_quiets(
     t = analysis.t_s
     target = q - EPS_S
     # A beat without speech in the clock's life is unheard (no tick of it) or silent, whatever the setting.
-    outcome[:] = CODE[SILENT]
-    if analysis.guide_spoke is not None:
-        outcome[analysis.guide_spoke] = CODE[MISSED_ONSET]  # (the guide spoke; no floor tick of it: see judge)
+    outcome[:] = CODE[SILENT] if analysis.guide_spoke is None else unspoken_codes(analysis.guide_spoke)[:, None]
     unheard = analysis.unheard
     if unheard is None:
         unheard = np.array([i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick], np.int64)
@@ -2082,7 +2088,8 @@ def failing_beats(
             unseen[analysis.unheard] = True
         else:
             unseen[[i for i, b in enumerate(analysis.beats) if b.life_end_tick <= b.first_tick]] = True
-        failing += int(np.count_nonzero(analysis.guide_spoke & ~unseen))
+        idle = unspoken_codes(analysis.guide_spoke[~unseen])
+        failing += int(np.count_nonzero(np.isin(idle, [CODE[x] for x in FAILURES])))
     return failing
 
 
@@ -2111,14 +2118,14 @@ def judge_declared(
     if b.life_end_tick <= b.first_tick:
         return UNHEARD
     if b.start_tick is None or b.start_tick >= b.bound_tick:
-        return MISSED_ONSET if b.guide_spoke else SILENT
+        return OUTCOMES[int(unspoken_codes(b.guide_spoke))]
     if b.wait_s is not None and b.wait_s >= onset_timeout_s - EPS_S:
         return MISSED_ONSET
     if (declared_tick is None or declared_tick >= b.bound_tick) and b.room_s == float("inf"):
         return OK  # (the page's bound moved: the silence after the last word runs on until the clock declares)
     undone = CODE[b.undone(narration_pause_s)]
-    if quiet_s is not None and b.silence_s >= quiet_s - EPS_S and undone in AFTER_FINISHING:
-        undone = CODE[STALLED]  # (the guide's silence held the quiet time; the clock, hearing the room, went on)
+    if quiet_s is not None:
+        undone = np.int8(silence_held(undone, b.silence_s >= quiet_s - EPS_S))
     tick = np.array([b.bound_tick if declared_tick is None else declared_tick], np.int64)
     return OUTCOMES[int(_judge_ticks(b, tick, undone)[0])]
 

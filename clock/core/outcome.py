@@ -66,8 +66,10 @@ __all__ = [
     "UNHEARD",
     "WORLD_ENDED",
     "judge",
+    "silence_held",
     "undone_against_reference",
     "undone_codes",
+    "unspoken_codes",
     "visitor",
 ]
 
@@ -153,6 +155,19 @@ def undone_against_reference(
     return np.where(world & (room_s >= np.asarray(quiets_s)[None, :]), CODE[STALLED], out).astype(np.int8)
 
 
+def unspoken_codes(guide_spoke: Any) -> Any:
+    """The outcome code of a beat without speech at the floor in its span: a missed onset where the guide spoke in
+    it (told without the floor: the clock waits on and never hears it), else silent."""
+    return np.where(guide_spoke, CODE[MISSED_ONSET], CODE[SILENT])
+
+
+def silence_held(undone: Any, had: Any) -> Any:
+    """``undone`` codes where the guide's own silence after its last word held the quiet time (``had``) yet the
+    clock, hearing the room's noise in it, did not declare: a bound not the setting's doing that came after the
+    guide finished (:data:`AFTER_FINISHING`) is then a stall."""
+    return np.where(had & np.isin(undone, AFTER_FINISHING), CODE[STALLED], undone)
+
+
 def judge(
     spoken: NDArray[np.bool_],
     wait_s: NDArray[np.float64],
@@ -179,12 +194,9 @@ def judge(
         missed = wait_s >= onset_timeout_s - EPS_S  # NaN (no wait): never
     undone = undone[..., None]
     if silence_s is not None:
-        had = np.where(np.isnan(silence_s), room_s, silence_s)[..., None] >= target
-        undone = np.where(had & np.isin(undone, AFTER_FINISHING), CODE[STALLED], undone)
+        undone = silence_held(undone, np.where(np.isnan(silence_s), room_s, silence_s)[..., None] >= target)
     code = np.where(room_s[..., None] >= target, CODE[OK], undone)
     code = np.where(need_s[..., None] >= target, CODE[PREMATURE], code)
     code = np.where(missed[..., None], CODE[MISSED_ONSET], code)
-    unspoken = (
-        CODE[SILENT] if guide_spoke is None else np.where(guide_spoke, CODE[MISSED_ONSET], CODE[SILENT])[..., None]
-    )
+    unspoken = CODE[SILENT] if guide_spoke is None else unspoken_codes(guide_spoke)[..., None]
     return np.where(spoken[..., None], code, unspoken).astype(np.int8)
