@@ -115,11 +115,11 @@ from .causes import (
 )
 from .events import Event, EventLog
 from .levels import LevelTrace
+from .model import EPS_S
 from .outcome import (
     ABORTED,
     BOUND_KINDS,
     CODE,
-    EPS_S,
     FAILURES,
     MISSED_ONSET,
     OK,

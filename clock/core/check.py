@@ -117,6 +117,7 @@ from .beats import (
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .events import EventLog
 from .evidence import floor_that_works, gap_margin_waived, level_failures
+from .model import EPS_S
 from .thresholds import Thresholds
 from .times import clock_time
 
@@ -154,7 +155,6 @@ CHECKS = (
 #: The checks that read the recording alone; the others need an event log with terminal responses.
 _AUDIO_CHECKS = ("noise-level", "speech-level", "level-agreement")
 
-_EPS = 1e-9
 _LOG_RESOLUTION_S = 0.001
 
 
@@ -434,7 +434,7 @@ def check_recording(
     setting = obs.events.setting
     rule = (LEVEL, None) if setting is None else (setting.rule, setting.hangover_s)
     at_page = None
-    if known and page is not None and (rule[0] != LEVEL or any(abs(a - b) > _EPS for a, b in zip(here, page))):
+    if known and page is not None and (rule[0] != LEVEL or any(abs(a - b) > EPS_S for a, b in zip(here, page))):
         # The log says what the page ran: its decisions are held to the replay at that setting, with its rule.
         at_page = beats(
             trace,
@@ -618,7 +618,7 @@ def _beat_checks(
     q = f"quiet {th.quiet_s:g} s"
     gaps = [(at, g) for b in found for at, g in zip(b.gap_at_s, b.quiet_gaps_s)]
     worst = max(gaps, key=lambda x: x[1], default=None)
-    within = [(at, g) for at, g in gaps if g >= limit - _EPS]
+    within = [(at, g) for at, g in gaps if g >= limit - EPS_S]
     ok = _Finding(
         None if worst is None else worst[0],
         f"longest gap {_fmt_s(worst[1]) if worst else 'none'}",
@@ -780,7 +780,7 @@ def _beat_checks(
             ran += f", rule {rule[0]}" + ("" if rule[1] is None else f" with hangover {rule[1]:g} s")
         replayed = [b for b in heard(at_page) if b.replay_vs_logged_s is not None]
         _logged_quiet(replayed, tick_s, allowed, result, at=f"at the page's setting ({ran})", page_ticks_s=page_ticks_s)
-    elif logged and page is not None and any(abs(a - b) > _EPS for a, b in zip(here, page)):
+    elif logged and page is not None and any(abs(a - b) > EPS_S for a, b in zip(here, page)):
         if known:
             ran = f"floor {page[0]:g}, quiet {page[1]:g} s, onset timeout {page[2]:g} s"
             made = f"{_plural(len(logged), 'logged decision')} made at the page's setting, {ran}, not at this one"
@@ -843,7 +843,7 @@ def _dead_air_check(found: Sequence[Beat], rule: str, th: Thresholds, result: An
                 "s",
             )
             for b, x in ended
-            if x > limit + _EPS
+            if x > limit + EPS_S
         ],
         _Finding(None, summary, want, worst, limit, "s"),
     )
@@ -955,10 +955,10 @@ def _baseline_failures(found: Sequence[Beat], base: dict[str, Any], onset_tol: f
             )
         )
     for i, (a, b) in enumerate(zip(now["onsets_s"], base.get("onsets_s", []))):
-        if (a is None) != (b is None) or (a is not None and abs(a - b) > onset_tol + _EPS):
+        if (a is None) != (b is None) or (a is not None and abs(a - b) > onset_tol + EPS_S):
             fails.append(_Finding(a, f"beat {i + 1} onset {a}", f"baseline {b} ± {onset_tol:g} s", a, b, "s"))
     a, b = now["max_gap_s"], base.get("max_gap_s")
-    if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + _EPS):
+    if (a is None) != (b is None) or (a is not None and abs(a - b) > gap_tol + EPS_S):
         fails.append(_Finding(None, f"max gap {a}", f"baseline {b} ± {gap_tol:g} s", a, b, "s"))
     return fails
 

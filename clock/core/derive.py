@@ -139,6 +139,7 @@ from .evidence import (
     level_failures,
     round_sig,
 )
+from .model import CLEAR_S, EPS_S
 from .rules import (
     LEVEL,
     STOPPED,
@@ -203,9 +204,6 @@ NARROW_DB = 6.0
 MAX_PRIMARY = 8
 MAX_FLOORS_TRIED = 40
 FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
-_EPS_S = 1e-9
-#: A quiet time stands clear of the longest gap plus the margin (``check`` fails a gap that reaches it).
-_CLEAR_S = 1e-6
 
 #: Chooses among the settings that end every beat right, given as (floor, quiet_s, onset_timeout_s) in the
 #: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend
@@ -254,13 +252,13 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
         return None, "no gap inside a beat"
     room = min((r for _, _, r in c.rooms), default=None)
     need = max(c.needs, default=float("-inf"))
-    preferred = round_up(longest + margin + _CLEAR_S, "0.05")
+    preferred = round_up(longest + margin + CLEAR_S, "0.05")
     rule = f"longest gap {longest:.3f} s + margin {margin:g} s, rounded up to 0.05 s"
-    if room is None or preferred <= room + _EPS_S:
+    if room is None or preferred <= room + EPS_S:
         return preferred, rule
     if logged is not None and unlogged is not None and unlogged > logged:
-        honoured = round_up(logged + margin + _CLEAR_S, "0.05")
-        if honoured <= room + _EPS_S:
+        honoured = round_up(logged + margin + CLEAR_S, "0.05")
+        if honoured <= room + EPS_S:
             return honoured, (
                 f"longest gap inside a logged beat {logged:.3f} s + margin {margin:g} s, rounded up to 0.05 s "
                 f"(a gap of {unlogged:.3f} s in a recording without a log would stall a logged beat)"
@@ -272,7 +270,7 @@ def _choose_quiet(c: _AtFloor, margin: float) -> tuple[float | None, str]:
     middle = Decimal(repr(round_up((base + room) / 2, "0.05")))
     for k in range(0, 200):
         q = float(middle - Decimal("0.05") * k)
-        if need < q - _EPS_S <= room:
+        if need < q - EPS_S <= room:
             return q, (
                 f"halfway between the longest gap {base:.3f} s and the least room after a last word {room:.3f} s "
                 f"(the margin {margin:g} s does not fit), rounded to 0.05 s"
@@ -307,7 +305,7 @@ class _GridFloor:
     why: str = "fails a beat"  # why it fails, where not ``ok`` (else the replay fails a beat at the setting)
 
     def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
-        return self.ok and self.need_s < quiet_s - _EPS_S <= self.room_s and self.wait_s < onset_timeout_s - _EPS_S
+        return self.ok and self.need_s < quiet_s - EPS_S <= self.room_s and self.wait_s < onset_timeout_s - EPS_S
 
     def fails(self, digits: int = 2) -> str:
         """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
@@ -368,17 +366,17 @@ def _quiet_on_axis(g: _GridFloor, margin: float, tick_s: float) -> tuple[float, 
     to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
     Returns it and whether the margin is kept."""
     need, room = g.need_s, g.room_s
-    if room - need >= 2 * margin - _EPS_S:
+    if room - need >= 2 * margin - EPS_S:
         # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
         gap = need + tick_s
-        q = round_up(gap + margin + _CLEAR_S, "0.05")
-        if room - q < margin - _EPS_S:
-            q = round_up(gap + margin + _CLEAR_S, "0.001")
+        q = round_up(gap + margin + CLEAR_S, "0.05")
+        if room - q < margin - EPS_S:
+            q = round_up(gap + margin + CLEAR_S, "0.001")
         return q, True
     centre = (need + room) / 2
     for step in ("0.01", "0.001"):
         near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
-        if need < near - _EPS_S <= room:
+        if need < near - EPS_S <= room:
             return near, False
     return round(centre, 9), False
 
@@ -390,16 +388,16 @@ def _boxed_quiet(
     closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
 
     Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
-    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - _EPS_S]  # itself at 0 dB
+    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - EPS_S]  # itself at 0 dB
     if not all(g.ok for g in rows):
         return None
-    lo = max(g.need_s for g in rows) + tick_s + margin + _CLEAR_S
+    lo = max(g.need_s for g in rows) + tick_s + margin + CLEAR_S
     hi = min(g.room_s for g in rows) - margin
-    if formula is not None and lo <= formula <= hi + _EPS_S:
+    if formula is not None and lo <= formula <= hi + EPS_S:
         return formula
     for step in ("0.05", "0.001"):
         q = round_up(lo, step)
-        if q <= hi + _EPS_S:
+        if q <= hi + EPS_S:
             return q
     return None
 
@@ -492,7 +490,7 @@ def _grid_quiet(
         if not g.ok:
             continue
         q, q_kept = _quiet_on_axis(g, margin, tick)
-        if j == at0 and formula - g.need_s >= margin - _EPS_S and g.room_s - formula >= margin - _EPS_S:
+        if j == at0 and formula - g.need_s >= margin - EPS_S and g.room_s - formula >= margin - EPS_S:
             q, q_kept = formula, True
         boxed = _boxed_quiet(grid, j, margin, fmargin, tick, formula if j == at0 else None)
         if boxed is not None:
@@ -511,10 +509,10 @@ def _grid_quiet(
         hi = next((i for i in range(j, len(grid)) if not valid[i]), None)
         d_lo = float("inf") if lo is None else (j - lo) * GRID_DB
         d_hi = float("inf") if hi is None else (hi - j) * GRID_DB
-        f_kept = d_lo >= fmargin - _EPS_S and d_hi >= fmargin - _EPS_S
-        narrow = lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - _EPS_S
-        centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + _EPS_S  # type: ignore[operator]
-        q_narrow = g.room_s - g.need_s < 2 * margin - _EPS_S
+        f_kept = d_lo >= fmargin - EPS_S and d_hi >= fmargin - EPS_S
+        narrow = lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - EPS_S
+        centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + EPS_S  # type: ignore[operator]
+        q_narrow = g.room_s - g.need_s < 2 * margin - EPS_S
         tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
         candidates.append(
             (tier, abs(ks[j]), q, ks[j], j, q_kept, timeout, lo, hi, boxed is not None, centred, q_narrow)
@@ -525,7 +523,7 @@ def _grid_quiet(
     def nearest(j: int, i: int | None, q: float, timeout: float) -> _GridFloor | None:
         """The failing floor nearest ``grid[j]`` at this setting: ``grid[i]``, or, where the margin turns on it, one
         between ``grid[i]`` and the grid floor next to it towards ``j`` (which the setting passes), by bisection."""
-        if i is None or (abs(j - i) - 1) * GRID_DB >= fmargin - _EPS_S or abs(j - i) * GRID_DB < fmargin - _EPS_S:
+        if i is None or (abs(j - i) - 1) * GRID_DB >= fmargin - EPS_S or abs(j - i) * GRID_DB < fmargin - EPS_S:
             return None if i is None else grid[i]
         good, found = grid[i + 1 if i < j else i - 1].floor, grid[i]
         while abs(_db(found.floor) - _db(good)) > EDGE_DB:
@@ -544,9 +542,9 @@ def _grid_quiet(
             break
         lo_g, hi_g = nearest(j, lo, q, timeout), nearest(j, hi, q, timeout)
         d_lo, d_hi = (float("inf") if e is None else abs(_db(grid[j].floor) - _db(e.floor)) for e in (lo_g, hi_g))
-        f_kept = d_lo >= fmargin - _EPS_S and d_hi >= fmargin - _EPS_S
-        narrow = d_lo + d_hi < 2 * fmargin - _EPS_S
-        centred = narrow and abs(d_lo - d_hi) <= GRID_DB + _EPS_S
+        f_kept = d_lo >= fmargin - EPS_S and d_hi >= fmargin - EPS_S
+        narrow = d_lo + d_hi < 2 * fmargin - EPS_S
+        centred = narrow and abs(d_lo - d_hi) <= GRID_DB + EPS_S
         nearest_failing[j] = (lo_g, hi_g, narrow)
         tier = 0 if boxed and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
         candidates[candidates.index(best)] = (tier, *best[1:])
@@ -596,26 +594,26 @@ def _grid_quiet(
                 break  # the grid's own floor: its quiet time and timeout were chosen there
             if not ends_right(x):
                 continue
-            if q_kept and not (q - x.need_s >= margin - _EPS_S and x.room_s - q >= margin - _EPS_S):
+            if q_kept and not (q - x.need_s >= margin - EPS_S and x.room_s - q >= margin - EPS_S):
                 continue  # the quiet time's margin, kept at the grid's floor, is not at this one
             own = _timeout(
                 [("", 0.0, x.latency_s)] if x.latency_s > float("-inf") else [],
                 [x.wait_s] if x.wait_s > float("-inf") else [],
                 margins.onset_margin_s,
             )
-            if own is not None and own > timeout + _EPS_S:
+            if own is not None and own > timeout + EPS_S:
                 continue
             floor, g_f = option, x
             break
-        claimed = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin + _EPS_S or x.floor in run.oks()]
+        claimed = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin + EPS_S or x.floor in run.oks()]
         if all(ends_right(x) for x in claimed if allowed(x)) or g.floor in judged_bad:
             break
     moved = floor != f0
     if boxed and floor != g.floor:
         # The quiet time's margin at every floor closer than the floor margin, held again around the floor placed.
-        rows = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin - _EPS_S] + [g_f]
+        rows = [x for x in grid if abs(_db(x.floor) - _db(floor)) < fmargin - EPS_S] + [g_f]
         boxed = all(x.ok for x in rows) and (
-            max(x.need_s for x in rows) + tick + margin + _CLEAR_S <= q + _EPS_S <= min(x.room_s for x in rows) - margin
+            max(x.need_s for x in rows) + tick + margin + CLEAR_S <= q + EPS_S <= min(x.room_s for x in rows) - margin
         )
     g = g_f
     where = (
@@ -644,7 +642,7 @@ def _grid_quiet(
         )
     # The formula stays as evidence: the longest gap plus the margin, rounded up to 0.05 s.
     longest = max((x for a in (corpus.analysis(i, floor) for i in logged) for _, _, x, _ in a.gaps()), default=None)
-    plain = None if longest is None else round_up(longest + margin + _CLEAR_S, "0.05")
+    plain = None if longest is None else round_up(longest + margin + CLEAR_S, "0.05")
     if plain is not None and plain != q:
         fails = _failing_beats([corpus.analysis(i, floor) for i in logged], plain, timeout)
         rule += f" (the formula, longest gap {longest:.3f} s + margin {margin:g} s, gives {plain:g} s" + (
@@ -716,7 +714,7 @@ def _floor_edge(
     if not 0 <= i + step < len(grid):
         return _FloorEdge(grid[i].floor, None)
     edge = _FloorEdge(grid[i].floor, grid[i + step])
-    if min(abs(_db(grid[i].floor) - _db(f)) for f in near) > reach_db + _EPS_S:
+    if min(abs(_db(grid[i].floor) - _db(f)) for f in near) > reach_db + EPS_S:
         return edge
     return _refine(edge, ends_right, at_floor, EDGE_DB)
 
@@ -753,7 +751,7 @@ class _FloorRun:
     @property
     def narrow(self) -> bool:
         """Narrower than twice the margin: no floor keeps it from both edges."""
-        return self.width_db < 2 * self.margin_db - _EPS_S
+        return self.width_db < 2 * self.margin_db - EPS_S
 
     @property
     def unsure(self) -> bool:
@@ -761,7 +759,7 @@ class _FloorRun:
         if not self.narrow:
             return False
         assert self.lo.fails is not None and self.hi.fails is not None
-        return _db(self.hi.fails.floor) - _db(self.lo.fails.floor) >= 2 * self.margin_db - _EPS_S
+        return _db(self.hi.fails.floor) - _db(self.lo.fails.floor) >= 2 * self.margin_db - EPS_S
 
     def oks(self) -> tuple[float, ...]:
         """Its edges' floors that end every beat right (where a failing one lies past them)."""
@@ -776,7 +774,7 @@ class _FloorRun:
 
     def keeps(self, floor: float) -> bool:
         """Every floor within the margin of ``floor`` lies between two floors that end every beat right."""
-        return min(self.distances(floor)) >= self.margin_db - _EPS_S
+        return min(self.distances(floor)) >= self.margin_db - EPS_S
 
     def options(self, target: float, grid_floor: float | None) -> list[float]:
         """Floors to place, best first: where the run holds the margin on both sides, the engine's floor
@@ -821,7 +819,7 @@ class _FloorRun:
         near = [
             f"{abs(_db(floor) - _db(e.fails.floor)):.1f} dB from the failing floor {round_sig(e.fails.floor, up=out)}"
             for e, out in ((self.lo, False), (self.hi, True))
-            if e.fails is not None and abs(_db(floor) - _db(e.fails.floor)) < self.margin_db - _EPS_S
+            if e.fails is not None and abs(_db(floor) - _db(e.fails.floor)) < self.margin_db - EPS_S
         ]
         head = (
             " and ".join(near)
@@ -863,10 +861,10 @@ def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Set
         if timeout is None:
             continue
         margin = corpus.margins.quiet_margin_s
-        quiet = round_up(need + margin + _CLEAR_S, "0.05")
+        quiet = round_up(need + margin + CLEAR_S, "0.05")
         rule = f"the longest quiet the clock must bridge at this floor, {need:.3f} s, + margin {margin:g} s, rounded up"
-        if quiet > room + _EPS_S:
-            quiet = min(room, round_up(need + _CLEAR_S, "0.001"))
+        if quiet > room + EPS_S:
+            quiet = min(room, round_up(need + CLEAR_S, "0.001"))
             rule = (
                 f"just above the longest quiet the clock must bridge at this floor, {need:.3f} s (the room before a "
                 f"bound, {room:.3f} s, cannot hold the margin)"

@@ -38,6 +38,7 @@ from .beats import (
     narration_pause_s,
     outpaced_line,
 )
+from .model import EPS_S
 from .segments import segments
 from .times import clock_time
 from .windows import (
@@ -74,8 +75,6 @@ __all__ = [
 PERCENTILES = (("min", 0.0), ("p0.1", 0.1), ("p1", 1.0), ("p5", 5.0), ("p50", 50.0), ("p95", 95.0), ("max", 100.0))
 #: Fewer than these make the evidence thin.
 THIN = {"gaps": 30, "speech_ticks": 1000, "silence_ticks": 1000, "beats": 10, "recordings": 3}
-#: The quiet time must clear the longest gap plus the margin by this much (``check`` fails a gap that reaches it).
-_MARGIN_EPS_S = 1e-9
 #: What bounds a beat whose log has no prompt before the next terminal response.
 _UNPROMPTED = ("terminal", "acknowledgment")
 #: Without a prompt in the log, a beat's room ends this long before the next response (when no log shows it).
@@ -527,9 +526,9 @@ def gap_margin_waived(quiet_s: float, need_s: float, room_s: float, *, margin_s:
     fails.
     """
     return (
-        need_s < quiet_s - _MARGIN_EPS_S <= room_s
-        and room_s - need_s < 2 * margin_s - _MARGIN_EPS_S
-        and quiet_s - need_s >= (room_s - need_s) / 2 - tick_s - _MARGIN_EPS_S
+        need_s < quiet_s - EPS_S <= room_s
+        and room_s - need_s < 2 * margin_s - EPS_S
+        and quiet_s - need_s >= (room_s - need_s) / 2 - tick_s - EPS_S
     )
 
 
@@ -892,7 +891,7 @@ def _gap_onset_outcome(
     # The gaps the replay and check hold the quiet time to: those inside logged beats.
     longest_bridged = max((g for _, _, g, _ in c.gaps), default=None)
     left = None if quiet is None or longest_bridged is None else quiet - longest_bridged
-    kept = left is None or left > margins.quiet_margin_s + _MARGIN_EPS_S
+    kept = left is None or left > margins.quiet_margin_s + EPS_S
     if not kept and left is not None:
         where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
         where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .causes import CAUSE_NAMES, UNKNOWN_CAUSE, VISITOR, WORLD
+from .model import EPS_S
 
 __all__ = [
     "ABORTED",
@@ -102,8 +103,6 @@ BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
 CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}
 #: Bounds not the setting's doing that come after the guide finished: a clock that had the silence stalled.
 AFTER_FINISHING = [CODE[x] for x in (OUTPACED, SUPERSEDED, RECORDING_ENDED)]
-#: Comparisons of elapsed time against a quiet time allow this for float rounding (the replay's).
-EPS_S = 1e-9
 
 
 def visitor(cause: Any, bound: Any) -> Any:

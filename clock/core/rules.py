@@ -101,6 +101,7 @@ from .beats import (
     decide_quiets,
     judge_declared,
 )
+from .model import CLEAR_S, EPS_S
 from .times import round_up
 
 __all__ = [
@@ -141,8 +142,6 @@ RecordingBeats = tuple[str, FloorAnalysis, Sequence[BeatStop | float | None]]
 Fold = tuple[str, Sequence[RecordingBeats], RecordingBeats | list[RecordingBeats] | None, float | None, float | None]
 
 _PREFERENCE = (LEVEL_AFTER_STOPPED, STOPPED_QUIET, STOPPED)
-_EPS_S = 1e-9
-_CLEAR_S = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,16 +459,16 @@ def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -
     count, paused = _count(a, b)
     k = np.arange(ks, ks + count.size)
     after = np.zeros(count.size, bool) if event is None else k >= event
-    level = count >= rule.quiet_s - _EPS_S
+    level = count >= rule.quiet_s - EPS_S
     if rule.kind == STOPPED:
         hit = level | (after & ~paused)
     elif rule.kind == STOPPED_QUIET:
         assert rule.hangover_s is not None
-        hit = level | (after & (count >= rule.hangover_s - _EPS_S))
+        hit = level | (after & (count >= rule.hangover_s - EPS_S))
     else:
         assert rule.hangover_s is not None
         # The level clock bounds the rule: a hangover at or above the quiet time waits no longer than it.
-        hit = count >= np.where(after, min(rule.hangover_s, rule.quiet_s), rule.quiet_s) - _EPS_S
+        hit = count >= np.where(after, min(rule.hangover_s, rule.quiet_s), rule.quiet_s) - EPS_S
     found = np.flatnonzero(hit)
     return None if not found.size else int(ks + found[0])
 
@@ -529,7 +528,7 @@ def replay_rule(
             )
             costs.append(BeatCost(name, b.index, outcome, word, at, air, stop.t_s, stop.line, stop.assumed, stop.risk))
     need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
-    kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + _EPS_S
+    kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + EPS_S
     return RuleResult(
         rule,
         n_beats,
@@ -592,7 +591,7 @@ def hangover_for(
 ) -> float:
     """The hangover, chosen as the quiet time is: the longest quiet after the event + margin, rounded up to 0.05 s."""
     need = _need(recordings, onset_timeout_s)
-    return round_up(max(need or 0.0, 0.0) + quiet_margin_s + _CLEAR_S, "0.05")
+    return round_up(max(need or 0.0, 0.0) + quiet_margin_s + CLEAR_S, "0.05")
 
 
 def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:
@@ -607,7 +606,7 @@ def _rules(quiet_s: float, hangover_s: float) -> list[Rule]:
 def _never_longer(rule: RuleResult, level: RuleResult) -> bool:
     """The rule ends no beat later than the level clock (every beat both end, at or before its tick)."""
     return all(
-        lv.declared_s is None or (r.declared_s is not None and r.declared_s <= lv.declared_s + _EPS_S)
+        lv.declared_s is None or (r.declared_s is not None and r.declared_s <= lv.declared_s + EPS_S)
         for r, lv in zip(rule.beats, level.beats, strict=True)
     )
 
@@ -637,13 +636,13 @@ def _choose(
             why.append(
                 f"{label} rests on {r.n_evidence} beats with the provider's event, fewer than {level.n_evidence}"
             )
-        elif h is not None and h >= r.rule.quiet_s - _EPS_S:
+        elif h is not None and h >= r.rule.quiet_s - EPS_S:
             why.append(f"{label}: its hangover is not under the quiet time (the level clock bounds it)")
         elif not _never_longer(r, level):
             why.append(f"{label} waits longer than the level clock in some beat")
-        elif saved is None or saved <= _EPS_S:
+        elif saved is None or saved <= EPS_S:
             why.append(f"{label} saves no dead air")
-        elif saved < min_saving_s - _EPS_S:
+        elif saved < min_saving_s - EPS_S:
             why.append(f"{label} saves {saved:.2f} s of median dead air, under min_saving_s {min_saving_s:g} s")
         else:
             fine.append(r)

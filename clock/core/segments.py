@@ -35,6 +35,7 @@ from ..errors import InvalidParameterError
 from .analyser import RENDER_QUANTUM_FRAMES
 from .events import Label
 from .levels import LevelChunk, LevelTrace
+from .model import EPS_S
 
 __all__ = [
     "MIN_GAP_S",
@@ -263,13 +264,9 @@ def segments(
             onset_q, offset_q = edge[0] / rate, edge[1] / rate
         found.append(Segment(start, end, float(t[start]), float(t[end]), onset_q, offset_q))
     join = word_gaps(found_runs[:, 0], found_runs[:, 1], t, min_gap_s=min_gap_s) if found else np.zeros(0, bool)
-    found = [s for s in _merged(found, join) if s.duration_s >= min_speech_s - _EPS_S]
+    found = [s for s in _merged(found, join) if s.duration_s >= min_speech_s - EPS_S]
     gaps = tuple(b.onset_s - a.last_word_s for a, b in zip(found, found[1:]))
     return Segmentation(floor, trace.tick_s, tuple(found), gaps, float(min_gap_s), float(min_speech_s))
-
-
-#: Times are sums of tick periods: a gap of exactly ``min_gap_s`` may come out a hair short.
-_EPS_S = 1e-9
 
 
 def word_gaps(
@@ -289,7 +286,7 @@ def word_gaps(
     merges them with ``min_gap_s``). Returns one flag per gap
     (``len(run_starts) - 1``).
     """
-    return np.asarray(t_s[run_starts[1:]] - t_s[run_ends[:-1]] < min_gap_s - _EPS_S, dtype=bool)
+    return np.asarray(t_s[run_starts[1:]] - t_s[run_ends[:-1]] < min_gap_s - EPS_S, dtype=bool)
 
 
 def _merged(found: list[Segment], join: NDArray[np.bool_]) -> list[Segment]:
