@@ -46,9 +46,9 @@ import soxr
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from clock.core.beats import replay  # noqa: E402
 from clock.core.events import Event, EventLog  # noqa: E402
 from clock.core.levels import levels  # noqa: E402
+from clock.core.replay import replay  # noqa: E402
 from clock.io.decode import iter_blocks  # noqa: E402
 
 QUIET_S = 2.5

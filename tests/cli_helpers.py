@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from sessions import RATE, Session
 
-from clock.core.beats import beats, replay_ticks
+from clock.core.beats import beats
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.replay import replay_ticks
 from clock.core.segments import segments
 from clock.report.plot import plot_recording
 

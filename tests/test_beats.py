@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from sessions import RATE, WINDOW_S, Session
 
-from clock.core.beats import beats, replay
+from clock.core.beats import beats
 from clock.core.events import Event, EventLog, Label
 from clock.core.levels import Ticks, levels, multi_levels
+from clock.core.replay import replay
 from clock.core.segments import label_errors, segments
 from clock.errors import InvalidParameterError, SpeechClockWarning
 

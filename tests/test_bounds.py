@@ -748,18 +748,19 @@ def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypa
 
     import numpy as np
 
-    import clock.core.beats as beats_module
+    import clock.core.analysis as beats_module
+    from clock.core.beat_analysis import BeatAnalysis
     from clock.core.events import Event, EventLog
 
     trace = _trace(6.0, bursts=3)
     n = 20 * trace.n_ticks  # twenty terminal responses per tick: nearly all superseded at once
     log = EventLog(tuple(Event("terminal", "terminal_response", 6.0 * i / n, i + 1) for i in range(n)))
     calls = []
-    real = beats_module._analyse_beat
-    monkeypatch.setattr(beats_module, "_analyse_beat", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = beats_module.analyse_beat
+    monkeypatch.setattr(beats_module, "analyse_beat", lambda *a, **k: calls.append(1) or real(*a, **k))
 
     def objects() -> int:
-        return sum(isinstance(o, beats_module.BeatAnalysis) for o in gc.get_objects())
+        return sum(isinstance(o, BeatAnalysis) for o in gc.get_objects())
 
     before = objects()
     first = beats_module.analyse(trace, log, floor=0.01)

@@ -496,7 +496,7 @@ def _gap_results(obs, quiet_s: float, floor: float = 0.003):
 
 
 def test_a_gap_within_the_margin_is_a_note_only_where_no_quiet_time_holds_the_margin():
-    from clock.core.beats import analyse
+    from clock.core.analysis import analyse
 
     narrow = _two_sentences(5.25)
     need, room, _ = analyse(narrow.trace, narrow.events, floor=0.003).quiet_range(narration_pause_s=1.0)
@@ -517,7 +517,7 @@ def test_a_gap_within_the_margin_is_a_note_only_where_no_quiet_time_holds_the_ma
 
 
 def test_derive_recommends_the_centre_of_a_narrow_run_and_check_passes_it():
-    from clock.core.beats import analyse
+    from clock.core.analysis import analyse
     from clock.core.derive import derive
 
     narrow = _two_sentences(5.25)

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from closed_loop import VoiceDraw, _cached_record, draw_voice, truth
 
-from clock.core.beats import FAILURES, PREMATURE, beats
+from clock.core.beats import beats
 from clock.core.check import check_corpus
 from clock.core.derive import Margins, derive, judge
+from clock.core.outcome import FAILURES, PREMATURE
 from clock.core.sweep import sweep
 from clock.core.thresholds import Thresholds
 
@@ -231,8 +232,8 @@ def test_every_view_gives_each_beat_one_outcome():
 def test_a_log_without_clock_quiet_lines_infers_the_page_s_declarations_from_the_setting_it_logged():
     """Older logs: the page's ``clock.setting`` without its ``clock.quiet`` lines. The replay at that setting
     says where the page declared, and every beat gets the outcome it gets from the page's own lines."""
-    from clock.core.beats import page_declarations
     from clock.core.events import EventLog, PageSetting
+    from clock.core.replay import page_declarations
 
     obs = observations(list(long_pauses(1)), quiet_s=PAGE_Q)
     for o in obs:
@@ -269,8 +270,8 @@ def test_a_log_that_says_nothing_of_its_clock_infers_the_page_s_declarations_fro
     """Older logs with neither ``clock.quiet`` lines nor ``clock.setting``: where the log's prompts follow the
     committed setting's replay (each at the declaration plus the linger), the page ran it, and every beat gets the
     outcome it gets from the page's own lines; where they do not, the log keeps its bounds as walls."""
-    from clock.core.beats import page_declarations
     from clock.core.events import EventLog
+    from clock.core.replay import page_declarations
 
     page = Thresholds(floor=FLOOR, quiet_s=PAGE_Q, onset_timeout_s=60.0)
     for o in observations(list(long_pauses(1)), quiet_s=PAGE_Q):
@@ -292,7 +293,7 @@ def test_an_open_loop_log_keeps_its_walls_whatever_the_committed_setting():
     follow the committed setting's replay: their bounds stay walls."""
     from tours import random_tour
 
-    from clock.core.beats import page_declarations
+    from clock.core.replay import page_declarations
 
     rng = np.random.default_rng(7)
     for i in range(12):

@@ -326,7 +326,7 @@ def _speech_bursts(seconds: float, seed: int) -> np.ndarray:
     "seed,n_terminals,step_s", [(1, 40, None), (2, 300, None), (3, 3000, None), (4, 10000, None), (5, 3000, 0.05)]
 )
 def test_only_the_heard_beats_are_analysed_and_each_as_in_the_whole_log(seed, n_terminals, step_s):
-    from clock.core.beats import analyse
+    from clock.core.analysis import analyse
 
     rng = np.random.default_rng(seed)
     o = _observation(_speech_bursts(30, seed), _random_log(rng, 30, n_terminals, step_s=step_s))

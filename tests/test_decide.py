@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clock.core.beats import FAILURES, OK, analyse, beats, decide
+from clock.core.analysis import analyse
+from clock.core.beats import beats
+from clock.core.decide import decide
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks
+from clock.core.outcome import FAILURES, OK
 
 FLOORS = (0.001, 0.003, 0.0045, 0.01)
 QUIETS = (0.2, 0.5, 1.0, 1.5, 2.5, 2.55, 4.0)
@@ -142,7 +145,8 @@ def test_a_pause_freezes_the_count_in_decide_as_in_the_replay():
 
 
 def test_all_quiet_times_at_once_match_one_at_a_time():
-    from clock.core.beats import OUTCOMES, decide_quiets
+    from clock.core.decide import decide_quiets
+    from clock.core.outcome import OUTCOMES
 
     rng = np.random.default_rng(99)
     quiets = np.round(np.arange(0.1, 5.0, 0.15), 2)
@@ -161,7 +165,8 @@ def test_all_quiet_times_at_once_match_one_at_a_time():
 def test_decide_matches_the_replay_with_a_corpus_narration_pause():
     """With ``P`` given (the recordings judged together), ``decide_quiets`` still gives the replay's outcomes, and
     the fuzzer reaches both ends of the page's ``end``: aborted and outpaced."""
-    from clock.core.beats import OUTCOMES, decide_quiets
+    from clock.core.decide import decide_quiets
+    from clock.core.outcome import OUTCOMES
 
     rng = np.random.default_rng(2212)
     seen = set()
@@ -188,7 +193,7 @@ def test_decide_matches_the_replay_with_a_corpus_narration_pause():
 def assert_floors_match_analyse(trace: LevelTrace, log: EventLog, floors) -> int:
     """``analyse_floors`` at these floors is ``analyse`` at each, field by field; every beat it leaves out is
     neither spoken nor started at any of them. Returns the spoken (floor, beat) pairs compared."""
-    from clock.core.beats import analyse_floors
+    from clock.core.floors import analyse_floors
 
     compared = 0
     table = analyse_floors(trace, log, floors=floors)
@@ -544,7 +549,8 @@ def test_the_pareto_front_is_every_pair_no_setting_beats():
 
 def test_failing_beats_counts_what_decide_quiets_fails():
     """derive counts failures without a row per beat: the same counts as ``decide_quiets``' outcomes."""
-    from clock.core.beats import FAILURES, OUTCOMES, decide_quiets, failing_beats
+    from clock.core.decide import decide_quiets, failing_beats
+    from clock.core.outcome import FAILURES, OUTCOMES
 
     rng = np.random.default_rng(77)
     codes = [OUTCOMES.index(x) for x in FAILURES]
@@ -561,7 +567,7 @@ def test_failing_beats_counts_what_decide_quiets_fails():
 def test_derive_tells_speech_only_inside_a_beat_s_span():
     """With a log, the speech derive tells apart lies inside some beat's span (terminal response to bound), as
     marking each span in turn gives it."""
-    from clock.core.beats import span_bounds
+    from clock.core.spans import span_bounds
     from clock.core.windows import classify_ticks
 
     rng = np.random.default_rng(12)

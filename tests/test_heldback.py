@@ -239,7 +239,9 @@ def _corpora(unseen, kind):
 
 def _brute_force_right(c: Derived) -> tuple[float, float] | None:
     """A setting of a grid that ends every beat right, by the replay (decide) and by the construction, if any."""
-    from clock.core.beats import FAILURES, OUTCOMES, analyse, decide_quiets
+    from clock.core.analysis import analyse
+    from clock.core.decide import decide_quiets
+    from clock.core.outcome import FAILURES, OUTCOMES
 
     failing = [OUTCOMES.index(x) for x in FAILURES]
     quiets = np.round(np.arange(0.5, 6.0, 0.1), 2)

@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 from closed_loop import RATE, _cached_record, draw_voice, truth
 
-from clock.core.beats import FAILURES, analyse, beats
+from clock.core.analysis import analyse
+from clock.core.beats import beats
 from clock.core.derive import FEWEST_FAILURES, derive
 from clock.core.levels import levels
+from clock.core.outcome import FAILURES
 from clock.core.speech import BUMP_AFTER_S, classify, near, noise_bumps
 from clock.core.windows import recording_levels
 

@@ -13,10 +13,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from clock.core.beats import OUTCOMES, analyse, beats, decide_quiets, narration_pause_s
+from clock.core.analysis import analyse, narration_pause_s
+from clock.core.beats import beats
+from clock.core.decide import decide_quiets
 from clock.core.derive import Observation, derive, judge
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks
+from clock.core.outcome import OUTCOMES
 
 HZ = 60
 ACK_SILENCE = 170  # ticks from the acknowledgment's last word to the narration's onset: 2.833 s

@@ -40,17 +40,12 @@ from page_clock import (
 
 from clock.core.agreement import page_trace
 from clock.core.analyser import RENDER_QUANTUM_FRAMES
-from clock.core.beats import (
-    LEVEL,
-    LEVEL_AFTER_STOPPED,
-    STOPPED,
-    STOPPED_QUIET,
-    analyse,
-    replay_ticks,
-    rule_stopped,
-)
+from clock.core.analysis import analyse
 from clock.core.check import check_corpus
+from clock.core.provider import rule_stopped
+from clock.core.replay import replay_ticks
 from clock.core.rules import NO_EVENT, replay_rule
+from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET
 from clock.core.windows import Margins
 from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
@@ -507,8 +502,8 @@ def test_the_page_takes_only_the_beat_s_own_provider_event_as_the_replay_does():
     ignores them as :func:`replay_ticks` does, on both paths, every rule, tick for tick."""
     from browser import CHROMIUM
 
-    from clock.core.beats import beat_stops
     from clock.core.events import Event, EventLog
+    from clock.core.provider import beat_stops
 
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")

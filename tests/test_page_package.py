@@ -23,9 +23,8 @@ from pathlib import Path
 import pytest
 from browser import POST_JS, run_page
 
-from clock.core.beats import LEVEL_AFTER_STOPPED
 from clock.core.rules import Rule
-from clock.core.thresholds import Thresholds
+from clock.core.thresholds import LEVEL_AFTER_STOPPED, Thresholds
 from clock.web import build, page_config, script
 
 WEB = Path(build.__file__).resolve().parent

@@ -257,7 +257,7 @@ def _outcome_session():
 
 def test_every_beat_shows_its_outcome_on_both_views():
     from clock.core.beats import beats as find_beats
-    from clock.core.beats import replay_ticks
+    from clock.core.replay import replay_ticks
     from clock.core.segments import segments
     from clock.report.plot import OUTCOME_STYLE, beat_outcome, plot_beat_timeline, plot_recording
 
@@ -461,7 +461,7 @@ def _artists(fig) -> int:
 def _busy_session(minutes: int):
     """A session with a word every 3 s and a terminal response every 30 s: segments and beats grow with its length."""
     from clock.core.beats import beats as find_beats
-    from clock.core.beats import replay_ticks
+    from clock.core.replay import replay_ticks
     from clock.core.segments import segments
 
     rate = 8000

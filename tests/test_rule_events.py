@@ -13,9 +13,11 @@ import json
 import pytest
 from sessions import WINDOW_S, RuleBeat, RuleBeatSpec, Session, rule_tour
 
-from clock.core.beats import analyse, beat_stops, beats
+from clock.core.analysis import analyse
+from clock.core.beats import beats
 from clock.core.derive import Observation, derive
 from clock.core.levels import levels
+from clock.core.provider import beat_stops
 from clock.core.rules import (
     LEVEL,
     LEVEL_AFTER_STOPPED,

@@ -14,10 +14,13 @@ import numpy as np
 import pytest
 from sessions import RATE, ProviderBeat, Session, provider_tour
 
-from clock.core.beats import OUTCOMES, analyse, decide_quiets, judge_declared, provider_stopped
+from clock.core.analysis import analyse
+from clock.core.decide import decide_quiets, judge_declared
 from clock.core.derive import Observation, derive
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.outcome import OUTCOMES
+from clock.core.provider import provider_stopped
 from clock.core.rules import (
     LEVEL,
     LEVEL_AFTER_STOPPED,
@@ -373,7 +376,9 @@ def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
     the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
     from test_decide import random_session
 
-    from clock.core.beats import RULES, replay_ticks, rule_stopped
+    from clock.core.provider import rule_stopped
+    from clock.core.replay import replay_ticks
+    from clock.core.thresholds import RULES
 
     rng = np.random.default_rng(25)
     checked, sooner = 0, 0

@@ -17,7 +17,7 @@ import soundfile as sf
 import clock
 import clock.io.stress
 import clock.io.workers
-from clock.core.beats import FAILURES
+from clock.core.outcome import FAILURES
 from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
 from clock.io.stress import stress_observations
 from clock.io.transforms import FRAME, OPUS_RATE_HZ, LossDraws, _libopus, decode, encode, lost_packets

@@ -31,9 +31,12 @@ from adversarial import (
 )
 from test_decide import assert_floors_match_analyse
 
-from clock.core.beats import OUTCOMES, analyse, analyse_floors, beats
+from clock.core.analysis import analyse
+from clock.core.beats import beats
 from clock.core.derive import Margins, derive
+from clock.core.floors import analyse_floors
 from clock.core.levels import Ticks, levels
+from clock.core.outcome import OUTCOMES
 from clock.core.segments import MIN_GAP_S
 from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning

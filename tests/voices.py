@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from clock.core.beats import replay
 from clock.core.events import EventLog
 from clock.core.levels import LevelTrace
+from clock.core.replay import replay
 
 RATE = 48000
 

@@ -9,12 +9,14 @@ from typing import Any
 import click
 
 from ..core.agreement import page_trace
-from ..core.beats import LEVEL, RULES, check_rule, heard, log_noise_bumps
 from ..core.beats import beats as find_beats
+from ..core.beats import heard
 from ..core.levels import LevelTrace
 from ..core.rules import Rule
 from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
+from ..core.speech import log_noise_bumps
+from ..core.thresholds import LEVEL, RULES, check_rule
 from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement

@@ -11,9 +11,10 @@ import click
 
 from ..api import corpus_checks
 from ..api import derive as derive_thresholds
-from ..core.beats import Beat, replay_ticks
+from ..core.beats import Beat
 from ..core.beats import beats as find_beats
 from ..core.check import check_counts
+from ..core.replay import replay_ticks
 from ..core.segments import MIN_GAP_S
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid

@@ -99,26 +99,15 @@ from typing import Any
 
 import numpy as np
 
-from .beats import (
-    ABORTED,
-    FAILURES,
-    LEVEL,
-    OUTCOMES,
-    OUTPACED,
-    PREMATURE,
-    Beat,
-    aborted_line,
-    analyse,
-    beats,
-    decide_quiets,
-    heard,
-    outpaced_line,
-)
+from .analysis import analyse
+from .beats import Beat, aborted_line, beats, heard, outpaced_line
+from .decide import decide_quiets
 from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .events import EventLog
 from .evidence import floor_that_works, gap_margin_waived, level_failures
 from .model import EPS_S
-from .thresholds import Thresholds
+from .outcome import ABORTED, FAILURES, OUTCOMES, OUTPACED, PREMATURE
+from .thresholds import LEVEL, Thresholds
 from .times import clock_time
 
 __all__ = [

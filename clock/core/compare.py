@@ -72,7 +72,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import (
+from .analysis import FloorAnalysis, analyse, narration_pause_s
+from .decide import decide_quiets
+from .events import EventLog, Label
+from .levels import LevelTrace
+from .outcome import (
     ABORTED,
     FAILURES,
     MISSED_ONSET,
@@ -83,14 +87,8 @@ from .beats import (
     SILENT,
     STALLED,
     UNHEARD,
-    FloorAnalysis,
-    analyse,
-    decide_quiets,
-    narration_pause_s,
+    undone_against_reference,
 )
-from .events import EventLog, Label
-from .levels import LevelTrace
-from .outcome import undone_against_reference
 from .segments import runs
 from .speech import otsu_log_split
 from .windows import Margins, Observation

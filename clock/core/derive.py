@@ -102,16 +102,9 @@ from decimal import Decimal
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import (
-    FAILURES,
-    OUTCOMES,
-    STALLED,
-    FloorAnalysis,
-    beats,
-    decide_quiets,
-    failing_beats,
-    heard,
-)
+from .analysis import FloorAnalysis
+from .beats import beats, heard
+from .decide import decide_quiets, failing_beats
 from .evidence import (
     _UNPROMPTED,
     THIN,
@@ -140,6 +133,7 @@ from .evidence import (
     round_sig,
 )
 from .model import CLEAR_S, EPS_S
+from .outcome import FAILURES, OUTCOMES, STALLED
 from .rules import (
     LEVEL,
     STOPPED,

@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import (
+from .analysis import FloorAnalysis, analyse, narration_pause_s
+from .beats import Beat, beats, heard, outpaced_line
+from .decide import failing_beats
+from .model import EPS_S
+from .outcome import (
     ABORTED,
     FAILURES,
     MISSED_ONSET,
@@ -27,18 +31,8 @@ from .beats import (
     RECORDING_ENDED,
     STALLED,
     SUPERSEDED,
-    Beat,
-    BeatStop,
-    FloorAnalysis,
-    analyse,
-    beat_stops,
-    beats,
-    failing_beats,
-    heard,
-    narration_pause_s,
-    outpaced_line,
 )
-from .model import EPS_S
+from .provider import BeatStop, beat_stops
 from .segments import segments
 from .times import clock_time
 from .windows import (

@@ -75,33 +75,27 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from .beats import (
+from .analysis import FloorAnalysis
+from .beat_analysis import BeatAnalysis
+from .decide import decide_quiets, judge_declared
+from .model import CLEAR_S, EPS_S
+from .outcome import (
     ABORTED,
     FAILURES,
-    LEVEL,
-    LEVEL_AFTER_STOPPED,
     MISSED_ONSET,
     OK,
     OUTCOMES,
     OUTPACED,
     PREMATURE,
     RECORDING_ENDED,
-    RULES,
     SILENT,
     STALLED,
-    STOPPED,
-    STOPPED_QUIET,
     SUPERSEDED,
     UNHEARD,
-    BeatAnalysis,
-    BeatStop,
-    FloorAnalysis,
-    _paused_at,
-    _unpaused,
-    decide_quiets,
-    judge_declared,
 )
-from .model import CLEAR_S, EPS_S
+from .pauses import paused_at, unpaused
+from .provider import BeatStop
+from .thresholds import LEVEL, LEVEL_AFTER_STOPPED, RULES, STOPPED, STOPPED_QUIET
 from .times import round_up
 
 __all__ = [
@@ -439,7 +433,7 @@ def _count(a: FloorAnalysis, b: BeatAnalysis) -> tuple[NDArray[np.float64], NDAr
     assert b.start_tick is not None
     ks, ka = b.start_tick, b.life_end_tick
     t = a.t_s
-    paused = _paused_at(t[ks:ka], a.pauses)
+    paused = paused_at(t[ks:ka], a.pauses)
     if b.count_s is not None:
         return b.count_s, paused
     count = np.full(ka - ks, float("-inf"))
@@ -522,7 +516,7 @@ def replay_rule(
             word = None if b.last_word_tick is None else float(t[b.last_word_tick])
             at = None if declared is None else float(t[declared])
             air = (
-                float(_unpaused(word, np.array([at]), a.pauses)[0])
+                float(unpaused(word, np.array([at]), a.pauses)[0])
                 if outcome == OK and at is not None and word is not None
                 else None
             )

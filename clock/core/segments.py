@@ -43,6 +43,7 @@ __all__ = [
     "QuantumSpeech",
     "Segment",
     "Segmentation",
+    "check_floor",
     "label_errors",
     "runs",
     "segments",
@@ -151,7 +152,7 @@ class QuantumSpeech:
     @classmethod
     def from_chunks(cls, chunks: Iterable[LevelChunk], *, floor: float, sample_rate_hz: int) -> QuantumSpeech:
         """Pack the consecutive chunks of a render-quantum trace as they come (memory: one bit per quantum)."""
-        floor = _check_floor(floor)
+        floor = check_floor(floor)
         packed: list[NDArray[np.uint8]] = []
         carry = np.zeros(0, bool)
         n = 0
@@ -188,7 +189,8 @@ class QuantumSpeech:
         return (k0 + int(idx[0])) * q, (k0 + int(idx[-1])) * q
 
 
-def _check_floor(floor: float) -> float:
+def check_floor(floor: float) -> float:
+    """``floor`` as a float, or InvalidParameterError where it is not a finite level >= 0."""
     floor = float(floor)
     if not np.isfinite(floor) or floor < 0:
         raise InvalidParameterError(f"floor must be a finite level >= 0, got {floor!r}")
@@ -242,7 +244,7 @@ def segments(
     >>> [(s.onset_s, s.last_word_s) for s in seg.segments], seg.gaps_s
     ([(0.1, 0.2), (0.5, 0.5)], (0.3,))
     """
-    floor = _check_floor(floor)
+    floor = check_floor(floor)
     for name, value in (("min_gap_s", min_gap_s), ("min_speech_s", min_speech_s)):
         if not (np.isfinite(value) and value >= 0):
             raise InvalidParameterError(f"{name} must be a finite number of seconds >= 0, got {value!r}")

@@ -24,6 +24,10 @@ of the bed above the split too short to hold an analyser window is no
 speech tick) and within ``CLEAR_DB`` of the room's median level. A recording whose room is digital
 silence (its silence's median reads exactly 0) has none: every tick a floor
 hears there is the guide's.
+
+**A log's guide.** What every floor's analysis of a log reads of the guide (:func:`log_guide`: the noise bumps
+and where the guide made sound) is found once per trace and kept with the log; :func:`spoke_in` says whether the
+guide made sound in each beat's span.
 """
 
 from __future__ import annotations
@@ -31,15 +35,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .events import Label
+from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import runs
 
-__all__ = ["CLEAR_DB", "GUARD_AFTER_S", "GUARD_BEFORE_S", "TickClasses", "classify", "guide_sound", "noise_bumps"]
+__all__ = [
+    "CLEAR_DB",
+    "GUARD_AFTER_S",
+    "GUARD_BEFORE_S",
+    "TickClasses",
+    "classify",
+    "guide_sound",
+    "log_guide",
+    "log_noise_bumps",
+    "noise_bumps",
+    "spoke_in",
+]
 
 #: Silence keeps this far from speech: before an utterance, and after it (tails).
 GUARD_BEFORE_S, GUARD_AFTER_S = 0.1, 0.5
@@ -206,3 +222,29 @@ def noise_bumps(trace: LevelTrace, classes: TickClasses | None = None) -> NDArra
     before, after = GUARD_BEFORE_S + window_s, BUMP_AFTER_S + 2 * window_s
     guarded = near(classes.speech, math.ceil(before / tick), math.ceil(after / tick))
     return ~guarded & (trace.level <= median * 10 ** (CLEAR_DB / 20))
+
+
+def log_guide(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.bool_] | None, NDArray[np.int32]]:
+    """Where the guide spoke, whatever the floor (:func:`classify`), found once per trace and kept with the
+    log: the trace's noise bumps, and the running count of the ticks where the guide made sound (from 0, one
+    longer than the trace: a span ``[a, b)`` holds its sound where ``count[b] > count[a]``)."""
+
+    def make() -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, NDArray[np.int32]]:
+        classes = classify(trace)
+        sound = np.concatenate([[0], np.cumsum(guide_sound(trace, classes), dtype=np.int32)])
+        return trace.level, noise_bumps(trace, classes), sound
+
+    found = events.shared("guide", make, valid=lambda b: b[0] is trace.level)
+    return found[1], found[2]
+
+
+def log_noise_bumps(trace: LevelTrace, events: EventLog) -> NDArray[np.bool_] | None:
+    """The trace's noise bumps (:func:`clock.core.speech.noise_bumps`; None where the room is digital silence), as
+    the analyses of this log found them (found once, kept with the log)."""
+    return log_guide(trace, events)[0]
+
+
+def spoke_in(sound: NDArray[np.int32], k0: Any, kb: Any) -> Any:
+    """Whether the guide made sound in each span ``[k0, kb)`` (:func:`log_guide`'s running count)."""
+    n = sound.size - 1
+    return sound[np.clip(kb, 0, n)] > sound[np.clip(k0, 0, n)]

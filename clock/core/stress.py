@@ -52,11 +52,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import MISSED_ONSET, OUTPACED, PREMATURE, Beat, analyse
+from .analysis import analyse
+from .beats import Beat
 from .check import CheckResult
 from .derive import Outcome, Unsatisfied
 from .events import EventLog
 from .levels import LevelTrace
+from .outcome import MISSED_ONSET, OUTPACED, PREMATURE
 from .times import clock_time
 
 __all__ = [

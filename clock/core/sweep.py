@@ -57,19 +57,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .beats import (
-    ABORTED,
-    MISSED_ONSET,
-    OK,
-    OUTCOMES,
-    OUTPACED,
-    PREMATURE,
-    RECORDING_ENDED,
-    STALLED,
-    SUPERSEDED,
-    analyse_floors,
-)
 from .derive import Derivation, Margins, Observation, classify_ticks, derive
+from .floors import analyse_floors
+from .outcome import ABORTED, MISSED_ONSET, OK, OUTCOMES, OUTPACED, PREMATURE, RECORDING_ENDED, STALLED, SUPERSEDED
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]

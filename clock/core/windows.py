@@ -17,10 +17,10 @@ from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
 from .agreement import Agreement
-from .beats import span_ends_s
 from .events import EventLog, Label
 from .levels import LevelTrace
 from .segments import MIN_GAP_S
+from .spans import span_ends_s
 from .speech import CLEAR_DB, TickClasses, classify
 from .thresholds import check_bounded
 

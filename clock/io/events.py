@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.beats import LEVEL, RULES, check_rule
 from ..core.events import (
     CAUSES,
     CaptureStart,
@@ -45,6 +44,7 @@ from ..core.events import (
     classify,
     one_terminal_per_beat,
 )
+from ..core.thresholds import LEVEL, RULES, check_rule
 from ..errors import EventLogError, InvalidParameterError, SpeechClockWarning
 from .files import MAX_EVENT_LOG_BYTES, MAX_EVENT_LOG_LINES, MAX_LABELS_BYTES, MAX_LABELS_LINES, iter_lines
 from .sources import Source, is_file, is_url, name_of, sibling

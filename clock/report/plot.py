@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.beats import DONE, SPEAKING, WAITING, Beat, Replay
+from ..core.beats import Beat
 from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
+from ..core.replay import DONE, SPEAKING, WAITING, Replay
 from ..core.rules import RuleEvidence
 from ..core.segments import MIN_GAP_S, Segmentation
 from ..core.stress import StressResult, held_text

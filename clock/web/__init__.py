@@ -18,9 +18,8 @@ import math
 from importlib.resources import files
 from typing import Any
 
-from ..core.beats import LEVEL
 from ..core.rules import Rule
-from ..core.thresholds import Thresholds
+from ..core.thresholds import LEVEL, Thresholds
 
 __all__ = ["PAGE_KEYS", "RULE_KEYS", "page_config", "page_config_js", "script"]
 
