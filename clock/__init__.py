@@ -50,20 +50,11 @@ from .errors import (
 if TYPE_CHECKING:  # what the names below are, for type checkers; imported on first use
     from .api import derive
     from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
-    from .core.beats import (
-        Beat,
-        BeatAnalysis,
-        Decision,
-        FloorAnalysis,
-        Replay,
-        ReplayBeat,
-        analyse,
-        beats,
-        decide,
-        replay,
-        replay_ticks,
-    )
+    from .core.analysis import FloorAnalysis, analyse
+    from .core.beat_analysis import BeatAnalysis
+    from .core.beats import Beat, beats
     from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
+    from .core.decide import Decision, decide
     from .core.derive import (
         Derivation,
         Margins,
@@ -85,6 +76,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         parse_period,
         summarize,
     )
+    from .core.replay import Replay, ReplayBeat, replay, replay_ticks
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
     from .core.sweep import SweepPoint, SweepResult, grid, sweep

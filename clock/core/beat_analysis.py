@@ -371,16 +371,8 @@ def _analyse_span(
     n = t.size
     kb = min(int(np.searchsorted(t, bound_s, side="left")), ka) if bound != "recording end" else ka
     kb = max(kb, k0)
-    silence = float("nan")
     lo, hi = np.searchsorted(speech_idx, [k0, ka])
     spoken = speech_idx[lo:hi]
-    said = spoken if bump is None else spoken[~bump[spoken]]
-    if said.size == spoken.size or not said[said < kb].size:
-        said = spoken  # (no bump heard, or no word in the span: every tick heard is taken as the guide's)
-    noisy = said.size < spoken.size
-    touched = noisy or any(
-        lo_p <= (float(t[ka - 1]) if ka > k0 else terminal_s) and hi_p > terminal_s for lo_p, hi_p in spans
-    )
     if spoken.size == 0:
         idle = None
         if ka > k0:
@@ -389,42 +381,102 @@ def _analyse_span(
             index, terminal_s, bound_s, bound, k0, ka, kb, None, None, None, None, None, idle,
             _NO_TICK, _NO_TICK, np.zeros(0), float("-inf"), None,
         )  # fmt: skip
+    said = spoken if bump is None else spoken[~bump[spoken]]
+    if said.size == spoken.size or not said[said < kb].size:
+        said = spoken  # (no bump heard, or no word in the span: every tick heard is taken as the guide's)
+    noisy = said.size < spoken.size
+    touched = noisy or any(
+        lo_p <= (float(t[ka - 1]) if ka > k0 else terminal_s) and hi_p > terminal_s for lo_p, hi_p in spans
+    )
     ks = int(spoken[0])
     wait = float(unpaused(terminal_s, t[ks - 1 : ks], spans)[0]) if ks > k0 else None
     # Acknowledgment and narration onset, as the span shows them: speech in progress at the terminal response
     # (across its tick, or with only a dip between words there) is an acknowledgment.
     ack = bool(lo > 0 and in_progress(t, speech_idx[lo - 1], speech_idx[lo], k0))
-    in_span = said[said < kb]  # (the guide's words: the onset, an acknowledgment's end and the last word are theirs)
-    ack_end = onset = last_word = None
-    if in_span.size:
-        breaks = np.flatnonzero(np.diff(in_span) > 1)
-        run_starts = np.concatenate([[in_span[0]], in_span[breaks + 1]])
-        run_ends = np.concatenate([in_span[breaks], [in_span[-1]]])
-        last_word = int(in_span[-1])
-        if ack:
-            # The acknowledgment runs on across dips between words; the first pause ends it.
-            pauses = np.flatnonzero(~word_gaps(run_starts, run_ends, t))
-            last = int(pauses[0]) if pauses.size else run_ends.size - 1
-            ack_end = int(run_ends[last])
-            onset = int(run_starts[last + 1]) if last + 1 < run_starts.size else None
-        else:
-            onset = int(run_starts[0])
+    # (the guide's words: the onset, an acknowledgment's end and the last word are theirs)
+    ack_end, onset, last_word = _words(said[said < kb], ack, t)
     # Quiet runs after the clock starts, within its life.
     ends = np.concatenate([spoken[1:], [ka]])
     keep = ends > spoken + 1
     run_word, run_end = spoken[keep], ends[keep]
-    count = None
+    count, reach, room, silence = _quiet_reach(
+        t, ks, ka, kb, run_word, run_end, last_word, spans, touched=touched, noisy=noisy
+    )
+    pause = _narration_pause(t, said, onset, last_word, run_word, run_end, kb, spans, noisy=noisy)
+    return BeatAnalysis(
+        index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
+        run_word, run_end, np.asarray(reach, np.float64), room, count,
+        None if last_word is None else float(t[last_word]),
+        bool(kb < n and speech[kb] and not (noisy and bump is not None and bump[kb])), pause, silence_s=silence,
+    )  # fmt: skip
+
+
+def _words(in_span: NDArray[np.int64], ack: bool, t: NDArray[np.float64]) -> tuple[int | None, int | None, int | None]:
+    """Where the guide's words in the span (``in_span``, speech ticks) put an overlapping acknowledgment's end
+    (``ack``: one overlaps the terminal response), the narration's onset and the last word (None: none)."""
+    if not in_span.size:
+        return None, None, None
+    breaks = np.flatnonzero(np.diff(in_span) > 1)
+    run_starts = np.concatenate([[in_span[0]], in_span[breaks + 1]])
+    run_ends = np.concatenate([in_span[breaks], [in_span[-1]]])
+    last_word = int(in_span[-1])
+    if not ack:
+        return None, int(run_starts[0]), last_word
+    # The acknowledgment runs on across dips between words; the first pause ends it.
+    pauses = np.flatnonzero(~word_gaps(run_starts, run_ends, t))
+    last = int(pauses[0]) if pauses.size else run_ends.size - 1
+    onset = int(run_starts[last + 1]) if last + 1 < run_starts.size else None
+    return int(run_ends[last]), onset, last_word
+
+
+def _quiet_reach(
+    t: NDArray[np.float64],
+    ks: int,
+    ka: int,
+    kb: int,
+    run_word: NDArray[np.int64],
+    run_end: NDArray[np.int64],
+    last_word: int | None,
+    spans: tuple[tuple[float, float], ...],
+    *,
+    touched: bool,
+    noisy: bool,
+) -> tuple[NDArray[np.float64] | None, NDArray[np.float64], float, float]:
+    """The quiet the clock counts from its first speech tick ``ks``: ``(count, reach, room, silence)``.
+
+    ``reach``, the most in each quiet run; ``room``, the most after the span's last word before the bound
+    (-inf: none); ``count``, the per-tick counts where a pause or the room's noise touches the beat (``touched``;
+    else None); ``silence``, the guide's own unpaused silence after its last word where the floor hears the room's
+    noise in it (``noisy``; else NaN).
+    """
+    silence = float("nan")
     if not touched:
         reach = t[run_end - 1] - t[run_word]
         room = float(t[kb - 1] - t[last_word]) if last_word is not None and last_word < kb - 1 else float("-inf")
-    else:
-        count = _counts(t, ks, ka, run_word, run_end, spans)
-        reach = np.array([count[w + 1 - ks : e - ks].max() for w, e in zip(run_word, run_end)], np.float64)
-        room = float("-inf")
-        if last_word is not None and last_word < kb - 1:
-            room = float(count[last_word + 1 - ks : kb - ks].max())
-            if noisy:
-                silence = float(unpaused(float(t[last_word]), t[kb - 1 : kb], spans)[0])
+        return None, reach, room, silence
+    count = _counts(t, ks, ka, run_word, run_end, spans)
+    reach = np.array([count[w + 1 - ks : e - ks].max() for w, e in zip(run_word, run_end)], np.float64)
+    room = float("-inf")
+    if last_word is not None and last_word < kb - 1:
+        room = float(count[last_word + 1 - ks : kb - ks].max())
+        if noisy:
+            silence = float(unpaused(float(t[last_word]), t[kb - 1 : kb], spans)[0])
+    return count, reach, room, silence
+
+
+def _narration_pause(
+    t: NDArray[np.float64],
+    said: NDArray[np.int64],
+    onset: int | None,
+    last_word: int | None,
+    run_word: NDArray[np.int64],
+    run_end: NDArray[np.int64],
+    kb: int,
+    spans: tuple[tuple[float, float], ...],
+    *,
+    noisy: bool,
+) -> float:
+    """The longest unpaused quiet between two of the narration's speech runs inside the span (0: none)."""
     pause = 0.0
     if onset is not None and noisy:
         # The narration's pauses are between the guide's words: a bump inside one does not split it.
@@ -440,12 +492,7 @@ def _analyse_span(
                 pause = float((t[e_in] - t[w_in]).max())
             else:
                 pause = max(float(unpaused(float(t[w]), t[e : e + 1], spans)[0]) for w, e in zip(w_in, e_in))
-    return BeatAnalysis(
-        index, terminal_s, bound_s, bound, k0, ka, kb, ks, onset, ack_end, last_word, wait, None,
-        run_word, run_end, np.asarray(reach, np.float64), room, count,
-        None if last_word is None else float(t[last_word]),
-        bool(kb < n and speech[kb] and not (noisy and bump is not None and bump[kb])), pause, silence_s=silence,
-    )  # fmt: skip
+    return pause
 
 
 def _counts(

@@ -29,16 +29,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import SpeechClockWarning
-from .analysis import analyse
+from .analysis import FloorAnalysis, analyse
+from .beat_analysis import BeatAnalysis
 from .causes import UNKNOWN_CAUSE
 from .decide import declare_moved, judge_declared
-from .events import EventLog
+from .events import Event, EventLog
 from .levels import LevelTrace
 from .made import Made
 from .model import EPS_S
 from .outcome import ABORTED, FAILURES, MISSED_ONSET, OK, OUTPACED, PREMATURE, STALLED, UNHEARD
 from .pauses import PauseClock
-from .provider import ProviderIndex, beat_stops
+from .provider import BeatStop, ProviderIndex, beat_stops
 from .replay import ReplayBeat, replay_ticks
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, LEVEL
 
@@ -227,11 +228,11 @@ def beats(
         line; ``float("inf")`` waits forever).
     narration_pause_s : float, optional
         ``P``, the longest pause inside a narration of the recordings judged
-        together at this floor (:func:`narration_pause_s`): an ``end`` the
+        together at this floor (:func:`clock.core.analysis.narration_pause_s`): an ``end`` the
         clock waits past is ``aborted`` within it of the last word, else
         ``outpaced``. Default: this recording's own.
     rule, hangover_s : optional
-        The rule the clock runs (see :func:`replay_ticks`; default: the level clock).
+        The rule the clock runs (see :func:`clock.core.replay.replay_ticks`; default: the level clock).
 
     Returns
     -------
@@ -251,37 +252,78 @@ def beats(
     analysis = analyse(trace, events, floor=floor)
     pause = analysis.narration_pause_s if narration_pause_s is None else float(narration_pause_s)
     t = analysis.t_s
-    n = trace.n_ticks
-    end_s = float(t[-1]) + trace.tick_s if n else 0.0
+    end_s = float(t[-1]) + trace.tick_s if trace.n_ticks else 0.0
     _warn_outside(events, end_s)
-    logged = [e.t_s for e in events.of_kind("clock.quiet")]
-    signals = ProviderIndex(events)
-    pauses = PauseClock.from_events(events)
-    terminals = events.terminals
-    stops = beat_stops(events, analysis)
+    listing = _Listing(
+        analysis, played, events.terminals, quiet_s, onset_timeout_s, pause,
+        [e.t_s for e in events.of_kind("clock.quiet")], ProviderIndex(events), PauseClock.from_events(events),
+        beat_stops(events, analysis),
+    )  # fmt: skip
+    # The beats with speech in the clock's life are made now; every other beat (unheard or silent) when read.
+    kept = {j: listing.beat(j) for j in analysis.active_beats().tolist()}
+    unheard = analysis.unheard if analysis.unheard is not None else np.zeros(0, np.int64)
+    return BeatList(len(events.terminals), kept, listing.beat, unheard)
 
-    def beat(j: int) -> Beat:
-        a, rb, term = analysis.beats[j], played[j], terminals[j]
-        time = lambda k: None if k is None else float(t[k])  # noqa: E731
-        onset, last_word, ack_last = time(a.onset_tick), time(a.last_word_tick), time(a.ack_end_tick)
-        narration_gaps = []
-        if a.spoken and a.onset_tick is not None:  # (a beat without speech has no runs: nothing to visit)
-            for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
-                if w >= a.onset_tick:
-                    narration_gaps.append((float(t[w]), float(t[e])))
-        silence = None if (ack_last is None or onset is None) else onset - ack_last
+
+def _time_at(t: NDArray[np.float64], k: int | None) -> float | None:
+    """The time of tick ``k`` (None for no tick)."""
+    return None if k is None else float(t[k])
+
+
+def _narration_gaps(a: BeatAnalysis, t: NDArray[np.float64]) -> list[tuple[float, float]]:
+    """The narration's gaps inside the span: (last word s, next speech s), from the onset on."""
+    gaps = []
+    if a.spoken and a.onset_tick is not None:  # (a beat without speech has no runs: nothing to visit)
+        for w, e in zip(a.run_word[a.inner].tolist(), a.run_end[a.inner].tolist()):
+            if w >= a.onset_tick:
+                gaps.append((float(t[w]), float(t[e])))
+    return gaps
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """What :func:`beats` makes each :class:`Beat` from: the analysis at the floor, the replay, the log's terminal
+    responses and its logged declarations, the provider's signals, and the setting judged."""
+
+    analysis: FloorAnalysis
+    played: Sequence[ReplayBeat]
+    terminals: Sequence[Event]
+    quiet_s: float
+    onset_timeout_s: float
+    pause_s: float
+    logged: list[float]
+    signals: ProviderIndex
+    pauses: PauseClock
+    stops: tuple[BeatStop, ...]
+
+    def judged(self, a: BeatAnalysis, rb: ReplayBeat, term: Event) -> tuple[str, ReplayBeat]:
+        """The one judge's outcome of the replay's declaration in the beat, and the replayed beat (where the page's
+        bound moved, the clock declares in the silence after the beat's last word)."""
+        t = self.analysis.t_s
         declared = rb.quiet_declared_s
         declared_tick = None if declared is None else int(np.searchsorted(t, declared, "left"))
         outcome = judge_declared(
-            a, declared_tick, onset_timeout_s=onset_timeout_s, narration_pause_s=pause, quiet_s=quiet_s
+            a, declared_tick, onset_timeout_s=self.onset_timeout_s, narration_pause_s=self.pause_s, quiet_s=self.quiet_s
         )
-        # (the flags say the one judge's outcome: no second verdict)
-        premature, stalled, missed = outcome == PREMATURE, outcome == STALLED, outcome == MISSED_ONSET
         if outcome == OK and a.room_s == float("inf") and (declared_tick is None or declared_tick >= a.bound_tick):
             # The page's bound moved: the clock declares in the silence after the beat's last word.
-            k = declare_moved(a, t, quiet_s - EPS_S)
-            rb = replace(rb, last_word_s=last_word, quiet_declared_s=float(t[k]),
+            k = declare_moved(a, t, self.quiet_s - EPS_S)
+            rb = replace(rb, last_word_s=_time_at(t, a.last_word_tick), quiet_declared_s=float(t[k]),
                          prompt_allowed_s=float(t[k]) + (term.linger_s or 0.0))  # fmt: skip
+        return outcome, rb
+
+    def beat(self, j: int) -> Beat:
+        """Beat ``j``, analysed, replayed and judged."""
+        a, term, t = self.analysis.beats[j], self.terminals[j], self.analysis.t_s
+        outcome, rb = self.judged(a, self.played[j], term)
+        onset, last_word, ack_last = (
+            _time_at(t, a.onset_tick),
+            _time_at(t, a.last_word_tick),
+            _time_at(t, a.ack_end_tick),
+        )
+        gaps = _narration_gaps(a, t)
+        silence = None if (ack_last is None or onset is None) else onset - ack_last
+        ended_by_page, stop, pauses = a.ended_by_page, self.stops[j], self.pauses
         return Beat(
             index=a.index,
             terminal_s=a.terminal_s,
@@ -292,39 +334,35 @@ def beats(
             ack_last_word_s=ack_last,
             ack_silence_s=silence,
             last_word_s=last_word,
-            gaps_s=tuple(b - w for w, b in narration_gaps),
-            gap_at_s=tuple(w for w, _ in narration_gaps),
-            quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in narration_gaps),
-            premature_risk=bool(silence is not None and silence >= quiet_s - EPS_S),
+            gaps_s=tuple(b - w for w, b in gaps),
+            gap_at_s=tuple(w for w, _ in gaps),
+            quiet_gaps_s=tuple(pauses.unpaused(w, b) for w, b in gaps),
+            premature_risk=bool(silence is not None and silence >= self.quiet_s - EPS_S),
             replay=rb,
-            premature=premature,
-            logged_quiet_s=_first_in(logged, term.t_s, a.bound_s),
+            # (the flags say the one judge's outcome: no second verdict)
+            premature=outcome == PREMATURE,
+            logged_quiet_s=_first_in(self.logged, term.t_s, a.bound_s),
             linger_s=term.linger_s,
             bound=a.bound,
-            stalled=stalled,
-            missed_onset=missed,
+            stalled=outcome == STALLED,
+            missed_onset=outcome == MISSED_ONSET,
             outcome=outcome,
-            narration_pause_s=pause if a.ended_by_page else None,
-            speech_at_end=a.speech_at_bound if a.ended_by_page else False,
+            narration_pause_s=self.pause_s if ended_by_page else None,
+            speech_at_end=a.speech_at_bound if ended_by_page else False,
             cause=a.cause,
             past_bound=a.past_bound,
             after_early_end=a.after_early_end,
-            rule_stopped_s=stops[j].t_s,
-            rule_stopped_line=stops[j].line,
-            rule_stopped_assumed=stops[j].assumed,
-            rule_stopped_risk=stops[j].risk,
+            rule_stopped_s=stop.t_s,
+            rule_stopped_line=stop.line,
+            rule_stopped_assumed=stop.assumed,
+            rule_stopped_risk=stop.risk,
             dead_air_s=(
                 pauses.unpaused(rb.last_word_s, rb.quiet_declared_s)
                 if outcome == OK and rb.quiet_declared_s is not None and rb.last_word_s is not None
                 else None
             ),
-            **signals.of(term, a.bound_s, rb),
+            **self.signals.of(term, a.bound_s, rb),
         )
-
-    # The beats with speech in the clock's life are made now; every other beat (unheard or silent) when read.
-    kept = {j: beat(j) for j in analysis.active_beats().tolist()}
-    unheard = analysis.unheard if analysis.unheard is not None else np.zeros(0, np.int64)
-    return BeatList(len(terminals), kept, beat, unheard)
 
 
 def heard(found: Sequence[Beat]) -> list[Beat]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -159,8 +160,9 @@ def _floor_edges(count: NDArray[np.int64], base: NDArray[np.int64], n: int) -> N
 def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[float]) -> FloorTable:
     """Every beat of a recording at every floor at once (see :class:`FloorTable`).
 
-    What :func:`analyse` finds at one floor, for many: one pass over the ticks for all floors, then one
-    search per beat and floor, with no loop over floors (a beat a pause touches is analysed floor by floor).
+    What :func:`clock.core.analysis.analyse` finds at one floor, for many: one pass over the ticks for all floors,
+    then one search per beat and floor, with no loop over floors (a beat a pause touches is analysed floor by
+    floor).
 
     Parameters
     ----------
@@ -180,43 +182,119 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     order = np.argsort(given, kind="stable")
     fs = given[order]
     t, level = trace.t_s, trace.level
-    n, n_f = t.size, fs.size
     base = log_base(trace, events, t)
     bump, sound = log_guide(trace, events)
-    k0_all, ka_all, bound0_all, code0_all = base["k0"], base["ka"], base["bound_s"], base["code"]
-    spoke_all = spoke_in(sound, k0_all, np.maximum(base["kb"], k0_all))  # (by the log: who may be kept)
+    spoke_all = spoke_in(sound, base["k0"], np.maximum(base["kb"], base["k0"]))  # (by the log: who may be kept)
     # How many floors lie under each tick's level: tick k is speech at floor j (sorted) when r[k] > j.
-    r = np.searchsorted(fs, level, side="left").astype(np.int64) if n_f else np.zeros(n, np.int64)
+    r = np.searchsorted(fs, level, side="left").astype(np.int64) if fs.size else np.zeros(t.size, np.int64)
     said = np.flatnonzero(r > 0)
     # (and a beat the guide spoke in that no floor here hears: a missed onset at every floor)
+    k0_all, ka_all = base["k0"], base["ka"]
     kept = np.flatnonzero(
         (np.searchsorted(said, k0_all) < np.searchsorted(said, ka_all)) | (spoke_all & (ka_all > k0_all))
     )
-    b_n = kept.size
-    k0, ka, term_s = k0_all[kept], ka_all[kept], base["term_t"][kept]
-    cause0, stop0, declared0 = base["cause"][kept], base["stop"][kept], base["declared"][kept]
-    own0, linger0 = base["own_stop"][kept], base["linger"][kept]
-    bound_s = np.broadcast_to(bound0_all[kept], (n_f, b_n)).copy()
-    code = np.broadcast_to(code0_all[kept], (n_f, b_n)).copy()
-    # Every floor's runs of speech, [s, e], ordered by floor then tick (keys j * n + tick).
+    run_start, run_end = _run_edges(r, t.size)
+    if not run_start.size:
+        return _heard_nowhere(given, t, base, kept, spoke_all)
+    runs = _floor_runs(t, r, fs.size, run_start, run_end)
+    grid = _summaries(runs, base, kept, sound)
+    alone = _page_bounds(runs, base, kept, grid)
+    alone |= _touched(t, base, kept)[None, :]
+    if bump is not None and kept.size and t.size:
+        # A floor that hears the room's noise in a beat's life tells its words from the bumps: analysed on its own.
+        k0, ka = k0_all[kept], ka_all[kept]
+        loudest = _segment_max(np.append(np.where(bump, level, 0.0), 0.0), k0, np.maximum(ka, k0), 0.0)
+        alone |= grid.spoken & (fs[:, None] < loudest[None, :])
+    paused = _analyse_alone(runs, base, kept, grid, alone, order, bump)
+    back = np.argsort(order, kind="stable")  # to the floors' given order
+    g = grid
+    return FloorTable(
+        given, t, kept.astype(np.int64), k0_all[kept], g.spoken[back], g.wait[back], g.need[back], g.room[back],
+        g.pause[back], g.lw[back], g.kb[back], g.cause[back].astype(np.int8), g.code[back].astype(np.int8),
+        g.at_bound[back], g.after_word[back], paused, g.silence[back] if np.isfinite(g.silence).any() else None,
+        g.guide_spoke[back],
+    )  # fmt: skip
+
+
+def _heard_nowhere(
+    given: NDArray[np.float64],
+    t: NDArray[np.float64],
+    base: dict[str, Any],
+    kept: NDArray[np.int64],
+    spoke_all: NDArray[np.bool_],
+) -> FloorTable:
+    """The table where no floor hears a tick: every kept beat is one the guide spoke in that none hears (a missed
+    onset)."""
+    n_f, b_n = given.size, kept.size
+    nan, no_tick, never = (
+        np.full((n_f, b_n), np.nan),
+        np.full((n_f, b_n), -1, np.int64),
+        np.full((n_f, b_n), -np.inf),
+    )
+    code = np.broadcast_to(base["code"][kept], (n_f, b_n)).copy()
+    return FloorTable(
+        given, t, kept.astype(np.int64), base["k0"][kept], np.zeros((n_f, b_n), bool), nan, never, never.copy(),
+        np.zeros((n_f, b_n)), no_tick, np.broadcast_to(base["kb"][kept], (n_f, b_n)).copy(),
+        np.broadcast_to(base["cause"][kept], (n_f, b_n)).astype(np.int8), code.astype(np.int8),
+        np.zeros((n_f, b_n), bool), nan.copy(), {}, None, np.broadcast_to(spoke_all[kept], (n_f, b_n)).copy(),
+    )  # fmt: skip
+
+
+def _run_edges(r: NDArray[np.int64], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every floor's runs of speech: their first and last ticks, as keys ``j * n + tick`` ordered by floor then
+    tick (``r[k]``: the floors under tick ``k``'s level)."""
     r_before = np.concatenate([[0], r[:-1]]).astype(np.int64)
     r_after = np.concatenate([r[1:], [0]]).astype(np.int64)
-    run_start = _floor_edges(np.maximum(r - r_before, 0), r_before, n)
-    run_end = _floor_edges(np.maximum(r - r_after, 0), r_after, n)
-    n_runs = run_start.size
-    if not n_runs:
-        # No floor hears a tick: every kept beat is one the guide spoke in that none hears (a missed onset).
-        nan, no_tick, never = (
-            np.full((n_f, b_n), np.nan),
-            np.full((n_f, b_n), -1, np.int64),
-            np.full((n_f, b_n), -np.inf),
-        )
-        return FloorTable(
-            given, t, kept.astype(np.int64), k0, np.zeros((n_f, b_n), bool), nan, never, never.copy(),
-            np.zeros((n_f, b_n)), no_tick, np.broadcast_to(base["kb"][kept], (n_f, b_n)).copy(),
-            np.broadcast_to(cause0, (n_f, b_n)).astype(np.int8), code.astype(np.int8), np.zeros((n_f, b_n), bool),
-            nan.copy(), {}, None, np.broadcast_to(spoke_all[kept], (n_f, b_n)).copy(),
-        )  # fmt: skip
+    return _floor_edges(np.maximum(r - r_before, 0), r_before, n), _floor_edges(np.maximum(r - r_after, 0), r_after, n)
+
+
+@dataclass(frozen=True, slots=True)
+class _FloorRuns:
+    """Every floor's runs of speech ``[s, e]`` (ticks), ordered by floor then tick (``start`` and ``end``: keys
+    ``j * n + tick``), with the quiet after each run to the next at the same floor (``reach``: to the tick before
+    the next word; ``gap``: to the next word; -inf after a floor's last run), and the runs joined across dips
+    between words (``join``, ``chain``: :func:`clock.core.spans.chains`)."""
+
+    t: NDArray[np.float64]
+    r: NDArray[np.int64]
+    n_f: int
+    start: NDArray[np.int64]
+    end: NDArray[np.int64]
+    s: NDArray[np.int64]
+    e: NDArray[np.int64]
+    reach: NDArray[np.float64]
+    gap: NDArray[np.float64]
+    jn: NDArray[np.int64]
+    follows: NDArray[np.bool_]
+    join: NDArray[np.bool_]
+    chain: NDArray[np.int64]
+
+    @property
+    def n_runs(self) -> int:
+        """How many runs all floors hold."""
+        return int(self.start.size)
+
+    @property
+    def last_run(self) -> int:
+        """The index of the last run (0 where there is none)."""
+        return max(self.n_runs - 1, 0)
+
+    def speech_at(self, k: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Whether tick ``k`` is speech, at each floor."""
+        n = self.t.size
+        return (k >= 0) & (k < n) & (self.r[np.clip(k, 0, max(n - 1, 0))] > np.arange(self.n_f)[:, None])
+
+    def last_before(self, k: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The last run at each floor that starts before tick ``k`` (-1: none)."""
+        found = np.searchsorted(self.start, self.jn + k, side="left") - 1
+        return np.where((found >= 0) & (self.start[np.maximum(found, 0)] >= self.jn), found, -1)
+
+
+def _floor_runs(
+    t: NDArray[np.float64], r: NDArray[np.int64], n_f: int, run_start: NDArray[np.int64], run_end: NDArray[np.int64]
+) -> _FloorRuns:
+    """Every floor's runs of speech (:func:`_run_edges`), with the quiets between them and their chains."""
+    n = t.size
     s, e = run_start % n if n else run_start, run_end % n if n else run_end
     # The quiet after run i, to run i + 1 at the same floor: its reach (to the tick before the next word) and gap.
     same = (run_start[1:] // max(n, 1)) == (run_start[:-1] // max(n, 1))
@@ -224,108 +302,167 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     reach = np.append(np.where(same, t[np.maximum(nxt - 1, 0)] - t[e[:-1]], -np.inf), -np.inf)
     gap = np.append(np.where(same, t[nxt] - t[e[:-1]], -np.inf), -np.inf)
     jn = (np.arange(n_f, dtype=np.int64) * n)[:, None]
-    last_run = max(n_runs - 1, 0)
     # Runs joined across dips between words, at each floor (an acknowledgment's words: see span_bounds, analyse).
     follows = np.append(same, False)  # run i + 1 is at the same floor
     join, chain = chains(s, e, t, follows)
+    return _FloorRuns(t, r, n_f, run_start, run_end, s, e, reach, gap, jn, follows, join, chain)
 
-    def speech_at(k: NDArray[np.int64]) -> NDArray[np.bool_]:
-        return (k >= 0) & (k < n) & (r[np.clip(k, 0, max(n - 1, 0))] > np.arange(n_f)[:, None])
 
-    def last_before(k: NDArray[np.int64]) -> NDArray[np.int64]:
-        """The last run at each floor that starts before tick ``k`` (-1: none)."""
-        found = np.searchsorted(run_start, jn + k, side="left") - 1
-        return np.where((found >= 0) & (run_start[np.maximum(found, 0)] >= jn), found, -1)
+@dataclass(slots=True)
+class _Grid:
+    """Each kept beat's summary at every sorted floor, arrays of shape ``(n_floors, n_kept)``: what
+    :class:`FloorTable` gives, with each span's bound (``bound_s``) and the run holding its last word (``ib``)."""
 
-    # The first run that reaches k0 (holding the clock's first speech tick, if it starts before ka).
-    ia = np.minimum(np.searchsorted(run_end, jn + k0, side="left"), last_run)
-    lives = (n_runs > 0) & (np.searchsorted(run_end, jn + k0, side="left") < n_runs) & (run_start[ia] < jn + ka)
-    start = np.where(lives, np.maximum(s[ia], k0), -1)
-    # An acknowledgment of the next beat bounds this one where it began (see span_bounds).
-    kraw = np.searchsorted(t, bound0_all[kept], side="left")
-    terminal = (code0_all[kept] == BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
-    before_next = last_before(kraw)
-    first = s[chain[np.maximum(before_next, 0)]]
-    ack_bound = terminal & in_progress_at(t, s, e, follows, before_next, kraw) & (t[first] > term_s)
+    spoken: NDArray[np.bool_]
+    wait: NDArray[np.float64]
+    need: NDArray[np.float64]
+    room: NDArray[np.float64]
+    pause: NDArray[np.float64]
+    lw: NDArray[np.int64]
+    kb: NDArray[np.int64]
+    cause: NDArray[np.int8]
+    code: NDArray[np.int64]
+    at_bound: NDArray[np.bool_]
+    after_word: NDArray[np.float64]
+    bound_s: NDArray[np.float64]
+    ib: NDArray[np.int64]
+    guide_spoke: NDArray[np.bool_]
+    silence: NDArray[np.float64]
+
+    def put(self, j: int, i: int, a: BeatAnalysis) -> None:
+        """Kept beat ``i`` at floor ``j`` as analysed on its own (a spoken one)."""
+        self.wait[j, i] = np.nan if a.wait_s is None else a.wait_s
+        self.need[j, i], self.room[j, i], self.pause[j, i], self.silence[j, i] = (
+            a.need_s, a.room_s, a.pause_s, a.silence_s,
+        )  # fmt: skip
+        self.lw[j, i], self.kb[j, i] = a.last_word_tick, a.bound_tick  # type: ignore[assignment]
+        self.at_bound[j, i] = a.speech_at_bound
+        self.after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
+        self.cause[j, i], self.code[j, i] = CAUSE_NAMES.index(a.cause), BOUND_KINDS.index(a.bound)
+
+
+def _ack_bounds(
+    runs: _FloorRuns, base: dict[str, Any], kept: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Each kept beat's bound at every floor: ``(bound_s, kind code, bound tick)``. An acknowledgment of the next
+    beat bounds it where it began (see :func:`clock.core.spans.span_bounds`)."""
+    t, n, shape = runs.t, runs.t.size, (runs.n_f, kept.size)
+    bound0, code0 = base["bound_s"][kept], base["code"][kept]
+    bound_s = np.broadcast_to(bound0, shape).copy()
+    code = np.broadcast_to(code0, shape).copy()
+    kraw = np.searchsorted(t, bound0, side="left")
+    terminal = (code0 == BOUND_KINDS.index("terminal")) & (kraw > 0) & (kraw < n)
+    before_next = runs.last_before(kraw)
+    first = runs.s[runs.chain[np.maximum(before_next, 0)]]
+    moved = in_progress_at(t, runs.s, runs.e, runs.follows, before_next, kraw) & (t[first] > base["term_t"][kept])
+    ack_bound = terminal & moved
     bound_s = np.where(ack_bound, t[first], bound_s)
     code = np.where(ack_bound, BOUND_KINDS.index("acknowledgment"), code)
-    kb = bound_ticks(t, bound_s, code, k0, ka)
+    return bound_s, code, bound_ticks(t, bound_s, code, base["k0"][kept], base["ka"][kept])
+
+
+def _summaries(runs: _FloorRuns, base: dict[str, Any], kept: NDArray[np.int64], sound: NDArray[np.int32]) -> _Grid:
+    """Each kept beat at every floor from searches in the runs: where the clock starts, the last word, the longest
+    quiet inside the span, the narration's longest pause, the room after the last word, the wait for speech."""
+    t, jn, s, e = runs.t, runs.jn, runs.s, runs.e
+    k0, ka, term_s = base["k0"][kept], base["ka"][kept], base["term_t"][kept]
+    # The first run that reaches k0 (holding the clock's first speech tick, if it starts before ka).
+    reaching = np.searchsorted(runs.end, jn + k0, side="left")
+    ia = np.minimum(reaching, runs.last_run)
+    lives = (runs.n_runs > 0) & (reaching < runs.n_runs) & (runs.start[ia] < jn + ka)
+    start = np.where(lives, np.maximum(s[ia], k0), -1)
+    bound_s, code, kb = _ack_bounds(runs, base, kept)
     guide_spoke = spoke_in(sound, k0, np.maximum(kb, k0))  # (each floor's spans: acknowledgments bound them)
     spoken = lives & (start < kb)
-    ib = np.maximum(np.searchsorted(run_start, jn + kb, side="left") - 1, 0)
+    ib = np.maximum(np.searchsorted(runs.start, jn + kb, side="left") - 1, 0)
     lw = np.where(spoken, np.minimum(e[ib], kb - 1), -1)
     # The quiets inside the span (runs ia .. ib - 1 end before the last word), and a narration's pauses: those
     # past an acknowledgment that overlaps the terminal response, if one does. The acknowledgment runs on across
     # dips between words, to the first pause at or after its first run (``g``); the narration's pauses follow it.
     ia, ib = np.where(spoken, ia, 0), np.where(spoken, ib, 0)
-    need = _segment_max(reach, ia, ib, -np.inf)
-    ack = in_progress_at(t, s, e, follows, last_before(k0), k0)
-    pauses = np.flatnonzero(~join)  # (each floor's last run is never joined, so one is found at or after ia)
+    need = _segment_max(runs.reach, ia, ib, -np.inf)
+    ack = in_progress_at(t, s, e, runs.follows, runs.last_before(k0), k0)
+    pauses = np.flatnonzero(~runs.join)  # (each floor's last run is never joined, so one is found at or after ia)
     g = pauses[np.searchsorted(pauses, ia)]
-    pause = _segment_max(gap, np.where(ack, g + 1, ia), ib, 0.0)
+    pause = _segment_max(runs.gap, np.where(ack, g + 1, ia), ib, 0.0)
     lw_c = np.maximum(lw, 0)
     room = np.where(spoken & (lw < kb - 1), t[np.maximum(kb - 1, 0)] - t[lw_c], -np.inf)
     wait = np.where(spoken & (start > k0), t[np.maximum(start - 1, 0)] - term_s, np.nan)
-    at_bound = speech_at(kb)
-    after_word = np.where(spoken, bound_s - t[lw_c], np.nan)
-    spans = base["spans"]
-    cause = np.broadcast_to(cause0, (n_f, b_n)).copy()
-    page = spoken & (cause == CAUSE_NAMES.index(PAGE))
-    # A bound the page caused moves with the replayed declaration (see _moved): the silence after the last word
-    # continues, unless the guide spoke on past it (the next run at this floor follows the last word within the
-    # beat's longest pause, at least a dip), whose beat is analysed on its own, as one a pause touches is.
-    nx = np.minimum(ib + 1, last_run)
-    follows_on = (ib + 1 < n_runs) & (run_start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
-    gap_on = t[np.minimum(s[nx], max(n - 1, 0))] - t[lw_c]
-    on_time = np.abs(bound_s - (declared0 + linger0)) <= PROMPT_ON_TIME_S  # (NaN where not declared: False)
-    soon = on_time & (t[np.minimum(s[nx], max(n - 1, 0))] < bound_s + RESPONSE_MIN_S)
+    cause = np.broadcast_to(base["cause"][kept], (runs.n_f, kept.size)).copy()
+    return _Grid(
+        spoken, wait, need, room, pause, lw, kb, cause, code, runs.speech_at(kb),
+        np.where(spoken, bound_s - t[lw_c], np.nan), bound_s, ib, guide_spoke, np.full(spoken.shape, np.nan),
+    )  # fmt: skip
+
+
+def _page_bounds(runs: _FloorRuns, base: dict[str, Any], kept: NDArray[np.int64], grid: _Grid) -> NDArray[np.bool_]:
+    """A bound the page caused moves with the replayed declaration (see :mod:`clock.core.beat_analysis`): the
+    silence after the last word continues (the grid's room becomes inf), unless the guide spoke on past it (the
+    next run at this floor follows the last word within the beat's longest pause, at least a dip), or the floor
+    hears sound at the page's declaration on into the bound. Returns where a beat must be analysed on its own."""
+    t, n, jn, s, e, ib, kb = runs.t, runs.t.size, runs.jn, runs.s, runs.e, grid.ib, grid.kb
+    k0, ka = base["k0"][kept], base["ka"][kept]
+    declared0, own0, linger0 = base["declared"][kept], base["own_stop"][kept], base["linger"][kept]
+    page = grid.spoken & (grid.cause == CAUSE_NAMES.index(PAGE))
+    nx = np.minimum(ib + 1, runs.last_run)
+    follows_on = (ib + 1 < runs.n_runs) & (runs.start[nx] < jn + n) & (s[nx] < ka) & (s[nx] >= kb)
+    next_s = t[np.minimum(s[nx], max(n - 1, 0))]
+    gap_on = next_s - t[np.maximum(grid.lw, 0)]
+    on_time = np.abs(grid.bound_s - (declared0 + linger0)) <= PROMPT_ON_TIME_S  # (NaN where not declared: False)
+    soon = on_time & (next_s < grid.bound_s + RESPONSE_MIN_S)
     # (where the provider said when the beat's own audio drained, speech that begins before it is the beat's)
-    soon |= t[np.minimum(s[nx], max(n - 1, 0))] < np.nan_to_num(own0, nan=-np.inf)
-    on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(pause, MIN_GAP_S) + EPS_S) | soon)))
-    on |= page & (stop0 == 0)  # (the recording's end bounds it: see _moved)
+    soon |= next_s < np.nan_to_num(own0, nan=-np.inf)
+    on = page & ((e[ib] >= kb) | (follows_on & ((gap_on <= np.maximum(grid.pause, MIN_GAP_S) + EPS_S) | soon)))
+    on |= page & (base["stop"][kept] == 0)  # (the recording's end bounds it: see beat_analysis._moved)
     # A floor that hears sound at the page's declaration, on into the bound, stalls whatever the bound (see
     # analyse_beat): analysed on its own.
     kd = np.searchsorted(t, np.nan_to_num(declared0, nan=np.inf), side="left")
-    at_kd = (kd < n) & (r[np.minimum(kd, max(n - 1, 0))] > np.arange(n_f)[:, None])
-    on |= spoken & at_kd & (kd >= k0) & (kd < kb) & (e[ib] >= kb - 1)
-    room = np.where(page & ~on, np.inf, room)
-    paused: dict[tuple[int, int], BeatAnalysis] = {}
-    touched = np.zeros(b_n, bool)
-    if spans:
-        # A beat a pause touches counts only unpaused time: analysed floor by floor.
+    at_kd = (kd < n) & (runs.r[np.minimum(kd, max(n - 1, 0))] > np.arange(runs.n_f)[:, None])
+    on |= grid.spoken & at_kd & (kd >= k0) & (kd < kb) & (e[ib] >= kb - 1)
+    grid.room = np.where(page & ~on, np.inf, grid.room)
+    return np.asarray(on, bool)
+
+
+def _touched(t: NDArray[np.float64], base: dict[str, Any], kept: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """The kept beats a pause touches: they count only unpaused time, so each is analysed floor by floor."""
+    touched = np.zeros(kept.size, bool)
+    if base["spans"]:
+        k0, ka, term_s = base["k0"][kept], base["ka"][kept], base["term_t"][kept]
         last_t = np.where(ka > k0, t[np.maximum(ka - 1, 0)], term_s)
-        for lo_p, hi_p in spans:
+        for lo_p, hi_p in base["spans"]:
             touched |= (lo_p <= last_t) & (hi_p > term_s)
-    if bump is not None and b_n and n:
-        # A floor that hears the room's noise in a beat's life tells its words from the bumps: analysed on its own.
-        loudest = _segment_max(np.append(np.where(bump, level, 0.0), 0.0), k0, np.maximum(ka, k0), 0.0)
-        on |= spoken & (fs[:, None] < loudest[None, :])
-    silence = np.full((n_f, b_n), np.nan)
-    for j in range(n_f):
-        alone = np.flatnonzero(touched | on[j])
-        if not alone.size:
+    return touched
+
+
+def _analyse_alone(
+    runs: _FloorRuns,
+    base: dict[str, Any],
+    kept: NDArray[np.int64],
+    grid: _Grid,
+    alone: NDArray[np.bool_],
+    order: NDArray[np.int64],
+    bump: NDArray[np.bool_] | None,
+) -> dict[tuple[int, int], BeatAnalysis]:
+    """Analyse each beat marked ``alone`` at its floor on its own (:func:`clock.core.beat_analysis.analyse_beat`),
+    into the grid; returns the spoken ones by ``(floor index as given, kept index)`` (:attr:`FloorTable.paused`)."""
+    t, spans = runs.t, base["spans"]
+    paused: dict[tuple[int, int], BeatAnalysis] = {}
+    for j in range(runs.n_f):
+        here = np.flatnonzero(alone[j])
+        if not here.size:
             continue
-        speech = r > j
+        speech = runs.r > j
         idx = np.flatnonzero(speech)
-        for i in alone.tolist():
+        for i in here.tolist():
+            b = int(kept[i])
             a = analyse_beat(
-                int(kept[i]), float(term_s[i]), float(bound_s[j, i]), BOUND_KINDS[code[j, i]], int(k0[i]),
-                int(ka[i]), t, speech, idx, spans, CAUSE_NAMES[int(cause0[i])], int(stop0[i]), float(declared0[i]),
-                float(own0[i]), float(linger0[i]), bump,
+                b, float(base["term_t"][b]), float(grid.bound_s[j, i]), BOUND_KINDS[grid.code[j, i]],
+                int(base["k0"][b]), int(base["ka"][b]), t, speech, idx, spans, CAUSE_NAMES[int(base["cause"][b])],
+                int(base["stop"][b]), float(base["declared"][b]), float(base["own_stop"][b]),
+                float(base["linger"][b]), bump,
             )  # fmt: skip
-            spoken[j, i] = a.spoken
-            if not a.spoken:
-                continue
-            paused[int(order[j]), i] = a  # by the floor's place as given
-            wait[j, i] = np.nan if a.wait_s is None else a.wait_s
-            need[j, i], room[j, i], pause[j, i], silence[j, i] = a.need_s, a.room_s, a.pause_s, a.silence_s
-            lw[j, i], kb[j, i] = a.last_word_tick, a.bound_tick
-            at_bound[j, i] = a.speech_at_bound
-            after_word[j, i] = a.bound_s - a.last_word_s  # type: ignore[operator]
-            cause[j, i], code[j, i] = CAUSE_NAMES.index(a.cause), BOUND_KINDS.index(a.bound)
-    back = np.argsort(order, kind="stable")  # to the floors' given order
-    return FloorTable(
-        given, t, kept.astype(np.int64), k0, spoken[back], wait[back], need[back], room[back], pause[back], lw[back],
-        kb[back], cause[back].astype(np.int8), code[back].astype(np.int8), at_bound[back], after_word[back], paused,
-        silence[back] if np.isfinite(silence).any() else None, guide_spoke[back],
-    )  # fmt: skip
+            grid.spoken[j, i] = a.spoken
+            if a.spoken:
+                paused[int(order[j]), i] = a  # by the floor's place as given
+                grid.put(j, i, a)
+    return paused

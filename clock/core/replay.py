@@ -225,6 +225,97 @@ class _Closed:
         return Made(len(self.flags), self.kept, self.never_heard)
 
 
+class _Clock:
+    """The replayed clock between ticks: the beat it has open, its pauses, the beats it closed, and its state at
+    every tick so far."""
+
+    def __init__(
+        self, events: EventLog, n_ticks: int, *, quiet_s: float, onset_timeout_s: float, rule: str, hangover_s: float
+    ) -> None:
+        self.quiet_s, self.onset_timeout_s, self.rule, self.hangover_s = quiet_s, onset_timeout_s, rule, hangover_s
+        self.stop_kind = events.stop_kind
+        self.moved = page_ends(events)  # (the page's own ends move with the replayed declaration: they abort nothing)
+        self.pauses = PauseClock()
+        self.done = _Closed(events.terminals)
+        self.states = np.zeros(n_ticks, np.int8)
+        self.quiet_count = np.zeros(n_ticks, np.float64)
+        self.cur: _Open | None = None
+
+    def apply(self, e: Event, i: int) -> None:
+        """Apply the log's ``i``-th event ``e`` (before the first tick at or after its time)."""
+        cur = self.cur
+        if e.kind == "terminal":
+            if cur is not None:
+                self.done.add(cur, aborted=True)
+            self.cur = _Open(e.t_s, e.linger_s, response_id=e.response_id)
+        elif e.kind == "prompt" and cur is not None and self.stop_kind != PAGE_STOP:
+            cur.bounded = True
+        elif e.kind == "pause":
+            self.pauses.pause(e.t_s)
+        elif e.kind == "resume":
+            self.pauses.resume(e.t_s)
+        elif e.kind == "end" and cur is not None and i not in self.moved:
+            self.done.add(cur, aborted=True)
+            self.cur = None
+        elif e.kind == self.stop_kind and cur is not None and cur.stopped_s is None and not cur.bounded:
+            if own_stop(cur.response_id, e):
+                cur.stopped_s = e.t_s
+
+    def tick(self, k: int, now: float, spoken: bool) -> None:
+        """Decide tick ``k`` (at ``now``; ``spoken``: the level is above the floor) in the open beat."""
+        cur = self.cur
+        assert cur is not None
+        # The event alone ends the beat at any unpaused tick from its first word on, speech or not.
+        alone = self.rule == STOPPED and cur.stopped_s is not None and not self.pauses.paused
+        if cur.start_s is None:
+            self._wait(k, now, spoken, alone)
+            return
+        self.states[k] = SPEAKING
+        if spoken:
+            cur.last_word_s = now
+            if alone:
+                self._declare(k, now)
+            return
+        assert cur.last_word_s is not None
+        count = self.quiet_count[k] = self.pauses.unpaused(cur.last_word_s, now)
+        told = cur.stopped_s is not None
+        if not self.pauses.paused and _quiet_ends(self.rule, told, count, self.quiet_s, self.hangover_s):
+            self._declare(k, now)
+
+    def _wait(self, k: int, now: float, spoken: bool, alone: bool) -> None:
+        """A tick of a beat still waiting for speech: it starts speaking, gives up at the onset timeout, or waits."""
+        cur = self.cur
+        assert cur is not None
+        self.states[k] = WAITING
+        if spoken:
+            cur.start_s = cur.last_word_s = now
+            self.states[k] = SPEAKING
+            if alone:
+                self._declare(k, now)
+        elif self.pauses.unpaused(cur.terminal_s, now) >= self.onset_timeout_s - EPS_S:
+            self.done.add(cur, no_onset=True)
+            self.cur = None
+
+    def _declare(self, k: int, now: float) -> None:
+        """The clock declares the open beat over at tick ``k``."""
+        assert self.cur is not None
+        self.states[k] = DONE
+        self.done.add(self.cur, declared=now)
+        self.cur = None
+
+    def finish(self, unapplied: Sequence[Event]) -> Replay:
+        """The replay, once the ticks ran out: the beat still open closes, and terminal responses after the last
+        tick (``unapplied``) never reach the clock."""
+        if self.cur is not None:
+            self.done.add(self.cur)
+        for e in unapplied:
+            if e.kind == "terminal":
+                self.done.add(_Open(e.t_s, None), no_onset=True)
+        self.states.flags.writeable = False
+        self.quiet_count.flags.writeable = False
+        return Replay(self.done.beats(), self.states, self.quiet_count)
+
+
 #: Ticks the replay reads as Python values at a time.
 _TICKS_READ = 4096
 
@@ -267,81 +358,22 @@ def replay_ticks(
     check_times(quiet_s, onset_timeout_s)
     check_rule(rule, hangover_s)
     hangover = quiet_s if hangover_s is None else hangover_s
+    clock = _Clock(
+        events, trace.n_ticks, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s, rule=rule, hangover_s=hangover
+    )
     t_s, above = trace.t_s, trace.level > floor
     queue = events.events
-    stop_kind = events.stop_kind
-    moved = page_ends(events)  # (the page's own ends move with the replayed declaration: they abort nothing)
-    pauses = PauseClock()
-    done = _Closed(events.terminals)
-    states = np.zeros(trace.n_ticks, np.int8)
-    quiet_count = np.zeros(trace.n_ticks, np.float64)
-    cur: _Open | None = None
     ei, n_events = 0, len(queue)
     for k in range(trace.n_ticks):
         if k % _TICKS_READ == 0:  # the ticks as Python values, a block at a time (a long trace stays arrays)
             t, speech = t_s[k : k + _TICKS_READ].tolist(), above[k : k + _TICKS_READ].tolist()
         now = t[k % _TICKS_READ]
         while ei < n_events and queue[ei].t_s <= now:
-            e = queue[ei]
+            clock.apply(queue[ei], ei)
             ei += 1
-            if e.kind == "terminal":
-                if cur is not None:
-                    done.add(cur, aborted=True)
-                cur = _Open(e.t_s, e.linger_s, response_id=e.response_id)
-            elif e.kind == "prompt" and cur is not None and stop_kind != PAGE_STOP:
-                cur.bounded = True
-            elif e.kind == "pause":
-                pauses.pause(e.t_s)
-            elif e.kind == "resume":
-                pauses.resume(e.t_s)
-            elif e.kind == "end" and cur is not None and ei - 1 not in moved:
-                done.add(cur, aborted=True)
-                cur = None
-            elif e.kind == stop_kind and cur is not None and cur.stopped_s is None and not cur.bounded:
-                if own_stop(cur.response_id, e):
-                    cur.stopped_s = e.t_s
-        if cur is None:
-            continue
-        spoken = speech[k % _TICKS_READ]
-        # The event alone ends the beat at any unpaused tick from its first word on, speech or not.
-        alone = rule == STOPPED and cur.stopped_s is not None and not pauses.paused
-        if cur.start_s is None:
-            states[k] = WAITING
-            if spoken:
-                cur.start_s = cur.last_word_s = now
-                states[k] = SPEAKING
-                if alone:
-                    states[k] = DONE
-                    done.add(cur, declared=now)
-                    cur = None
-            elif pauses.unpaused(cur.terminal_s, now) >= onset_timeout_s - EPS_S:
-                done.add(cur, no_onset=True)
-                cur = None
-            continue
-        states[k] = SPEAKING
-        if spoken:
-            cur.last_word_s = now
-            if alone:
-                states[k] = DONE
-                done.add(cur, declared=now)
-                cur = None
-            continue
-        assert cur.last_word_s is not None
-        count = quiet_count[k] = pauses.unpaused(cur.last_word_s, now)
-        told = cur.stopped_s is not None
-        if not pauses.paused and _quiet_ends(rule, told, count, quiet_s, hangover):
-            states[k] = DONE
-            done.add(cur, declared=now)
-            cur = None
-    if cur is not None:
-        done.add(cur)
-    # Terminal responses after the last tick never reach the clock.
-    for e in queue[ei:]:
-        if e.kind == "terminal":
-            done.add(_Open(e.t_s, None), no_onset=True)
-    states.flags.writeable = False
-    quiet_count.flags.writeable = False
-    return Replay(done.beats(), states, quiet_count)
+        if clock.cur is not None:
+            clock.tick(k, now, speech[k % _TICKS_READ])
+    return clock.finish(queue[ei:])
 
 
 def replay(
