@@ -7,8 +7,9 @@ The data flow, and where each step lives:
 2. levels: :mod:`clock.core.analyser` emulates the browser's ``AnalyserNode``
    and :mod:`clock.core.levels` gives the level at each tick of the clock;
 3. segments: :mod:`clock.core.segments` finds speech and the gaps between;
-4. beats and replay: :mod:`clock.core.beats` finds the onset after each
-   terminal response and replays the browser clock;
+4. beats and replay: :mod:`clock.core.analysis` finds the onset after each
+   terminal response, :mod:`clock.core.replay` replays the browser clock,
+   and :mod:`clock.core.beats` lists each beat with both;
 5. derive and check: :mod:`clock.core.derive`, :mod:`clock.core.sweep` and
    :mod:`clock.core.check` recommend and test the thresholds
    (:mod:`clock.api`: ``check`` and ``derive`` as the commands run them);

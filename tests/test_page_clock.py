@@ -5,7 +5,7 @@ OfflineAudioContext over the bundled recordings and over constructed and random
 tours (pauses while speaking and waiting, an acknowledgment over the terminal
 response, aborted beats, silent beats, events exactly on a tick), suspended at
 every tick of the trace. Its level, its state at every tick and every beat's
-decisions must equal :func:`clock.core.beats.replay_ticks`; a failure names the
+decisions must equal :func:`clock.core.replay.replay_ticks`; a failure names the
 first tick where they part. Each rule that ends a beat sooner on the provider's
 ``output_audio_buffer.stopped`` runs the same way over tours whose provider says
 it early, late or not at all, held to the replay, to :mod:`clock.core.rules`

@@ -266,7 +266,7 @@ class PageTrace(LevelTrace):
 
     A :class:`LevelTrace` whose tick times are the readings' times (the page's
     timer fires at irregular frames) instead of ``k * period``; the replay
-    (:func:`clock.core.beats.replay_ticks`) then decides at exactly the ticks
+    (:func:`clock.core.replay.replay_ticks`) then decides at exactly the ticks
     the page's clock decided at. ``ticks`` keeps the nominal cadence.
     """
 

@@ -35,7 +35,7 @@ __all__ = ["FloorAnalysis", "analyse", "narration_pause_s"]
 
 @dataclass(frozen=True, slots=True)
 class FloorAnalysis:
-    """The beats of one recording at one floor, with what :func:`decide` needs.
+    """The beats of one recording at one floor, with what :func:`clock.core.decide.decide` needs.
 
     Attributes
     ----------
@@ -142,7 +142,7 @@ def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
     finished (``outpaced``). The one place ``P`` is computed: every
     corpus-level caller (derive, sweep, check, :func:`clock.core.derive.judge`)
     passes this over its recordings at the floor judged; ``beats`` and
-    :func:`decide` default to the recording's own. 0 when there is none.
+    :func:`clock.core.decide.decide` default to the recording's own. 0 when there is none.
     """
     return max((a.beats[j].pause_s for a in analyses for j in a.active_beats().tolist()), default=0.0)
 

@@ -83,7 +83,7 @@ class BeatAnalysis:
     index : int
     terminal_s, bound_s : float
     bound : str
-        What ends the span (see :func:`span_bounds`).
+        What ends the span (see :func:`clock.core.spans.span_bounds`).
     first_tick, life_end_tick, bound_tick : int
     start_tick : int or None
         The first speech tick the clock sees (it stops waiting).
@@ -141,7 +141,7 @@ class BeatAnalysis:
         voice's, and is left out of the onset evidence.
     guide_spoke : bool
         The guide made sound in the beat's span, whatever the floor
-        (:attr:`FloorAnalysis.guide_spoke`): where this floor hears none of
+        (:attr:`clock.core.analysis.FloorAnalysis.guide_spoke`): where this floor hears none of
         it, the beat is a missed onset, not silent.
     silence_s : float
         The guide's own silence after its last word before the bound, where
@@ -215,7 +215,8 @@ class BeatAnalysis:
         return self.last_word_s is not None and self.bound_s - self.last_word_s < narration_pause_s
 
     def undone(self, narration_pause_s: float) -> str:
-        """The outcome of a beat the clock did not declare quiet in before its bound (:func:`_undone_codes`)."""
+        """The outcome of a beat the clock did not declare quiet in before its bound
+        (:func:`clock.core.outcome.undone_codes`)."""
         code = undone_codes(
             np.array([CAUSE_NAMES.index(self.cause)]), np.array([BOUND_KINDS.index(self.bound)]),
             np.array([self.speech_at_bound]),
@@ -259,9 +260,10 @@ def analyse_beat(
     linger_s: float = 0.0,
     bump: NDArray[np.bool_] | None = None,
 ) -> BeatAnalysis:
-    """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life (:data:`STOPS`),
-    ``declared_s`` where the page's clock declared it, ``own_stop_s`` when the provider said the beat's own
-    response's audio drained (NaN: not known), ``bump`` the room's noise (:func:`_analyse_span`)."""
+    """One beat at one floor (see :class:`BeatAnalysis`); ``stop`` is what ends its life
+    (:data:`clock.core.spans.STOPS`), ``declared_s`` where the page's clock declared it, ``own_stop_s`` when the
+    provider said the beat's own response's audio drained (NaN: not known), ``bump`` the room's noise
+    (:func:`_analyse_span`)."""
     a = _analyse_span(index, terminal_s, bound_s, bound, k0, ka, t, speech, speech_idx, spans, bump)
     a = replace(a, cause=cause)
     if not a.spoken:
@@ -512,7 +514,8 @@ def _counts(
 
 
 def idle_beat(base: dict[str, Any], acknowledged: dict[int, float], spoke: NDArray[np.bool_], j: int) -> BeatAnalysis:
-    """Beat ``j`` without speech in the clock's life, from its log's arrays (see :func:`analyse`)."""
+    """Beat ``j`` without speech in the clock's life, from its log's arrays
+    (see :func:`clock.core.analysis.analyse`)."""
     bound_s = acknowledged.get(j)
     code = int(base["code"][j]) if bound_s is None else BOUND_KINDS.index("acknowledgment")
     k0, ka = int(base["k0"][j]), int(base["ka"][j])

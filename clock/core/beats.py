@@ -57,11 +57,11 @@ class Beat:
     beat's own for want of ids, and whether another response's may have been
     taken for it), beside ``provider_stopped_s``, the provider's own by id;
     ``dead_air_s`` the unpaused time from the last word to the declaration
-    in a beat ended right (None elsewhere); ``outcome`` is one of :data:`OUTCOMES`, from the replay.
+    in a beat ended right (None elsewhere); ``outcome`` is one of :data:`clock.core.outcome.OUTCOMES`, from the replay.
     Where the page's ``end`` bounds the span, ``narration_pause_s`` is the
     ``P`` it was judged with and ``speech_at_end`` whether the level was
     above the floor at the end's tick (None and False elsewhere). ``cause``
-    says who caused the bound (:data:`CAUSE_NAMES`): a bound the page caused
+    says who caused the bound (:data:`clock.core.causes.CAUSE_NAMES`): a bound the page caused
     moves with the replayed declaration; ``past_bound``, the guide spoke on
     past it, and the span ends after that speech; ``after_early_end``, the
     page declared the beat before it before its last word

@@ -5,7 +5,7 @@ declares a beat quiet it logs ``clock.quiet``, waits the beat's ``linger_s``,
 prompts the next stop (``prompt``), and the backend's next response follows;
 after the last stop it logs ``end``. Those bounds are consequences of the
 page's setting: a replay at another setting moves them with its own
-declaration (:mod:`clock.core.beats`). Only what the world did stays where it
+declaration (:mod:`clock.core.beat_analysis`). Only what the world did stays where it
 was.
 
 A beat runs from its terminal response to its bound, the first later
@@ -17,7 +17,7 @@ bound is classified once:
     clock declared the beat quiet (a ``clock.quiet`` in the beat, or, in a log
     without clock lines, the replay at the setting the page ran, its
     ``clock.setting`` or the committed one where its prompts follow it:
-    :func:`clock.core.beats.page_declarations`); or a ``prompt`` or
+    :func:`clock.core.replay.page_declarations`); or a ``prompt`` or
     ``end`` the page logged with ``"cause": "page"``;
 ``visitor``
     a ``prompt`` or ``end`` before the page's clock declared the beat (a

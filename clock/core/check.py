@@ -30,7 +30,7 @@ Checks
     ``quiet_s - margins.quiet_margin_s`` (one failure per gap), unless no
     quiet time could keep that margin: where the quiet times that end every
     beat right at the floor (the replay's ``need < q <= room`` over the
-    recordings checked together, :meth:`clock.core.beats.FloorAnalysis.quiet_range`)
+    recordings checked together, :meth:`clock.core.analysis.FloorAnalysis.quiet_range`)
     span less than twice the margin, and ``quiet_s`` lies inside them at
     least as far above ``need`` as their centre (less one tick), a gap
     within the margin passes with a note that states the shortfall and
@@ -48,7 +48,7 @@ Checks
     the page ended (``end``) while the guide was still speaking is
     ``aborted``: not a failure. ``P``, the longest narration pause that tells
     the two apart, is taken over every recording checked together
-    (:func:`clock.core.beats.narration_pause_s` at the floor).
+    (:func:`clock.core.analysis.narration_pause_s` at the floor).
 ``dead-air``
     No beat the replay ends right waits longer than ``max_dead_air_s`` (of
     ``[thresholds]``) from its last word to the clock's declaration (one

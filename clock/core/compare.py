@@ -7,7 +7,7 @@ mode); its **detection threshold** turns the scores into speech decisions.
 :func:`decisions_trace` puts the decisions on the clock's tick grid as a
 level-like trace (:data:`SPEECH_LEVEL` where the latest frame complete at the
 tick's frame is speech, :data:`SILENCE_LEVEL` elsewhere), so that
-:func:`clock.core.beats.analyse` and :func:`~clock.core.beats.decide_quiets`
+:func:`clock.core.analysis.analyse` and :func:`~clock.core.decide.decide_quiets`
 replay it at :data:`DECISION_FLOOR` exactly as they replay the level clock:
 wait for onset after the terminal response, then end after a silence
 duration.
@@ -40,12 +40,12 @@ at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
 ``outpaced``, ``aborted``
     the reference has speech, the page's ``end`` bounds the span, and the
     endpointer did not declare the end before it: as
-    :meth:`clock.core.beats.BeatAnalysis.undone` judges it on the
+    :meth:`clock.core.beat_analysis.BeatAnalysis.undone` judges it on the
     reference's beats, ``aborted`` (neither right nor a failure) when the
     reference speaks at the bound's tick or its last word is closer to the
     ``end`` than ``P``, the longest narration pause of the reference over
     the recordings compared together
-    (:func:`clock.core.beats.narration_pause_s`), else ``outpaced`` (a
+    (:func:`clock.core.analysis.narration_pause_s`), else ``outpaced`` (a
     failure: the guide had finished, and the endpointer was slower than the
     visitor);
 ``missed-onset``
@@ -343,12 +343,12 @@ class Prepared:
     has_speech, last_word_s, bound_s : ndarray
         Per terminal of ``events``: the reference has speech in the span, its
         latest end there, and where the span ends (the reference's speech
-        deciding an overlapping acknowledgment, as :func:`~clock.core.beats.span_bounds` does for the clock).
+        deciding an overlapping acknowledgment, as :func:`~clock.core.spans.span_bounds` does for the clock).
     source : str
         The reference's source.
     audio_s : float
     reference : FloorAnalysis
-        The reference's beats: :func:`~clock.core.beats.analyse` of a trace
+        The reference's beats: :func:`~clock.core.analysis.analyse` of a trace
         whose level is the reference's speech at each tick (its narration
         pauses give ``P``; its speech at each bound and last word tell an
         aborted beat from an outpaced one).
@@ -546,7 +546,7 @@ class EndpointerResult:
         The settings replayed (thresholds by quiet times).
     n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
     n_failed : int
-        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`:
+        Beats with a failing outcome (:data:`clock.core.outcome.FAILURES`:
         premature, stalled, outpaced, missed onset).
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.

@@ -100,16 +100,16 @@ def decide_quiets(
     onset_timeout_s: float,
     narration_pause_s: float | None = None,
 ) -> Decisions:
-    """The clock's decision in every beat for each quiet time, from one :func:`analyse`.
+    """The clock's decision in every beat for each quiet time, from one :func:`clock.core.analysis.analyse`.
 
     Gives the tick-by-tick replay's decisions (the tests hold it to
-    :func:`replay_ticks` on every setting of a grid): every beat is judged for
-    every quiet time at once by the one judge (:func:`_judge`, which
-    :meth:`FloorTable.outcomes` shares), and where the clock declares quiet
+    :func:`clock.core.replay.replay_ticks` on every setting of a grid): every beat is judged for
+    every quiet time at once by the one judge (:func:`clock.core.outcome.judge`, which
+    :meth:`clock.core.floors.FloorTable.outcomes` shares), and where the clock declares quiet
     is found per beat: a quiet time only decides which quiet run first lasts
     long enough, and where in it the count reaches it.
 
-    ``narration_pause_s`` is ``P`` (see :func:`narration_pause_s`): an
+    ``narration_pause_s`` is ``P`` (see :func:`clock.core.analysis.narration_pause_s`): an
     ``end`` the clock waits past is ``aborted`` when the beat's last word is
     closer to it than ``P`` (or speech is at its tick), else ``outpaced``.
     Default: this recording's own (``analysis.narration_pause_s``); callers

@@ -62,7 +62,7 @@ The corpus
 * **onset timeout**: the longest onset latency plus ``onset_margin_s`` (2 s),
   rounded up to 0.5 s.
 
-Every candidate setting is checked with :func:`clock.core.beats.decide` (the
+Every candidate setting is checked with :func:`clock.core.decide.decide` (the
 replay's decisions) on every beat; the first floor, nearest the preferred
 one, at which a quiet time and timeout end every beat right is the engine's
 floor. The recommendation is then placed on a replayed grid through it
@@ -404,7 +404,7 @@ def _grid_quiet(
     Floors in ``GRID_DB`` steps through the engine's floor, from the lowest
     noise to the highest speech median; at each, one analysis per recording
     (cached: the leave-one-out runs share them) gives, as the replay decides
-    (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
+    (:meth:`clock.core.beat_analysis.BeatAnalysis.allows`), the quiet times that end
     every beat right (``need < q <= room``) and the onset timeouts (above
     the longest wait: that axis is separable). A floor at which a beat the
     engine's floor hears (or the guide spoke in: :meth:`_Corpus.spoke`) goes
@@ -431,7 +431,7 @@ def _grid_quiet(
     edges found outward on the grid and, within ``2 * floor_margin_db +
     GRID_DB`` of the floor, by bisection to ``EDGE_DB`` (every point, the
     edges and the floors within the margin of the floor replayed by
-    :func:`clock.core.beats.failing_beats`, the one judge); at least
+    :func:`clock.core.decide.failing_beats`, the one judge); at least
     ``floor_margin_db`` inside both edges where the run allows it (the
     engine's floor where it does, else two significant digits nearest it),
     else the run's centre in dB, with a warning naming the floor.
@@ -835,7 +835,7 @@ class _FloorRun:
 def _any_quiet(corpus: _Corpus, members: list[int], floors: list[float]) -> _Setting | None:
     """The first floor at which some quiet time (not only the formula's) ends every beat right, or None.
 
-    The replay's own answer at each floor (:meth:`clock.core.beats.FloorAnalysis.quiet_range`): quiet times
+    The replay's own answer at each floor (:meth:`clock.core.analysis.FloorAnalysis.quiet_range`): quiet times
     above the longest quiet the clock must bridge and up to the least room before a bound; the quiet time is
     then chosen on the replayed grid (:func:`_grid_quiet`).
     """
@@ -1575,7 +1575,7 @@ def judge(
     compared setting) and ``stress`` (every transformed corpus) both count
     outcomes here. Each beat is judged by its own recording: ``P``, which
     tells an aborted beat from an outpaced one, is its recording's longest
-    narration pause at the floor (:func:`clock.core.beats.narration_pause_s`),
+    narration pause at the floor (:func:`clock.core.analysis.narration_pause_s`),
     unless ``narration_pause_s`` gives one for every recording.
     """
     obs = list(observations)

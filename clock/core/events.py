@@ -179,9 +179,9 @@ class PageSetting:
     path : str or None
         ``"worklet"`` (decided on the audio thread) or ``"poll"`` (polled the analyser).
     rule : str
-        The rule that ended beats (:data:`clock.core.beats.RULES`; ``"level"`` where the line names none).
+        The rule that ended beats (:data:`clock.core.thresholds.RULES`; ``"level"`` where the line names none).
     hangover_s : float or None
-        Its hangover (:func:`clock.core.beats.check_rule`).
+        Its hangover (:func:`clock.core.thresholds.check_rule`).
     """
 
     floor: float
@@ -230,7 +230,7 @@ class EventLog:
     _by_kinds: dict[tuple[str, ...], tuple[Event, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    # What analyses of the log at every floor share (:func:`clock.core.beats.analyse`), found once.
+    # What analyses of the log at every floor share (:func:`clock.core.analysis.analyse`), found once.
     _shared: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def shared(self, key: str, make: Callable[[], Any], *, valid: Callable[[Any], bool] = lambda _: True) -> Any:

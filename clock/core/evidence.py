@@ -512,7 +512,7 @@ def gap_margin_waived(quiet_s: float, need_s: float, room_s: float, *, margin_s:
 
     Only where no quiet time could keep the margin on both sides: the quiet
     times that end every beat right (the replay's ``need_s < q <= room_s``,
-    :meth:`clock.core.beats.FloorAnalysis.quiet_range` over the recordings
+    :meth:`clock.core.analysis.FloorAnalysis.quiet_range` over the recordings
     judged together) span less than twice the margin, ``quiet_s`` lies
     inside them, and no more than a tick below their centre (what ``derive``
     recommends there). Where a wider run could have held the margin, or
@@ -687,7 +687,7 @@ class _Corpus:
         return np.flatnonzero(spoke & ~heard)
 
     def pause(self, members: Sequence[int], floor: float) -> float:
-        """``P`` of these recordings at this floor (:func:`clock.core.beats.narration_pause_s`)."""
+        """``P`` of these recordings at this floor (:func:`clock.core.analysis.narration_pause_s`)."""
         return narration_pause_s([self.analysis(i, floor) for i in members if self.obs[i].has_beats])
 
     def stopped(self, i: int, floor: float) -> tuple[BeatStop, ...]:
@@ -1066,7 +1066,7 @@ def floor_that_works(
 
     The ladder runs about 1 dB apart from the recording's quietest non-zero
     level to its loudest. At each floor the replay's own answer
-    (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
+    (:meth:`clock.core.analysis.FloorAnalysis.quiet_range`, which the tests hold
     to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
     exists, with every beat in ``spoke`` (where the guide spoke, as derive
     tells speech) heard, and the replay holds it: no beat fails at the

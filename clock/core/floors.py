@@ -68,7 +68,7 @@ class FloorTable:
     silence_s : ndarray of float64 or None
         :attr:`BeatAnalysis.silence_s` (None: NaN everywhere).
     guide_spoke : ndarray of bool or None
-        :attr:`FloorAnalysis.guide_spoke` at each floor (its spans).
+        :attr:`clock.core.analysis.FloorAnalysis.guide_spoke` at each floor (its spans).
     paused : dict
         ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
         pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
@@ -125,9 +125,9 @@ class FloorTable:
         onset_timeout_s: float,
         narration_pause_s: NDArray[np.float64],
     ) -> NDArray[np.int8]:
-        """Each kept beat's outcome (indices into :data:`OUTCOMES`) at every floor and quiet time, shape
-        ``(n_floors, n_kept, n_quiets)``, as :func:`decide_quiets` judges them; ``narration_pause_s`` is ``P`` at
-        each floor."""
+        """Each kept beat's outcome (indices into :data:`clock.core.outcome.OUTCOMES`) at every floor and quiet
+        time, shape ``(n_floors, n_kept, n_quiets)``, as :func:`clock.core.decide.decide_quiets` judges them;
+        ``narration_pause_s`` is ``P`` at each floor."""
         undone = undone_codes(
             self.cause, self.bound, self.speech_at_bound, self.end_after_word_s, np.asarray(narration_pause_s)[:, None]
         )

@@ -3,7 +3,7 @@
 Pure numpy. A beat's outcome is a listener's: did the setting end the beat
 right, fail it, or did something that is not the setting's doing end it
 first. The tick replay (:func:`clock.core.beats.beats`), the vectorised
-decisions (:func:`clock.core.beats.decide_quiets`, the all-floors table a
+decisions (:func:`clock.core.decide.decide_quiets`, the all-floors table a
 sweep and derive read), the rules, check, stress, compare, the report and
 the plots take their outcomes from here, and count failures as
 :data:`FAILURES` says.
@@ -97,7 +97,7 @@ MEANINGS = {
     RECORDING_ENDED: "the recording ended before the clock declared (not a failure)",
 }
 
-#: What ends a beat's span (``clock.core.beats.span_bounds``), in the order of their codes.
+#: What ends a beat's span (``clock.core.spans.span_bounds``), in the order of their codes.
 BOUND_KINDS = ("terminal", "prompt", "end", "recording end", "acknowledgment")
 
 CODE = {name: np.int8(i) for i, name in enumerate(OUTCOMES)}

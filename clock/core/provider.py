@@ -61,7 +61,7 @@ def beat_stops(events: EventLog, analysis: FloorAnalysis) -> tuple[BeatStop, ...
     ``prompt``, terminal response or ``end``), in the log's order, whose
     ``response_id`` is the beat's terminal response's; where either has no id,
     the first one is assumed (:attr:`BeatStop.assumed`). What
-    :func:`replay_ticks` gives the beat it has open. A page's own
+    :func:`clock.core.replay.replay_ticks` gives the beat it has open. A page's own
     ``clock.stopped`` lines are what its clock applied, after a ``prompt`` too
     (the page chose which event to tell it): the replay follows them.
     """
@@ -115,7 +115,8 @@ def rule_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | Non
 
 
 def provider_stopped(events: EventLog, analysis: FloorAnalysis) -> tuple[float | None, ...]:
-    """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`Beat.provider_stopped_s` finds it), or None."""
+    """Each beat's provider ``output_audio_buffer.stopped`` (as :attr:`clock.core.beats.Beat.provider_stopped_s`
+    finds it), or None."""
     if not events.of_kind("output_audio_buffer.stopped"):
         return (None,) * len(analysis.beats)
     signals = ProviderIndex(events)
@@ -163,7 +164,7 @@ class ProviderIndex:
         return self._first(self._all[kind], term.t_s, until)
 
     def of(self, term: Event, span_end: float, rb: ReplayBeat) -> dict[str, Any]:
-        """The provider's own signals in a beat, as :class:`Beat` fields.
+        """The provider's own signals in a beat, as :class:`clock.core.beats.Beat` fields.
 
         * ``provider_stopped_s``: the ``output_audio_buffer.stopped`` of the beat's
           response (same ``response_id``) in the beat's span, or else the first one

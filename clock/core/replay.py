@@ -112,7 +112,7 @@ class ReplayBeat:
         ``quiet_declared_s + linger_s``: when the next prompt may go.
     stopped_s : float or None
         When the provider's event applied in this beat came (None: none did before it closed): the beat's own
-        (:func:`beat_stops`).
+        (:func:`clock.core.provider.beat_stops`).
     """
 
     terminal_s: float
@@ -344,7 +344,7 @@ def replay_ticks(
         Give up waiting for speech after this long (default: 10 s, as the
         command line; ``float("inf")`` waits forever).
     rule : str, optional
-        One of :data:`RULES` (default: the level clock).
+        One of :data:`clock.core.thresholds.RULES` (default: the level clock).
     hangover_s : float, optional
         The rule's hangover (:func:`check_rule`).
 

@@ -6,13 +6,13 @@ beat's span) to the tick at which the clock declares the beat over. A tour
 (a recording) pays the sum over its beats; a corpus is summed up by the
 median and the 95th percentile over every beat ended right.
 
-The rules (each one decides a tick per beat, as :func:`clock.core.beats.replay_ticks`
+The rules (each one decides a tick per beat, as :func:`clock.core.replay.replay_ticks`
 and ``speechclock.js`` decide it; the outcome of that tick is
-:func:`clock.core.beats.judge_declared`'s, the judge ``decide`` uses):
+:func:`clock.core.decide.judge_declared`'s, the judge ``decide`` uses):
 
 ``level``
     the level clock: the first tick at which the unpaused quiet since the
-    last word reaches the quiet time (:func:`clock.core.beats.decide_quiets`
+    last word reaches the quiet time (:func:`clock.core.decide.decide_quiets`
     itself);
 ``stopped+quiet``
     the provider's ``output_audio_buffer.stopped`` has arrived (the first
@@ -25,7 +25,7 @@ and ``speechclock.js`` decide it; the outcome of that tick is
     provider's event has arrived (without the event, it is the level clock).
 
 The provider's event of a beat is the one the page's clock applies in it
-(:func:`clock.core.beats.rule_stopped`). No rule declares before the clock
+(:func:`clock.core.provider.rule_stopped`). No rule declares before the clock
 has heard the beat's first word. The level clock bounds every rule, as it
 does in the page: a page cannot tell an event that is late from one that
 never comes, so where the quiet time passes first the beat ends there. A
@@ -40,7 +40,7 @@ after which the guide speaks again within the span, counted from its last
 word) plus the quiet margin, rounded up to 0.05 s. Then it is replayed.
 
 **The beat's own event.** A rule acts on the beat's own provider event
-(:func:`clock.core.beats.beat_stops`): the first applied while the beat is
+(:func:`clock.core.provider.beat_stops`): the first applied while the beat is
 open whose ``response_id`` is the beat's terminal response's; an event after
 the beat's bound, or another response's (an acknowledgment's), is not the
 beat's. Where the log gives no ids the first event in the beat is assumed
@@ -128,8 +128,8 @@ NO_EVENT = "no-event"
 RULE_FAILURES = (*FAILURES, NO_EVENT)
 
 #: One recording's beats at a floor, as the rules replay them: its name, its analysis, each beat's own provider
-#: event as the page's clock applies it (:func:`clock.core.beats.beat_stops`, or its time alone,
-#: :func:`clock.core.beats.rule_stopped`; None where it has none).
+#: event as the page's clock applies it (:func:`clock.core.provider.beat_stops`, or its time alone,
+#: :func:`clock.core.provider.rule_stopped`; None where it has none).
 RecordingBeats = tuple[str, FloorAnalysis, Sequence[BeatStop | float | None]]
 #: One recording (or a group's recordings, a list) left out: its name, the others' beats, its own (None: nothing
 #: derived without it), and the quiet time and onset timeout derived without it.
@@ -190,12 +190,12 @@ class BeatCost:
     index : int
         The beat, from 0 (people read it from 1).
     outcome : str
-        One of :data:`clock.core.beats.OUTCOMES`, or ``no-event``.
+        One of :data:`clock.core.outcome.OUTCOMES`, or ``no-event``.
     last_word_s, declared_s : float or None
     dead_air_s : float or None
         The unpaused time from ``last_word_s`` to ``declared_s`` when the beat ended right.
     stopped_s : float or None
-        The beat's own provider event, the one the rule used (:func:`clock.core.beats.beat_stops`).
+        The beat's own provider event, the one the rule used (:func:`clock.core.provider.beat_stops`).
     stopped_line : int or None
         Its line in the event log.
     stopped_assumed : bool
@@ -446,7 +446,7 @@ def _count(a: FloorAnalysis, b: BeatAnalysis) -> tuple[NDArray[np.float64], NDAr
 def _declare(a: FloorAnalysis, b: BeatAnalysis, rule: Rule, event: int | None) -> int | None:
     """The tick at which a rule (other than the level clock) declares the beat over, or None.
 
-    :func:`clock.core.beats.replay_ticks`'s decision, for every tick of the beat's life at once.
+    :func:`clock.core.replay.replay_ticks`'s decision, for every tick of the beat's life at once.
     """
     assert b.start_tick is not None
     ks = b.start_tick
@@ -545,7 +545,7 @@ def replay_rule(
 
 
 def _stops(given: Sequence[BeatStop | float | None]) -> list[BeatStop]:
-    """Each beat's own event as a :class:`clock.core.beats.BeatStop` (a bare time says nothing of its ids)."""
+    """Each beat's own event as a :class:`clock.core.provider.BeatStop` (a bare time says nothing of its ids)."""
     return [x if isinstance(x, BeatStop) else BeatStop(x) for x in given]
 
 

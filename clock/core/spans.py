@@ -183,8 +183,8 @@ def in_progress(t: NDArray[np.float64], before: Any, after: Any, k: Any) -> NDAr
     ``k``, to ``after``, the first at or after it, is shorter than ``MIN_GAP_S``). -1 stands for no such tick;
     vectorised over ``before``, ``after`` and ``k``.
 
-    The one rule of an acknowledgment: this beat's at its terminal response (:func:`analyse`,
-    :func:`analyse_floors`), and the next beat's, which bounds this one (:func:`span_bounds`).
+    The one rule of an acknowledgment: this beat's at its terminal response (:func:`clock.core.analysis.analyse`,
+    :func:`clock.core.floors.analyse_floors`), and the next beat's, which bounds this one (:func:`span_bounds`).
     """
     before, after = np.asarray(before), np.asarray(after)
     pair = np.stack([np.maximum(before, 0), np.maximum(after, 0)])  # (as two runs of one tick: the quiet between)

@@ -487,7 +487,7 @@ def stretch_gaps(
     """Every narration gap (at ``floor``) made ``extra_ticks`` ticks longer: the trace and the log moved apart.
 
     A narration gap runs from a last word to the next onset inside a beat's
-    narration (as :meth:`~clock.core.beats.FloorAnalysis.gaps` counts
+    narration (as :meth:`~clock.core.analysis.FloorAnalysis.gaps` counts
     them). Its middle tick is repeated ``extra_ticks`` times, and every
     event after it moves by that much.
 

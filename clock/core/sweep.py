@@ -2,12 +2,12 @@
 
 Pure numpy. The level traces are computed once. Each recording's beats are
 analysed at every floor of the grid at once
-(:func:`clock.core.beats.analyse_floors`: the order of the ticks by level does
+(:func:`clock.core.floors.analyse_floors`: the order of the ticks by level does
 not change with the floor, so every floor's runs of speech come from one pass,
 and each beat's summary at every floor from searches in them), and every
 quiet time at every floor is judged at once from those summaries by the one
-judge (:meth:`clock.core.beats.FloorTable.outcomes`, which gives the
-tick-by-tick replay's decisions; tests hold it to :func:`clock.core.beats.replay_ticks`
+judge (:meth:`clock.core.floors.FloorTable.outcomes`, which gives the
+tick-by-tick replay's decisions; tests hold it to :func:`clock.core.replay.replay_ticks`
 on every setting). A sweep of 1,000 settings costs about what a few settings
 cost, not one analysis per floor; its points are made from the grid's arrays
 (:attr:`SweepResult.columns`) when first read.
@@ -29,7 +29,7 @@ event log:
   terminal response superseded or the recording's end cut first. None is a
   failure: the setting did not end them. ``P``, which tells aborted from
   outpaced, is the longest narration pause of the beat's own recording at that floor
-  (:func:`clock.core.beats.narration_pause_s`);
+  (:func:`clock.core.analysis.narration_pause_s`);
 * the latency the clock adds after the last word (declared - last word),
   over the beats it ends right: mean, p95 and max. Means are compared as
   exact sums of ticks, never as floats. Measured from the last word the
@@ -120,7 +120,7 @@ class SweepPoint:
 
     @property
     def n_failed(self) -> int:
-        """The setting's failures (:data:`clock.core.beats.FAILURES`): premature ends, stalls and missed onsets."""
+        """The setting's failures (:data:`clock.core.outcome.FAILURES`): premature ends, stalls and missed onsets."""
         return self.n_premature + self.n_stalled + self.n_missed_onset
 
     @property
@@ -300,7 +300,7 @@ def _points(
     onset_timeout_s: float,
 ) -> dict[str, NDArray]:
     """Every setting of the grid, as :attr:`SweepResult.columns`: each recording's beats analysed at many floors
-    at once (:func:`clock.core.beats.analyse_floors`) and every quiet time judged at once, a block of floors at a
+    at once (:func:`clock.core.floors.analyse_floors`) and every quiet time judged at once, a block of floors at a
     time (a beat's outcomes at a floor depend on the other recordings only through ``P`` at that floor)."""
     judged = [(o, said) for o, said in zip(observations, speech) if o.has_beats and said is not None]
     # The most beats that can be heard: the clock's lives do not overlap, so at most one per tick.

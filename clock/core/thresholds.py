@@ -58,7 +58,7 @@ MAX_WAIT_S = 3600.0
 
 
 LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED = "level", "stopped+quiet", "stopped", "level+stopped"
-#: The rules that end a beat (see :mod:`clock.core.beats`), in the order every view lists them.
+#: The rules that end a beat (see :mod:`clock.core.replay`), in the order every view lists them.
 RULES = (LEVEL, STOPPED_QUIET, STOPPED, LEVEL_AFTER_STOPPED)
 #: The rules with a hangover (the quiet after the last word that ends the beat once the provider's event came).
 HANGOVER_RULES = (STOPPED_QUIET, LEVEL_AFTER_STOPPED)

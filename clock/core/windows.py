@@ -126,7 +126,7 @@ class Observation:
 
 def _beat_spans(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Each beat's span of ticks ``[lo, hi)``, from its log alone: the terminal response to its bound (the next
-    prompt, terminal response or ``end``, or the recording's end; :func:`clock.core.beats.span_bounds` at no
+    prompt, terminal response or ``end``, or the recording's end; :func:`clock.core.spans.span_bounds` at no
     floor)."""
     t = trace.t_s
     end_s = float(t[-1]) + trace.tick_s if t.size else 0.0

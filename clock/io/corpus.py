@@ -226,7 +226,7 @@ def log_agreement(
 
     A log without ``clock.quiet`` lines gets the page's declarations by replay at the setting the page ran: its
     ``clock.setting``, else ``committed`` (the config's) where its prompts follow that replay
-    (:func:`clock.core.beats.page_declarations`), so the causes of its bounds are known
+    (:func:`clock.core.replay.page_declarations`), so the causes of its bounds are known
     (:mod:`clock.core.causes`).
 
     The log is shifted by the estimated offset only when ``align_log`` (default:

@@ -316,7 +316,7 @@ class _Judged:
     """One setting on one recording: its unchanged replay, and the judge's first failing beat of a changed one.
 
     The judge sees a trace only through its speech, ``level > floor``
-    (:func:`clock.core.beats.analyse`, :func:`~clock.core.beats.beats`; the
+    (:func:`clock.core.analysis.analyse`, :func:`~clock.core.beats.beats`; the
     levels themselves only in a failing beat's reason): a changed trace with
     the speech, ticks and log of one that held, holds too, and is not
     replayed again (the recording as it is, and the last changed one that held).

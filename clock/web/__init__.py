@@ -5,7 +5,7 @@
 ``speechclock-worklet.js`` (the AudioWorklet's module) are built from one
 source, ``src/``, by ``build.py``; with the types, ``LICENSE`` and
 ``package.json`` they are the npm package (``npm pack ./clock/web``). The clock
-decides as :func:`clock.core.beats.replay_ticks` replays, tick for tick;
+decides as :func:`clock.core.replay.replay_ticks` replays, tick for tick;
 ``docs/clock.md`` documents it. Its configuration is the ``[thresholds]``
 table of ``speechclock.toml``, with the same keys: :func:`page_config` and
 :func:`page_config_js` write it (``speechclock derive --format js``).

@@ -47,7 +47,7 @@ class SpeechClockCore {
   }
 
   // Whether the rule ends the beat at an unpaused quiet tick, quiet seconds after the last word
-  // (told: the provider's event has arrived). clock/core/beats.py _quiet_ends.
+  // (told: the provider's event has arrived). clock/core/replay.py _quiet_ends.
   quietEnds(told, quiet) {
     if (this.rule === "level+stopped" && told) return quiet >= this.hangoverS - 1e-9;
     if (quiet >= this.quietS - 1e-9) return true;

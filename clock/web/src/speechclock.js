@@ -5,7 +5,7 @@
 // (package.json's major version) and SPEECHCLOCK_WORKLET_SOURCE (core.js and worklet.js as text,
 // made at build time: no bundler or minifier can rewrite a string the audio thread runs).
 //
-// It decides exactly as `speechclock` replays (clock/core/beats.py replay_ticks), tick for tick:
+// It decides exactly as `speechclock` replays (clock/core/replay.py replay_ticks), tick for tick:
 // tick k reads the level at frame F_k = ceil(k * tick_s * rate / 128) * 128 (the first render
 // quantum boundary at or after k * tick_s), and its time is F_k / rate.
 //
@@ -16,7 +16,7 @@
 //   onset_timeout_s (unpaused) gives up. An event is applied before the first tick at or
 //   after its time; elapsed times are compared with quiet_s allowing 1 ns for rounding.
 //
-// A rule (config.rule, clock/core/beats.py RULES) may end a beat sooner once providerStopped()
+// A rule (config.rule, clock/core/thresholds.py RULES) may end a beat sooner once providerStopped()
 // told the open beat the provider's output_audio_buffer.stopped; the level clock bounds every
 // rule. "stopped+quiet": the quiet since the last word reaches hangover_s; "stopped": at once
 // (any unpaused tick from the first word on); "level+stopped": the quiet time becomes hangover_s.
