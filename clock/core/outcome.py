@@ -2,9 +2,10 @@
 
 Pure numpy. A beat's outcome is a listener's: did the setting end the beat
 right, fail it, or did something that is not the setting's doing end it
-first. The tick replay (:func:`clock.core.beats.beats`), the vectorised
+first. The beats listing (:func:`clock.core.beats.beats`, the tick replay's
+declarations judged by :func:`clock.core.decide.judge_declared`), the vectorised
 decisions (:func:`clock.core.decide.decide_quiets`, the all-floors table a
-sweep and derive read), the rules, check, stress, compare, the report and
+sweep and derive read, :meth:`clock.core.floors.FloorTable.outcomes`), the rules, check, stress, compare, the report and
 the plots take their outcomes from here, and count failures as
 :data:`FAILURES` says.
 
