@@ -52,7 +52,7 @@ def _alive(pid: int) -> bool:
 def test_pool_workers_die_when_their_parent_is_killed():
     script = (
         "import sys, time\n"
-        "from clock.io.workers import Workers, run_ordered\n"
+        "from clock.run.workers import Workers, run_ordered\n"
         "print('ready', flush=True)\n"
         "run_ordered(time.sleep, [60.0, 60.0, 60.0], workers=Workers(jobs=2))\n"
     )
@@ -88,7 +88,7 @@ def test_pool_workers_die_when_their_parent_is_killed():
 
 def test_schedulers_are_bounded_and_their_scheme_checked_at_once():
     from clock.errors import InvalidParameterError
-    from clock.io.workers import MAX_LOCAL_WORKERS, parse_scheduler
+    from clock.run.workers import MAX_LOCAL_WORKERS, parse_scheduler
 
     assert parse_scheduler(f"local:{MAX_LOCAL_WORKERS}") == f"local:{MAX_LOCAL_WORKERS}"
     with pytest.raises(InvalidParameterError, match=rf"local:N needs N in \[1, {MAX_LOCAL_WORKERS}\]"):
@@ -478,7 +478,7 @@ def test_the_font_cache_line_is_silenced_where_the_config_folder_is_ours(monkeyp
 
 
 def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):
-    from clock.io.corpus import collect
+    from clock.run.corpus import collect
 
     rec = _session(tmp_path)
     _, files = collect([rec, rec.as_uri()])

@@ -52,8 +52,8 @@ from clock.core.beats import (
 from clock.core.check import check_corpus
 from clock.core.rules import NO_EVENT, replay_rule
 from clock.core.windows import Margins
-from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
+from clock.run.corpus import load_corpus
 from clock.web import PAGE_KEYS, script
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,6 @@ from ..core.segments import MIN_GAP_S, label_errors
 from ..core.segments import segments as find_segments
 from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
-from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text, write_json_lazily
 from ..io.serialize import beat_dict, beats_dict, segments_audacity, segments_dict, segments_rows
@@ -38,6 +37,7 @@ from ..report.text import (
     table,
     table_lines,
 )
+from ..run.corpus import log_agreement
 from .options import (
     TIME,
     agreement_config,

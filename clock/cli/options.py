@@ -436,7 +436,7 @@ def load_corpus(  # type: ignore[no-untyped-def]
     the inputs before any decoding, and so is the config with ``require_config``.
     ``envelope_bins``: each decoded recording's waveform envelope too (for its plot).
     """
-    from ..io.corpus import collect, observe_corpus
+    from ..run.corpus import collect, observe_corpus
 
     scheduler, cache = scale_settings()
     inputs = Inputs()

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from ..core.compare import ENERGY_THRESHOLDS_DB, LEVEL_CLOCK, PROBABILITIES, WEBRTC_MODES, FrameScores, energy_db
 from ..core.levels import AnalyserOptions, Ticks, iter_levels
-from .decode import iter_blocks, probe
+from ..io.decode import iter_blocks, probe
 from .workers import Workers, run_ordered
 
 __all__ = ["ENDPOINTERS", "FIXED", "RATE_HZ", "detect", "detect_all", "missing_extra", "unavailable"]

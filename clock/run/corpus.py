@@ -19,12 +19,12 @@ from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
 from ..core.thresholds import Thresholds
 from ..errors import RecordingError, SpeechClockWarning
-from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
-from .events import read_labels
-from .files import file_kind
-from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
-from .recording import Recording, read_recording
-from .sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
+from ..io.config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
+from ..io.events import read_labels
+from ..io.files import file_kind
+from ..io.inputs import AUDIO_SUFFIXES, Inputs, sidecar
+from ..io.recording import Recording, read_recording
+from ..io.sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
 
 if TYPE_CHECKING:  # imported where used: a one-recording command that reads a log's agreement needs neither
     from .cache import TraceCache
@@ -268,7 +268,7 @@ def observe_all(
     cache: TraceCache | bool | None = None,
     envelope_bins: int | None = None,
 ) -> list[tuple[Recording, Observation]]:
-    """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
+    """Observe several recordings where :mod:`clock.run.workers` says (here, a process pool or Dask).
 
     Results come in the order of ``files`` and are identical to a serial
     run; warnings are shown in that order too, once each recording is done.
@@ -283,9 +283,9 @@ def observe_all(
     progress : callable, optional
         Called with each recording's path as it finishes (in the order they finish).
     scheduler : str, optional
-        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.io.workers.Workers`.
+        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.run.workers.Workers`.
     cache : TraceCache or bool, optional
-        Level traces kept between runs (see :mod:`clock.io.cache`); True for
+        Level traces kept between runs (see :mod:`clock.run.cache`); True for
         the default cache of the machine each task runs on.
     envelope_bins : int, optional
         Also each recording's waveform envelope, where it is decoded (see :func:`observe`).
@@ -338,7 +338,7 @@ def load_corpus(
     paths : iterable of path-like or URL
     config : path-like, optional
     jobs : int
-        Processes on this machine (see :class:`~clock.io.workers.Workers`).
+        Processes on this machine (see :class:`~clock.run.workers.Workers`).
     lenient : bool
         Skip malformed event lines with a warning.
     progress : callable, optional
@@ -350,7 +350,7 @@ def load_corpus(
     cache : TraceCache, path-like, bool or None
         Where level traces are kept between runs: True (default) for the
         user's cache folder (``$SPEECHCLOCK_CACHE`` moves it), a folder, or
-        False/None for none (see :mod:`clock.io.cache`).
+        False/None for none (see :mod:`clock.run.cache`).
 
     Examples
     --------
