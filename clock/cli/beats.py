@@ -364,7 +364,7 @@ def _at_logged_setting(th: Any, log: Any, opts: dict[str, Any]) -> tuple[Any, fl
     """The thresholds to replay at: each the command line's where given, else the log's (its clock.setting or
     session line, as check replays), else the config's. Returns them, the onset timeout (``inf`` where the page
     waited forever), the names of those the log gave, and the line that says so ("" when it gave none)."""
-    from ..core.check import logged_setting
+    from ..core.check_log import logged_setting
 
     said = logged_setting(log)
     taken = {} if said is None else {k: v for k, v in zip(_GIVEN, said) if opts.get(k) is None}

@@ -14,7 +14,8 @@ from ..api import PREFERENCES, corpus_checks
 from ..api import derive as derive_thresholds
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
-from ..core.check import CheckResult, baseline_entry, check_counts
+from ..core.check import CheckResult, check_counts
+from ..core.check_beats import baseline_entry
 from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.levels import LevelTrace
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
