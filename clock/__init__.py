@@ -75,20 +75,12 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         recording_levels,
     )
     from .core.events import Event, EventLog, Label
-    from .core.levels import (
-        LevelTrace,
-        SignalSummary,
-        Ticks,
-        iter_levels,
-        levels,
-        multi_levels,
-        parse_period,
-        summarize,
-    )
+    from .core.levels import LevelTrace, SignalSummary, iter_levels, levels, multi_levels, summarize
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
     from .core.sweep import SweepPoint, SweepResult, grid, sweep
     from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+    from .core.ticks import Ticks, parse_period
 
 # name -> module, imported on first use: ``import clock`` (and the command line's start) loads none of
 # them; the core's need numpy, the others soundfile, PyAV or matplotlib as well.
@@ -127,11 +119,11 @@ _LAZY = {
     "Label": "clock.core.events",
     "LevelTrace": "clock.core.levels",
     "SignalSummary": "clock.core.levels",
-    "Ticks": "clock.core.levels",
+    "Ticks": "clock.core.ticks",
     "iter_levels": "clock.core.levels",
     "levels": "clock.core.levels",
     "multi_levels": "clock.core.levels",
-    "parse_period": "clock.core.levels",
+    "parse_period": "clock.core.ticks",
     "summarize": "clock.core.levels",
     "QuantumSpeech": "clock.core.segments",
     "Segment": "clock.core.segments",

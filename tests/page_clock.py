@@ -20,9 +20,10 @@ from tours import RATE, random_corpus, words
 
 from clock.core.beats import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET, Replay, replay_ticks
 from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, Ticks, levels
+from clock.core.levels import LevelTrace, levels
 from clock.core.rules import Rule
 from clock.core.thresholds import Thresholds
+from clock.core.ticks import Ticks
 from clock.io.config import read_config
 from clock.io.decode import iter_blocks, probe
 from clock.io.events import events_path_for, read_events

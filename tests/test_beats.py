@@ -7,8 +7,9 @@ from sessions import RATE, WINDOW_S, Session
 
 from clock.core.beats import beats, replay
 from clock.core.events import Event, EventLog, Label
-from clock.core.levels import Ticks, levels, multi_levels
+from clock.core.levels import levels, multi_levels
 from clock.core.segments import label_errors, segments
+from clock.core.ticks import Ticks
 from clock.errors import InvalidParameterError, SpeechClockWarning
 
 TICK = 1 / 60

@@ -242,7 +242,8 @@ def _trace(seconds: float, bursts: int = 0):
     import numpy as np
 
     from clock.core.analyser import AnalyserOptions
-    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.levels import LevelTrace
+    from clock.core.ticks import Ticks
 
     n = int(seconds * 60)
     level = np.zeros(n)

@@ -17,7 +17,7 @@ import soundfile as sf
 import clock.io.recording as recording_module
 import clock.run.cache as cache_module
 from clock.core.analyser import AnalyserOptions
-from clock.core.levels import Ticks
+from clock.core.ticks import Ticks
 from clock.errors import SpeechClockWarning
 from clock.io.recording import read_recording
 from clock.run.cache import TraceCache, default_folder, resolve_cache

@@ -439,7 +439,8 @@ def test_check_page_ticks_replays_at_the_pages_own_ticks_as_beats_does(cli, tmp_
     import numpy as np
     import soundfile as sf
 
-    from clock.core.levels import Ticks, levels
+    from clock.core.levels import levels
+    from clock.core.ticks import Ticks
 
     x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
     wav = tmp_path / "page.wav"
@@ -541,7 +542,8 @@ def test_a_reading_a_quantum_after_its_frame_agrees_when_the_page_polled_not_on_
     import numpy as np
     import soundfile as sf
 
-    from clock.core.levels import Ticks, levels
+    from clock.core.levels import levels
+    from clock.core.ticks import Ticks
 
     x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
     wav = tmp_path / "page.wav"

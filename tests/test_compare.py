@@ -223,7 +223,7 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
     # replay is the level clock's. No labels: both are judged against the level's split.
     from tours import RATE, random_corpus
 
-    from clock.core.levels import Ticks
+    from clock.core.ticks import Ticks
 
     obs, scores = [], []
     for tour in random_corpus(seed):
@@ -248,7 +248,8 @@ TRACE_RATE = 48000
 
 
 def _trace(level: np.ndarray):
-    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.levels import LevelTrace
+    from clock.core.ticks import Ticks
 
     ticks = Ticks()
     return LevelTrace(ticks.frames(np.arange(level.size), TRACE_RATE), level, TRACE_RATE, ticks)

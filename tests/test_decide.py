@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from clock.core.beats import FAILURES, OK, analyse, beats, decide
 from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, Ticks
+from clock.core.levels import LevelTrace
+from clock.core.ticks import Ticks
 
 FLOORS = (0.001, 0.003, 0.0045, 0.01)
 QUIETS = (0.2, 0.5, 1.0, 1.5, 2.5, 2.55, 4.0)

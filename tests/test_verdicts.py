@@ -33,8 +33,9 @@ from test_decide import assert_floors_match_analyse
 
 from clock.core.beats import OUTCOMES, analyse, analyse_floors, beats
 from clock.core.derive import Margins, derive
-from clock.core.levels import Ticks, levels
+from clock.core.levels import levels
 from clock.core.segments import MIN_GAP_S
+from clock.core.ticks import Ticks
 from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning
 

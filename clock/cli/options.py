@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..core.analyser import AnalyserOptions
-from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
+from ..core.ticks import Ticks, parse_period
 from ..core.times import parse_time
 from ..errors import ConfigError, InvalidParameterError
 from ..io.decode import probe

@@ -71,9 +71,9 @@ from typing import Any
 from ..core.agreement import MAX_SEARCH_S
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
-from ..core.levels import parse_period
 from ..core.stress import ROBUSTNESS
 from ..core.thresholds import DEFAULT_THRESHOLDS, LEVEL, Thresholds, check_bounded, check_rule
+from ..core.ticks import parse_period
 from ..errors import ConfigError, InvalidParameterError
 from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions, GridBlock
-from ..core.levels import Block, LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of_levels
+from ..core.levels import Block, LevelChunk, LevelTrace, iter_multi_levels, trace_of_levels
+from ..core.ticks import Ticks
 from ..errors import RecordingError
 from .decode import AudioInfo, iter_blocks, iter_level_blocks, probe
 

@@ -80,7 +80,8 @@ from typing import Any
 import numpy as np
 
 from ..core.analyser import AnalyserOptions
-from ..core.levels import LevelTrace, Ticks
+from ..core.levels import LevelTrace
+from ..core.ticks import Ticks
 from ..errors import InvalidParameterError, SpeechClockWarning
 from ..io.decode import AudioInfo
 from ..io.sources import Source, is_url, local_path, open_binary, url_info

@@ -16,8 +16,9 @@ from ..core.analyser import AnalyserOptions
 from ..core.beats import page_declarations
 from ..core.derive import Observation
 from ..core.events import EventLog
-from ..core.levels import LevelTrace, Ticks
+from ..core.levels import LevelTrace
 from ..core.thresholds import Thresholds
+from ..core.ticks import Ticks
 from ..errors import RecordingError, SpeechClockWarning
 from ..io.config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
 from ..io.events import read_labels

@@ -29,7 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.compare import ENERGY_THRESHOLDS_DB, LEVEL_CLOCK, PROBABILITIES, WEBRTC_MODES, FrameScores, energy_db
-from ..core.levels import AnalyserOptions, Ticks, iter_levels
+from ..core.levels import AnalyserOptions, iter_levels
+from ..core.ticks import Ticks
 from ..io.decode import iter_blocks, probe
 from .workers import Workers, run_ordered
 
