@@ -170,17 +170,7 @@ def read_recording(
     if cache is not None and quantum_floor is None:
         made = _cached_recording(path, how, log, cache)
     else:
-        found = _decode(
-            path,
-            how.cadences,
-            how.quantum,
-            quantum_floor,
-            metric,
-            options,
-            context_rate_hz,
-            envelope_bins,
-            webrtc_int16=how.webrtc_int16,
-        )
+        found = _decode_as(path, how, quantum_floor)
         made = Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
     warn_milliseconds(log, made.duration_s)
     return made
@@ -219,17 +209,7 @@ def _cached_recording(
     wave: list[Envelope | None] = [None]  # the envelope of a decode made here (not kept in the cache)
 
     def decode() -> tuple[AudioInfo, list[LevelTrace]]:
-        found = _decode(
-            path,
-            how.cadences,
-            how.quantum,
-            None,
-            how.metric,
-            how.options,
-            how.context_rate_hz,
-            how.envelope_bins,
-            webrtc_int16=how.webrtc_int16,
-        )
+        found = _decode_as(path, how, None)
         wave[0] = found.envelope
         return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
 
@@ -247,6 +227,21 @@ def _cached_recording(
     # The header's length is the decoded length unless the recording was resampled or gives none.
     n_frames = info.n_frames if how.context_rate_hz in (None, info.sample_rate_hz) else None
     return Recording(info, traces[0], traces[1] if how.quantum else None, log, n_frames, wave[0])
+
+
+def _decode_as(path: str | os.PathLike[str], how: _HowToDecode, quantum_floor: float | None) -> _Decoded:
+    """:func:`_decode` with ``how``'s options (``quantum_floor``: one bit per quantum instead of its level)."""
+    return _decode(
+        path,
+        how.cadences,
+        how.quantum,
+        quantum_floor,
+        how.metric,
+        how.options,
+        how.context_rate_hz,
+        how.envelope_bins,
+        webrtc_int16=how.webrtc_int16,
+    )
 
 
 @dataclass(frozen=True, slots=True)

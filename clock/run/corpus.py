@@ -125,9 +125,27 @@ def collect(
     ConfigError
         A malformed config.
     """
+    found, folders, config_path = _named(paths, Path(config) if config is not None else None)
+    unique = _once(found)
+    cfg = read_config(config_path) if config_path is not None else Config()
+    if inputs is not None:
+        for f in unique:
+            if not is_url(f):  # an output never lands on a URL
+                inputs.add_recording(f)
+        for folder in folders:
+            inputs.add_folder(folder)
+        inputs.add(config_path, "config")
+        inputs.add(baseline if baseline is not None else cfg.baseline_path, "baseline")
+    return cfg, unique
+
+
+def _named(
+    paths: Iterable[str | os.PathLike[str]], config_path: Path | None
+) -> tuple[list[Path], list[Path], Path | None]:
+    """The recordings ``paths`` name (a folder's, a config's folder's, a file, a URL's), the local folders read, and
+    the config: ``config_path`` if given, else the first named or found beside them."""
     found: list[Path] = []
     folders: list[Path] = []
-    config_path = Path(config) if config is not None else None
     for raw in paths:
         if is_url(raw):
             found.extend(_collect_url(str(raw), configured=config_path is not None))
@@ -139,22 +157,33 @@ def collect(
             config_path = config_path or p
             p = p.parent
         if p.is_dir():
-            files = []
-            for f in sorted(p.iterdir()):
-                if f.suffix.lower() not in AUDIO_SUFFIXES:
-                    continue
-                if (why := _not_a_recording(f)) is not None:  # never in silence: the check covers fewer recordings
-                    warnings.warn(f"{f}: skipped: {why}", SpeechClockWarning, stacklevel=2)
-                else:
-                    files.append(f)
-            if not files:
-                raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
-            found.extend(files)
+            found.extend(_folder_recordings(p))
             folders.append(p)
             config_path = config_path or find_config(p)
         else:
             found.append(p)
             config_path = config_path or find_config(p.parent)
+    return found, folders, config_path
+
+
+def _folder_recordings(p: Path) -> list[Path]:
+    """Every audio file in a folder, sorted by name; an entry that is no regular file is skipped with a warning."""
+    files = []
+    for f in sorted(p.iterdir()):
+        if f.suffix.lower() not in AUDIO_SUFFIXES:
+            continue
+        if (why := _not_a_recording(f)) is not None:  # never in silence: the check covers fewer recordings
+            warnings.warn(f"{f}: skipped: {why}", SpeechClockWarning, stacklevel=4)
+        else:
+            files.append(f)
+    if not files:
+        raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
+    return files
+
+
+def _once(found: list[Path]) -> list[Path]:
+    """Each recording once: a file named twice (by a folder and by itself, or through a link) counts once, by its
+    own name rather than a link's, with a warning; a local name that is no regular file is refused unopened."""
     unique: dict[object, Path] = {}
     for f in found:
         local = local_path(str(f)) if is_url(f) else os.fspath(f)  # file:// is the file it names
@@ -172,17 +201,8 @@ def collect(
         if first is not f and not is_url(first) and not is_url(f) and os.path.abspath(first) != os.path.abspath(f):
             if os.path.islink(first) and not os.path.islink(f):  # the file by its own name, not a link's
                 unique[key], first, f = f, f, first
-            warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=2)
-    cfg = read_config(config_path) if config_path is not None else Config()
-    if inputs is not None:
-        for f in unique.values():
-            if not is_url(f):  # an output never lands on a URL
-                inputs.add_recording(f)
-        for folder in folders:
-            inputs.add_folder(folder)
-        inputs.add(config_path, "config")
-        inputs.add(baseline if baseline is not None else cfg.baseline_path, "baseline")
-    return cfg, list(unique.values())
+            warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=3)
+    return list(unique.values())
 
 
 def observe(
