@@ -108,23 +108,10 @@ from typing import Any
 
 import numpy as np
 
+from . import check_beats, check_levels, check_log
 from .beats import analyse, heard
 from .beats import beats as replay_beats
-from .check_beats import (
-    baseline,
-    beat_count,
-    dead_air,
-    gap,
-    missed_onset,
-    no_speech,
-    outpaced,
-    premature,
-    premature_risk,
-    stalled,
-)
 from .check_input import BeatReplay, Checked, CheckOptions, Finding, LevelReplay, Verdict
-from .check_levels import level_agreement, noise_level, speech_level
-from .check_log import logged_quiet
 from .thresholds import Thresholds
 from .times import clock_time
 from .windows import Margins, Observation, recording_levels
@@ -142,6 +129,7 @@ __all__ = [
     "in_time_order",
 ]
 
+#: Every check's name, in the order the module notes list them (results come in :data:`CHECK_TABLE`'s order).
 CHECKS = (
     "noise-level",
     "speech-level",
@@ -164,20 +152,20 @@ Check = Callable[[Checked], Verdict]
 
 #: Each check by name, in the order :func:`check_recording` runs them (and lists their results).
 CHECK_TABLE: dict[str, Check] = {
-    "noise-level": noise_level,
-    "speech-level": speech_level,
-    "level-agreement": level_agreement,
-    "gap": gap,
-    "premature": premature,
-    "stalled": stalled,
-    "outpaced": outpaced,
-    "missed-onset": missed_onset,
-    "no-speech": no_speech,
-    "premature-risk": premature_risk,
-    "dead-air": dead_air,
-    "logged-quiet": logged_quiet,
-    "beat-count": beat_count,
-    "baseline": baseline,
+    "noise-level": check_levels.noise_level,
+    "speech-level": check_levels.speech_level,
+    "level-agreement": check_levels.level_agreement,
+    "gap": check_beats.gap,
+    "premature": check_beats.premature,
+    "stalled": check_beats.stalled,
+    "outpaced": check_beats.outpaced,
+    "missed-onset": check_beats.missed_onset,
+    "no-speech": check_beats.no_speech,
+    "premature-risk": check_beats.premature_risk,
+    "dead-air": check_beats.dead_air,
+    "logged-quiet": check_log.logged_quiet,
+    "beat-count": check_beats.beat_count,
+    "baseline": check_beats.baseline,
 }
 
 #: The checks that read the recording alone; the others need an event log with terminal responses.
