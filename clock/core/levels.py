@@ -35,7 +35,6 @@ from .ticks import Ticks, frame_times_s
 
 __all__ = [
     "Block",
-    "GridBlock",
     "LevelChunk",
     "LevelStream",
     "LevelTrace",
