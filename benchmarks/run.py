@@ -547,7 +547,7 @@ def _import_decoders() -> None:
     import av  # noqa: F401
     import soundfile  # noqa: F401
 
-    import clock.io.corpus  # noqa: F401
+    import clock.run.corpus  # noqa: F401
 
 
 def _cpu_s() -> float:
@@ -563,7 +563,7 @@ def bench_dask(tmp: Path, n: int, seconds: float) -> None:
 
     import distributed
 
-    from clock.io.corpus import load_corpus
+    from clock.run.corpus import load_corpus
 
     print(f"dask: {n} WebM/Opus recordings of {seconds:g} s on a running LocalCluster of 1 and 2 workers")
     corpus = write_opus_corpus(tmp / "dask-corpus", n, seconds)

@@ -67,21 +67,13 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         recording_levels,
     )
     from .core.events import Event, EventLog, Label
-    from .core.levels import (
-        LevelTrace,
-        SignalSummary,
-        Ticks,
-        iter_levels,
-        levels,
-        multi_levels,
-        parse_period,
-        summarize,
-    )
+    from .core.levels import LevelTrace, SignalSummary, iter_levels, levels, multi_levels, summarize
     from .core.replay import Replay, ReplayBeat, replay, replay_ticks
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
     from .core.sweep import SweepPoint, SweepResult, grid, sweep
     from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
+    from .core.ticks import Ticks, parse_period
 
 # name -> module, imported on first use: ``import clock`` (and the command line's start) loads none of
 # them; the core's need numpy, the others soundfile, PyAV or matplotlib as well.
@@ -120,11 +112,11 @@ _LAZY = {
     "Label": "clock.core.events",
     "LevelTrace": "clock.core.levels",
     "SignalSummary": "clock.core.levels",
-    "Ticks": "clock.core.levels",
+    "Ticks": "clock.core.ticks",
     "iter_levels": "clock.core.levels",
     "levels": "clock.core.levels",
     "multi_levels": "clock.core.levels",
-    "parse_period": "clock.core.levels",
+    "parse_period": "clock.core.ticks",
     "summarize": "clock.core.levels",
     "QuantumSpeech": "clock.core.segments",
     "Segment": "clock.core.segments",
@@ -151,8 +143,8 @@ _LAZY = {
     "read_labels": "clock.io.events",
     "read_config": "clock.io.config",
     "Config": "clock.io.config",
-    "load_corpus": "clock.io.corpus",
-    "Corpus": "clock.io.corpus",
+    "load_corpus": "clock.run.corpus",
+    "Corpus": "clock.run.corpus",
     "plot_recording": "clock.report.plot",
     "plot_sweep_heatmap": "clock.report.plot",
     "plot_tradeoff": "clock.report.plot",
@@ -163,7 +155,7 @@ _LAZY = {
     "plot_beat_timeline": "clock.report.plot",
     "to_frame": "clock.frames",
     "check": "clock.api",
-    "stress": "clock.io.stress",
+    "stress": "clock.run.stress",
     "plot_stress": "clock.report.plot",
     "stress_text": "clock.report.stress",
 }

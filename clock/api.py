@@ -1,13 +1,13 @@
 """The library's calls that are the commands': ``clock.check`` and ``clock.derive``.
 
 :func:`check` reads the recordings (or takes a loaded
-:class:`~clock.io.corpus.Corpus`), applies the config's thresholds, margins,
+:class:`~clock.run.corpus.Corpus`), applies the config's thresholds, margins,
 tolerances and ``[robustness]`` table, and gives the one list of
 :class:`~clock.core.check.CheckResult` that ``speechclock check`` prints,
 writes as JSON and JUnit, and the report shows (:func:`corpus_checks`).
 :func:`derive` is the engine (:func:`clock.core.derive.derive`) with the
 preference ``speechclock derive --prefer`` names: ``"robust"`` stresses the
-recordings (:func:`clock.io.stress.robust_preference`).
+recordings (:func:`clock.run.stress.robust_preference`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .core.thresholds import Thresholds
 from .errors import ConfigError, InvalidParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .io.cache import TraceCache
+    from .run.cache import TraceCache
 
 __all__ = ["PREFERENCES", "check", "check_config", "corpus_checks", "derive"]
 
@@ -96,9 +96,9 @@ def corpus_checks(
         runs' results cache keeps it.
     jobs, scheduler, progress, cache :
         Where the robustness checks' stress runs go, what they report, and
-        their trace cache (:func:`clock.io.stress.robustness_results`).
+        their trace cache (:func:`clock.run.stress.robustness_results`).
     """
-    from .io.stress import robustness_results
+    from .run.stress import robustness_results
 
     obs = corpus.observations if observations is None else observations
     results = check_config(cfg, obs, baseline, page=corpus.config)
@@ -153,7 +153,7 @@ def check(
     >>> clock.check("recordings", thresholds={"quiet_s": 0.5})   # doctest: +SKIP
     """
     from .io.baseline import read_baseline
-    from .io.corpus import Corpus, load_corpus
+    from .run.corpus import Corpus, load_corpus
 
     if isinstance(recordings, Corpus):
         corpus = recordings
@@ -211,13 +211,13 @@ def derive(
         ``"evidence"`` (or None) the engine's first; ``"robust"`` the one
         with the widest smallest margin when the recordings are changed
         (``speechclock derive --prefer robust``,
-        :func:`clock.io.stress.robust_preference`); a callable chooses (see
+        :func:`clock.run.stress.robust_preference`); a callable chooses (see
         :data:`clock.core.derive.Prefer`).
     sources : sequence of path-like or URL, optional
         Where each observation was decoded from, for ``prefer="robust"``
         (which decodes them again, changed) [default: a corpus's recordings].
     jobs, scheduler :
-        Where the recordings are stressed (see :class:`~clock.io.workers.Workers`).
+        Where the recordings are stressed (see :class:`~clock.run.workers.Workers`).
     cache : TraceCache, path-like, bool or None
         Where the changed recordings' level traces are kept (as
         :func:`clock.load_corpus` takes it; True: the user's cache folder).
@@ -239,7 +239,7 @@ def derive(
     >>> corpus = clock.load_corpus(["recordings"])      # doctest: +SKIP
     >>> clock.derive(corpus, prefer="robust").setting   # doctest: +SKIP
     """
-    from .io.corpus import Corpus
+    from .run.corpus import Corpus
 
     if isinstance(observations, Corpus):
         if sources is None:
@@ -288,8 +288,8 @@ def _preference(
     sources = list(sources)
     if len(sources) != len(obs):
         raise InvalidParameterError(f"sources: {len(sources)} given for {len(obs)} observations")
-    from .io.stress import robust_preference, usable_cache
-    from .io.workers import Workers
+    from .run.stress import robust_preference, usable_cache
+    from .run.workers import Workers
 
     return robust_preference(
         sources,

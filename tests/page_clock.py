@@ -19,10 +19,11 @@ from sessions import ProviderBeat, provider_tour
 from tours import RATE, random_corpus, words
 
 from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, Ticks, levels
+from clock.core.levels import LevelTrace, levels
 from clock.core.replay import Replay, replay_ticks
 from clock.core.rules import Rule
 from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET, Thresholds
+from clock.core.ticks import Ticks
 from clock.io.config import read_config
 from clock.io.decode import iter_blocks, probe
 from clock.io.events import events_path_for, read_events

@@ -10,7 +10,8 @@ from clock.core.agreement import agreement, page_trace
 from clock.core.analyser import AnalyserOptions
 from clock.core.beats import beats
 from clock.core.events import CaptureStart, Event, EventLog, Reading
-from clock.core.levels import Ticks, levels, multi_levels
+from clock.core.levels import levels, multi_levels
+from clock.core.ticks import Ticks
 from clock.errors import InvalidParameterError
 
 Q = 128

@@ -145,9 +145,9 @@ def test_import_graph_resolves_every_kind_of_import(tmp_path):
 
 def test_the_package_graph_has_its_imports():
     graph = import_graph()
-    assert "clock.io.stress" in graph["clock.cli.stress"]  # `from ..io.stress import ...` inside a function
+    assert "clock.run.stress" in graph["clock.cli.stress"]  # `from ..run.stress import ...` inside a function
     assert "clock.core.derive" in graph["clock.api"]
-    assert "clock._version" in graph["clock.io.cache"]
+    assert "clock._version" in graph["clock.run.cache"]
 
 
 def test_no_import_cycles():
@@ -179,3 +179,45 @@ def test_no_private_name_is_imported_across_modules_outside_the_core(tmp_path):
     # The core's (its modules split by size) go with the layout of issue 39.
     outside = [found for found in private_imports() if not found[0].startswith("clock.core.")]
     assert outside == []
+
+
+# --- layers ---------------------------------------------------------------------------------------------------------
+
+#: The lower layers, each with the layers it may import besides its own: the pure core; the file edges (decoding,
+#: reading logs and configs, writing outputs); the running of work (collecting a corpus, workers, caches, the stress
+#: runner, other endpointers). The surface (clock.cli, clock.report, clock.api, clock.frames) sits over them all.
+LAYERS = {"clock.core": (), "clock.io": ("clock.core",), "clock.run": ("clock.core", "clock.io")}
+#: Modules every layer may import: the errors and the version.
+SHARED = {"clock.errors", "clock._version"}
+
+
+def layer_of(module: str) -> str:
+    """``clock.io.decode`` -> ``clock.io``; ``clock.api`` -> ``clock.api``."""
+    return ".".join(module.split(".")[:2])
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module, module imported) of every import of a lower layer that reaches above it (or beside it)."""
+    return sorted(
+        (module, target)
+        for module, targets in graph.items()
+        if layer_of(module) in LAYERS
+        for target in targets
+        if target not in SHARED and layer_of(target) not in (layer_of(module), *LAYERS[layer_of(module)])
+    )
+
+
+def test_layer_violations_finds_constructed_ones():
+    graph = {
+        "clock.core.a": {"clock.core.b", "clock.errors"},
+        "clock.core.b": {"clock.io.decode"},  # the core reads no file
+        "clock.io.decode": {"clock.core.a", "clock.run.cache"},  # the file edges run no work
+        "clock.run.cache": {"clock.io.decode", "clock.core.a", "clock._version"},
+        "clock.cli.x": {"clock.run.cache", "clock.report.y"},  # the surface may import anything
+    }
+    assert layer_violations(graph) == [("clock.core.b", "clock.io.decode"), ("clock.io.decode", "clock.run.cache")]
+
+
+def test_each_layer_imports_only_the_layers_below_it():
+    assert layer_violations(import_graph()) == []
+    assert set(LAYERS) <= {layer_of(m) for m in import_graph()}

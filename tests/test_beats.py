@@ -7,9 +7,10 @@ from sessions import RATE, WINDOW_S, Session
 
 from clock.core.beats import beats
 from clock.core.events import Event, EventLog, Label
-from clock.core.levels import Ticks, levels, multi_levels
+from clock.core.levels import levels, multi_levels
 from clock.core.replay import replay
 from clock.core.segments import label_errors, segments
+from clock.core.ticks import Ticks
 from clock.errors import InvalidParameterError, SpeechClockWarning
 
 TICK = 1 / 60

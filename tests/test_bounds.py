@@ -52,7 +52,7 @@ def _alive(pid: int) -> bool:
 def test_pool_workers_die_when_their_parent_is_killed():
     script = (
         "import sys, time\n"
-        "from clock.io.workers import Workers, run_ordered\n"
+        "from clock.run.workers import Workers, run_ordered\n"
         "print('ready', flush=True)\n"
         "run_ordered(time.sleep, [60.0, 60.0, 60.0], workers=Workers(jobs=2))\n"
     )
@@ -88,7 +88,7 @@ def test_pool_workers_die_when_their_parent_is_killed():
 
 def test_schedulers_are_bounded_and_their_scheme_checked_at_once():
     from clock.errors import InvalidParameterError
-    from clock.io.workers import MAX_LOCAL_WORKERS, parse_scheduler
+    from clock.run.workers import MAX_LOCAL_WORKERS, parse_scheduler
 
     assert parse_scheduler(f"local:{MAX_LOCAL_WORKERS}") == f"local:{MAX_LOCAL_WORKERS}"
     with pytest.raises(InvalidParameterError, match=rf"local:N needs N in \[1, {MAX_LOCAL_WORKERS}\]"):
@@ -242,7 +242,8 @@ def _trace(seconds: float, bursts: int = 0):
     import numpy as np
 
     from clock.core.analyser import AnalyserOptions
-    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.levels import LevelTrace
+    from clock.core.ticks import Ticks
 
     n = int(seconds * 60)
     level = np.zeros(n)
@@ -254,8 +255,8 @@ def _trace(seconds: float, bursts: int = 0):
 
 
 def test_beats_grow_linearly_in_terminal_responses():
-    from clock import EventLog, beats
-    from clock.core.events import Event
+    from clock import beats
+    from clock.core.events import Event, EventLog
 
     def make(n: int):
         trace = _trace(6.0, bursts=3)
@@ -310,7 +311,9 @@ def test_levels_grow_linearly_in_audio_length():
 
 
 def test_segments_and_labels_grow_linearly_in_label_lines():
-    from clock import Label, label_errors, segments
+    from clock import segments
+    from clock.core.events import Label
+    from clock.core.segments import label_errors
 
     def make(n: int):
         trace = _trace(n / 2, bursts=n)  # a word every half second
@@ -321,8 +324,9 @@ def test_segments_and_labels_grow_linearly_in_label_lines():
 
 
 def test_a_sweep_grows_linearly_in_grid_size():
-    from clock import EventLog, Observation, sweep
-    from clock.core.events import Event
+    from clock import sweep
+    from clock.core.events import Event, EventLog
+    from clock.core.windows import Observation
 
     trace = _trace(120.0, bursts=40)
     log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(40)))
@@ -336,9 +340,10 @@ def test_a_sweep_grows_linearly_in_grid_size():
 
 
 def test_derive_grows_linearly_in_recordings_per_corpus():
-    from clock import EventLog, Observation, derive
+    from clock import derive
     from clock.core.derive import MAX_HELD_OUT
-    from clock.core.events import Event
+    from clock.core.events import Event, EventLog
+    from clock.core.windows import Observation
 
     trace = _trace(15.0, bursts=5)
     log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(5)))
@@ -478,7 +483,7 @@ def test_the_font_cache_line_is_silenced_where_the_config_folder_is_ours(monkeyp
 
 
 def test_the_same_recording_as_a_path_and_as_file_url_is_counted_once(tmp_path):
-    from clock.io.corpus import collect
+    from clock.run.corpus import collect
 
     rec = _session(tmp_path)
     _, files = collect([rec, rec.as_uri()])

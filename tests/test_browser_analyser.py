@@ -18,7 +18,8 @@ import pytest
 from browser import POST_JS, run_page
 
 from clock.core.analyser import Analyser, AnalyserOptions, downmix_pcm16, downmix_to_mono
-from clock.core.levels import Ticks, levels
+from clock.core.levels import levels
+from clock.core.ticks import Ticks
 
 N_TICKS = 24
 

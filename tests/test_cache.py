@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-import clock.io.cache as cache_module
 import clock.io.recording as recording_module
+import clock.run.cache as cache_module
 from clock.core.analyser import AnalyserOptions
-from clock.core.levels import Ticks
+from clock.core.ticks import Ticks
 from clock.errors import SpeechClockWarning
-from clock.io.cache import TraceCache, default_folder, resolve_cache
-from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
+from clock.run.cache import TraceCache, default_folder, resolve_cache
+from clock.run.corpus import load_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 

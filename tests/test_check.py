@@ -281,14 +281,14 @@ def test_check_without_a_config_fails_unless_told_and_junit_holds_the_error(cli,
 
 
 def test_check_without_a_config_stops_before_decoding(cli, corpus, monkeypatch):
-    import clock.io.corpus
+    import clock.run.corpus
 
     (corpus / "speechclock.toml").unlink()
 
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded before finding there is no config")
 
-    monkeypatch.setattr(clock.io.corpus, "observe_corpus", no_decoding)
+    monkeypatch.setattr(clock.run.corpus, "observe_corpus", no_decoding)
     result = cli("check", corpus, "--no-cache")
     assert result.exit_code == 2
     assert result.stderr == (
@@ -334,20 +334,20 @@ def test_github_annotation_paths_are_relative_to_the_workspace_or_working_folder
 
 
 def test_report_follows_checks_config_rule(cli, corpus, monkeypatch, tmp_path):
-    import clock.io.corpus
+    import clock.run.corpus
 
     (corpus / "speechclock.toml").unlink()
-    observe = clock.io.corpus.observe_corpus
+    observe = clock.run.corpus.observe_corpus
 
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded before finding there is no config")
 
-    monkeypatch.setattr(clock.io.corpus, "observe_corpus", no_decoding)
+    monkeypatch.setattr(clock.run.corpus, "observe_corpus", no_decoding)
     out = tmp_path / "report.html"
     result = cli("report", corpus, "-o", out, "--no-cache")
     assert result.exit_code == 2 and not out.exists()
     assert result.stderr.startswith(f"speechclock: error: {corpus / 'speechclock.toml'}: no config: ")
-    monkeypatch.setattr(clock.io.corpus, "observe_corpus", observe)
+    monkeypatch.setattr(clock.run.corpus, "observe_corpus", observe)
     for other in corpus.glob("tour-*"):  # one recording is enough to draw, and quicker
         other.unlink()
     allowed = cli("report", corpus, "-o", out, "--allow-defaults", "--floors", "0.003", "--quiet-times", "2.5")
@@ -439,7 +439,8 @@ def test_check_page_ticks_replays_at_the_pages_own_ticks_as_beats_does(cli, tmp_
     import numpy as np
     import soundfile as sf
 
-    from clock.core.levels import Ticks, levels
+    from clock.core.levels import levels
+    from clock.core.ticks import Ticks
 
     x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
     wav = tmp_path / "page.wav"
@@ -541,7 +542,8 @@ def test_a_reading_a_quantum_after_its_frame_agrees_when_the_page_polled_not_on_
     import numpy as np
     import soundfile as sf
 
-    from clock.core.levels import Ticks, levels
+    from clock.core.levels import levels
+    from clock.core.ticks import Ticks
 
     x, rate = sf.read(str(RECORDINGS / "short-en-029-44k.wav"), dtype="float32")
     wav = tmp_path / "page.wav"

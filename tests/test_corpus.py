@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clock.core.derive import derive
-from clock.io.corpus import load_corpus
+from clock.run.corpus import load_corpus
 
 
 def test_tts_sentence_gaps_are_short(corpus):

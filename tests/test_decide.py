@@ -14,8 +14,9 @@ from clock.core.analysis import analyse
 from clock.core.beats import beats
 from clock.core.decide import decide
 from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, Ticks
+from clock.core.levels import LevelTrace
 from clock.core.outcome import FAILURES, OK
+from clock.core.ticks import Ticks
 
 FLOORS = (0.001, 0.003, 0.0045, 0.01)
 QUIETS = (0.2, 0.5, 1.0, 1.5, 2.5, 2.55, 4.0)

@@ -11,9 +11,9 @@ import soundfile as sf
 
 from clock.core.analyser import GridBlock, downmix_to_mono
 from clock.core.levels import levels
-from clock.io.cache import TraceCache
 from clock.io.decode import iter_blocks, iter_level_blocks, webrtc_int16_to_float32
 from clock.io.recording import read_recording
+from clock.run.cache import TraceCache
 
 
 @pytest.mark.parametrize("fmt", ["WAV", "FLAC"])

@@ -15,7 +15,7 @@ from clock.core.derive import Derivation, Margins, Observation, classify_ticks, 
 from clock.core.events import Event, EventLog, Label
 from clock.core.levels import levels
 from clock.io.config import read_config
-from clock.io.corpus import collect, observe
+from clock.run.corpus import collect, observe
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
 

@@ -23,7 +23,7 @@ from voices import VoiceSession, mixed_sessions, truth_failures
 
 from clock.core.derive import derive
 from clock.core.sweep import grid, sweep
-from clock.io.corpus import load_corpus
+from clock.run.corpus import load_corpus
 
 FLOORS = (0.001, 0.0015, 0.002, 0.0025, 0.003, 0.004, 0.006, 0.01)
 QUIETS = tuple(float(q) for q in np.round(np.arange(1.5, 4.51, 0.25), 2))

@@ -409,12 +409,12 @@ def test_any_exception_at_the_boundary_is_one_line_and_exit_2(cli, session, monk
 
 
 def test_a_worker_that_runs_out_of_memory_is_exit_2(cli, corpus, monkeypatch):
-    import clock.io.corpus
+    import clock.run.corpus
 
     def observe(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(clock.io.corpus, "observe", observe)
+    monkeypatch.setattr(clock.run.corpus, "observe", observe)
     result = cli("check", corpus)
     assert result.exit_code == 2 and "out of memory" in one_error(result)
 

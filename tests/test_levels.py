@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from signals import js_rms, sine
 
+from clock.core import level_metrics
 from clock.core import levels as levels_module
 from clock.core.analyser import Analyser, AnalyserOptions, GridBlock, downmix_pcm16
-from clock.core.levels import LevelStream, Ticks, iter_levels, levels, parse_period, summarize
+from clock.core.levels import LevelStream, iter_levels, levels, summarize
+from clock.core.ticks import Ticks, parse_period
 from clock.errors import InvalidParameterError, InvalidSignalError
 
 SMALL = AnalyserOptions(fft_size=256)
@@ -213,7 +215,7 @@ def test_grid_and_float_blocks_mix_without_changing_a_bit(rng):
         GridBlock(stereo.values[60000:60300], 16),
         GridBlock(stereo.values[60300:], 16),
     ]
-    grid_levels = levels_module._GridSums.levels
+    grid_levels = level_metrics.GridSums.levels
     calls = []
 
     def counted(self, frames):
@@ -221,7 +223,7 @@ def test_grid_and_float_blocks_mix_without_changing_a_bit(rng):
         return grid_levels(self, frames)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(levels_module._GridSums, "levels", counted)
+        mp.setattr(level_metrics.GridSums, "levels", counted)
         trace = levels(blocks, 48000, options=SMALL)
     assert len(calls) >= 4  # the grid blocks with ticks took the exact path
     whole = levels(y, 48000, options=SMALL)

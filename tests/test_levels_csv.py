@@ -10,7 +10,8 @@ import soundfile as sf
 
 from clock.cli.levels import write_behind
 from clock.core.analyser import AnalyserOptions
-from clock.core.levels import Ticks, levels, parse_period
+from clock.core.levels import levels
+from clock.core.ticks import Ticks, parse_period
 from clock.io.decode import iter_blocks, probe
 
 

@@ -110,8 +110,9 @@ def test_segments_merge_short_gaps_then_drop_short_speech_as_filling_the_mask_wo
 
     import numpy as np
 
-    from clock.core.levels import LevelTrace, Ticks
+    from clock.core.levels import LevelTrace
     from clock.core.segments import runs, segments
+    from clock.core.ticks import Ticks
 
     tick = 0.05
     for _ in range(200):

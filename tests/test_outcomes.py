@@ -18,8 +18,9 @@ from clock.core.beats import beats
 from clock.core.decide import decide_quiets
 from clock.core.derive import Observation, derive, judge
 from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, Ticks
+from clock.core.levels import LevelTrace
 from clock.core.outcome import OUTCOMES
+from clock.core.ticks import Ticks
 
 HZ = 60
 ACK_SILENCE = 170  # ticks from the acknowledgment's last word to the narration's onset: 2.833 s

@@ -47,8 +47,8 @@ from clock.core.replay import replay_ticks
 from clock.core.rules import NO_EVENT, replay_rule
 from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET
 from clock.core.windows import Margins
-from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
+from clock.run.corpus import load_corpus
 from clock.web import PAGE_KEYS, script
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -531,8 +531,8 @@ def test_a_trace_cache_miss_gives_the_envelope_of_its_decode_and_a_hit_none(tmp_
     # The cache keeps traces, not envelopes: a miss decodes (and takes the envelope on the way), a hit decodes nothing.
     import soundfile as sf
 
-    from clock.io.cache import TraceCache
     from clock.io.recording import read_recording
+    from clock.run.cache import TraceCache
 
     rng = np.random.default_rng(5)
     x = (rng.standard_normal(30_000) * 3000).astype(np.int16)

@@ -119,8 +119,8 @@ def test_a_forged_entry_is_never_read_back(cli, tmp_path, counted, monkeypatch):
 
 
 def test_a_result_whose_inputs_changed_while_it_was_computed_is_not_kept(tmp_path):
-    from clock.io.cache import resolve_cache
-    from clock.io.results import cached_result
+    from clock.run.cache import resolve_cache
+    from clock.run.results import cached_result
 
     cache = resolve_cache(tmp_path / "cache")
     calls = []

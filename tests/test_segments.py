@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clock.core.levels import LevelChunk, LevelTrace, Ticks
+from clock.core.levels import LevelChunk, LevelTrace
 from clock.core.segments import QuantumSpeech, runs, segments
+from clock.core.ticks import Ticks
 from clock.errors import InvalidParameterError
 
 RATE = 48000

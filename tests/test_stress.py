@@ -15,12 +15,12 @@ import pytest
 import soundfile as sf
 
 import clock
-import clock.io.stress
-import clock.io.workers
+import clock.run.stress
+import clock.run.workers
 from clock.core.outcome import FAILURES
 from clock.core.stress import first_failure, lines, pink_noise, stretch_gaps
-from clock.io.stress import stress_observations
 from clock.io.transforms import FRAME, OPUS_RATE_HZ, LossDraws, _libopus, decode, encode, lost_packets
+from clock.run.stress import stress_observations
 
 FLOOR, QUIET_S, TIMEOUT_S = 0.003, 2.0, 10.0
 SETTING = [("committed", FLOOR, QUIET_S, TIMEOUT_S)]
@@ -108,8 +108,8 @@ def test_gain_breaks_the_floor_and_the_hum_where_the_arithmetic_says(tmp_path):
 def test_noise_breaks_where_its_level_crosses_the_floor(tmp_path, monkeypatch):
     recording(tmp_path, "words", WORDS)
     replayed = []
-    judge = clock.io.stress.judge
-    monkeypatch.setattr(clock.io.stress, "judge", lambda *a, **k: replayed.append(1) or judge(*a, **k))
+    judge = clock.run.stress.judge
+    monkeypatch.setattr(clock.run.stress, "judge", lambda *a, **k: replayed.append(1) or judge(*a, **k))
     result = run(tmp_path, axes=["noise"])
     m = margin(result, "noise")
     floor_dbfs = 20 * math.log10(FLOOR)  # -50.5 dBFS
@@ -336,16 +336,16 @@ def test_on_a_pool_a_recordings_lines_run_in_groups_and_give_the_serial_result(t
     serial = stress_observations(sources, corpus.observations, settings)
     assert any(m.first_failure is not None for s in serial.settings for m in s.margins)  # something to agree on
     sent = []
-    real = clock.io.stress.run_ordered
+    real = clock.run.stress.run_ordered
 
     def spy(func, items, **kwargs):
         sent.extend((t.obs.name, tuple(line.name for line in t.lines)) for t in items)
         return real(func, items, **kwargs)
 
-    monkeypatch.setattr(clock.io.stress, "run_ordered", spy)
+    monkeypatch.setattr(clock.run.stress, "run_ordered", spy)
     done = []
     parallel = stress_observations(
-        sources, corpus.observations, settings, workers=clock.io.workers.Workers(jobs=3), progress=done.append
+        sources, corpus.observations, settings, workers=clock.run.workers.Workers(jobs=3), progress=done.append
     )
     assert parallel == serial
     assert sorted(done) == [0, 1]
@@ -357,7 +357,7 @@ def test_on_a_pool_a_recordings_lines_run_in_groups_and_give_the_serial_result(t
     ]
     assert sorted(sent) == sorted((name, g) for name in ("a.wav", "b.wav") for g in groups)
     sent.clear()
-    two = stress_observations(sources, corpus.observations, settings, workers=clock.io.workers.Workers(jobs=2))
+    two = stress_observations(sources, corpus.observations, settings, workers=clock.run.workers.Workers(jobs=2))
     assert two == serial
     assert [name for name, _ in sent] == ["a.wav", "b.wav"]
 
@@ -370,14 +370,14 @@ def _task_that_warns_and_fails(task):
 
 def test_split_on_a_pool_a_recordings_warnings_and_first_error_come_in_corpus_order(tmp_path, monkeypatch):
     # b is longer, so its groups go to the pool first; a serial run shows a's warning, then fails on a: so does this.
-    monkeypatch.setattr(clock.io.stress, "_stress_task", _task_that_warns_and_fails)
+    monkeypatch.setattr(clock.run.stress, "_stress_task", _task_that_warns_and_fails)
     recording(tmp_path, "a", WORDS)
     recording(tmp_path, "b", WORDS, duration_s=19.0)
     corpus = clock.load_corpus([tmp_path], cache=False)
     sources = [r.info.path for r in corpus.recordings]
     with pytest.warns(clock.errors.SpeechClockWarning) as shown, pytest.raises(clock.errors.RecordingError) as err:
         stress_observations(
-            sources, corpus.observations, SETTING, axes=("gain", "pause"), workers=clock.io.workers.Workers(jobs=3)
+            sources, corpus.observations, SETTING, axes=("gain", "pause"), workers=clock.run.workers.Workers(jobs=3)
         )
     assert str(err.value) == "a.wav failed"
     assert [str(w.message) for w in shown] == ["a.wav warned"]  # once, though each of its two groups warned
@@ -468,7 +468,7 @@ def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
         [r.info.path for r in corpus.recordings],
         corpus.observations,
         [("c", *c) for c in candidates],
-        cache=clock.io.stress.usable_cache(True),  # the command's: it decodes nothing again
+        cache=clock.run.stress.usable_cache(True),  # the command's: it decodes nothing again
     )
     scores = [clock.core.stress.robust_score(s) for s in result.settings]
     best = candidates[scores.index(max(scores))]
@@ -493,8 +493,8 @@ def test_a_second_run_reads_results_and_changed_traces_back_and_a_changed_record
     first = cli(*base, *cache)
     assert first.exit_code == 0, first.output
     scanned: list[str] = []
-    real = clock.io.stress._scan
-    monkeypatch.setattr(clock.io.stress, "_scan", lambda task: scanned.append(task.obs.name) or real(task))
+    real = clock.run.stress._scan
+    monkeypatch.setattr(clock.run.stress, "_scan", lambda task: scanned.append(task.obs.name) or real(task))
     # The same run: each recording's result read back, nothing scanned.
     again = cli(*base, *cache)
     assert again.stdout == first.stdout and scanned == []
@@ -506,7 +506,7 @@ def test_a_second_run_reads_results_and_changed_traces_back_and_a_changed_record
     def no_decoding(*args, **kwargs):
         raise AssertionError("decoded again")
 
-    monkeypatch.setattr("clock.io.stress.iter_blocks", no_decoding)
+    monkeypatch.setattr("clock.run.stress.iter_blocks", no_decoding)
     # Another setting: scanned, each changed recording's trace taken from the trace cache (nothing decoded).
     scanned.clear()
     moved = cli(*base, *other, *cache)
@@ -589,8 +589,8 @@ def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path)
     x, rate = sf.read(path, dtype="float32")
     changed = dataclasses.replace(obs, trace=clock.levels(clock.core.stress.apply_gain(x, -10.0), rate))
     setting = ("committed", FLOOR, QUIET_S, TIMEOUT_S)
-    task = clock.io.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.derive.Margins())
-    f = clock.io.stress._Judged(task, setting).failure(changed)
+    task = clock.run.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.derive.Margins())
+    f = clock.run.stress._Judged(task, setting).failure(changed)
     found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
     assert [b.outcome for b in found] == ["ok", "missed-onset"]
     assert f is not None and (f.beat, f.outcome, f.threshold) == (1, "missed-onset", "floor")

@@ -35,9 +35,10 @@ from clock.core.analysis import analyse
 from clock.core.beats import beats
 from clock.core.derive import Margins, derive
 from clock.core.floors import analyse_floors
-from clock.core.levels import Ticks, levels
+from clock.core.levels import levels
 from clock.core.outcome import OUTCOMES
 from clock.core.segments import MIN_GAP_S
+from clock.core.ticks import Ticks
 from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning
 

@@ -43,9 +43,9 @@ from numpy.typing import NDArray
 from signals import voice
 
 from clock.errors import SpeechClockWarning
-from clock.io.corpus import load_corpus
 from clock.io.decode import iter_blocks
 from clock.io.events import read_events
+from clock.run.corpus import load_corpus
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 RATE = 48000

@@ -17,8 +17,8 @@ import pytest
 import soundfile as sf
 
 from clock.errors import InvalidParameterError, RecordingError, SpeechClockWarning
-from clock.io.corpus import load_corpus
-from clock.io.workers import Workers, parse_scheduler, run_ordered
+from clock.run.corpus import load_corpus
+from clock.run.workers import Workers, parse_scheduler, run_ordered
 
 REPO = Path(__file__).resolve().parent.parent
 RATE = 16000

@@ -19,7 +19,6 @@ from ..core.speech import log_noise_bumps
 from ..core.thresholds import LEVEL, RULES, check_rule
 from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
-from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, json_text, write_json_lazily
 from ..io.serialize import beat_dict, beats_dict, segments_audacity, segments_dict, segments_rows
@@ -40,6 +39,7 @@ from ..report.text import (
     table,
     table_lines,
 )
+from ..run.corpus import log_agreement
 from .options import (
     TIME,
     agreement_config,
@@ -366,7 +366,7 @@ def _at_logged_setting(th: Any, log: Any, opts: dict[str, Any]) -> tuple[Any, fl
     """The thresholds to replay at: each the command line's where given, else the log's (its clock.setting or
     session line, as check replays), else the config's. Returns them, the onset timeout (``inf`` where the page
     waited forever), the names of those the log gave, and the line that says so ("" when it gave none)."""
-    from ..core.check import logged_setting
+    from ..core.check_log import logged_setting
 
     said = logged_setting(log)
     taken = {} if said is None else {k: v for k, v in zip(_GIVEN, said) if opts.get(k) is None}

@@ -12,10 +12,10 @@ import click
 
 from ..core.compare import EndpointerResult, FrameScores, compare_endpointers, reference_sources
 from ..core.derive import derive as derive_thresholds
-from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
+from ..run.corpus import Corpus
 from .options import OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
 
@@ -89,8 +89,8 @@ def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str
 
     Usage errors (exit 2): the extra is missing, a name is unknown, or a named one cannot run here.
     """
-    from ..io.endpointers import ENDPOINTERS, FIXED, missing_extra, unavailable
     from ..io.terminal import clipped
+    from ..run.endpointers import ENDPOINTERS, FIXED, missing_extra, unavailable
 
     need = missing_extra()
     if need is not None:
@@ -123,8 +123,8 @@ class Compared:
 
 def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress: bool) -> Compared:
     """Derive the level clock's floor and onset timeout, run the endpointers where --jobs says, compare."""
-    from ..io.endpointers import detect_all
-    from ..io.workers import Workers
+    from ..run.endpointers import detect_all
+    from ..run.workers import Workers
 
     obs = list(corpus.observations)
     floor, quiet, timeout = derive_thresholds(obs, margins=corpus.config.margins, held_out=False).setting

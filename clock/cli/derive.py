@@ -14,7 +14,8 @@ from ..api import PREFERENCES, corpus_checks
 from ..api import derive as derive_thresholds
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
-from ..core.check import CheckResult, baseline_entry, check_counts
+from ..core.check import CheckResult, check_counts
+from ..core.check_beats import baseline_entry
 from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.levels import LevelTrace
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
@@ -22,7 +23,6 @@ from ..core.windows import MARGIN_BOUNDS
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline
-from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.text import (
@@ -36,6 +36,7 @@ from ..report.text import (
     saving_line,
     unused_lines,
 )
+from ..run.corpus import Corpus
 from .options import (
     TIME,
     OutputPath,
@@ -134,8 +135,8 @@ def derive(
     # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
     # leave-one-out runs are most of a cached run's time). --prefer robust depends on the audio itself (stress
     # decodes it again, changed): it is derived, from each recording's stress result, kept by content.
-    from ..io.cache import resolve_cache
-    from ..io.results import cached_result
+    from ..run.cache import resolve_cache
+    from ..run.results import cached_result
     from .scale import scale_settings
 
     scheduler, cache = scale_settings()
@@ -418,8 +419,8 @@ def _dead_air_beside(obs: list[Observation], cfg: Any, label: str) -> tuple[str,
 
     None when no recording has beats or nothing is recommended.
     """
-    from ..io.cache import resolve_cache
-    from ..io.results import cached_result
+    from ..run.cache import resolve_cache
+    from ..run.results import cached_result
     from .scale import scale_settings
 
     # The same every time for unchanged recordings and config: with a cache, read back (as derive's own).

@@ -12,7 +12,9 @@ from typing import IO
 import click
 import numpy as np
 
-from ..core.levels import METRICS, LevelChunk, frame_times_s, iter_levels, summarize
+from ..core.level_metrics import METRICS
+from ..core.levels import LevelChunk, iter_levels, summarize
+from ..core.ticks import frame_times_s
 from ..io.decode import iter_blocks, iter_level_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
 from ..io.terminal import printable
@@ -30,7 +32,7 @@ from .options import (
 def csv_rows(chunk: LevelChunk, rate: int) -> Callable[[], str]:
     """The CSV rows of a chunk (``tick,t_s,frame,level``, floats as ``repr``), formatted when called.
 
-    ``t_s`` is the tick's time, its frame over ``rate`` (:func:`clock.core.levels.frame_times_s`).
+    ``t_s`` is the tick's time, its frame over ``rate`` (:func:`clock.core.ticks.frame_times_s`).
 
     A float's ``repr`` is the shortest string that reads back to it (``inf``
     and ``-inf`` as Python writes them). One f-string per row, joined: the

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..core.analyser import AnalyserOptions
-from ..core.levels import Ticks, parse_period
 from ..core.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_floor, check_tick_s, check_wait_s
+from ..core.ticks import Ticks, parse_period
 from ..core.times import parse_time
 from ..errors import ConfigError, InvalidParameterError
 from ..io.decode import probe
@@ -436,7 +436,7 @@ def load_corpus(  # type: ignore[no-untyped-def]
     the inputs before any decoding, and so is the config with ``require_config``.
     ``envelope_bins``: each decoded recording's waveform envelope too (for its plot).
     """
-    from ..io.corpus import collect, observe_corpus
+    from ..run.corpus import collect, observe_corpus
 
     scheduler, cache = scale_settings()
     inputs = Inputs()

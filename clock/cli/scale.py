@@ -22,7 +22,7 @@ _KEY = "speechclock.scale"
 
 def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if param.name == "scheduler" and value is not None:
-        from ..io.workers import parse_scheduler
+        from ..run.workers import parse_scheduler
 
         try:
             parse_scheduler(value)

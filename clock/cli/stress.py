@@ -96,7 +96,7 @@ def stress(
     are replayed until the first beat goes wrong. Seeded: the same run gives
     the same bytes, with any --jobs.
     """
-    from ..io.stress import settings_for
+    from ..run.stress import settings_for
 
     if plot_path is not None:
         figure_format(plot_path, "--plot")
@@ -154,10 +154,10 @@ def stress_progress(corpus: Any, *, no_progress: bool, lines: bool = False) -> I
 def run_stress(
     corpus: Any, cfg: Any, settings: Any, *, jobs: int, no_progress: bool, lines: bool = False, **options: Any
 ) -> Any:
-    """:func:`clock.io.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar on a
+    """:func:`clock.run.stress.stress_observations` where ``--jobs``/``--scheduler`` say, with a progress bar on a
     terminal; off one, with ``lines``, one line on stderr per recording done (a long run is never silent)."""
-    from ..io.stress import stress_observations, usable_cache
-    from ..io.workers import Workers
+    from ..run.stress import stress_observations, usable_cache
+    from ..run.workers import Workers
 
     sources = [r.info.path for r in corpus.recordings]
     scheduler, cache = scale_settings()

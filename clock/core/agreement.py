@@ -52,7 +52,8 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError
 from .analyser import RENDER_QUANTUM_FRAMES
 from .events import CaptureStart, Reading
-from .levels import LevelTrace, Ticks
+from .levels import LevelTrace
+from .ticks import Ticks
 
 __all__ = ["MAX_SEARCH_S", "Agreement", "PageTrace", "agreement", "page_trace"]
 

@@ -201,7 +201,7 @@ FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
 
 #: Chooses among the settings that end every beat right, given as (floor, quiet_s, onset_timeout_s) in the
 #: engine's order of preference (nearest the preferred floor first); returns the index of the one to recommend
-#: and a note for the floor's rule (``derive --prefer robust``: :func:`clock.io.stress.robust_preference`).
+#: and a note for the floor's rule (``derive --prefer robust``: :func:`clock.run.stress.robust_preference`).
 Prefer = Callable[[list[tuple[float, float, float]]], tuple[int, str]]
 
 

@@ -2,37 +2,9 @@
 
 Pure numpy: no file access, no command line, no plotting.
 
-Ticks and frames
-----------------
-Tick ``k`` (k = 0, 1, 2, ...) happens at time ``k * period_s``. The analyser
-data a read sees ends on a render-quantum boundary (128 frames), so the tick
-is mapped to the frame
-
-* ``F_k = ceil(k * period_s * rate / 128) * 128`` (``align="ceil"``, the rule
-  ``OfflineAudioContext.suspend`` follows: the first boundary at or after the
-  tick time), or
-* ``F_k = floor(k * period_s * rate / 128) * 128`` (``align="floor"``: the last
-  boundary a real-time context has finished rendering).
-
-The arithmetic is exact (the period is a :class:`fractions.Fraction`), so
-frame positions never drift: at 48 kHz with a period of 1/60 s, tick 4 lands
-on frame 3200.
-
-**A tick's time is its frame divided by the rate** (``F_k / rate``, one
-float64 division), not ``k * period_s``: that is the time a page can measure
-(the frame its analyser read belongs to, over ``sampleRate``), and the time
-``speechclock.js`` decides at. At 48 kHz and 1/60 s, tick 1 is at 896 / 48000
-s (0.018667 s), not 1/60 s; quiet times are differences of such times, so 150
-ticks after a last word span 119,936 or 120,064 frames depending on the last
-word's tick (up to 2.7 ms either side of 2.5 s). A trace holds every tick whose frame lies within the recording
-(``F_k <= n_frames``), and every tick whose nominal time lies inside it
-(``k * period_s < duration``, strictly) though its frame does not: the window
-of such a tick runs past the last sample, and those frames read as zero, as
-the analyser's next render quanta would be silent once the audio has ended.
-A tick whose nominal time is exactly the duration is held only when its frame
-is within the recording (2.0 s at 48 kHz: tick 120, frame 96000; at 44.1 kHz
-tick 120's frame, 88320, lies past the 88200th, and the trace ends at tick
-119).
+The clock's cadence, and the frame each tick reads at (the time a page
+measures), are :mod:`clock.core.ticks`'s; the metrics' arithmetic is
+:mod:`clock.core.level_metrics`'s.
 
 Metrics
 -------
@@ -50,165 +22,34 @@ Metrics
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError, InvalidSignalError
-from .analyser import (
-    GRID_MAX_ABS,
-    RENDER_QUANTUM_FRAMES,
-    AnalyserOptions,
-    GridBlock,
-    byte_frequency_data,
-    decibels,
-    fft_magnitudes,
-    peak_of_windows,
-    rms_of_windows,
-    rms_tile,
-    smooth_magnitudes,
-    sums_in_order,
-)
+from .analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions, GridBlock
+from .level_metrics import GridSums, MetricState, Scratch, metric_function, rms_metric
+from .ticks import Ticks, frame_times_s
 
 __all__ = [
-    "DEFAULT_TICK_S",
     "Block",
-    "GridBlock",
-    "frame_times_s",
-    "METRICS",
-    "LevelTrace",
-    "SignalSummary",
-    "Ticks",
     "LevelChunk",
     "LevelStream",
+    "LevelTrace",
+    "SignalSummary",
     "iter_levels",
     "iter_multi_levels",
     "levels",
     "multi_levels",
-    "parse_period",
     "summarize",
     "trace_of",
     "trace_of_levels",
 ]
 
-#: The page clock polls its analyser on a timer (speechclock.js: setInterval), 60 times a second by default.
-DEFAULT_TICK_S = Fraction(1, 60)
-
-METRICS = ("rms", "peak", "byte-mean", "max-db")
-
-Align = Literal["ceil", "floor"]
-
 #: What the level engine takes: mono float32 samples, or 16-bit PCM's exact integers.
 Block = NDArray[np.float32] | GridBlock
-
-
-# A period as Fraction reads it (a ratio, or a decimal with an exponent), with
-# the exponent kept small: Fraction("1e999999999") would compute 10**999999999.
-_PERIOD_TEXT = re.compile(r"\s*[+-]?(?:\d+\s*/\s*\d+|(?:\d+\.?\d*|\.\d+)(?:[eE](?P<exp>[+-]?\d+))?)\s*")
-_MAX_PERIOD_TEXT = 64
-_MAX_EXPONENT = 400
-
-
-def parse_period(text: str | float | Fraction) -> Fraction:
-    """Parse a tick period in seconds exactly: ``"1/60"``, ``"0.05"``, ``1``.
-
-    A decimal string is taken at its written value (``"0.1"`` is exactly
-    1/10); a float is taken at its exact binary value. A string holds at
-    most 64 characters and an exponent of at most 400.
-
-    Raises
-    ------
-    InvalidParameterError
-        Not a number, or not > 0.
-    """
-    bad = InvalidParameterError(f"tick period must be a number of seconds like 1/60 or 0.05, got {text!r:.40}")
-    if isinstance(text, str):
-        m = _PERIOD_TEXT.fullmatch(text) if len(text) <= _MAX_PERIOD_TEXT else None
-        if m is None or (m["exp"] is not None and abs(int(m["exp"])) > _MAX_EXPONENT):
-            raise bad
-    try:
-        value = Fraction(text) if not isinstance(text, str) else Fraction(text.strip().replace(" ", ""))
-    except (ValueError, ZeroDivisionError, TypeError, OverflowError):
-        raise bad from None
-    if value <= 0:
-        raise InvalidParameterError(f"tick period must be > 0 s, got {text!r:.40}")
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class Ticks:
-    """A polling cadence: tick ``k`` at ``k * period_s``, read at a quantum boundary.
-
-    Parameters
-    ----------
-    period_s : Fraction
-        Seconds between ticks (exact).
-    align : {"ceil", "floor"}
-        Which render-quantum boundary a tick reads (see the module notes).
-    """
-
-    period_s: Fraction = DEFAULT_TICK_S
-    align: Align = "ceil"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.period_s, Fraction):
-            object.__setattr__(self, "period_s", parse_period(self.period_s))
-        elif self.period_s <= 0:
-            raise InvalidParameterError(f"tick period must be > 0 s, got {self.period_s}")
-        if self.align not in ("ceil", "floor"):
-            raise InvalidParameterError(f"align must be 'ceil' or 'floor', got {self.align!r}")
-
-    @classmethod
-    def every_frames(cls, n_frames: int, sample_rate_hz: int, *, align: Align = "ceil") -> Ticks:
-        """A cadence of one tick every ``n_frames`` frames at ``sample_rate_hz``."""
-        if n_frames < 1:
-            raise InvalidParameterError(f"tick frames must be >= 1, got {n_frames}")
-        return cls(Fraction(n_frames, sample_rate_hz), align)
-
-    def frames(self, k: NDArray[np.int64], sample_rate_hz: int) -> NDArray[np.int64]:
-        """Frame positions ``F_k`` of ticks ``k`` (exact integer arithmetic)."""
-        k = np.asarray(k, dtype=np.int64)
-        num = self.period_s.numerator * sample_rate_hz
-        den = self.period_s.denominator * RENDER_QUANTUM_FRAMES
-        k_max = int(k.max()) if k.size else 0
-        if max(k_max * num, num, den) >= 2**62:
-            # Would overflow int64: exact Python integers instead.
-            q = [(-(-int(i) * num // den) if self.align == "ceil" else int(i) * num // den) for i in k]
-            return np.asarray(q, dtype=np.int64) * RENDER_QUANTUM_FRAMES
-        # In place on one array: a trace of hours holds millions of ticks.
-        out = k * num
-        if self.align == "ceil":
-            np.negative(out, out=out)
-            np.floor_divide(out, den, out=out)
-            np.negative(out, out=out)
-        else:
-            np.floor_divide(out, den, out=out)
-        out *= RENDER_QUANTUM_FRAMES
-        return out
-
-    def time_s(self, k: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Nominal tick times ``k * period_s`` in seconds (rounded once to float64).
-
-        Not the time a tick decides at: that is its frame over the rate
-        (:attr:`LevelTrace.t_s`, :func:`frame_times_s`).
-        """
-        k = np.asarray(k, dtype=np.int64)
-        return k * self.period_s.numerator / self.period_s.denominator
-
-
-def frame_times_s(frames: NDArray[np.int64], sample_rate_hz: int) -> NDArray[np.float64]:
-    """The time of each frame in seconds, ``frame / rate`` (one float64 division, as JavaScript's).
-
-    The time of a tick everywhere: in the replay, in ``speechclock.js``
-    (``frame / sampleRate``) and in every number the tool prints.
-    """
-    return np.asarray(frames, dtype=np.int64) / float(sample_rate_hz)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,210 +111,9 @@ class LevelTrace:
         return float(self.ticks.period_s)
 
 
-# A metric maps (buffer, window starts, state, options) to (levels, state). The
-# window of a tick is ``buffer[start : start + fft_size]``; state is the
-# analyser's smoothed magnitudes for the frequency metrics, the reused work
-# arrays for rms, None for peak.
-_State = Any
-_Metric = Callable[
-    [NDArray[np.float32], NDArray[np.int64], _State, AnalyserOptions], tuple[NDArray[np.float64], _State]
-]
-
 # The most frames the engine takes at once (a longer block is cut): its work
-# arrays stay small, and the grid's prefix sums stay exact (below, _GridSums).
+# arrays stay small, and the grid's prefix sums stay exact (clock.core.level_metrics.GridSums).
 _MAX_PIECE_FRAMES = 1 << 18
-
-
-def _windows(buf: NDArray[np.float32], starts: NDArray[np.int64], n: int) -> NDArray[np.float32]:
-    return np.lib.stride_tricks.sliding_window_view(buf, n)[starts]
-
-
-def _granule(n: int) -> int:
-    """Windows of ``n`` frames that end on render-quantum boundaries start on multiples of this."""
-    return min(RENDER_QUANTUM_FRAMES, n)
-
-
-def _granule_offset(starts: NDArray[np.int64], g: int) -> int | None:
-    """The offset of every start past a multiple of ``g`` (None when they differ; never for ticks)."""
-    off = int(starts[0] % g) if starts.size else 0
-    return off if np.all(starts % g == off) else None
-
-
-class _Scratch:
-    """Work arrays the RMS reuses from block to block.
-
-    Fresh temporaries of a block's size on every block make the C allocator
-    map and unmap memory each time (hundreds of thousands of page faults an
-    hour); reused ones cost nothing after the first block.
-    """
-
-    def __init__(self) -> None:
-        self.arrays: dict[str, NDArray[Any]] = {}
-
-    def take(self, name: str, shape: tuple[int, ...], dtype: Any) -> NDArray[Any]:
-        size = math.prod(shape)
-        have = self.arrays.get(name)
-        if have is None or have.size < size:
-            have = self.arrays[name] = np.empty(size, dtype)
-        return have[:size].reshape(shape)
-
-
-def _rms(buf, starts, state, options):  # type: ignore[no-untyped-def]
-    """The page's loop over each window (:func:`~clock.core.analyser.rms_of_windows`), one tile at a time.
-
-    A window ending on a quantum boundary is whole granules (:func:`_granule`)
-    of the buffer, so a tile of windows is gathered granule by granule and
-    squared into the (frames, windows) order :func:`sums_in_order` adds in,
-    without copying each window first.
-    """
-    n = options.fft_size
-    scratch = state if isinstance(state, _Scratch) else _Scratch()
-    g = _granule(n)
-    off = _granule_offset(starts, g)
-    if off is None:
-        return rms_of_windows(_windows(buf, starts, n)), scratch
-    granules = buf[off : off + (buf.size - off) // g * g].reshape(-1, g)
-    k = n // g
-    step = rms_tile(n)
-    first = (starts - off) // g
-    total = np.empty(starts.size)
-    each = np.arange(k)[:, None]
-    for at in range(0, starts.size, step):
-        tile = first[at : at + step]
-        gathered = np.take(granules, each + tile, axis=0, out=scratch.take("gathered", (k, tile.size, g), np.float32))
-        squares = scratch.take("squares", (k, g, tile.size), np.float64)
-        np.multiply(gathered.transpose(0, 2, 1), gathered.transpose(0, 2, 1), out=squares, dtype=np.float64)
-        total[at : at + tile.size] = sums_in_order(squares.reshape(n, tile.size))
-    return np.sqrt(total / n), scratch
-
-
-class _GridSums:
-    """The RMS of windows of 16-bit PCM (:class:`GridBlock`) from exact prefix sums of integer squares.
-
-    Bit-identical to the page's loop (see :func:`~clock.core.analyser.downmix_pcm16`):
-    every window sum is an integer ``S`` below ``2**49`` times
-    ``2**(-2 * exponent)``, which the loop reaches without rounding. Here the
-    squares are summed per granule (``g`` frames, every window is whole
-    granules: :func:`_granule`), a few thousand samples at a time so they stay
-    in cache; ``S`` is a difference of prefix sums of the granule sums, all
-    integers held exactly in float64 (one block's granules and the ``n / g``
-    before them sum to below ``(2**18 + 2**15 + g) * 2**34 < 2**53``), and the
-    level is ``sqrt(S * 2**(-2 * exponent) / n)``, the loop's last two
-    operations.
-
-    Keeps, between blocks, the sums of the last ``n / g`` whole granules (the
-    windows reach back into them) and the samples of the granule not yet
-    whole, as long as the blocks stay on one grid.
-    """
-
-    # Samples squared and summed at once: 128 KB of float64.
-    _CHUNK = 1 << 14
-
-    def __init__(self, n: int) -> None:
-        self.n, self.g, self.k = n, _granule(n), n // _granule(n)
-        # Granules j * g .. (j + 1) * g; before frame 0 everything is zero.
-        self.sums: NDArray[np.float64] | None = np.zeros(self.k)  # granules [whole - k, whole)
-        self.carry = np.zeros(0)  # the samples of granule ``whole`` so far
-        self.whole = 0
-        self.exponent: int | None = None
-        self.base = 0  # the granule prefix[0] starts at
-        self.prefix = np.zeros(1)
-
-    def push(self, block: GridBlock, floats: NDArray[np.float32], pos: int, scratch: _Scratch) -> bool:
-        """Take the block that starts at frame ``pos``; False when it cannot be summed on its grid.
-
-        ``floats`` are the ``n`` samples before ``pos``: where the sums start
-        again after float blocks or a change of grid, if they are on it.
-        """
-        e = block.exponent
-        if self.sums is None or self.exponent not in (None, e):
-            if not self._restart(floats, pos, e):
-                return False
-        g, values = self.g, block.values
-        assert self.sums is not None
-        sums: list[NDArray[np.float64]] = [self.sums]
-        at = 0
-        if self.carry.size:  # the granule the last block left open
-            at = min(g - self.carry.size, values.size)
-            self.carry = np.concatenate([self.carry, values[:at]])
-            if self.carry.size == g:
-                sums.append(np.array([np.dot(self.carry, self.carry)]))
-                self.carry = np.zeros(0)
-        stop = at + (values.size - at) // g * g
-        for start in range(at, stop, self._CHUNK):
-            part = scratch.take("grid", (min(self._CHUNK, stop - start),), np.float64)
-            part[:] = values[start : start + part.size]  # exact: integers below 2**17
-            rows = part.reshape(-1, g)
-            sums.append(np.einsum("ij,ij->i", rows, rows))  # exact: integers below 2**41, in any order
-        if stop < values.size:
-            self.carry = values[stop:].astype(np.float64)
-        granules = np.concatenate(sums)
-        self.base = self.whole - self.k
-        self.whole += granules.size - self.k
-        self.prefix = np.zeros(granules.size + 1)
-        np.cumsum(granules, out=self.prefix[1:])
-        self.sums, self.exponent = granules[-self.k :].copy(), e
-        return True
-
-    def _restart(self, floats: NDArray[np.float32], pos: int, e: int) -> bool:
-        """The sums from the ``n`` float samples before ``pos``, if they are on the grid ``2**-e``."""
-        ints = floats.astype(np.float64) * 2.0**e
-        if not np.array_equal(np.rint(ints), ints) or np.abs(ints).max(initial=0.0) > GRID_MAX_ABS:
-            self.sums = None
-            return False
-        n, g, k = self.n, self.g, self.k
-        c = pos % g
-        self.whole = pos // g
-        whole = ints[g - c : n - c].reshape(k - 1, g)  # granules whole - k + 1 .. whole - 1
-        # Granule whole - k is only partly in view; no window of a later tick reaches it.
-        self.sums = np.concatenate([[0.0], np.einsum("ij,ij->i", whole, whole)])
-        self.carry = ints[n - c :]
-        return True
-
-    def invalidate(self) -> None:
-        """A float block came: the sums start again from the floats at the next grid block."""
-        self.sums = None
-
-    def levels(self, frames: NDArray[np.int64]) -> NDArray[np.float64]:
-        """The level of the window ending at each of ``frames`` (multiples of the granule, as ticks are)."""
-        n, g = self.n, self.g
-        last = frames // g - self.base
-        total = (self.prefix[last] - self.prefix[last - self.k]) * 2.0 ** (-2 * self.exponent)  # type: ignore[operator]
-        return np.sqrt(total / n)
-
-
-def _peak(buf, starts, state, options):  # type: ignore[no-untyped-def]
-    return peak_of_windows(_windows(buf, starts, options.fft_size)), None
-
-
-def _smoothed(buf, starts, state, options):  # type: ignore[no-untyped-def]
-    prev = np.zeros(options.fft_size // 2, np.float32) if state is None else state
-    return smooth_magnitudes(
-        fft_magnitudes(_windows(buf, starts, options.fft_size)),
-        prev,
-        smoothing_time_constant=options.smoothing_time_constant,
-    )
-
-
-def _max_db(buf, starts, state, options):  # type: ignore[no-untyped-def]
-    smoothed = _smoothed(buf, starts, state, options)
-    return decibels(smoothed).max(axis=1).astype(np.float64), smoothed[-1]
-
-
-def _byte_mean(buf, starts, state, options):  # type: ignore[no-untyped-def]
-    smoothed = _smoothed(buf, starts, state, options)
-    data = byte_frequency_data(decibels(smoothed), min_decibels=options.min_decibels, max_decibels=options.max_decibels)
-    return data.mean(axis=1, dtype=np.float64), smoothed[-1]
-
-
-_METRIC_FUNCS: dict[str, _Metric] = {"rms": _rms, "peak": _peak, "byte-mean": _byte_mean, "max-db": _max_db}
-
-
-def _check_metric(metric: str) -> _Metric:
-    try:
-        return _METRIC_FUNCS[metric]
-    except KeyError:
-        raise InvalidParameterError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,7 +134,7 @@ class _Engine:
     def __init__(self, sample_rate_hz: int, ticks: Ticks, metric: str, options: AnalyserOptions) -> None:
         self.rate = sample_rate_hz
         self.ticks = ticks
-        self.func = _check_metric(metric)
+        self.func = metric_function(metric)
         self.options = options
         self.n = options.fft_size
         # buf[:n] holds frames [pos - n, pos); a block is copied in after them.
@@ -503,9 +143,9 @@ class _Engine:
         self.buf = np.zeros(self.n + RENDER_QUANTUM_FRAMES, dtype=np.float32)
         self.pos = 0
         self.next_tick = 0
-        self.state: _State = _Scratch() if self.func is _rms else None
+        self.state: MetricState = Scratch() if self.func is rms_metric else None
         # 16-bit PCM's exact path, for the rms (the other metrics read its floats).
-        self.grid = _GridSums(self.n) if self.func is _rms else None
+        self.grid = GridSums(self.n) if self.func is rms_metric else None
 
     def _last_tick(self, end: int, before_frame: int | None) -> int:
         """The last tick whose frame is at most ``end`` and, if given, whose time is before ``before_frame``.

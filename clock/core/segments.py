@@ -236,7 +236,8 @@ def segments(
 
     Examples
     --------
-    >>> from clock.core.levels import LevelTrace, Ticks
+    >>> from clock.core.levels import LevelTrace
+    >>> from clock.core.ticks import Ticks
     >>> from fractions import Fraction
     >>> # ticks every 0.1 s at 12.8 kHz: tick k at frame 1280 k (a render-quantum boundary), at k / 10 s
     >>> tr = LevelTrace(np.arange(6) * 1280, np.array([0, .1, .1, 0, 0, .1]), 12800, Ticks(Fraction(1, 10)))

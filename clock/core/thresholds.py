@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..errors import InvalidParameterError
-from .levels import DEFAULT_TICK_S
+from .ticks import DEFAULT_TICK_S
 
 __all__ = [
     "DEFAULT_ONSET_TIMEOUT_S",

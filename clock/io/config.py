@@ -71,9 +71,9 @@ from typing import Any
 from ..core.agreement import MAX_SEARCH_S
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Margins
-from ..core.levels import parse_period
 from ..core.stress import ROBUSTNESS
 from ..core.thresholds import DEFAULT_THRESHOLDS, LEVEL, Thresholds, check_bounded, check_rule
+from ..core.ticks import parse_period
 from ..errors import ConfigError, InvalidParameterError
 from .files import CONFIG_NAME, MAX_CONFIG_BYTES, find_config, read_text
 
@@ -225,6 +225,41 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         and the key.
     """
     p = Path(path)
+    doc = _toml(p)
+    th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
+    if "tick_s" in th:
+        with _key(p, "thresholds.tick_s"):
+            th["tick_s"] = parse_period(th["tick_s"] if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"])))
+    margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
+    base = _table(doc.get("baseline", {}), "baseline", _BASELINE_KEYS, p)
+    _check_thresholds(th, p)
+    for name, value in margins.items():
+        with _key(p, f"margins.{name}"):
+            Margins(**{name: float(value)})
+    for name in ("onset_tolerance_s", "max_gap_tolerance_s"):
+        if name in base:
+            with _key(p, f"baseline.{name}"):
+                check_bounded(base[name], name, 0.0, MAX_TOLERANCE_S, " s")
+    thresholds = DEFAULT_THRESHOLDS.with_(**th)
+    margin_values = Margins(**{k: float(v) for k, v in margins.items()})
+    recordings = _recordings(doc, p)
+    baseline = Baseline(
+        _baseline_file(p, base["file"]) if "file" in base else None,
+        float(base.get("onset_tolerance_s", 0.05)),
+        float(base.get("max_gap_tolerance_s", 0.05)),
+    )
+    agreement = _agreement(doc, p)
+    robust = _table(doc.get("robustness", {}), "robustness", _ROBUSTNESS_KEYS, p)
+    for key, value in robust.items():
+        low, high = ROBUSTNESS[key][3:]
+        if not low <= value <= high:
+            raise ConfigError(f"{p}: key 'robustness.{key}': must be in [{low:g}, {high:g}], got {value!r}")
+    robustness = {key: float(robust[key]) for key in ROBUSTNESS if key in robust}
+    return Config(p, thresholds, margin_values, baseline, recordings, agreement, robustness)
+
+
+def _toml(p: Path) -> dict[str, Any]:
+    """The config's TOML document, its top-level tables all known."""
     text = read_text(p, what="config", error=ConfigError, max_bytes=MAX_CONFIG_BYTES)
     try:
         doc = tomllib.loads(text)
@@ -240,12 +275,11 @@ def read_config(path: str | os.PathLike[str]) -> Config:
             f"{p}: unknown table or key '{sorted(unknown)[0]}' "
             "(known: agreement, baseline, margins, recordings, robustness, thresholds)"
         )
-    th = dict(_table(doc.get("thresholds", {}), "thresholds", _THRESHOLD_KEYS, p))
-    if "tick_s" in th:
-        with _key(p, "thresholds.tick_s"):
-            th["tick_s"] = parse_period(th["tick_s"] if isinstance(th["tick_s"], str) else Fraction(str(th["tick_s"])))
-    margins = _table(doc.get("margins", {}), "margins", _MARGIN_KEYS, p)
-    base = _table(doc.get("baseline", {}), "baseline", _BASELINE_KEYS, p)
+    return doc
+
+
+def _check_thresholds(th: dict[str, Any], p: Path) -> None:
+    """Each ``[thresholds]`` value within its bounds, and the rule with its hangover (``hangover_s`` made a float)."""
     for name, value in th.items():
         if name in _RULE_KEYS:
             continue
@@ -262,15 +296,10 @@ def read_config(path: str | os.PathLike[str]) -> Config:
             )
         if "hangover_s" in th:
             th["hangover_s"] = float(th["hangover_s"])
-    for name, value in margins.items():
-        with _key(p, f"margins.{name}"):
-            Margins(**{name: float(value)})
-    for name in ("onset_tolerance_s", "max_gap_tolerance_s"):
-        if name in base:
-            with _key(p, f"baseline.{name}"):
-                check_bounded(base[name], name, 0.0, MAX_TOLERANCE_S, " s")
-    thresholds = DEFAULT_THRESHOLDS.with_(**th)
-    margin_values = Margins(**{k: float(v) for k, v in margins.items()})
+
+
+def _recordings(doc: dict[str, Any], p: Path) -> dict[str, dict[str, Any]]:
+    """``[recordings."NAME"]``: each recording's metadata, its keys known and its beat count in bounds."""
     recordings_doc = doc.get("recordings", {})
     if not isinstance(recordings_doc, dict):
         raise ConfigError(f"{p}: key 'recordings': must be a table of tables")
@@ -280,11 +309,11 @@ def read_config(path: str | os.PathLike[str]) -> Config:
     for name, meta in recordings.items():
         if "beats" in meta and not 0 <= meta["beats"] <= MAX_BEATS:
             raise ConfigError(f"{p}: key 'recordings.{name}.beats': must be in [0, {MAX_BEATS}], got {meta['beats']}")
-    baseline = Baseline(
-        _baseline_file(p, base["file"]) if "file" in base else None,
-        float(base.get("onset_tolerance_s", 0.05)),
-        float(base.get("max_gap_tolerance_s", 0.05)),
-    )
+    return recordings
+
+
+def _agreement(doc: dict[str, Any], p: Path) -> AgreementConfig:
+    """``[agreement]``: the tolerances the page's logged levels are held to, each >= 0."""
     agree = _table(doc.get("agreement", {}), "agreement", _AGREEMENT_KEYS, p)
     for key in ("lossless_tolerance", "recorder_tolerance", "max_floor_disagreements", "search_s"):
         if key in agree and agree[key] < 0:
@@ -293,20 +322,13 @@ def read_config(path: str | os.PathLike[str]) -> Config:
         with _key(p, "agreement.search_s"):
             check_bounded(agree["search_s"], "search_s", 0.0, MAX_SEARCH_S, " s")
     defaults = AgreementConfig()
-    agreement = AgreementConfig(
+    return AgreementConfig(
         float(agree.get("lossless_tolerance", defaults.lossless_tolerance)),
         float(agree.get("recorder_tolerance", defaults.recorder_tolerance)),
         int(agree.get("max_floor_disagreements", defaults.max_floor_disagreements)),
         bool(agree.get("align_log", defaults.align_log)),
         float(agree.get("search_s", defaults.search_s)),
     )
-    robust = _table(doc.get("robustness", {}), "robustness", _ROBUSTNESS_KEYS, p)
-    for key, value in robust.items():
-        low, high = ROBUSTNESS[key][3:]
-        if not low <= value <= high:
-            raise ConfigError(f"{p}: key 'robustness.{key}': must be in [{low:g}, {high:g}], got {value!r}")
-    robustness = {key: float(robust[key]) for key in ROBUSTNESS if key in robust}
-    return Config(p, thresholds, margin_values, baseline, recordings, agreement, robustness)
 
 
 @contextmanager

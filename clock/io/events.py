@@ -227,8 +227,31 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
         a second ``recording.started``, a log with no terminal response.
     """
     p: Any = path if is_url(path) else Path(path)
-    # Per line, what an Event (or a reading, the start, the session) needs, not
-    # the whole record, in columns: a log of a million short lines stays small.
+    parsed, skipped, overlong = _read_lines(p, lenient)
+    start, t0 = _capture_start(parsed, p)
+    placed = _Placed()
+    for x in parsed:
+        placed.add(x, f"{p}:{x.number}", start, t0, lenient, skipped)
+    _warn_skipped(overlong, skipped, placed.out_of_order, placed.n_out_of_order)
+    events = placed.events
+    if placed.out_of_order:  # (in the order of the lines otherwise)
+        events.sort(key=lambda e: (e.t_s, e.line))
+    events = one_terminal_per_beat(events)
+    readings = sorted(placed.readings, key=lambda r: (r.t_s, r.line))
+    has_start = bool(parsed.of_type("recording.started"))
+    log = EventLog(tuple(events), str(p), tuple(readings), start if has_start else None, placed.session, placed.setting)
+    if not log.terminals:
+        warnings.warn(f"{p}: no terminal response in the log, so no beats", SpeechClockWarning, stacklevel=2)
+    return log
+
+
+def _read_lines(p: Any, lenient: bool) -> tuple[_Lines, list[tuple[int, str]], list[tuple[str, str]]]:
+    """Every line of the log parsed, in columns: per line, what an Event (or a reading, the start, the session)
+    needs, not the whole record, so a log of a million short lines stays small.
+
+    Also the malformed lines skipped (``lenient``; else the first raises) and the overlong lines of types the
+    clock does not read (a provider's bulky message), skipped.
+    """
     parsed = _Lines()
     skipped: list[tuple[int, str]] = []
     lines = iter_lines(
@@ -251,88 +274,107 @@ def read_events(path: str | os.PathLike[str], *, lenient: bool = False) -> Event
             if not lenient:
                 raise
             skipped.append((number, str(err)))
+    return parsed, skipped, overlong
+
+
+def _capture_start(parsed: _Lines, p: Any) -> tuple[CaptureStart, float]:
+    """The capture's start (its first ``recording.started`` line: the frame, rate and capture it gives), and the
+    time every ``t`` is taken relative to (0 without one). A second start warns and is ignored."""
     starts = [parsed[i] for i in parsed.of_type("recording.started")]
     if len(starts) > 1:
         warnings.warn(
             f"{p}:{starts[1].number}: a second recording.started; times stay relative to line {starts[0].number}",
             SpeechClockWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    start = CaptureStart()
-    t0 = 0.0
-    if starts:
-        first = starts[0]
-        rate, capture, written = first.extra if isinstance(first.extra, tuple) else (None, None, None)
-        start = CaptureStart(first.frame, rate, capture, written)
-        t0 = first.t if first.t is not None else 0.0
-    by_frame = start.frame is not None and start.sample_rate_hz is not None
-    events: list[Event] = []
-    readings: list[Reading] = []
-    session: dict[str, Any] = {}
-    setting: PageSetting | None = None
-    previous: tuple[int, float] | None = None
-    out_of_order, n_out_of_order = "", 0  # the first line out of order, and how many are
-    for x in parsed:
+    if not starts:
+        return CaptureStart(), 0.0
+    first = starts[0]
+    rate, capture, written = first.extra if isinstance(first.extra, tuple) else (None, None, None)
+    return CaptureStart(first.frame, rate, capture, written), first.t if first.t is not None else 0.0
+
+
+class _Placed:
+    """The log's lines placed in the recording's time: its events, the page's readings, the session's metadata,
+    the page's setting, and the first line out of time order (and how many are)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.readings: list[Reading] = []
+        self.session: dict[str, Any] = {}
+        self.setting: PageSetting | None = None
+        self.previous: tuple[int, float] | None = None
+        self.out_of_order, self.n_out_of_order = "", 0
+
+    def add(
+        self, x: _Line, where: str, start: CaptureStart, t0: float, lenient: bool, skipped: list[tuple[int, str]]
+    ) -> None:
+        """Place one line: metadata kept, a reading or an event at its time (a line that cannot be placed is
+        skipped when ``lenient``, else raises)."""
         if x.type == "recording.started":
-            continue
+            return
         if x.type == "session":
-            session.update(x.extra)  # type: ignore[arg-type]
-            continue
+            self.session.update(x.extra)  # type: ignore[arg-type]
+            return
         if x.type == "clock.setting":
-            setting = setting or x.extra  # the first: the setting the page started with
-            continue
-        where = f"{p}:{x.number}"
+            self.setting = self.setting or x.extra  # the first: what the page started with
+            return
         try:
-            if x.frame is not None and by_frame:
-                t = _relative((x.frame - start.frame) / start.sample_rate_hz, 0.0, where)  # type: ignore[operator]
-            elif x.t is not None:
-                t = _relative(x.t, t0, where)
-            else:
-                raise EventLogError(
-                    f"{where}: 'frame' without 't' or 't_ms', and no recording.started line with 'frame' "
-                    "and 'sample_rate_hz' to place it"
-                )
+            t = _time_of(x, where, start, t0)
         except EventLogError as err:
             if not lenient:
                 raise
             skipped.append((x.number, str(err)))
-            continue
+            return
         if x.type == "clock.level":
+            by_frame = start.frame is not None and start.sample_rate_hz is not None
             frame = x.frame - start.frame if x.frame is not None and by_frame else None  # type: ignore[operator]
-            readings.append(Reading(t, x.extra, frame, x.number))  # type: ignore[arg-type]
-            continue
-        if previous is not None and t < previous[1]:
-            if not out_of_order:
-                out_of_order = (
-                    f"{where}: time {t:.3f} s is before line {previous[0]} ({previous[1]:.3f} s); "
+            self.readings.append(Reading(t, x.extra, frame, x.number))  # type: ignore[arg-type]
+            return
+        if self.previous is not None and t < self.previous[1]:
+            if not self.out_of_order:
+                self.out_of_order = (
+                    f"{where}: time {t:.3f} s is before line {self.previous[0]} ({self.previous[1]:.3f} s); "
                     "events are taken in time order"
                 )
-            n_out_of_order += 1
-        previous = (x.number, t)
+            self.n_out_of_order += 1
+        self.previous = (x.number, t)
         cause = x.extra if x.kind in ("prompt", "end") else None
-        events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id, cause))
+        self.events.append(Event(x.kind, x.type, t, x.number, x.linger, x.response_id, cause))
+
+
+def _time_of(x: _Line, where: str, start: CaptureStart, t0: float) -> float:
+    """A line's time in the recording: its frame over the rate where the start gives both, else its ``t``
+    relative to the start's."""
+    if x.frame is not None and start.frame is not None and start.sample_rate_hz is not None:
+        return _relative((x.frame - start.frame) / start.sample_rate_hz, 0.0, where)
+    if x.t is not None:
+        return _relative(x.t, t0, where)
+    raise EventLogError(
+        f"{where}: 'frame' without 't' or 't_ms', and no recording.started line with 'frame' "
+        "and 'sample_rate_hz' to place it"
+    )
+
+
+def _warn_skipped(
+    overlong: list[tuple[str, str]], skipped: list[tuple[int, str]], out_of_order: str, n_out_of_order: int
+) -> None:
+    """One warning each: the overlong lines of types the clock does not read, the malformed lines skipped, and
+    the lines out of time order (each naming the first, counting the rest)."""
     if overlong:
         more = f"; {len(overlong) - 1} more skipped" if len(overlong) > 1 else ""
         warnings.warn(
             f"{overlong[0][0]}: {overlong[0][1]}, an event type speech-clock does not read: skipped{more}",
             SpeechClockWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     if skipped:
         first_skip = min(skipped)[1]
         more = f"; {len(skipped) - 1} more malformed line{'s' * (len(skipped) > 2)} skipped" if len(skipped) > 1 else ""
-        warnings.warn(f"{first_skip} (skipped){more}", SpeechClockWarning, stacklevel=2)
+        warnings.warn(f"{first_skip} (skipped){more}", SpeechClockWarning, stacklevel=3)
     if out_of_order:
         more = f" ({n_out_of_order} lines out of order)" if n_out_of_order > 1 else ""
-        warnings.warn(out_of_order + more, SpeechClockWarning, stacklevel=2)
-    if out_of_order:  # (in the order of the lines otherwise)
-        events.sort(key=lambda e: (e.t_s, e.line))
-    events = one_terminal_per_beat(events)
-    readings.sort(key=lambda r: (r.t_s, r.line))
-    log = EventLog(tuple(events), str(p), tuple(readings), start if starts else None, session, setting)
-    if not log.terminals:
-        warnings.warn(f"{p}: no terminal response in the log, so no beats", SpeechClockWarning, stacklevel=2)
-    return log
+        warnings.warn(out_of_order + more, SpeechClockWarning, stacklevel=3)
 
 
 class _Lines:

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..core.analyser import RENDER_QUANTUM_FRAMES, AnalyserOptions, GridBlock
-from ..core.levels import Block, LevelChunk, LevelTrace, Ticks, iter_multi_levels, trace_of_levels
+from ..core.levels import Block, LevelChunk, LevelTrace, iter_multi_levels, trace_of_levels
+from ..core.ticks import Ticks
 from ..errors import RecordingError
 from .decode import AudioInfo, iter_blocks, iter_level_blocks, probe
 
 if TYPE_CHECKING:
     from ..core.events import EventLog
     from ..core.segments import QuantumSpeech
-    from .cache import TraceCache
 
 __all__ = [
     "MAX_RATE_HZ",
     "MIN_RATE_HZ",
     "MIN_SOURCE_RATE_HZ",
     "Recording",
+    "TraceStore",
     "analysis_rate",
     "envelope",
     "read_recording",
@@ -111,7 +112,7 @@ def read_recording(
     quantum_floor: float | None = None,
     events: str | os.PathLike[str] | None = None,
     lenient: bool = False,
-    cache: TraceCache | None = None,
+    cache: TraceStore | None = None,
     envelope_bins: int | None = None,
 ) -> Recording:
     """Decode a recording once and compute its level trace(s); read its event log.
@@ -137,9 +138,9 @@ def read_recording(
         if present.
     lenient : bool
         Skip malformed event lines with a warning.
-    cache : TraceCache, optional
+    cache : TraceStore, optional
         Take the traces from this cache when it holds them for this content
-        and these options; keep them there otherwise (see :mod:`clock.io.cache`).
+        and these options; keep them there otherwise (see :mod:`clock.run.cache`).
     envelope_bins : int, optional
         Also the waveform's envelope, from the same decode: min and max in
         bins of 10 ms, twice as long whenever there would be more than
@@ -155,60 +156,92 @@ def read_recording(
 
     log_path = events if events is not None else events_path_for(path)
     log = read_events(log_path, lenient=lenient) if log_path is not None else None  # before the long decode
-    # Page-logged levels are compared at render-quantum resolution.
-    quantum = quantum or bool(log is not None and log.readings)
-    cadences = [ticks or Ticks()]
-    # A 16-bit lossless capture holds the analyser's floats by Chromium's int16 rule: read it back by that rule.
-    webrtc_int16 = bool(log is not None and log.start is not None and log.start.webrtc_int16)
-    if cache is not None and quantum_floor is None:
-        # From the trace cache (the corpus commands): the header and every cadence's trace.
-        wave: list[Envelope | None] = [None]  # the envelope of a decode made here (not kept in the cache)
-
-        def decode() -> tuple[AudioInfo, list[LevelTrace]]:
-            found = _decode(
-                path,
-                cadences,
-                quantum,
-                None,
-                metric,
-                options,
-                context_rate_hz,
-                envelope_bins,
-                webrtc_int16=webrtc_int16,
-            )
-            wave[0] = found.envelope
-            return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
-
-        cadence = cadences[0]
-        params = {
-            "ticks": [str(cadence.period_s), cadence.align],
-            "quantum": quantum,
-            "metric": metric,
-            "options": asdict(options or AnalyserOptions()),
-            "context_rate_hz": context_rate_hz,
-        }
-        if webrtc_int16:
-            params["int16"] = "webrtc"
-        info, traces = cache.traces(path, params, decode)
-        # The header's length is the decoded length unless the recording was resampled or gives none.
-        n_frames = info.n_frames if context_rate_hz in (None, info.sample_rate_hz) else None
-        made = Recording(info, traces[0], traces[1] if quantum else None, log, n_frames, wave[0])
-        warn_milliseconds(log, made.duration_s)
-        return made
-    found = _decode(
-        path,
-        cadences,
-        quantum,
-        quantum_floor,
+    how = _HowToDecode(
+        # Page-logged levels are compared at render-quantum resolution.
+        [ticks or Ticks()],
+        quantum or bool(log is not None and log.readings),
         metric,
         options,
         context_rate_hz,
         envelope_bins,
-        webrtc_int16=webrtc_int16,
+        # A 16-bit lossless capture holds the analyser's floats by Chromium's int16 rule: read it back by that rule.
+        bool(log is not None and log.start is not None and log.start.webrtc_int16),
     )
-    made = Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
+    if cache is not None and quantum_floor is None:
+        made = _cached_recording(path, how, log, cache)
+    else:
+        found = _decode_as(path, how, quantum_floor)
+        made = Recording(found.info, found.trace, found.quantum, log, found.n_frames, found.envelope)
     warn_milliseconds(log, made.duration_s)
     return made
+
+
+class TraceStore(Protocol):
+    """Where level traces are kept between runs (:class:`clock.run.cache.TraceCache` is one)."""
+
+    def traces(
+        self,
+        source: Any,
+        params: Mapping[str, Any],
+        compute: Callable[[], tuple[AudioInfo, list[LevelTrace]]],
+    ) -> tuple[AudioInfo, list[LevelTrace]]:
+        """The header and traces of ``source`` with ``params``: kept ones, or ``compute()``'s (then kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _HowToDecode:
+    """What shapes a recording's traces: the cadences, the render-quantum trace, the metric and the analyser."""
+
+    cadences: list[Ticks]
+    quantum: bool
+    metric: str
+    options: AnalyserOptions | None
+    context_rate_hz: int | None
+    envelope_bins: int | None
+    webrtc_int16: bool
+
+
+def _cached_recording(
+    path: str | os.PathLike[str], how: _HowToDecode, log: EventLog | None, cache: TraceStore
+) -> Recording:
+    """A recording from the trace cache (the corpus commands): the header and every cadence's trace, decoded
+    only when the cache does not hold them for this content and these options."""
+    wave: list[Envelope | None] = [None]  # the envelope of a decode made here (not kept in the cache)
+
+    def decode() -> tuple[AudioInfo, list[LevelTrace]]:
+        found = _decode_as(path, how, None)
+        wave[0] = found.envelope
+        return found.info, [found.trace] + ([found.quantum] if isinstance(found.quantum, LevelTrace) else [])
+
+    cadence = how.cadences[0]
+    params = {
+        "ticks": [str(cadence.period_s), cadence.align],
+        "quantum": how.quantum,
+        "metric": how.metric,
+        "options": asdict(how.options or AnalyserOptions()),
+        "context_rate_hz": how.context_rate_hz,
+    }
+    if how.webrtc_int16:
+        params["int16"] = "webrtc"
+    info, traces = cache.traces(path, params, decode)
+    # The header's length is the decoded length unless the recording was resampled or gives none.
+    n_frames = info.n_frames if how.context_rate_hz in (None, info.sample_rate_hz) else None
+    return Recording(info, traces[0], traces[1] if how.quantum else None, log, n_frames, wave[0])
+
+
+def _decode_as(path: str | os.PathLike[str], how: _HowToDecode, quantum_floor: float | None) -> _Decoded:
+    """:func:`_decode` with ``how``'s options (``quantum_floor``: one bit per quantum instead of its level)."""
+    return _decode(
+        path,
+        how.cadences,
+        how.quantum,
+        quantum_floor,
+        how.metric,
+        how.options,
+        how.context_rate_hz,
+        how.envelope_bins,
+        webrtc_int16=how.webrtc_int16,
+    )
 
 
 @dataclass(frozen=True, slots=True)

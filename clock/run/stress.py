@@ -1,4 +1,4 @@
-"""``speechclock stress``: each recording changed along each axis, replayed, where :mod:`clock.io.workers` says.
+"""``speechclock stress``: each recording changed along each axis, replayed, where :mod:`clock.run.workers` says.
 
 One task per recording (on a pool, per group of its lines: see below):
 every line of every setting scanned, value by
@@ -62,10 +62,10 @@ from ..core.stress import (
 from ..core.stress import lines as axis_lines
 from ..core.thresholds import Thresholds
 from ..errors import SpeechClockWarning
+from ..io.decode import AudioInfo, iter_blocks, probe
+from ..io.transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
 from .cache import TraceCache, resolve_cache
-from .decode import AudioInfo, iter_blocks, probe
 from .results import cached_result
-from .transforms import HOLD_SAMPLES, LOSS_BITRATE_KBPS, LossDraws, OpusReceiver, OpusSender
 from .workers import Workers, quietly, run_ordered
 
 __all__ = ["Setting", "robust_preference", "robustness_results", "settings_for", "stress", "stress_observations"]
@@ -414,7 +414,7 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     is a function of the recording's content (it is decoded again, changed),
     its trace and log, the settings, lines, search, seed and margins, and
     the other recordings' ``P``, and is kept under all of them
-    (:func:`clock.io.results.cached_result`, signed with the cache's key)
+    (:func:`clock.run.results.cached_result`, signed with the cache's key)
     when the recording did not change while it was read. A result read back
     made no decode.
     """
@@ -674,7 +674,7 @@ def stress(
     seed : int
         Seeds the noise and the lost packets (with each recording's name).
     jobs, scheduler :
-        Where the recordings are replayed (see :class:`~clock.io.workers.Workers`).
+        Where the recordings are replayed (see :class:`~clock.run.workers.Workers`).
     progress : callable, optional
         Called with each recording's index as it finishes.
     cache : TraceCache, path-like, bool or None

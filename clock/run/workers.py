@@ -1,7 +1,7 @@
 """Where per-recording work runs: in this process, a process pool, or a Dask cluster.
 
 This is the one place that decides it. The corpus commands (derive, check,
-sweep, report) and :func:`clock.io.corpus.load_corpus` hand it one task per
+sweep, report) and :func:`clock.run.corpus.load_corpus` hand it one task per
 recording (decode, levels, log and labels); :func:`run_ordered` runs the
 tasks
 
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..errors import InvalidParameterError, SpeechClockError, SpeechClockWarning
-from .sources import EXTRA_HINT, network_timeout_s
-from .terminal import redact
+from ..io.sources import EXTRA_HINT, network_timeout_s
+from ..io.terminal import redact
 
 __all__ = ["Done", "Workers", "parse_scheduler", "quietly", "run_ordered"]
 
@@ -143,7 +143,7 @@ class Done(Generic[R]):
 
 
 # catch_warnings changes process-wide state: threads of one Dask worker take turns. Reentrant: a task may itself be
-# ``partial(quietly, func)`` (clock.io.stress keeps its tasks' errors and warnings to show them in its own order).
+# ``partial(quietly, func)`` (clock.run.stress keeps its tasks' errors and warnings to show them in its own order).
 _WARNINGS_LOCK = threading.RLock()
 
 

@@ -28,9 +28,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core.analyser import AnalyserOptions
 from ..core.compare import ENERGY_THRESHOLDS_DB, LEVEL_CLOCK, PROBABILITIES, WEBRTC_MODES, FrameScores, energy_db
-from ..core.levels import AnalyserOptions, Ticks, iter_levels
-from .decode import iter_blocks, probe
+from ..core.levels import iter_levels
+from ..core.ticks import Ticks
+from ..io.decode import iter_blocks, probe
 from .workers import Workers, run_ordered
 
 __all__ = ["ENDPOINTERS", "FIXED", "RATE_HZ", "detect", "detect_all", "missing_extra", "unavailable"]

@@ -6,13 +6,13 @@ event logs, labels, metadata), the margins, the setting it is compared
 with and the tool's code. ``derive`` on unchanged recordings with a cache
 therefore reads the result back instead of replaying every recording left
 out again. The key is the SHA-256 of all of them (and of the tool's
-fingerprint, :func:`clock.io.cache.tool_fingerprint`), so a change to any
+fingerprint, :func:`clock.run.cache.tool_fingerprint`), so a change to any
 input or to the code derives afresh; an entry that cannot be read is
 derived afresh and replaced. Entries live under ``results/`` in the cache
 folder (``--no-cache`` uses none), are written atomically, and are Python
 pickles of the tool's own frozen dataclasses, each signed with the trace
 cache's key (an HMAC-SHA256 with the secret kept outside the cache, see
-:mod:`clock.io.cache`): an entry another machine wrote, or anyone forged, is
+:mod:`clock.run.cache`): an entry another machine wrote, or anyone forged, is
 never unpickled, and is derived afresh, so a cache can change no verdict.
 Without the key no result is kept.
 """

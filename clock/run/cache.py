@@ -80,10 +80,11 @@ from typing import Any
 import numpy as np
 
 from ..core.analyser import AnalyserOptions
-from ..core.levels import LevelTrace, Ticks
+from ..core.levels import LevelTrace
+from ..core.ticks import Ticks
 from ..errors import InvalidParameterError, SpeechClockWarning
-from .decode import AudioInfo
-from .sources import Source, is_url, local_path, open_binary, url_info
+from ..io.decode import AudioInfo
+from ..io.sources import Source, is_url, local_path, open_binary, url_info
 
 __all__ = [
     "CACHE_ENV",
@@ -434,7 +435,7 @@ class TraceCache:
         """What the cache knows ``source``'s content by: a hash of its bytes (None without a key, or unreadable).
 
         For results computed from the recording itself (``stress`` decodes it
-        again, changed), which :mod:`clock.io.results` keeps under it.
+        again, changed), which :mod:`clock.run.results` keeps under it.
         """
         try:
             return self._content(source)[0]

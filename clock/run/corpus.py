@@ -15,16 +15,17 @@ from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
 from ..core.derive import Observation
 from ..core.events import EventLog
-from ..core.levels import LevelTrace, Ticks
+from ..core.levels import LevelTrace
 from ..core.replay import page_declarations
 from ..core.thresholds import Thresholds
+from ..core.ticks import Ticks
 from ..errors import RecordingError, SpeechClockWarning
-from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
-from .events import read_labels
-from .files import file_kind
-from .inputs import AUDIO_SUFFIXES, Inputs, sidecar
-from .recording import Recording, read_recording
-from .sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
+from ..io.config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config
+from ..io.events import read_labels
+from ..io.files import file_kind
+from ..io.inputs import AUDIO_SUFFIXES, Inputs, sidecar
+from ..io.recording import Recording, read_recording
+from ..io.sources import is_file, is_url, list_folder, local_path, name_of, sibling, url_info
 
 if TYPE_CHECKING:  # imported where used: a one-recording command that reads a log's agreement needs neither
     from .cache import TraceCache
@@ -124,9 +125,27 @@ def collect(
     ConfigError
         A malformed config.
     """
+    found, folders, config_path = _named(paths, Path(config) if config is not None else None)
+    unique = _once(found)
+    cfg = read_config(config_path) if config_path is not None else Config()
+    if inputs is not None:
+        for f in unique:
+            if not is_url(f):  # an output never lands on a URL
+                inputs.add_recording(f)
+        for folder in folders:
+            inputs.add_folder(folder)
+        inputs.add(config_path, "config")
+        inputs.add(baseline if baseline is not None else cfg.baseline_path, "baseline")
+    return cfg, unique
+
+
+def _named(
+    paths: Iterable[str | os.PathLike[str]], config_path: Path | None
+) -> tuple[list[Path], list[Path], Path | None]:
+    """The recordings ``paths`` name (a folder's, a config's folder's, a file, a URL's), the local folders read, and
+    the config: ``config_path`` if given, else the first named or found beside them."""
     found: list[Path] = []
     folders: list[Path] = []
-    config_path = Path(config) if config is not None else None
     for raw in paths:
         if is_url(raw):
             found.extend(_collect_url(str(raw), configured=config_path is not None))
@@ -138,22 +157,33 @@ def collect(
             config_path = config_path or p
             p = p.parent
         if p.is_dir():
-            files = []
-            for f in sorted(p.iterdir()):
-                if f.suffix.lower() not in AUDIO_SUFFIXES:
-                    continue
-                if (why := _not_a_recording(f)) is not None:  # never in silence: the check covers fewer recordings
-                    warnings.warn(f"{f}: skipped: {why}", SpeechClockWarning, stacklevel=2)
-                else:
-                    files.append(f)
-            if not files:
-                raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
-            found.extend(files)
+            found.extend(_folder_recordings(p))
             folders.append(p)
             config_path = config_path or find_config(p)
         else:
             found.append(p)
             config_path = config_path or find_config(p.parent)
+    return found, folders, config_path
+
+
+def _folder_recordings(p: Path) -> list[Path]:
+    """Every audio file in a folder, sorted by name; an entry that is no regular file is skipped with a warning."""
+    files = []
+    for f in sorted(p.iterdir()):
+        if f.suffix.lower() not in AUDIO_SUFFIXES:
+            continue
+        if (why := _not_a_recording(f)) is not None:  # never in silence: the check covers fewer recordings
+            warnings.warn(f"{f}: skipped: {why}", SpeechClockWarning, stacklevel=4)
+        else:
+            files.append(f)
+    if not files:
+        raise RecordingError(f"{p}: no recordings in this folder ({', '.join(AUDIO_SUFFIXES)})")
+    return files
+
+
+def _once(found: list[Path]) -> list[Path]:
+    """Each recording once: a file named twice (by a folder and by itself, or through a link) counts once, by its
+    own name rather than a link's, with a warning; a local name that is no regular file is refused unopened."""
     unique: dict[object, Path] = {}
     for f in found:
         local = local_path(str(f)) if is_url(f) else os.fspath(f)  # file:// is the file it names
@@ -171,17 +201,8 @@ def collect(
         if first is not f and not is_url(first) and not is_url(f) and os.path.abspath(first) != os.path.abspath(f):
             if os.path.islink(first) and not os.path.islink(f):  # the file by its own name, not a link's
                 unique[key], first, f = f, f, first
-            warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=2)
-    cfg = read_config(config_path) if config_path is not None else Config()
-    if inputs is not None:
-        for f in unique.values():
-            if not is_url(f):  # an output never lands on a URL
-                inputs.add_recording(f)
-        for folder in folders:
-            inputs.add_folder(folder)
-        inputs.add(config_path, "config")
-        inputs.add(baseline if baseline is not None else cfg.baseline_path, "baseline")
-    return cfg, list(unique.values())
+            warnings.warn(f"{f}: skipped: the same file as {first} (counted once)", SpeechClockWarning, stacklevel=3)
+    return list(unique.values())
 
 
 def observe(
@@ -268,7 +289,7 @@ def observe_all(
     cache: TraceCache | bool | None = None,
     envelope_bins: int | None = None,
 ) -> list[tuple[Recording, Observation]]:
-    """Observe several recordings where :mod:`clock.io.workers` says (here, a process pool or Dask).
+    """Observe several recordings where :mod:`clock.run.workers` says (here, a process pool or Dask).
 
     Results come in the order of ``files`` and are identical to a serial
     run; warnings are shown in that order too, once each recording is done.
@@ -283,9 +304,9 @@ def observe_all(
     progress : callable, optional
         Called with each recording's path as it finishes (in the order they finish).
     scheduler : str, optional
-        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.io.workers.Workers`.
+        A Dask scheduler (``tcp://host:8786``, or ``local:N``); see :class:`~clock.run.workers.Workers`.
     cache : TraceCache or bool, optional
-        Level traces kept between runs (see :mod:`clock.io.cache`); True for
+        Level traces kept between runs (see :mod:`clock.run.cache`); True for
         the default cache of the machine each task runs on.
     envelope_bins : int, optional
         Also each recording's waveform envelope, where it is decoded (see :func:`observe`).
@@ -338,7 +359,7 @@ def load_corpus(
     paths : iterable of path-like or URL
     config : path-like, optional
     jobs : int
-        Processes on this machine (see :class:`~clock.io.workers.Workers`).
+        Processes on this machine (see :class:`~clock.run.workers.Workers`).
     lenient : bool
         Skip malformed event lines with a warning.
     progress : callable, optional
@@ -350,7 +371,7 @@ def load_corpus(
     cache : TraceCache, path-like, bool or None
         Where level traces are kept between runs: True (default) for the
         user's cache folder (``$SPEECHCLOCK_CACHE`` moves it), a folder, or
-        False/None for none (see :mod:`clock.io.cache`).
+        False/None for none (see :mod:`clock.run.cache`).
 
     Examples
     --------
