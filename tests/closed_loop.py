@@ -21,17 +21,15 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
-from tours import pink, words
+from construction import EPS_S, RATE, pink, words
 
 from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 
-RATE = 16000
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
 BED_S = 240.0  # a noise bed's length: longer than any tour here
 LINGER_S = 0.5
-EPS_S = 1e-9
 
 
 @dataclass(frozen=True, eq=False)  # (hashed by identity: the cache below)

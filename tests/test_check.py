@@ -371,7 +371,7 @@ def test_a_beat_without_speech_fails_no_speech_at_its_time_and_missed_onset_says
     from tours import random_corpus
 
     folder = _tour_folder(tmp_path, "silent", 0)
-    silent = [(t.name, x.terminal_s) for t in random_corpus(0, "silent") if t.has_log for x in t.truths if x.silent]
+    silent = [(t.name, x.terminal_s) for t in random_corpus(0, "silent") if t.has_log for x in t.beats if x.silent]
     assert silent
     result = cli("check", folder, "--allow-defaults", "--floor", "0.002", "--format", "json")
     found = json.loads(result.stdout)["results"]
@@ -389,7 +389,7 @@ def test_a_beat_without_speech_fails_no_speech_at_its_time_and_missed_onset_says
         (f"{t.name}.wav", round(x.terminal_s, 3)): k + 1
         for t in random_corpus(0, "silent")
         if t.has_log
-        for k, x in enumerate(t.truths)
+        for k, x in enumerate(t.beats)
     }
     for r in found:
         if r["check"] == "no-speech" and not r["passed"]:

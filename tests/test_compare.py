@@ -221,7 +221,8 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
     # Decisions every render quantum, as the level clock's own speech (level > floor at each
     # quantum's end): at each tick it reads the quantum ending at the tick's frame, so its
     # replay is the level clock's. No labels: both are judged against the level's split.
-    from tours import RATE, random_corpus
+    from construction import RATE
+    from tours import random_corpus
 
     from clock.core.levels import Ticks
 

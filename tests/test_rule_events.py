@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sessions import WINDOW_S, RuleBeat, RuleBeatSpec, Session, rule_tour
+from sessions import WINDOW_S, ProviderBeat, RuleBeatSpec, Session, rule_tour
 
 from clock.core.beats import analyse, beat_stops, beats
 from clock.core.derive import Observation, derive
@@ -39,7 +39,7 @@ def obs(name: str, s: Session, **meta: object) -> Observation:
     return Observation(name, levels(s.samples(), RATE), s.log(), meta=dict(meta))
 
 
-def expected_declared(b: RuleBeat, stopped_s: float | None, hangover_s: float, quiet_s: float) -> float:
+def expected_declared(b: ProviderBeat, stopped_s: float | None, hangover_s: float, quiet_s: float) -> float:
     """level+stopped, by construction: the quiet time after the last word is heard, or the hangover once the
     event has come, whichever comes first."""
     level = b.heard_s + quiet_s

@@ -300,12 +300,12 @@ def with_provider(tour, rng, *, missing: float = 0.0):
     """The tour's log with the provider's ``stopped`` for each beat with a narration, from 0.5 s before its last
     word ends to 1 s after (or, with chance ``missing``, none); returns the times, None where missing."""
     times = []
-    for truth in tour.truths:
+    for truth in tour.beats:
         if truth.silent or truth.aborted or rng.random() < missing:
             times.append(None)
             continue
         times.append(truth.narration_end_s + float(rng.uniform(-0.5, 1.0)))
-    extra = [{"kind": "output_audio_buffer.stopped", "t": t} for t in times if t is not None]
+    extra = [{"type": "output_audio_buffer.stopped", "t": t} for t in times if t is not None]
     tour.events = sorted(tour.events + extra, key=lambda e: e["t"])
     return times
 
@@ -324,8 +324,8 @@ def test_on_random_tours_the_recommended_rule_ends_every_beat_right_by_construct
     d = derive([t.observation() for t in tours])
     ev = d.rules
     assert ev is not None and ev.n_with_event == ev.n_beats_with_speech
-    truths = {t.name: t.truths for t in tours}
-    events = {t.name: s for t, s in zip(tours, stopped)}
+    truths = {f"{t.name}.wav": t.beats for t in tours}
+    events = {f"{t.name}.wav": s for t, s in zip(tours, stopped)}
     # The event alone, well before the last word's end: the guide still speaks after it.
     for c in ev.result(STOPPED).beats:
         at = events[c.recording][c.index]

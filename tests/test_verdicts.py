@@ -15,20 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from adversarial import (
-    RATE,
-    BeatTruth,
-    Run,
-    Simulated,
-    Tour,
-    judge_grid,
-    judge_setting,
-    near_p,
-    outcome,
-    run_labels,
-    steady,
-    words,
-)
+from adversarial import Simulated, judge_grid, judge_setting, near_p, outcome, run_labels
+from construction import RATE, BeatTruth, Layout, Run, Tour, steady, words
 from test_decide import assert_floors_match_analyse
 
 from clock.core.beats import OUTCOMES, analyse, analyse_floors, beats
@@ -43,23 +31,12 @@ LEVEL = 0.02
 FLOOR = 0.002
 
 
-class _Layout:
-    """A tour laid out piece by piece: speech on a timeline, the log, each beat's truth."""
+class _Layout(Layout):
+    """A tour laid out by hand: its sentences drawn with their own generator."""
 
     def __init__(self, seed: int = 3) -> None:
+        super().__init__()
         self.rng = np.random.default_rng(seed)
-        self.pieces: list[tuple[float, np.ndarray]] = []
-        self.events: list[dict] = []
-        self.beats: list[BeatTruth] = []
-
-    def event(self, kind: str, t: float) -> None:
-        self.events.append({"type": kind, "t": float(t)})
-
-    def say(self, at: float, piece: np.ndarray, kind: str, runs: list[Run]) -> float:
-        """Lay ``piece`` at ``at`` as one run of speech of this kind; returns where it ends."""
-        self.pieces.append((at, piece))
-        runs.append(Run(at, at + piece.size / RATE, kind))
-        return at + piece.size / RATE
 
     def narrate(
         self,
@@ -103,13 +80,9 @@ class _Layout:
         """The last beat's bound (its truth)."""
         self.beats[-1].bound, self.beats[-1].bound_s = kind, t
 
-    def tour(self, name: str, duration_s: float) -> Tour:
-        x = np.zeros(int(duration_s * RATE))
-        for at, piece in self.pieces:
-            i = int(round(at * RATE))
-            x[i : i + piece.size] += piece[: x.size - i]
-        self.events.sort(key=lambda e: e["t"])
-        return Tour(name, x, self.events, self.beats, LEVEL)
+    def tour(self, name: str, duration_s: float, **kw) -> Tour:
+        """The tour of the voice at :data:`LEVEL`."""
+        return super().tour(name, duration_s, level=LEVEL, **kw)
 
 
 def _heard(tour: Tour, floor: float, run: int) -> np.ndarray:
