@@ -252,13 +252,13 @@ class Layout:
             self.beats[-1].bound, self.beats[-1].bound_s = "recording end", duration_s
 
     def mix(self, duration_s: float, room: np.ndarray | None = None) -> np.ndarray:
-        """The recording's samples: the room (tiled) under every piece."""
+        """The recording's first ``duration_s``: the room (tiled) under every piece."""
         x = np.zeros(int(duration_s * self.rate))
         if room is not None:
             x += np.resize(room, x.size)
         for at, piece in self.pieces:
             i = int(round(at * self.rate))
-            x[i : i + piece.size] += piece[: x.size - i]
+            x[i : i + piece.size] += piece[: max(0, x.size - i)]
         return x
 
     def tour(self, name: str, duration_s: float, *, room: np.ndarray | None = None, **kw) -> Tour:
