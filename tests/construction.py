@@ -203,11 +203,8 @@ class Tour:
 
     @cached_property
     def log(self) -> EventLog:
-        """The events as the tool reads them (a ``terminal_response`` line is a terminal response)."""
-        kinds = {"terminal_response": "terminal"}
-        return EventLog(
-            tuple(Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1) for i, e in enumerate(self.events))
-        )
+        """The events as the tool reads them (:func:`page_log`)."""
+        return page_log(self.events)
 
     def observation(self) -> Observation:
         """The tool's view of the recording ``NAME.wav``."""
@@ -224,6 +221,17 @@ class Tour:
         if self.has_log:
             (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.events))
         return path
+
+
+def page_log(events: list[dict]) -> EventLog:
+    """Log lines as the page writes them (``{"type", "t"}``, maybe a ``response_id``) as the tool reads them: a
+    ``terminal_response`` line is a terminal response; in time order, lines of one time in the order written."""
+    kinds = {"terminal_response": "terminal"}
+    read = (
+        Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
+        for i, e in enumerate(events)
+    )
+    return EventLog(tuple(sorted(read, key=lambda e: (e.t_s, e.line))))
 
 
 class Layout:

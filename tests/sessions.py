@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from construction import page_log
 
-from clock.core.events import Event, EventLog
+from clock.core.events import EventLog
 
 RATE = 48000
 N = 2048  # fftSize
@@ -50,13 +51,8 @@ class Session:
         return x
 
     def log(self) -> EventLog:
-        """The events as the tool reads them (a ``terminal_response`` line is a terminal response)."""
-        kinds = {"terminal_response": "terminal"}
-        events = (
-            Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
-            for i, e in enumerate(self.events)
-        )
-        return EventLog(tuple(sorted(events, key=lambda e: (e.t_s, e.line))))
+        """The events as the tool reads them (:func:`construction.page_log`)."""
+        return page_log(self.events)
 
     def write(self, folder: Path, name: str = "session") -> Path:
         import soundfile as sf
