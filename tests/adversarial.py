@@ -46,14 +46,14 @@ noise_dbfs=None, ends=True, page_pauses=True, silent=False, stopped=False) -> To
     rooms and relations (the same guide, next week), ``seed`` what is said
     and when.
 
-``reading_corpus(corpus_dir, seed, *, half) -> list[Tour]``
+``reading_corpus(corpus_dir, seed, *, half=None, gain_db=READING_GAIN_DB) -> list[Tour]``
     Tours cut from the shared corpus's human reading (``human-read/
     sonnet001.wav`` and its ``.vad.tsv``): its utterances, with the real
     pauses between them, make the narrations (``half`` 0 or 1: which half of
     the reading, so two corpora of one kind share no sentence; None: all of
-    it); the room is the reading's own tone, and each tour is 12 to 18 dB
-    quieter than the reading (:data:`READING_GAIN`, then 0 to 6 dB of its
-    own). Ends as above; no acknowledgments.
+    it); the room is the reading's own tone, and each tour is made quieter
+    than the reading by a gain drawn from ``gain_db`` (by default 12 to
+    18 dB, :data:`READING_GAIN_DB`). Ends as above; no acknowledgments.
 
 ``layered_tour(name, *, floor=EDGE_FLOOR) -> Tour``
     One beat whose failures are not nested in the voice's gain (a soft
@@ -104,8 +104,9 @@ from construction import EPS_S, RATE, WINDOW, BeatTruth, Layout, Run, Tour, pink
 EDGE_FLOOR = 0.003
 #: The kinds of corpora :func:`adversarial_corpus` draws.
 KINDS = ("timing", "voices", "beds", "comfort")
-#: The human reading is captured 12 dB quieter (its room tone -48 dBFS at most, its speech around -37 dBFS).
-READING_GAIN = 10 ** (-12 / 20)
+#: The human reading's tours are captured 12 to 18 dB quieter (its room tone -48 dBFS at most, its speech around
+#: -37 dBFS at -12 dB): the grid's floors lie around its voice.
+READING_GAIN_DB = (-18.0, -12.0)
 #: A page's end is never drawn closer than this to the longest narration pause (s).
 CLEARANCE_S = 0.35
 
@@ -335,7 +336,9 @@ def adversarial_corpus(
     return tours
 
 
-def reading_corpus(corpus_dir: Path, seed: int, *, half: int | None = None) -> list[Tour]:
+def reading_corpus(
+    corpus_dir: Path, seed: int, *, half: int | None = None, gain_db: tuple[float, float] = READING_GAIN_DB
+) -> list[Tour]:
     """Two tours cut from the shared corpus's human reading, or from one half of it (see the module notes)."""
     import soundfile as sf
 
@@ -358,7 +361,7 @@ def reading_corpus(corpus_dir: Path, seed: int, *, half: int | None = None) -> l
     tours = []
     at = 0
     for k in range(2):
-        gain = READING_GAIN * 10 ** (-float(rng.uniform(0, 6)) / 20)  # each tour its own level
+        gain = 10 ** (float(rng.uniform(*gain_db)) / 20)  # each tour its own level
         groups = []
         while at < len(speech) and len(groups) < 3:
             n = int(rng.integers(2, 4))

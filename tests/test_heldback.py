@@ -228,7 +228,7 @@ def readings() -> list[Derived]:
     corpus = corpus_dir()
     if corpus is None or not (corpus / "human-read" / "sonnet001.vad.tsv").is_file():
         pytest.skip("shared corpus not present (../shared/corpus or SPEECHCLOCK_CORPUS; see its MANIFEST.md)")
-    return [Derived(reading_corpus(corpus, seed)) for seed in range(N_PER_KIND)]
+    return [Derived(reading_corpus(corpus, seed, gain_db=(-6.0, 0.0))) for seed in range(N_PER_KIND)]
 
 
 def _corpora(unseen, kind):
