@@ -78,7 +78,7 @@ stress-test: install browser js-tools
 	echo "stress-test: $(STRESS_RUNS) runs, 0 failures, $$(( $$(date +%s) - start )) s in all ($$(date -u +%Y-%m-%dT%H:%MZ))"
 
 # The README's and docs' pictures, from the bundled recordings. Each PNG holds the digest of the data it draws;
-# tests/test_figures.py runs these commands and fails when a committed picture was drawn from other data.
+# tests/report/test_figures.py runs these commands and fails when a committed picture was drawn from other data.
 SAMPLE := recordings/sample-session-48k.webm
 figures: $(VENV)/.installed-package
 	$(BIN)/speechclock plot $(SAMPLE) -o docs/img/sample-session.png

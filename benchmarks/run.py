@@ -335,8 +335,8 @@ def bench_sweep(repeat: int) -> None:
     import clock
 
     print("sweep: 1,000 settings against one setting and one replay of the corpus, in-process, median of runs")
-    from tours import RATE as TOUR_RATE
-    from tours import Tour
+    from construction import RATE as TOUR_RATE
+    from construction import Tour
 
     # Ten recordings of about 75 s (4.5k ticks) each: random tours with logs, joined two by two.
     tours = [t for seed in range(40) for t in random_corpus(seed) if t.has_log and t.events]
@@ -390,8 +390,8 @@ def write_opus_corpus(folder: Path, n: int, seconds: float, distinct: int = 10) 
     """n WebM/Opus recordings with event logs (``distinct`` different ones, copied to the other names)."""
     sys.path.insert(0, str(REPO / "tests"))
     from audiofiles import write_pyav
-    from tours import RATE as TOUR_RATE
-    from tours import words
+    from construction import RATE as TOUR_RATE
+    from construction import words
 
     folder.mkdir(parents=True)
     rng = np.random.default_rng(5)

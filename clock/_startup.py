@@ -39,7 +39,7 @@ from collections.abc import Iterator
 #: The message of the ``<error>`` case that stands in for the verdict until the run writes it.
 SET_ASIDE_MESSAGE = "the run did not finish (interrupted or stopped before its verdict); no verdict"
 
-# What clock.report.junit.junit_xml([], error=SET_ASIDE_MESSAGE) writes (tests/test_bounds.py checks it).
+# What clock.report.junit.junit_xml([], error=SET_ASIDE_MESSAGE) writes (tests/cli/test_bounds.py checks it).
 _SET_ASIDE = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
     '<testsuites name="speechclock check" tests="1" failures="0" errors="1">\n'

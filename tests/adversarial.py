@@ -1,6 +1,7 @@
 """Adversarial tours: every timing relation the speech clock depends on, drawn across its whole range.
 
-Generator API (all seeded, no files unless asked, 16 kHz):
+Generator API (all seeded, no files unless asked, 16 kHz; laid out with
+tests/construction.py's :class:`~construction.Layout`):
 
 ``adversarial_tour(rng, name, *, level, longest_pause_s, longest_silence_s=3.5, room_s=1.2, noise=None,
 noise_dbfs=None, ends=True, page_pauses=True, silent=False, stopped=False) -> Tour``
@@ -45,20 +46,22 @@ noise_dbfs=None, ends=True, page_pauses=True, silent=False, stopped=False) -> To
     rooms and relations (the same guide, next week), ``seed`` what is said
     and when.
 
-``reading_corpus(corpus_dir, half, seed) -> list[Tour]``
+``reading_corpus(corpus_dir, seed, *, half=None, gain_db=READING_GAIN_DB) -> list[Tour]``
     Tours cut from the shared corpus's human reading (``human-read/
     sonnet001.wav`` and its ``.vad.tsv``): its utterances, with the real
     pauses between them, make the narrations (``half`` 0 or 1: which half of
-    the reading, so two corpora of one kind share no sentence); the room is
-    the reading's own tone, and the whole is 12 dB quieter (:data:`READING_GAIN`).
-    Ends as above; no acknowledgments.
+    the reading, so two corpora of one kind share no sentence; None: all of
+    it); the room is the reading's own tone, and each tour is made quieter
+    than the reading by a gain drawn from ``gain_db`` (by default 12 to
+    18 dB, :data:`READING_GAIN_DB`). Ends as above; no acknowledgments.
 
 ``layered_tour(name, *, floor=EDGE_FLOOR) -> Tour``
     One beat whose failures are not nested in the voice's gain (a soft
     middle between a louder start and a loudest end), for ``stress``.
 
-What each beat carries (:class:`BeatTruth`, from the construction only):
-``runs`` (every stretch of constructed speech in the beat: the
+The sounds, :class:`~construction.BeatTruth`, :class:`~construction.Tour` and
+the layout are tests/construction.py's. What each beat carries (from the
+construction only): ``runs`` (every stretch of constructed speech in the beat: the
 acknowledgment, each sentence, with true start and end), the narration
 pauses (between sentences) and page pauses, what bounds the beat and when,
 ``speaking_at_end`` (for a beat the page ended: the end fell inside the
@@ -91,142 +94,21 @@ replay, analysis or judge is used):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+from construction import EPS_S, RATE, WINDOW, BeatTruth, Layout, Run, Tour, pink, steady, words
 
-from clock.core.derive import Observation
-from clock.core.events import Event, EventLog
-from clock.core.levels import LevelTrace, levels
-
-RATE = 16000
-WINDOW = 2048  # the analyser's fftSize: a tick sees the 128 ms before its frame
 #: The floor whose edge the voices are drawn around.
 EDGE_FLOOR = 0.003
 #: The kinds of corpora :func:`adversarial_corpus` draws.
 KINDS = ("timing", "voices", "beds", "comfort")
-#: The human reading is captured 12 dB quieter (its room tone -48 dBFS at most, its speech around -37 dBFS).
-READING_GAIN = 10 ** (-12 / 20)
+#: The human reading's tours are captured 12 to 18 dB quieter (its room tone -48 dBFS at most, its speech around
+#: -37 dBFS at -12 dB): the grid's floors lie around its voice.
+READING_GAIN_DB = (-18.0, -12.0)
 #: A page's end is never drawn closer than this to the longest narration pause (s).
 CLEARANCE_S = 0.35
-
-
-@dataclass(frozen=True)
-class Run:
-    """One stretch of constructed speech: an acknowledgment or a sentence of the narration."""
-
-    start_s: float
-    end_s: float
-    kind: str  # "ack" or "narration"
-
-
-@dataclass
-class BeatTruth:
-    """What the construction knows of one beat."""
-
-    index: int
-    terminal_s: float
-    bound_s: float
-    bound: str  # "prompt", "end" or "recording end"
-    runs: tuple[Run, ...] = ()
-    page_pauses: tuple[tuple[float, float], ...] = ()
-    speaking_at_end: bool | None = None  # for a beat the page ended
-    stopped_s: float | None = None  # the provider's output_audio_buffer.stopped, when logged
-
-    @property
-    def silent(self) -> bool:
-        return not self.runs
-
-    @property
-    def speech_start_s(self) -> float | None:
-        return self.runs[0].start_s if self.runs else None
-
-    @property
-    def speech_end_s(self) -> float | None:
-        return self.runs[-1].end_s if self.runs else None
-
-    @property
-    def narration_pauses(self) -> tuple[tuple[float, float], ...]:
-        """The pauses between sentences (acknowledgment silences excluded)."""
-        narr = [r for r in self.runs if r.kind == "narration"]
-        return tuple((a.end_s, b.start_s) for a, b in zip(narr, narr[1:]))
-
-
-@dataclass
-class Tour:
-    """One recording: samples, the log as the page writes it, the truth of each beat."""
-
-    name: str
-    samples: np.ndarray
-    events: list[dict]
-    beats: list[BeatTruth]
-    level: float = 0.0
-    longest_pause_s: float = 0.0
-
-    @cached_property
-    def trace(self) -> LevelTrace:
-        return levels(self.samples.astype(np.float32), RATE)
-
-    @cached_property
-    def log(self) -> EventLog:
-        kinds = {"terminal_response": "terminal"}
-        return EventLog(
-            tuple(Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1) for i, e in enumerate(self.events))
-        )
-
-    def observation(self) -> Observation:
-        return Observation(f"{self.name}.wav", self.trace, self.log)
-
-    def write(self, folder: Path) -> Path:
-        import soundfile as sf
-
-        path = folder / f"{self.name}.wav"
-        sf.write(str(path), self.samples.astype(np.float32), RATE, "FLOAT")
-        (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in self.events))
-        return path
-
-
-def words(rng: np.random.Generator, duration_s: float, level: float) -> np.ndarray:
-    """Speech-like words filling ``duration_s``: harmonic bursts, gains -6..+4 dB, dips of 40-140 ms."""
-    n = int(duration_s * RATE)
-    x = np.zeros(n)
-    t = 0.0
-    f0 = rng.uniform(110, 230)
-    while t < duration_s - 0.1:
-        m = int(min(rng.uniform(0.15, 0.45), duration_s - t) * RATE)
-        tt = np.arange(m) / RATE
-        burst = sum(np.sin(2 * np.pi * f0 * h * tt + rng.uniform(0, 6)) / h for h in range(1, 6))
-        burst = burst * np.sin(np.pi * np.arange(m) / m) ** 0.5
-        burst *= level * 10 ** (rng.uniform(-6, 4) / 20) / max(np.sqrt(np.mean(burst**2)), 1e-12)
-        i = int(t * RATE)
-        x[i : i + m] += burst[: n - i]
-        t += m / RATE + rng.uniform(0.04, 0.14)
-    return x
-
-
-def steady(rng: np.random.Generator, duration_s: float, level: float) -> np.ndarray:
-    """An acknowledgment ("mm-hm"): one steady voiced burst with 20 ms ramps."""
-    m = int(duration_s * RATE)
-    tt = np.arange(m) / RATE
-    f0 = rng.uniform(110, 230)
-    x = sum(np.sin(2 * np.pi * f0 * h * tt) / h for h in range(1, 4))
-    ramp = np.minimum(1.0, np.minimum(np.arange(m), m - 1 - np.arange(m)) / (0.02 * RATE))
-    x = x * ramp
-    return x * level / np.sqrt(np.mean(x**2))
-
-
-def pink(rng: np.random.Generator, n: int, rms: float) -> np.ndarray:
-    """Pink noise (1/f power) of ``n`` samples at this RMS."""
-    size = 1 << max(n - 1, 1).bit_length()  # a power of two: a fast transform
-    spectrum = np.fft.rfft(rng.standard_normal(size))
-    f = np.arange(spectrum.size)
-    spectrum[1:] /= np.sqrt(f[1:])
-    spectrum[0] = 0
-    x = np.fft.irfft(spectrum, size)[:n]
-    return x * rms / max(float(np.sqrt(np.mean(x**2))), 1e-12)
 
 
 def _end_offset(rng: np.random.Generator, p: float, room_s: float) -> float:
@@ -241,20 +123,15 @@ def _end_offset(rng: np.random.Generator, p: float, room_s: float) -> float:
             return e
 
 
-class _Builder:
-    """Lays out one tour: speech pieces on a timeline, the log, the truths."""
+class _Builder(Layout):
+    """Draws one adversarial tour beat by beat on a :class:`~construction.Layout`."""
 
     def __init__(self, level: float, pause_s: float, room_s: float = 1.2):
+        super().__init__()
         self.level = level
         self.p = pause_s
         self.room_s = room_s
-        self.pieces: list[tuple[float, np.ndarray]] = []
-        self.events: list[dict] = []
-        self.beats: list[BeatTruth] = []
         self.t = 0.5
-
-    def event(self, type_: str, t: float) -> None:
-        self.events.append({"type": type_, "t": float(t)})
 
     def beat(
         self,
@@ -346,18 +223,11 @@ class _Builder:
         self.t = terminal + float(rng.uniform(3.0, 5.0))
         self.beats.append(BeatTruth(len(self.beats), terminal, self.t, "prompt"))
 
-    def tour(self, name: str, room: np.ndarray | None = None) -> Tour:
+    def drawn(self, name: str, room: np.ndarray | None = None) -> Tour:
+        """The tour, 0.3 s past the last beat's bound, over ``room``."""
         duration = self.t + 0.3
-        if self.beats[-1].bound == "prompt":
-            self.beats[-1].bound, self.beats[-1].bound_s = "recording end", duration
-        x = np.zeros(int(duration * RATE))
-        if room is not None:
-            x += np.resize(room, x.size)
-        for at, piece in self.pieces:
-            i = int(round(at * RATE))
-            x[i : i + piece.size] += piece[: x.size - i]
-        self.events.sort(key=lambda e: e["t"])
-        return Tour(name, x, self.events, self.beats, self.level, self.p)
+        self.close(duration)
+        return self.tour(name, duration, room=room, level=self.level, longest_pause_s=self.p)
 
 
 def adversarial_tour(
@@ -408,7 +278,7 @@ def adversarial_tour(
         rms = 10 ** ((noise_dbfs if noise_dbfs is not None else -60.0) / 20)
         n = int(duration * RATE)
         room = pink(rng, n, rms) if noise == "pink" else rng.standard_normal(n) * rms
-    return b.tour(name, room)
+    return b.drawn(name, room)
 
 
 def adversarial_corpus(
@@ -466,8 +336,10 @@ def adversarial_corpus(
     return tours
 
 
-def reading_corpus(corpus_dir: Path, half: int, seed: int) -> list[Tour]:
-    """Two tours cut from one half of the shared corpus's human reading (see the module notes)."""
+def reading_corpus(
+    corpus_dir: Path, seed: int, *, half: int | None = None, gain_db: tuple[float, float] = READING_GAIN_DB
+) -> list[Tour]:
+    """Two tours cut from the shared corpus's human reading, or from one half of it (see the module notes)."""
     import soundfile as sf
 
     folder = corpus_dir / "human-read"
@@ -483,15 +355,13 @@ def reading_corpus(corpus_dir: Path, half: int, seed: int) -> list[Tour]:
     speech = [(a, b) for a, b, w in spans if w == "speech"]
     # Rooms before a bound at least 0.6 s past the reading's longest pause (both halves): a right quiet time exists.
     room_s = max(b2[0] - b1[1] for b1, b2 in zip(speech, speech[1:])) + 0.6
-    x = x * READING_GAIN
-    tone = tone * READING_GAIN
     mid = len(speech) // 2
-    speech = speech[:mid] if half == 0 else speech[mid:]
+    speech = speech if half is None else speech[:mid] if half == 0 else speech[mid:]
     rng = np.random.default_rng(seed)
-    # The longest pause the narrations hold, between utterances of this half.
     tours = []
     at = 0
     for k in range(2):
+        gain = 10 ** (float(rng.uniform(*gain_db)) / 20)  # each tour its own level
         groups = []
         while at < len(speech) and len(groups) < 3:
             n = int(rng.integers(2, 4))
@@ -500,9 +370,9 @@ def reading_corpus(corpus_dir: Path, half: int, seed: int) -> list[Tour]:
         if not groups:
             break
         p = max((g2[0] - g1[1] for g in groups for g1, g2 in zip(g, g[1:])), default=0.5)
-        b = _Builder(READING_GAIN, p, room_s)
+        b = _Builder(gain, p, room_s)
         for i, g in enumerate(groups):
-            sentences = [x[int(a * RATE) : int(c * RATE)] for a, c in g]
+            sentences = [x[int(a * RATE) : int(c * RATE)] * gain for a, c in g]
             pauses = [g2[0] - g1[1] for g1, g2 in zip(g, g[1:])]
             # A reading's pauses hold its own room tone: lay each sentence with the tone after it.
             b.beat(
@@ -516,7 +386,7 @@ def reading_corpus(corpus_dir: Path, half: int, seed: int) -> list[Tour]:
                 ack_silence_s=0.0,
             )
         start = int(rng.integers(tone.size))
-        tours.append(b.tour(f"reading{half}{k}", np.roll(tone, -start)))
+        tours.append(b.drawn(f"reading{'' if half is None else half}{k}", np.roll(tone, -start) * gain))
     return tours
 
 
@@ -527,7 +397,6 @@ def reading_corpus(corpus_dir: Path, half: int, seed: int) -> list[Tour]:
 # against what the construction knows: which ticks hear which run of speech (the analyser's window overlaps it),
 # which quiet is a narration pause and which an acknowledgment's silence, what bounds the beat.
 
-EPS_S = 1e-9
 #: A setting's failures (``deaf``: a sentence of the narration the clock never hears at the floor). An ``end``
 #: the visitor pressed before the clock declared (``outpaced``, ``aborted``) is not the setting's doing.
 FAILING = ("premature", "stalled", "missed-onset", "deaf")
@@ -732,7 +601,7 @@ def layered_tour(name: str, *, floor: float = EDGE_FLOOR) -> Tour:
         parts.append(np.concatenate([steady(rng, 0.3, level) for _ in range(int(duration / 0.3))]))
     b.beat(rng, [np.concatenate(parts)], [], end=False, page_pause=False, stopped=False, ack=None, ack_silence_s=0.0)
     b.beats[-1].bound_s = b.t = b.beats[-1].runs[-1].end_s + 4.0
-    return b.tour(name)
+    return b.drawn(name)
 
 
 def near_p(p: Played, sim: Simulated, longest_pause_s: float, *, ticks: int = 2) -> bool:

@@ -21,17 +21,15 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
-from tours import pink, words
+from construction import EPS_S, RATE, Layout, Run, pink, words
 
 from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 
-RATE = 16000
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
 BED_S = 240.0  # a noise bed's length: longer than any tour here
 LINGER_S = 0.5
-EPS_S = 1e-9
 
 
 @dataclass(frozen=True, eq=False)  # (hashed by identity: the cache below)
@@ -166,30 +164,26 @@ def record(
     ``provider``: the log also has the provider's ``output_audio_buffer.stopped`` for each narration, 0 to 0.3 s
     after its last sample, with the terminal response's ``response_id``.
     """
-    pieces: list[tuple[float, np.ndarray]] = []
+    lay = Layout()
+    runs: list[Run] = []  # the guide's audio as queued
     events: list[tuple[str, float, dict]] = []
     played: list[Played] = []
     busy = 0.0  # audio is queued until here
     prompt = 0.5
 
-    def place(at: float, x: np.ndarray) -> float:
-        i = int(round(at * RATE))
-        pieces.append((i / RATE, x))
-        return i / RATE + x.size / RATE
+    def place(at: float, x: np.ndarray, kind: str = "narration") -> float:
+        """Queue ``x`` at the sample nearest ``at``; returns where it ends."""
+        return lay.say(int(round(at * RATE)) / RATE, x, kind, runs)
 
     def samples(until_s: float, bed: bool = True) -> np.ndarray:
-        out = np.zeros(int(until_s * RATE) + 1)
-        if bed and voice.bed is not None:
-            out += voice.bed[: out.size]
-        for at, x in pieces:
-            i = int(round(at * RATE))
-            out[i : i + x.size] += x[: max(0, out.size - i)]
-        return out
+        """The recording up to ``until_s`` (its sample included), with the bed or without."""
+        n = int(until_s * RATE) + 1
+        return lay.mix((n + 0.5) / RATE, voice.bed if bed else None)  # (n samples: half a sample clear of rounding)
 
     for j, b in enumerate(voice.beats):
         events.append(("prompt", prompt, {} if j == 0 else {"cause": None}))
         if b.ack is not None:
-            busy = place(max(prompt + b.ack_latency_s, busy), b.ack)
+            busy = place(max(prompt + b.ack_latency_s, busy), b.ack, "ack")
         terminal = prompt + b.backend_s
         events.append(("terminal", terminal, {"linger_s": linger_s, "response_id": f"r{j}"}))
         cursor = start = max(terminal + b.onset_s, busy)
@@ -202,7 +196,8 @@ def record(
                     break
                 # The page's clock declared in a pause before the visitor would have spoken up: it prompted
                 # first, and the visitor did not barge in.
-                pieces.pop()
+                lay.pieces.pop()
+                runs.pop()
                 barge_in = None
             cursor = place(cursor, sentence)
             if i < len(b.pauses_s):

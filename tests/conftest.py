@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import tempfile
 from pathlib import Path
 
@@ -17,8 +16,6 @@ _HYPOTHESIS_HOME = tempfile.TemporaryDirectory(prefix="speechclock-hypothesis-")
 configuration.set_hypothesis_home_dir(_HYPOTHESIS_HOME.name)
 settings.register_profile("speechclock", database=None)
 settings.load_profile("speechclock")
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 # The trace cache of the tests' runs lives in a temporary folder, never in the user's.
 _CACHE_HOME = tempfile.TemporaryDirectory(prefix="speechclock-cache-")

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from construction import RATE, words
 from sessions import ProviderBeat, provider_tour
-from tours import RATE, random_corpus, words
+from tours import random_corpus
 
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, levels
@@ -169,7 +170,7 @@ def random_tours(seed: int, *, rules: bool = False) -> list[Case]:
         if not tour.has_log:
             continue
         duration = tour.samples.size / RATE
-        items: list = [(e["kind"], e["t"]) for e in tour.events]
+        items: list = [(e.kind, e.t_s) for e in tour.log.events]
         for _ in range(int(rng.integers(0, 4))):
             a = float(rng.uniform(0, duration))
             items += [("pause", a), ("resume", a + float(rng.uniform(0.1, 3.0)))]
@@ -181,7 +182,7 @@ def random_tours(seed: int, *, rules: bool = False) -> list[Case]:
             onset_timeout_s=float(rng.choice([1.0, 3.0, 10.0])),
         )
         if rules:
-            for truth in tour.truths:
+            for truth in tour.beats:
                 if not truth.silent and provider.random() < 0.75:
                     items.append((STOP, truth.narration_end_s + float(provider.uniform(-0.5, 1.0))))
         name = f"random-{seed}-{tour.name}"

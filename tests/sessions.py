@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from construction import page_log
 
-from clock.core.events import Event, EventLog
+from clock.core.events import EventLog
 
 RATE = 48000
 N = 2048  # fftSize
@@ -50,13 +51,8 @@ class Session:
         return x
 
     def log(self) -> EventLog:
-        """The events as the tool reads them (a ``terminal_response`` line is a terminal response)."""
-        kinds = {"terminal_response": "terminal"}
-        events = (
-            Event(kinds.get(e["type"], e["type"]), e["type"], e["t"], i + 1, None, e.get("response_id"))
-            for i, e in enumerate(self.events)
-        )
-        return EventLog(tuple(sorted(events, key=lambda e: (e.t_s, e.line))))
+        """The events as the tool reads them (:func:`construction.page_log`)."""
+        return page_log(self.events)
 
     def write(self, folder: Path, name: str = "session") -> Path:
         import soundfile as sf
@@ -70,12 +66,20 @@ class Session:
 
 @dataclass
 class ProviderBeat:
-    """One constructed beat: when its narration's last word ends (the audio), and the provider's event."""
+    """One constructed beat of :func:`provider_tour` or :func:`rule_tour`: when its narration's last word ends
+    (the audio), what bounds it, and the provider's ``output_audio_buffer.stopped``.
+
+    ``stopped_s`` is the beat's own event (None: missing); ``ack_stopped_s`` the acknowledgment's (another
+    response's) event inside the beat, where the beat has one; ``after_bound`` says the beat's own event came
+    after the next prompt (the beat's bound), so it is not the beat's.
+    """
 
     terminal_s: float
     end_s: float
     bound_s: float
     stopped_s: float | None
+    ack_stopped_s: float | None = None
+    after_bound: bool = False
 
     @property
     def heard_s(self) -> float:
@@ -124,28 +128,6 @@ def provider_tour(
     return s, truth
 
 
-@dataclass
-class RuleBeat:
-    """One beat of :func:`rule_tour`, as constructed.
-
-    ``stopped_s`` is the beat's own ``output_audio_buffer.stopped`` (None: missing); ``ack_stopped_s`` the
-    acknowledgment's (another response's) event inside the beat, where the beat has one; ``after_bound`` says
-    the beat's own event came after the next prompt (the beat's bound), so it is not the beat's.
-    """
-
-    terminal_s: float
-    end_s: float
-    bound_s: float
-    stopped_s: float | None
-    ack_stopped_s: float | None = None
-    after_bound: bool = False
-
-    @property
-    def heard_s(self) -> float:
-        """When the analyser stops hearing the last word (it leaves the window)."""
-        return self.end_s + WINDOW_S
-
-
 @dataclass(frozen=True)
 class RuleBeatSpec:
     """How :func:`rule_tour` builds one beat.
@@ -166,7 +148,7 @@ class RuleBeatSpec:
 
 def rule_tour(
     seed: int, specs: list[RuleBeatSpec], *, ids: bool = True, name: str = "tour"
-) -> tuple[Session, list[RuleBeat]]:
+) -> tuple[Session, list[ProviderBeat]]:
     """A tour whose beats are built as ``specs`` say, with exact truth (words 0.2-0.4 s, dips 0.08-0.12 s).
 
     ``ids``: events carry their ``response_id`` (the narration's on its terminal response and its own event,
@@ -174,7 +156,7 @@ def rule_tour(
     """
     rng = np.random.default_rng(seed)
     s = Session(0.0)
-    truth: list[RuleBeat] = []
+    truth: list[ProviderBeat] = []
     t = 0.5
     for k, spec in enumerate(specs):
         rid, ack_id = f"{name}-{seed}-{k}", f"{name}-{seed}-{k}-ack"
@@ -205,7 +187,7 @@ def rule_tour(
         stopped = None if spec.stopped_after_s is None else (t + 0.3 if after else end + float(spec.stopped_after_s))
         if stopped is not None:
             s.event("output_audio_buffer.stopped", stopped, **({"response_id": rid} if ids else {}))
-        truth.append(RuleBeat(terminal, end, t, stopped, ack_stopped, after))
+        truth.append(ProviderBeat(terminal, end, t, stopped, ack_stopped, after))
     s.duration_s = t + 0.5
     truth[-1].bound_s = s.duration_s
     s.events.sort(key=lambda e: e["t"])

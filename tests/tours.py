@@ -7,93 +7,13 @@ the terminal response, sometimes an acknowledgment over it, the narration,
 the next prompt after some room). Each corpus draws its own voice loudness,
 room (exact zeros, comfort noise under everything, noise only in pauses),
 pauses, rooms after the last word and log damage (no prompts, no terminal
-responses, no log). The truth is the construction's, as in tests/voices.py.
+responses, no log). The truth is the construction's (tests/construction.py).
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-
 import numpy as np
-from voices import BeatTruth
-
-from clock.core.derive import Observation
-from clock.core.events import Event, EventLog
-from clock.core.levels import levels
-
-RATE = 16000  # enough for the level; keeps the tests fast
-
-
-def words(rng: np.random.Generator, duration_s: float, level: float) -> np.ndarray:
-    """Speech-like words filling ``duration_s``: harmonic bursts with dips between them."""
-    n = int(duration_s * RATE)
-    x = np.zeros(n)
-    t = 0.0
-    f0 = rng.uniform(110, 230)
-    while t < duration_s - 0.1:
-        length = min(rng.uniform(0.15, 0.45), duration_s - t)
-        m = int(length * RATE)
-        tt = np.arange(m) / RATE
-        tone = sum(np.sin(2 * np.pi * f0 * h * tt + rng.uniform(0, 6)) / h for h in range(1, 6))
-        envelope = np.sin(np.pi * np.arange(m) / m) ** 0.5
-        gain = level * 10 ** (rng.uniform(-6, 4) / 20)
-        burst = tone * envelope
-        burst *= gain / max(np.sqrt(np.mean(burst**2)), 1e-12)
-        i = int(t * RATE)
-        x[i : i + m] += burst[: n - i]
-        t += length + rng.uniform(0.04, 0.14)
-    return x
-
-
-@dataclass
-class Tour:
-    """One recording of a random tour: samples, log and truth."""
-
-    name: str
-    samples: np.ndarray
-    events: list[dict]
-    truths: list[BeatTruth]
-    has_log: bool = True
-
-    def write(self, folder) -> None:
-        """``NAME.wav`` and, with a log, ``NAME.events.jsonl`` (as the page's capture helper writes them)."""
-        import json
-
-        import soundfile as sf
-
-        sf.write(str(folder / f"{self.name}.wav"), np.clip(self.samples, -1, 1).astype(np.float32), RATE, "FLOAT")
-        if self.has_log:
-            kinds = {"terminal": "terminal_response"}
-            lines = [{"type": kinds.get(e["kind"], e["kind"]), "t": e["t"]} for e in self.events]
-            (folder / f"{self.name}.events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-
-    def observation(self) -> Observation:
-        trace = cached_levels(self.samples.astype(np.float32))
-        if not self.has_log:
-            return Observation(self.name, trace)
-        log = EventLog(tuple(Event(e["kind"], e["kind"], e["t"], i + 1, None) for i, e in enumerate(self.events)))
-        return Observation(self.name, trace, log)
-
-
-def pink(rng: np.random.Generator, n: int, rms: float) -> np.ndarray:
-    """Pink noise (1/f power) of ``n`` samples at this RMS.
-
-    The white noise is padded with zeros to a length the FFT takes fast (a
-    tour's length can be a large prime, ten times slower), and the filtered
-    noise cut back to ``n``.
-    """
-    from scipy.fft import next_fast_len
-
-    size = next_fast_len(n, real=True)
-    spectrum = np.fft.rfft(rng.standard_normal(n), size)
-    f = np.arange(spectrum.size)
-    spectrum[1:] /= np.sqrt(f[1:])
-    spectrum[0] = 0
-    x = np.fft.irfft(spectrum, size)[:n]
-    return x * rms / max(float(np.sqrt(np.mean(x**2))), 1e-12)
+from construction import RATE, BeatTruth, Layout, Run, Tour, generated_cache, pink, words, write_atomically
 
 
 def random_tour(
@@ -117,133 +37,65 @@ def random_tour(
     voice (else drawn: -36 to -26 dB for comfort noise, -40 to -30 dB in
     pauses).
     """
-    pieces: list[tuple[float, np.ndarray]] = []
-    pauses: list[tuple[float, float]] = []
-    events: list[dict] = []
-    truths: list[BeatTruth] = []
+    lay = Layout()
     t = 0.5
     n_beats = int(rng.integers(2, 4))
     aborted_beat = int(rng.integers(n_beats)) if abort else -1
     silent_beat = int(rng.integers(n_beats)) if silent else -1
     for k in range(n_beats):
-        events.append({"kind": "prompt", "t": t})
+        lay.event("prompt", t)
         terminal = t + rng.uniform(0.4, 1.0)
-        events.append({"kind": "terminal", "t": terminal})
+        lay.event("terminal_response", terminal)
         if k == silent_beat:
-            wait = float(rng.uniform(3.0, 5.0))
-            truths.append(BeatTruth(terminal, terminal + wait, terminal + wait, terminal + wait, 0.0, silent=True))
-            t = terminal + wait
+            t = terminal + float(rng.uniform(3.0, 5.0))
+            lay.beats.append(BeatTruth(k, terminal, t, "prompt"))
             continue
+        runs: list[Run] = []
         start = terminal + rng.uniform(0.3, 1.4)
         if rng.random() < 0.4:  # an acknowledgment over the terminal response
-            ack = words(rng, rng.uniform(0.5, 1.0), level)
-            at = terminal - 0.3
-            pieces.append((at, ack))
-            start = max(start, at + ack.size / RATE + rng.uniform(0.3, 0.8))
-        cursor, longest = start, 0.0
+            ack_end = lay.say(terminal - 0.3, words(rng, rng.uniform(0.5, 1.0), level), "ack", runs)
+            start = max(start, ack_end + rng.uniform(0.3, 0.8))
+        cursor = start
         n_sentences = int(rng.integers(2, 5))
         for i in range(n_sentences):
             sentence = words(rng, rng.uniform(1.0, 3.0), level)
             if k == aborted_beat and i == n_sentences - 1:
                 # The visitor ends the beat in the middle of its last sentence: the audio stops there.
                 sentence = sentence[: int(sentence.size * rng.uniform(0.3, 0.7))]
-            pieces.append((cursor, sentence))
-            cursor += sentence.size / RATE
+            cursor = lay.say(cursor, sentence, "narration", runs)
             if i < n_sentences - 1:
-                gap = float(rng.choice([0.3, 0.6, 1.0, 1.5, 2.0, 2.3]))
-                pauses.append((cursor, cursor + gap))
-                longest = max(longest, gap)
-                cursor += gap
+                cursor += float(rng.choice([0.3, 0.6, 1.0, 1.5, 2.0, 2.3]))
         if k == aborted_beat:
-            events.append({"kind": "end", "t": cursor})
-            truths.append(BeatTruth(terminal, start, cursor, cursor, longest, aborted=True))
+            lay.event("end", cursor)
+            lay.beats.append(BeatTruth(k, terminal, cursor, "end", tuple(runs), speaking_at_end=True))
             t = cursor + float(rng.uniform(1.0, 3.0))
             continue
-        room_s = float(rng.uniform(3.2, 5.0))
-        truths.append(BeatTruth(terminal, start, cursor, cursor + room_s, longest))
-        t = cursor + room_s
+        t = cursor + float(rng.uniform(3.2, 5.0))
+        lay.beats.append(BeatTruth(k, terminal, t, "prompt", tuple(runs)))
     duration = t + 0.5
-    if not truths[-1].aborted and not truths[-1].silent:
-        # No prompt follows the last beat: the log bounds it by the recording's end.
-        truths[-1].bound_s = duration
-    x = np.zeros(int(duration * RATE))
-    for at, piece in pieces:
-        i = int(round(at * RATE))
-        x[i : i + piece.size] += piece[: x.size - i]
+    if not lay.beats[-1].silent:
+        lay.close(duration)  # no prompt follows the last beat: the log bounds it by the recording's end
+    tour = lay.tour(name, duration, has_log=log != "none")
+    x = tour.samples
     if room == "comfort":
         rel = rng.uniform(-36, -26) if noise_rel_db is None else noise_rel_db
         x += rng.standard_normal(x.size) * level * 10 ** (rel / 20)
     elif room == "pauses":
         noise = level * 10 ** ((rng.uniform(-40, -30) if noise_rel_db is None else noise_rel_db - 4) / 20)
-        for a, b in pauses:
+        for a, b in (p for truth in lay.beats for p in truth.narration_pauses):
             i, j = int(a * RATE), int(b * RATE)
             x[i:j] += rng.standard_normal(j - i) * noise
     if bed_dbfs is not None:
         x += pink(rng, x.size, 10 ** (bed_dbfs / 20))
     if log == "no-prompt":
-        events = [e for e in events if e["kind"] != "prompt"]
+        tour.events = [e for e in tour.events if e["type"] != "prompt"]
     elif log == "no-terminal":
-        events = [e for e in events if e["kind"] != "terminal"]
-    return Tour(name, x, events, truths, has_log=log != "none")
+        tour.events = [e for e in tour.events if e["type"] != "terminal_response"]
+    return tour
 
 
 #: The kinds of random corpora: plain, and each documented hardship.
 KINDS = ("plain", "aborted", "silent", "bed", "quiet", "opus")
-
-
-@cache
-def _corpus_cache() -> Path:
-    """Where generated corpora are kept between runs, keyed by the generator's own source and the
-    libraries its draws depend on: outside the repository, shared by a run's workers."""
-    import hashlib
-    import tempfile
-
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256(np.__version__.encode())
-    for name in ("tours.py", "voices.py"):
-        digest.update((here / name).read_bytes())
-    base = Path(os.environ.get("XDG_CACHE_HOME") or tempfile.gettempdir())
-    return base / "speechclock-tests" / f"tours-{digest.hexdigest()[:16]}"
-
-
-@cache
-def _core_digest() -> str:
-    """The tool's pure core, by content: a trace cached under it is the trace the code would compute now."""
-    import hashlib
-
-    core = Path(__file__).resolve().parent.parent / "clock" / "core"
-    digest = hashlib.sha256(np.__version__.encode())
-    for path in sorted(core.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def cached_levels(x: np.ndarray):
-    """``levels(x, RATE)``, cached by the samples' content and the core's source (so a change to how levels
-    are computed is never hidden by the cache)."""
-    import hashlib
-    import pickle
-
-    key = hashlib.sha256(x.tobytes()).hexdigest()[:24]
-    path = _corpus_cache() / f"traces-{_core_digest()}" / f"{key}.pickle"
-    try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except (OSError, EOFError, pickle.UnpicklingError):
-        pass
-    trace = levels(x, RATE)
-    _write_atomically(path, trace)
-    return trace
-
-
-def _write_atomically(path: Path, value) -> None:
-    import pickle
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    with open(part, "wb") as f:
-        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(part, path)  # whole or absent, whichever worker writes it first
 
 
 def random_corpus(seed: int, kind: str = "plain", *, setup: int | None = None) -> list[Tour]:
@@ -257,14 +109,14 @@ def random_corpus(seed: int, kind: str = "plain", *, setup: int | None = None) -
         import av
 
         key += f"-av{av.__version__}"
-    path = _corpus_cache() / f"{key}.pickle"
+    path = generated_cache() / f"{key}.pickle"
     try:
         with open(path, "rb") as f:
             return pickle.load(f)
     except (OSError, EOFError, pickle.UnpicklingError):
         pass
     tours = generate_corpus(seed, kind, setup=setup)
-    _write_atomically(path, tours)
+    write_atomically(path, tours)
     return tours
 
 
@@ -336,64 +188,3 @@ def opus_roundtrip(x: np.ndarray, bitrate: int = 32000) -> np.ndarray:
     y = np.concatenate(chunks).astype(np.float64)
     y = y[: x.size]
     return np.pad(y, (0, x.size - y.size))
-
-
-def reading_corpus(seed: int, corpus: Path) -> list[Tour]:
-    """Two or three tours cut from a human reading (LibriVox, ``human-read/sonnet001.wav`` of the shared corpus).
-
-    The reading's own speech and pauses (its ``.vad.tsv``) make the
-    narrations: runs of 2-4 utterances with the real pauses between them.
-    The waits (before the narration, and the room after its last word) are
-    the recording's own room tone: its non-speech stretches, tiled. Each
-    tour gets its own grouping, latencies, rooms and gain (0 to -6 dB).
-    """
-    import soundfile as sf
-
-    wav = corpus / "human-read" / "sonnet001.wav"
-    x, rate = sf.read(str(wav), dtype="float64")
-    assert rate == RATE
-    spans = []
-    for row in (corpus / "human-read" / "sonnet001.vad.tsv").read_text().splitlines():
-        a, b, what = row.split("\t")
-        spans.append((float(a), float(b), what))
-    speech = [(a, b) for a, b, w in spans if w == "speech"]
-    tone = np.concatenate(
-        [x[int((a + 0.05) * RATE) : int((b - 0.05) * RATE)] for a, b, w in spans if w == "nonspeech" and b - a > 0.4]
-    )
-    rng = np.random.default_rng(seed)
-
-    def room(duration_s: float) -> np.ndarray:
-        n = int(duration_s * RATE)
-        start = int(rng.integers(tone.size))
-        return np.resize(np.roll(tone, -start), n)
-
-    tours = []
-    first = int(rng.integers(0, 2))
-    for k in range(4):
-        pieces: list[np.ndarray] = []
-        events: list[dict] = []
-        truths: list[BeatTruth] = []
-        t = 0.0
-        gain = 10 ** (-rng.uniform(0, 6) / 20)
-        while first < len(speech) - 1 and len(truths) < 3:
-            n = int(rng.integers(2, 5))
-            group = speech[first : first + n]
-            first += n
-            lead = 0.5 + float(rng.uniform(0.5, 1.2))  # prompt, terminal response, then the narration
-            pieces.append(room(lead))
-            events.append({"kind": "prompt", "t": t})
-            events.append({"kind": "terminal", "t": t + 0.5})
-            start = t + lead
-            narration = x[int(group[0][0] * RATE) : int(group[-1][1] * RATE)]
-            pauses = [b2[0] - b1[1] for b1, b2 in zip(group, group[1:])]
-            pieces.append(narration)
-            end = start + narration.size / RATE
-            room_s = float(rng.uniform(3.5, 5.0))
-            pieces.append(room(room_s))
-            truths.append(BeatTruth(t + 0.5, start, end, end + room_s, max(pauses, default=0.0)))
-            t = end + room_s
-        if not truths:
-            break
-        truths[-1].bound_s = t
-        tours.append(Tour(f"reading{k}", np.concatenate(pieces) * gain, events, truths))
-    return tours

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from construction import BeatTruth, Layout, Run
 
 from clock.core.events import EventLog
 from clock.core.levels import LevelTrace
@@ -71,19 +72,6 @@ def clip(corpus: Path, name: str) -> tuple[np.ndarray, float, float]:
 
 
 @dataclass
-class BeatTruth:
-    """What the construction knows about one beat."""
-
-    terminal_s: float
-    narration_start_s: float
-    narration_end_s: float
-    bound_s: float  # the next prompt, terminal, end, or the end of the recording
-    longest_pause_s: float
-    aborted: bool = False  # the page ended the beat (end) while the guide was speaking
-    silent: bool = False  # the voice said nothing after the terminal response
-
-
-@dataclass
 class VoiceSession:
     """A tour read by one real voice, as the page's recorder would have it.
 
@@ -118,53 +106,38 @@ class VoiceSession:
     def build(self, corpus: Path) -> tuple[np.ndarray, list[dict], list[BeatTruth]]:
         """Samples, event log lines and the truth of each beat."""
         rng = np.random.default_rng(self.seed)
-        pieces: list[tuple[float, np.ndarray]] = []  # (start time, samples)
-        pauses: list[tuple[float, float]] = []
-        events: list[dict] = [{"type": "recording.started", "t": 100.0}]
-        truths: list[BeatTruth] = []
+        lay = Layout(RATE)
+        lay.event("recording.started", 100.0)
         t = 0.6
         order = list(range(len(NARRATION)))
         next_clip = int(rng.integers(len(NARRATION)))
         for n_sentences, gaps_s, ack, latency_s, room_s in self.beats:
             prompt = t
             terminal = prompt + 0.7
-            events.append({"type": "prompt", "t": 100.0 + prompt})
-            events.append({"type": "terminal_response", "t": 100.0 + terminal})
+            lay.event("prompt", 100.0 + prompt)
+            lay.event("terminal_response", 100.0 + terminal)
+            runs: list[Run] = []
             start = terminal + latency_s
             if ack:
                 x, a, b = clip(corpus, ACKS[int(rng.integers(len(ACKS)))])
-                x = x[int(a * RATE) : int(b * RATE)]
-                ack_start = terminal - 0.3
-                pieces.append((ack_start, x))
-                start = max(start, ack_start + x.size / RATE + 0.5)
+                ack_end = lay.say(terminal - 0.3, x[int(a * RATE) : int(b * RATE)] * self.level, "ack", runs)
+                start = max(start, ack_end + 0.5)
             cursor = start
-            narration_start = None
-            longest = 0.0
             for i in range(n_sentences):
                 x, a, b = clip(corpus, NARRATION[order[next_clip % len(order)]])
                 next_clip += 1
-                x = x[int(a * RATE) : int(b * RATE)]
-                pieces.append((cursor, x))
-                narration_start = cursor if narration_start is None else narration_start
-                cursor += x.size / RATE
+                cursor = lay.say(cursor, x[int(a * RATE) : int(b * RATE)] * self.level, "narration", runs)
                 if i < n_sentences - 1:
-                    gap = gaps_s[i % len(gaps_s)]
-                    pauses.append((cursor, cursor + gap))
-                    longest = max(longest, gap)
-                    cursor += gap
-            end = cursor
-            next_prompt = end + room_s
-            truths.append(BeatTruth(terminal, narration_start or start, end, next_prompt, longest))
-            events.append({"type": "clock.quiet", "t": 100.0 + end + 2.5})
+                    cursor += gaps_s[i % len(gaps_s)]
+            next_prompt = cursor + room_s
+            lay.beats.append(BeatTruth(len(lay.beats), terminal, next_prompt, "prompt", tuple(runs)))
+            lay.event("clock.quiet", 100.0 + cursor + 2.5)
             t = next_prompt
         duration = t + 0.5
-        truths[-1].bound_s = min(truths[-1].bound_s, duration)
-        x = np.zeros(int(round(duration * RATE)), np.float64)
-        for at, piece in pieces:
-            i = int(round(at * RATE))
-            x[i : i + piece.size] += piece * self.level
+        x = lay.mix(duration)
+        events, truths = lay.events, lay.beats
         if self.pause_noise_rms:
-            for a, b in pauses:
+            for a, b in (p for truth in truths for p in truth.narration_pauses):
                 i, j = int(a * RATE), int(b * RATE)
                 x[i:j] += rng.standard_normal(j - i) * self.pause_noise_rms
         if self.comfort_noise_rms:
@@ -205,8 +178,9 @@ def truth_failures(
 
     A beat is **cut** when the clock declares it quiet before its narration
     really ended, **stalled** when it never declares it before the beat's
-    bound, and its onset **missed** when the clock gives up waiting. Beats
-    are matched to truths by their terminal response.
+    bound (a beat the page ended never stalls), and its onset **missed** when
+    the clock gives up waiting. Beats are matched to truths by their terminal
+    response.
     """
     played = replay(trace, events, floor=floor, quiet_s=quiet_s, onset_timeout_s=onset_timeout_s)
     quiets = [e.t_s for e in events.of_kind("clock.quiet")]
@@ -220,7 +194,7 @@ def truth_failures(
         # consequence and moves with a replayed declaration (issue 34); the beat can stall only where the clock
         # never declares in the silence it had up to the next response or the recording's end.
         page_bound = any(truth.terminal_s <= q <= truth.bound_s for q in quiets)
-        if page_bound and not truth.aborted and not rb.no_onset:
+        if page_bound and truth.bound != "end" and not truth.silent and not rb.no_onset:
             # The construction's silence after the narration holds the quiet time: a clock at a floor over the
             # room's noise declares in it, so one that does not hears the noise as the guide, and stalls.
             # So does one whose floor hears the room in the construction's silence after the narration (past the
@@ -235,7 +209,9 @@ def truth_failures(
             continue
         if truth.silent:
             continue  # nothing to end: check's no-speech flags it
-        if truth.aborted:
+        if truth.bound == "end":
+            # The page ended the beat: only a declaration before the guide's last word (or a missed onset) is the
+            # setting's doing; an end the visitor pressed before the clock declared is not (outpaced, aborted).
             if rb.quiet_declared_s is not None and rb.quiet_declared_s < truth.narration_end_s:
                 out.append(f"{where}: cut at {rb.quiet_declared_s:.2f} s before the page ended it")
             elif rb.no_onset:

@@ -19,7 +19,7 @@ or capture.js's ``speechclockRead``) is logged at the context's frame, yet in
 Chromium the window it read can end one render quantum later: the analyser's
 window is written while a quantum renders and ``currentTime`` advances after
 the render, so a read that lands in between holds the next quantum's window
-(found out in headless Chromium: ``tests/test_page_clock.py``). Such a reading
+(found out in headless Chromium: ``tests/web/test_page_clock.py``). Such a reading
 that is not the recording's level at its frame but is, bit for bit, its level
 one quantum later is compared there and counted (``n_ahead``): only a lossless
 capture can show that, and only where the level changed between the quanta.

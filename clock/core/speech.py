@@ -8,7 +8,7 @@ own. So the judge takes speech from here:
   them;
 * else the **split**: Otsu's threshold on the log levels of the ticks above
   digital silence (speech and the room are two modes), runs above it joined
-  across dips shorter than 0.3 s. tests/test_noise_beds.py holds it to
+  across dips shorter than 0.3 s. tests/core/test_noise_beds.py holds it to
   constructions with pink and white beds from -65 to -30 dBFS. Where the
   voice's quiet words reach into a pink bed's slow swings (a -36 dBFS bed
   under a voice at -26 dBFS), the split takes some swings for speech: that

@@ -410,7 +410,7 @@ def _pcm_to_float32(arr: NDArray[Any]) -> NDArray[np.float32]:
 # (third_party/blink/renderer/platform/webrtc/peer_connection_remote_audio_source.cc,
 # read at 37f9269f) hands WebRTC's 16-bit samples of a remote track to the
 # MediaStream with AudioBus::FromInterleaved<SignedInt16SampleTypeTraits>.
-# tests/test_webrtc_loopback.py checks every sample of a real remote track
+# tests/web/test_webrtc_loopback.py checks every sample of a real remote track
 # against this rule.
 _INV_NEGATIVE = np.float32(1.0) / np.float32(32768.0)
 _INV_POSITIVE = np.float32(1.0) / np.float32(32767.0)

@@ -20,7 +20,7 @@ Each build carries the worklet's module as a string made here
 alone, so the audio thread runs this text whatever a page's build does to
 the rest. ``SPEECHCLOCK_VERSION`` (the clock version ``clock.setting`` logs)
 is the major version in ``package.json``, the one place a version is
-written. All outputs are committed (``tests/test_page_package.py`` fails
+written. All outputs are committed (``tests/web/test_page_package.py`` fails
 when they are not what this script writes).
 """
 
