@@ -26,8 +26,8 @@ __all__ = ["main", "run"]
 # Each command, and the module that defines it.
 _COMMANDS = {
     "levels": "clock.cli.levels",
-    "info": "clock.cli.levels",
-    "segments": "clock.cli.beats",
+    "info": "clock.cli.info",
+    "segments": "clock.cli.segments",
     "beats": "clock.cli.beats",
     "derive": "clock.cli.derive",
     "check": "clock.cli.derive",

@@ -321,6 +321,13 @@ events_option = click.option(
     help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].",
 )
 
+#: ``--labels FILE``: an Audacity label track of ground truth (``segments`` and ``beats``).
+labels_option = click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Audacity label track of ground truth: adds onset and offset errors.",
+)
+
 #: The parameter names :func:`level_options` adds.
 LEVEL_KEYS = ("fft_size", "tick_s", "tick_frames", "align", "context_rate")
 

@@ -12,6 +12,7 @@ from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, FloorEvidence, Outcome, equivalents, round_sig
 from ..core.rules import DeadAir, RuleEvidence
+from ..core.segments import LabelMatch
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..core.times import clock_time
@@ -38,6 +39,7 @@ __all__ = [
     "derive_markdown",
     "derive_text",
     "held_out_lines",
+    "labels_table",
     "not_applicable_lines",
     "CAUSES_LINE",
     "WORDS_LINE",
@@ -232,6 +234,14 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> str:
     """Plain text columns, right-aligned; None shows as '-'."""
     kept = list(rows)
     return "".join(table_lines(header, lambda: kept))
+
+
+def labels_table(matches: Sequence[LabelMatch]) -> str:
+    """The segments against a label track of ground truth: each label's onset and offset errors."""
+    return "\nagainst labels:\n" + table(
+        ["start_s", "end_s", "label", "onset_error_s", "offset_error_s"],
+        [[m.label_start_s, m.label_end_s, m.text, m.onset_error_s, m.offset_error_s] for m in matches],
+    )
 
 
 def table_lines(header: list[str], rows: Callable[[], Iterable[list[Any]]]) -> Iterator[str]:
