@@ -470,7 +470,7 @@ def test_dollar_names_and_types_are_drawn_literally(cli, dollar_session, tmp_pat
         "--allow-defaults",
     )
     assert result.exit_code == 0, result.stderr
-    from clock.cli.tune import figure_for
+    from clock.cli.plot import figure_for
     from clock.io.recording import read_recording
 
     rec = read_recording(dollar_session)

@@ -6,6 +6,7 @@ the log's, else the config's), replays, and writes the table or JSON.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -68,7 +69,7 @@ class Replayed:
 
     Attributes
     ----------
-    beats : list of Beat
+    beats : sequence of Beat
         The replayed beats.
     thresholds : Thresholds
         The setting replayed (the command line's, else the log's, else the config's).
@@ -98,7 +99,7 @@ class Replayed:
         The segments against the label track, when one was given.
     """
 
-    beats: list[Beat]
+    beats: Sequence[Beat]
     thresholds: Thresholds
     onset_timeout_s: float
     rule: str

@@ -1,7 +1,7 @@
-"""What several commands share: the baseline and allow-defaults options, the config line, figure files.
+"""What several commands share: the baseline and allow-defaults options, the sweep grid, the config line, figures.
 
-Below the command modules (:mod:`clock.cli.derive`, :mod:`clock.cli.tune`, :mod:`clock.cli.compare`,
-:mod:`clock.cli.stress`), which take these from here and not through one another; above
+Below the command modules (:mod:`clock.cli.check`, :mod:`clock.cli.derive`, :mod:`clock.cli.sweep`,
+:mod:`clock.cli.report`, :mod:`clock.cli.compare`, :mod:`clock.cli.stress`), which take these from here; above
 :mod:`clock.cli.options` (where a figure file's name is checked, :func:`~clock.cli.options.figure_format`).
 """
 
@@ -13,12 +13,22 @@ from typing import Any
 
 import click
 
-from ..errors import SpeechClockWarning
+from ..core.sweep import MAX_SWEEP_POINTS, grid
+from ..core.thresholds import check_floor, check_wait_s
+from ..errors import InvalidParameterError, SpeechClockWarning
 from ..io.inputs import Inputs
 from ..io.output import atomic_output
 from .options import candidate_text, figure_format
 
-__all__ = ["allow_defaults_option", "baseline_option", "config_source", "save_figure_file"]
+__all__ = [
+    "allow_defaults_option",
+    "baseline_option",
+    "check_grid",
+    "config_source",
+    "save_figure_file",
+    "sweep_floors",
+    "sweep_quiet_times",
+]
 
 #: ``--baseline FILE``: the baseline, wherever it is (the config's ``[baseline] file`` stays in its folder).
 baseline_option = click.option(
@@ -34,6 +44,50 @@ allow_defaults_option = click.option(
     is_flag=True,
     help="Without a speechclock.toml, check against the built-in defaults (with a warning) instead of failing.",
 )
+
+
+def _range(check: Any) -> Any:
+    """A LO:HI:STEP option whose every value passes ``check`` (the bounds of --floor or --quiet)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, ...]:
+        try:
+            values = grid(value)
+            for v in values:
+                check(v)
+        except InvalidParameterError as err:
+            raise click.BadParameter(str(err)) from None
+        return values
+
+    return callback
+
+
+sweep_floors = click.option(
+    "--floors",
+    "floors",
+    default="0.001:0.006:0.0005",
+    show_default=True,
+    callback=_range(check_floor),
+    metavar="LO:HI:STEP",
+    help="Floors to try (RMS).",
+)
+sweep_quiet_times = click.option(
+    "--quiet-times",
+    "quiets",
+    default="1.5:3.0:0.1",
+    show_default=True,
+    callback=_range(lambda v: check_wait_s(v, "a quiet time")),
+    metavar="LO:HI:STEP",
+    help="Quiet times to try (seconds).",
+)
+
+
+def check_grid(floors: tuple[float, ...], quiets: tuple[float, ...]) -> None:
+    """Refuse a sweep grid of more than ``MAX_SWEEP_POINTS`` settings (a usage error naming both options)."""
+    if len(floors) * len(quiets) > MAX_SWEEP_POINTS:
+        raise click.UsageError(
+            f"--floors and --quiet-times give {len(floors)} x {len(quiets)} = {len(floors) * len(quiets)} settings "
+            f"(at most {MAX_SWEEP_POINTS})"
+        )
 
 
 def config_source(cfg: Any, opts: Any) -> str:
