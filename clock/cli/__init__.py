@@ -1,6 +1,6 @@
 """The ``speechclock`` command line: parse options, call the library, format results.
 
-One module per group of commands; shared options in :mod:`clock.cli.options`,
+One module per command; shared options in :mod:`clock.cli.options` and :mod:`clock.cli.shared`,
 the error boundary in :mod:`clock.cli.boundary`. Exit codes, in every
 command: 0 success; 1 a check failed (``check`` only); 2 bad input or usage
 (one line naming the file and line, key or option); 130, 143 or 141 when

@@ -15,7 +15,8 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -465,59 +466,162 @@ def plot_recording(
     -------
     matplotlib.figure.Figure
     """
-    t = trace.t_s
     lo = 0.0 if start_s is None else start_s
-    hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
-    limit = None if quiet_s is None else quiet_s - quiet_margin_s
+    hi = (float(trace.t_s[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
+    strip = _event_strip(events, lo, hi)
+    heights = [max(0.55, 0.3 + 0.1 * strip.n_rows), 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
+    fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
+    axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
+    handles: dict[str, Any] = {}
+    keep = handles.setdefault  # the first artist of each name, for the legend
+    _draw_event_strip(axes, title, events, strip)
+    _draw_waveform(axes[1], envelope, lo, hi, keep)
+    _draw_level_panel(axes[2], trace, floor, derived_floor, segmentation, beats, lo, hi, keep, min_gap_s=min_gap_s,
+                      quiet_s=quiet_s, quiet_margin_s=quiet_margin_s, label_gaps_s=label_gaps_s)  # fmt: skip
+    if replay is not None:
+        _draw_clock_state(axes[3], trace.t_s, replay, events, lo, hi, keep)
+        _draw_quiet_count(axes[4], trace.t_s, replay, quiet_s, quiet_margin_s, lo, hi, keep)
+    _mark_outcomes(axes[3] if replay is not None else axes[0], beats, lo, hi, keep)
+    _time_axis(axes[-1], lo, hi)
+    axes[-1].set_xlim(lo, hi)
+    _legend(fig, handles, ncols=6)
+    return fig
+
+
+def _legend(fig: Figure, handles: dict[str, Any], *, ncols: int) -> None:
+    """The figure's legend below its panels: each named artist once, in the order first drawn."""
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", ncols=min(ncols, len(handles)), fontsize=7
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EventStrip:
+    """How a recording's events in view are drawn: their lines, and their labels staggered in rows.
+
+    Attributes
+    ----------
+    xs : list of float
+        Each line's time (s); ``colours`` its colour.
+    colours : list of str
+        Each line's colour.
+    dense : str
+        When there are too many to draw each, the note saying how they were drawn ("" otherwise).
+    labels : list of (x, text, colour, row)
+        The labels that found a free row.
+    n_rows : int
+        The label rows used.
+    """
+
+    xs: list[float]
+    colours: list[str]
+    dense: str
+    labels: list[tuple[float, str, str, int]]
+    n_rows: int
+
+
+def _event_strip(events: EventLog | None, lo: float, hi: float) -> EventStrip:
+    """The events between ``lo`` and ``hi`` as the strip draws them (labels only when they are not dense)."""
     shown = [] if events is None else [e for e in events.events if lo <= e.t_s <= hi]
     xs, colours, dense = _event_lines(shown, lo, hi)
     layout = [] if dense else _event_labels(events, lo, hi)
     n_rows = max((row for _, _, _, row in layout), default=-1) + 1
-    strip = max(0.55, 0.3 + 0.1 * n_rows)
-    heights = [strip, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
-    fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
-    axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
-    ax_events, ax_wave, ax_level = axes[0], axes[1], axes[2]
-    handles: dict[str, Any] = {}
+    return EventStrip(xs, colours, dense, layout, n_rows)
 
-    def keep(name: str, artist: Any) -> None:
-        handles.setdefault(name, artist)
 
-    # Events: a strip of their own, every line labelled, labels staggered in as many rows as they need.
+#: How a panel's drawing names an artist for the figure's legend (the first artist of each name is kept).
+Keep = Callable[[str, Any], object]
+
+
+def _draw_event_strip(axes: Any, title: str, events: EventLog | None, strip: EventStrip) -> None:
+    """The title, and the events: a strip of their own, every line labelled, labels staggered in as many rows as
+    they need, and each event's line across the other panels."""
+    ax_events = axes[0]
+    xs, colours, dense = strip.xs, strip.colours, strip.dense
     ax_events.set_yticks([])
-    ax_events.set_ylim(0, 0.3 + 0.17 * max(n_rows, 4))
+    ax_events.set_ylim(0, 0.3 + 0.17 * max(strip.n_rows, 4))
     ax_events.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
-    if events is not None:
-        # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
-        if xs:
-            for ax in axes[1:]:
-                ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
-            ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
-        for x, text, colour, label_row in layout:
-            _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
-        if dense:  # the figure says how its events were drawn
-            ax_events.text(
-                0.0, 0.45, plain_text(dense, 3 * MAX_TEXT_CHARS), **_LITERAL, transform=ax_events.transAxes, fontsize=7,
-                ha="left", va="bottom",
-            )  # fmt: skip
+    if events is None:
+        return
+    # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
+    if xs:
+        for ax in axes[1:]:
+            ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
+        ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
+    for x, text, colour, label_row in strip.labels:
+        _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
+    if dense:  # the figure says how its events were drawn
+        ax_events.text(
+            0.0, 0.45, plain_text(dense, 3 * MAX_TEXT_CHARS), **_LITERAL, transform=ax_events.transAxes, fontsize=7,
+            ha="left", va="bottom",
+        )  # fmt: skip
 
-    # Waveform.
-    if envelope is not None:
-        et, emin, emax = _bins(*envelope, lo, hi)
-        keep("waveform", ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0))
-    ax_wave.set_ylabel("sample")
-    ax_wave.set_ylim(-1, 1)
 
-    # Level, floors, speech and narrations.
-    keep("level (dBFS)", ax_level.plot(*_zigzag(t, _db(trace.level), lo, hi), color="tab:blue", linewidth=0.7)[0])
-    keep(f"floor {floor:g}", ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
+def _draw_level(
+    ax: Any,
+    t: NDArray[np.float64],
+    level: NDArray[np.float64],
+    floor: float,
+    derived_floor: float | None,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The level in dBFS, the floor the clock runs with, and a recommended floor beside it."""
+    keep("level (dBFS)", ax.plot(*_zigzag(t, _db(level), lo, hi), color="tab:blue", linewidth=0.7)[0])
+    keep(f"floor {floor:g}", ax.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
     if derived_floor is not None and derived_floor > 0 and derived_floor != floor:
         keep(
             f"derived floor {derived_floor:g}",
-            ax_level.axhline(20 * np.log10(derived_floor), color="tab:purple", linestyle=":", linewidth=1.2),
+            ax.axhline(20 * np.log10(derived_floor), color="tab:purple", linestyle=":", linewidth=1.2),
         )
+
+
+def _draw_waveform(
+    ax: Any,
+    envelope: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The waveform's envelope, binned to the view."""
+    if envelope is not None:
+        et, emin, emax = _bins(*envelope, lo, hi)
+        keep("waveform", ax.fill_between(et, emin, emax, color="0.35", linewidth=0))
+    ax.set_ylabel("sample")
+    ax.set_ylim(-1, 1)
+
+
+def _draw_level_panel(
+    ax: Any,
+    trace: LevelTrace,
+    floor: float,
+    derived_floor: float | None,
+    segmentation: Segmentation,
+    beats: Sequence[Beat],
+    lo: float,
+    hi: float,
+    keep: Keep,
+    *,
+    min_gap_s: float,
+    quiet_s: float | None,
+    quiet_margin_s: float,
+    label_gaps_s: float | None,
+) -> None:
+    """The level panel: the level with the floors, the speech shaded, the narrations and their gaps."""
+    _draw_level(ax, trace.t_s, trace.level, floor, derived_floor, lo, hi, keep)
+    _draw_speech(ax, segmentation, beats, lo, hi, keep)
+    limit = None if quiet_s is None else quiet_s - quiet_margin_s
+    threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
+    _draw_gaps(ax, beats, lo, hi, min_gap_s=min_gap_s, label_from_s=threshold, limit_s=limit)
+    ax.set_ylabel("level (dBFS)")
+    ax.set_ylim(_DB_FLOOR, 0)
+
+
+def _draw_speech(ax: Any, segmentation: Segmentation, beats: Sequence[Beat], lo: float, hi: float, keep: Keep) -> None:
+    """Speech shaded by what it is (acknowledgment, narration, other) and each narration underlined."""
     narrations = [(b.onset_s, b.last_word_s) for b in beats if b.onset_s is not None and b.last_word_s is not None]
     acks = []
     previous_end = 0.0
@@ -536,77 +640,94 @@ def plot_recording(
         ("other speech", "0.6", 0.22, ~is_ack & ~is_narration),
     ):
         if mask.any():
-            keep(kind, _spans(ax_level, onsets[mask], ends[mask], color=colour, alpha=alpha, linewidth=0))
+            keep(kind, _spans(ax, onsets[mask], ends[mask], color=colour, alpha=alpha, linewidth=0))
     if narrations:
         x0s, x1s = zip(*narrations)
-        keep("narration", ax_level.hlines([_DB_FLOOR + 3] * len(x0s), x0s, x1s, color="tab:green", linewidth=4))
+        keep("narration", ax.hlines([_DB_FLOOR + 3] * len(x0s), x0s, x1s, color="tab:green", linewidth=4))
+
+
+def _draw_gaps(
+    ax: Any,
+    beats: Sequence[Beat],
+    lo: float,
+    hi: float,
+    *,
+    min_gap_s: float,
+    label_from_s: float,
+    limit_s: float | None,
+) -> None:
+    """The narration gaps in view as bars coloured by how close each comes to ``limit_s``; those at least
+    ``label_from_s`` long, and the three longest, labelled in two staggered rows."""
     gaps = [(at, g) for b in beats for at, g in zip(b.gap_at_s, b.quiet_gaps_s) if g >= min_gap_s and lo <= at <= hi]
-    threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
     longest = sorted((g for _, g in gaps), reverse=True)[:3]
-    labelled = [(at, g) for at, g in gaps if g >= threshold or g in longest]
+    labelled = [(at, g) for at, g in gaps if g >= label_from_s or g in longest]
     span = max(hi - lo, 1e-9)
     rows = _stagger([at + g / 2 for at, g in labelled], [span * 0.045] * len(labelled), 2)
     bars: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for (at, g), row in zip(labelled, rows):
-        colour = _gap_colour(g, limit)
+        colour = _gap_colour(g, limit_s)
         bars.setdefault((colour, row or 0), []).append((at, at + g))
         if row is not None:
-            _gap_label(ax_level, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
+            _gap_label(ax, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
     for (colour, row), xs01 in bars.items():
         x0s, x1s = zip(*xs01)
-        ax_level.hlines([-6 - 6 * row] * len(x0s), x0s, x1s, color=colour, linewidth=1.5)
-    ax_level.set_ylabel("level (dBFS)")
-    ax_level.set_ylim(_DB_FLOOR, 0)
+        ax.hlines([-6 - 6 * row] * len(x0s), x0s, x1s, color=colour, linewidth=1.5)
 
-    if replay is not None:
-        ax_state, ax_count = axes[3], axes[4]
-        state = replay.state
-        for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
-            st, _, inside = _bins(t, state == code, state == code, lo, hi)
-            keep(
-                name,
-                ax_state.fill_between(st, 0, 1, where=inside, step="mid", color=colour, alpha=0.5, linewidth=0),
-            )
-        done = t[state == DONE]
-        keep("beat done", ax_state.vlines(done, 0, 1, color="black", linewidth=2))
-        lingers = [
-            (rb.quiet_declared_s, rb.prompt_allowed_s)
-            for rb in replay.beats
-            if rb.quiet_declared_s is not None
-            and rb.prompt_allowed_s is not None
-            and rb.prompt_allowed_s > rb.quiet_declared_s
-        ]
-        if lingers:
-            linger = np.array(lingers)
-            keep("linger", _spans(ax_state, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
-        paused = [(a, b) for a, b in _paused_spans(events, hi) if b >= lo and a <= hi and b > a]
-        if paused:  # one collection, however many pauses
-            p0, p1 = np.array(paused).T
-            keep("paused", _spans(ax_state, p0, p1, facecolor="none", hatch="///", edgecolor="0.3"))
-        ax_state.set_yticks([])
-        ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
-        ax_state.set_ylim(0, 1)
+
+def _draw_clock_state(
+    ax: Any, t: NDArray[np.float64], replay: Replay, events: EventLog | None, lo: float, hi: float, keep: Keep
+) -> None:
+    """The replayed clock's state: waiting, speaking, each beat done, the linger after it, and paused spans."""
+    state = replay.state
+    for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
+        st, _, inside = _bins(t, state == code, state == code, lo, hi)
         keep(
-            "quiet count (s)",
-            ax_count.plot(*_zigzag(t, replay.quiet_count_s, lo, hi), color="tab:purple", linewidth=1)[0],
+            name,
+            ax.fill_between(st, 0, 1, where=inside, step="mid", color=colour, alpha=0.5, linewidth=0),
         )
-        top = float(replay.quiet_count_s.max(initial=0.0))
-        if quiet_s is not None:
-            keep(f"quiet time {quiet_s:g} s", ax_count.axhline(quiet_s, color="black", linewidth=1))
-            keep(
-                f"quiet - margin {quiet_s - quiet_margin_s:g} s",
-                ax_count.axhline(quiet_s - quiet_margin_s, color="black", linestyle=":", linewidth=1),
-            )
-            top = max(top, quiet_s)
-        ax_count.set_ylim(0, max(1.0, top * 1.12))
-        ax_count.set_ylabel("quiet (s)")
-    _mark_outcomes(axes[3] if replay is not None else ax_events, beats, lo, hi, keep)
-    _time_axis(axes[-1], lo, hi)
-    axes[-1].set_xlim(lo, hi)
-    fig.legend(
-        list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)), fontsize=7
-    )
-    return fig
+    done = t[state == DONE]
+    keep("beat done", ax.vlines(done, 0, 1, color="black", linewidth=2))
+    lingers = [
+        (rb.quiet_declared_s, rb.prompt_allowed_s)
+        for rb in replay.beats
+        if rb.quiet_declared_s is not None
+        and rb.prompt_allowed_s is not None
+        and rb.prompt_allowed_s > rb.quiet_declared_s
+    ]
+    if lingers:
+        linger = np.array(lingers)
+        keep("linger", _spans(ax, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
+    paused = [(a, b) for a, b in _paused_spans(events, hi) if b >= lo and a <= hi and b > a]
+    if paused:  # one collection, however many pauses
+        p0, p1 = np.array(paused).T
+        keep("paused", _spans(ax, p0, p1, facecolor="none", hatch="///", edgecolor="0.3"))
+    ax.set_yticks([])
+    ax.set_ylabel("clock", rotation=0, ha="right", va="center")
+    ax.set_ylim(0, 1)
+
+
+def _draw_quiet_count(
+    ax: Any,
+    t: NDArray[np.float64],
+    replay: Replay,
+    quiet_s: float | None,
+    quiet_margin_s: float,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The replayed clock's quiet count in seconds, with the quiet time and the quiet time less its margin."""
+    keep("quiet count (s)", ax.plot(*_zigzag(t, replay.quiet_count_s, lo, hi), color="tab:purple", linewidth=1)[0])
+    top = float(replay.quiet_count_s.max(initial=0.0))
+    if quiet_s is not None:
+        keep(f"quiet time {quiet_s:g} s", ax.axhline(quiet_s, color="black", linewidth=1))
+        keep(
+            f"quiet - margin {quiet_s - quiet_margin_s:g} s",
+            ax.axhline(quiet_s - quiet_margin_s, color="black", linestyle=":", linewidth=1),
+        )
+        top = max(top, quiet_s)
+    ax.set_ylim(0, max(1.0, top * 1.12))
+    ax.set_ylabel("quiet (s)")
 
 
 def _inside_any(
