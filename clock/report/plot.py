@@ -823,73 +823,14 @@ def plot_beat_timeline(
     n = max(1, len(beats))
     fig = _figure(figsize=(12, 0.42 * n + 1.8), layout="constrained")
     ax = fig.subplots()
-    limit = quiet_s - quiet_margin_s
     handles: dict[str, Any] = {}
-
-    def keep(name: str, artist: Any) -> None:
-        handles.setdefault(name, artist)
-
+    keep = handles.setdefault  # the first artist of each name, for the legend
     right = 0.0
     end_s = max((b.span_end_s for b in beats), default=0.0)
     pauses = _paused_spans(events, end_s)
+    limit = quiet_s - quiet_margin_s
     for y, b in enumerate(beats):
-        t0 = b.terminal_s
-        own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
-        if own:
-            keep(
-                "paused",
-                ax.broken_barh(
-                    [(a - t0, z - a) for a, z in own],
-                    (y - 0.42, 0.84),
-                    facecolor="none",
-                    hatch="///",
-                    edgecolor="0.3",
-                    zorder=3,
-                ),
-            )
-            right = max(right, max(z for _, z in own) - t0)
-        if b.onset_s is not None:
-            keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
-        if b.ack_overlap and b.ack_last_word_s is not None:
-            keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color=_ACK_COLOUR))
-        if b.onset_s is not None and b.last_word_s is not None:
-            keep(
-                "narration",
-                ax.broken_barh(
-                    [(b.onset_s - t0, b.last_word_s - b.onset_s)], (y - 0.3, 0.6), color="tab:green", alpha=0.45
-                ),
-            )
-            for at, g in zip(b.gap_at_s, b.quiet_gaps_s):
-                colour = _gap_colour(g, limit)
-                ax.broken_barh(
-                    [(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0
-                )
-                if g >= 0.4 * quiet_s:
-                    _gap_label(ax, at - t0 + g / 2, y, f"{g:.2f} s", colour, fontsize=6.5, ha="center", va="center")
-            right = max(right, b.last_word_s - t0)
-        declared = b.quiet_declared_s
-        if declared is not None:
-            keep("beat done (replay)", ax.plot([declared - t0] * 2, [y - 0.4, y + 0.4], color="black", linewidth=2)[0])
-            if b.linger_s:
-                keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
-            right = max(right, declared - t0 + (b.linger_s or 0))
-        keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
-        outcome = beat_outcome(b)
-        colour, marker = _outcome_style(outcome)
-        keep(
-            f"beat {outcome}",
-            ax.plot(
-                1.012,
-                y,
-                marker=marker,
-                color=colour,
-                markeredgecolor="black",
-                linestyle="none",
-                transform=ax.get_yaxis_transform(),
-                clip_on=False,
-            )[0],
-        )
-        ax.text(1.025, y, outcome, transform=ax.get_yaxis_transform(), fontsize=8, va="center", color=colour)
+        right = max(right, _draw_beat_row(ax, y, b, pauses, quiet_s=quiet_s, limit_s=limit, keep=keep))
     for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
         keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))
     ax.set_yticks(range(len(beats)), [f"{_beat_name(b.index)} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
@@ -897,10 +838,66 @@ def plot_beat_timeline(
     ax.set_xlim(0, max(right, 1.0) * 1.05)
     _time_axis(ax, 0, max(right, 1.0) * 1.05, "since the terminal response")
     ax.set_title(plain_text(title or "beats", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
-    fig.legend(
-        list(handles.values()), list(handles), loc="outside lower center", ncols=min(5, len(handles)), fontsize=7
-    )
+    _legend(fig, handles, ncols=5)
     return fig
+
+
+def _draw_beat_row(
+    ax: Any, y: int, b: Beat, pauses: list[tuple[float, float]], *, quiet_s: float, limit_s: float, keep: Keep
+) -> float:
+    """One beat's row, on time since its terminal response; returns how far right it reaches (s)."""
+    right = 0.0
+    t0 = b.terminal_s
+    own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
+    if own:
+        keep(
+            "paused",
+            ax.broken_barh(
+                [(a - t0, z - a) for a, z in own], (y - 0.42, 0.84), facecolor="none", hatch="///", edgecolor="0.3",
+                zorder=3,
+            ),
+        )  # fmt: skip
+        right = max(right, max(z for _, z in own) - t0)
+    if b.onset_s is not None:
+        keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
+    if b.ack_overlap and b.ack_last_word_s is not None:
+        keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color=_ACK_COLOUR))
+    if b.onset_s is not None and b.last_word_s is not None:
+        _draw_narration(ax, y, b, quiet_s=quiet_s, limit_s=limit_s, keep=keep)
+        right = max(right, b.last_word_s - t0)
+    declared = b.quiet_declared_s
+    if declared is not None:
+        keep("beat done (replay)", ax.plot([declared - t0] * 2, [y - 0.4, y + 0.4], color="black", linewidth=2)[0])
+        if b.linger_s:
+            keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
+        right = max(right, declared - t0 + (b.linger_s or 0))
+    keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
+    outcome = beat_outcome(b)
+    colour, marker = _outcome_style(outcome)
+    keep(
+        f"beat {outcome}",
+        ax.plot(
+            1.012, y, marker=marker, color=colour, markeredgecolor="black", linestyle="none",
+            transform=ax.get_yaxis_transform(), clip_on=False,
+        )[0],
+    )  # fmt: skip
+    ax.text(1.025, y, outcome, transform=ax.get_yaxis_transform(), fontsize=8, va="center", color=colour)
+    return right
+
+
+def _draw_narration(ax: Any, y: int, b: Beat, *, quiet_s: float, limit_s: float, keep: Keep) -> None:
+    """A beat's narration bar, its gaps coloured by how close each comes to ``limit_s``, the long ones labelled."""
+    assert b.onset_s is not None and b.last_word_s is not None
+    t0 = b.terminal_s
+    keep(
+        "narration",
+        ax.broken_barh([(b.onset_s - t0, b.last_word_s - b.onset_s)], (y - 0.3, 0.6), color="tab:green", alpha=0.45),
+    )
+    for at, g in zip(b.gap_at_s, b.quiet_gaps_s):
+        colour = _gap_colour(g, limit_s)
+        ax.broken_barh([(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0)
+        if g >= 0.4 * quiet_s:
+            _gap_label(ax, at - t0 + g / 2, y, f"{g:.2f} s", colour, fontsize=6.5, ha="center", va="center")
 
 
 def _grid_position(values: Sequence[float], x: float) -> float:
