@@ -939,21 +939,7 @@ def plot_sweep_heatmap(
     for ax, (title, m) in zip(axes, panels):
         image = ax.imshow(m, origin="lower", aspect="auto", cmap="magma_r", norm=norm)
         if m.size <= 600:
-            # As large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt.
-            cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
-            size = float(np.clip(cell_pt * 0.45, 6, 10))
-            for (i, j), v in np.ndenumerate(m):
-                if not np.isnan(v):
-                    ax.text(
-                        j,
-                        i,
-                        f"{int(v)}",
-                        ha="center",
-                        va="center",
-                        fontsize=size,
-                        fontweight="bold",
-                        color="white" if v > top / 2 else "black",
-                    )
+            _write_counts(ax, m, top)
         # Unrotated tick labels: every k-th quiet time, as many as fit side by side.
         k = max(1, int(np.ceil(len(result.quiets_s) / 12)))
         ticks = range(0, len(result.quiets_s), k)
@@ -970,44 +956,47 @@ def plot_sweep_heatmap(
         marks.append(("recommended", floor, quiet, "*", "tab:cyan"))
     if committed is not None:
         marks.append((committed_label, committed[0], committed[1], "s", "tab:green"))
-    from matplotlib.patches import Rectangle
-
     for ax in axes:
         for name, f, q, marker, colour in marks:
-            x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
-            label = f"{name}: floor {f:g}, quiet {q:g} s"
-            if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
-                label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
-            if marker == "s":
-                # The committed cell is outlined, so its count stays readable.
-                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
-                ax.plot(
-                    [],
-                    [],
-                    marker="s",
-                    markerfacecolor="none",
-                    markeredgecolor=colour,
-                    markeredgewidth=2.5,
-                    markersize=10,
-                    linestyle="none",
-                    label=label,
-                )
-            else:
-                # The recommendation sits in its cell's upper right corner, clear of the count.
-                ax.plot(
-                    x + 0.3,
-                    y + 0.28,
-                    marker=marker,
-                    color=colour,
-                    markeredgecolor="black",
-                    markersize=9,
-                    linestyle="none",
-                    label=label,
-                )
+            _mark_cell(ax, result, name, f, q, marker=marker, colour=colour)
     if marks:
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(marks), fontsize=8)
     fig.colorbar(image, ax=axes, label="beats", ticks=range(0, top + 1, max(1, top // 10)))
     return fig
+
+
+def _write_counts(ax: Any, m: NDArray[np.float64], top: float) -> None:
+    """Each cell's count in it, as large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt."""
+    cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
+    size = float(np.clip(cell_pt * 0.45, 6, 10))
+    for (i, j), v in np.ndenumerate(m):
+        if not np.isnan(v):
+            ax.text(
+                j, i, f"{int(v)}", ha="center", va="center", fontsize=size, fontweight="bold",
+                color="white" if v > top / 2 else "black",
+            )  # fmt: skip
+
+
+def _mark_cell(ax: Any, result: SweepResult, name: str, f: float, q: float, *, marker: str, colour: str) -> None:
+    """A setting on the heatmap: the committed cell (``marker`` ``s``) outlined, so its count stays readable; the
+    recommendation a marker in its cell's upper right corner, clear of the count; each with its legend entry."""
+    from matplotlib.patches import Rectangle
+
+    x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
+    label = f"{name}: floor {f:g}, quiet {q:g} s"
+    if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
+        label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
+    if marker == "s":
+        ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
+        ax.plot(
+            [], [], marker="s", markerfacecolor="none", markeredgecolor=colour, markeredgewidth=2.5, markersize=10,
+            linestyle="none", label=label,
+        )  # fmt: skip
+    else:
+        ax.plot(
+            x + 0.3, y + 0.28, marker=marker, color=colour, markeredgecolor="black", markersize=9, linestyle="none",
+            label=label,
+        )  # fmt: skip
 
 
 def _nearest_point(result: SweepResult, floor: float, quiet_s: float) -> Any:
@@ -1042,9 +1031,40 @@ def plot_tradeoff(
     """
     fig = _figure(figsize=(9, 5.2), layout="constrained")
     ax = fig.subplots()
-    markers = "osD^vP*Xh<>"
+    dodge, offsets = _draw_floor_series(ax, result)
+    front = [p for p in result.pareto if p.latency_mean_s is not None]
+    ax.plot(
+        [float(p.latency_mean_s or 0.0) for p in front],
+        [p.n_failed for p in front],
+        color="tab:red",
+        linewidth=5,
+        alpha=0.25,
+        label="Pareto front",
+        zorder=1,
+    )
+    floor, quiet, _ = result.recommended
+    marks = [] if floor is None or quiet is None else [("recommended", floor, quiet, "*", "black", 16)]
+    if committed is not None:
+        marks.append((committed_label, committed[0], committed[1], "D", "tab:green", 15))
+    for name, f, q, marker, colour, size in marks:
+        _mark_setting(ax, result, name, f, q, marker=marker, colour=colour, size=size, offsets=offsets)
+    ax.set_xlabel("mean latency added after the last word (s per beat)")
+    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
+    ax.set_ylim(bottom=-0.4)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
+    return fig
+
+
+def _draw_floor_series(ax: Any, result: SweepResult) -> tuple[float, dict[float, float]]:
+    """One line per floor (floors whose series are identical share one), drawn apart upwards; returns the step
+    between lines and each floor's offset."""
     from matplotlib import colormaps
 
+    markers = "osD^vP*Xh<>"
     cmap = colormaps["viridis"]
     series: dict[tuple[tuple[float, int], ...], list[float]] = {}
     for f in result.floors:
@@ -1067,56 +1087,47 @@ def plot_tradeoff(
             color=cmap(i / max(1, n - 1)),
             label=plain_text(name, 2 * MAX_TEXT_CHARS),
         )
-    front = [p for p in result.pareto if p.latency_mean_s is not None]
-    ax.plot(
-        [float(p.latency_mean_s or 0.0) for p in front],
-        [p.n_failed for p in front],
-        color="tab:red",
-        linewidth=5,
-        alpha=0.25,
-        label="Pareto front",
-        zorder=1,
-    )
-    floor, quiet, _ = result.recommended
-    marks = [] if floor is None or quiet is None else [("recommended", floor, quiet, "*", "black", 16)]
-    if committed is not None:
-        marks.append((committed_label, committed[0], committed[1], "D", "tab:green", 15))
-    for name, f, q, marker, colour, size in marks:
-        point = _nearest_point(result, f, q)
-        if point is None or point.latency_mean_s is None:
-            continue
-        outside = outside_grid(result, f, q)
-        if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
-            ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
-                    markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
-                    f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
-            continue
-        where = (
-            ""
-            if (point.floor, point.quiet_s) == (f, q)
-            else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
-        )
-        style: dict[str, Any] = dict(
-            marker=marker,
-            color=colour,
-            markeredgecolor="black" if marker == "*" else colour,
-            markerfacecolor=colour if marker == "*" else "none",
-            markeredgewidth=1.2 if marker == "*" else 2,
-            linestyle="none",
-        )
-        y = point.n_failed + offsets.get(point.floor, 0.0)
-        ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
-        # The legend's marker: the same, small (a proxy drawn nowhere).
-        ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
-    ax.set_xlabel("mean latency added after the last word (s per beat)")
-    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
-    ax.set_ylim(bottom=-0.4)
-    from matplotlib.ticker import MaxNLocator
+    return dodge, offsets
 
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
-    return fig
+
+def _mark_setting(
+    ax: Any,
+    result: SweepResult,
+    name: str,
+    f: float,
+    q: float,
+    *,
+    marker: str,
+    colour: str,
+    size: float,
+    offsets: dict[float, float],
+) -> None:
+    """A setting on the trade-off plot, at its grid point (or the nearest) with its series' offset, and its small
+    legend marker; a setting off the grid is not drawn, and its legend entry says so."""
+    point = _nearest_point(result, f, q)
+    if point is None or point.latency_mean_s is None:
+        return
+    outside = outside_grid(result, f, q)
+    if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
+        ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
+                markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
+                f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
+        return
+    where = (
+        "" if (point.floor, point.quiet_s) == (f, q) else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
+    )
+    style: dict[str, Any] = dict(
+        marker=marker,
+        color=colour,
+        markeredgecolor="black" if marker == "*" else colour,
+        markerfacecolor=colour if marker == "*" else "none",
+        markeredgewidth=1.2 if marker == "*" else 2,
+        linestyle="none",
+    )
+    y = point.n_failed + offsets.get(point.floor, 0.0)
+    ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
+    # The legend's marker: the same, small (a proxy drawn nowhere).
+    ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
 
 
 def plot_rules(evidence: RuleEvidence) -> Figure:
