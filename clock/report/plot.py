@@ -26,6 +26,7 @@ from ..core.beats import DONE, SPEAKING, WAITING, Beat, Replay
 from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
+from ..core.evidence import FloorEvidence, GapEvidence
 from ..core.levels import LevelTrace
 from ..core.rules import RuleEvidence
 from ..core.segments import MIN_GAP_S, Segmentation
@@ -1212,8 +1213,15 @@ def plot_evidence(
     engine: Any = fig.get_layout_engine()
     engine.set(w_pad=0.15, h_pad=0.15)
     ax_lv, ax_gap = fig.subplots(1, 2, width_ratios=[3, 2])
-    f = derivation.floor
-    names = [r.name for r in f.recordings]
+    _draw_recording_levels(ax_lv, derivation.floor)
+    _draw_floors(ax_lv, derivation.floor, committed_floor=committed_floor, committed_label=committed_label)
+    _draw_gap_survival(ax_gap, derivation.gaps)
+    fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
+    return fig
+
+
+def _draw_recording_levels(ax_lv: Any, f: FloorEvidence) -> None:
+    """Per recording, the spread of its speech and silence levels, its window of floors and whether it is outside."""
     for y, r in enumerate(f.recordings):
         for q, colour, dy in ((r.speech_quantiles, "tab:blue", 0.17), (r.noise_quantiles, "0.45", -0.17)):
             if not q:
@@ -1234,6 +1242,11 @@ def plot_evidence(
         status = "no window" if r.window is None else ("outside" if r.name in f.outside else "")
         if status:
             ax_lv.text(1.0, y, f" {status}", transform=ax_lv.get_yaxis_transform(), va="center", fontsize=8)
+
+
+def _draw_floors(ax_lv: Any, f: FloorEvidence, *, committed_floor: float | None, committed_label: str) -> None:
+    """The windows' intersection, the recommended and the committed floor, the legend and the recordings' axis."""
+    names = [r.name for r in f.recordings]
     if f.window is not None:
         # The shared window can be narrower than a line is wide: its edges are drawn above the
         # floor, hatched between, and its width is in the legend.
@@ -1277,7 +1290,10 @@ def plot_evidence(
     ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
     ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
 
-    g = derivation.gaps
+
+def _draw_gap_survival(ax_gap: Any, g: GapEvidence) -> None:
+    """How often a narration gap is longer than x (log scale) with its exponential tail, the quiet time and its
+    limits, and the least room a beat leaves after its last word."""
     gaps = np.sort(np.asarray(g.gaps_s, dtype=np.float64))
     if gaps.size:
         survival = 1.0 - np.arange(gaps.size) / gaps.size
@@ -1310,8 +1326,6 @@ def plot_evidence(
     ax_gap.set_ylabel("share of gaps longer")
     ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
     ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
-    fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
-    return fig
 
 
 def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
