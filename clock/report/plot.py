@@ -1,4 +1,5 @@
-"""Plots: a recording as the clock saw it, and the sweep's heatmap and trade-off.
+"""Every figure: a recording as the clock saw it and its beats, derive's evidence and rules, the sweep's heatmap
+and trade-off, the endpointers compared, the stress margins; and how a figure is saved (reproducible bytes).
 
 matplotlib is imported inside each function (never at module import), and
 no function touches pyplot's global state: each makes its own Figure and

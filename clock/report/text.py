@@ -1,4 +1,5 @@
-"""Plain-text tables, and the derive results as text, Markdown and JSON-ready dicts."""
+"""What the commands print: the beats table and the lines under it, derive as text, Markdown and JSON-ready
+dicts, the sweep table, and check's lines and counts (one wording for every view)."""
 
 from __future__ import annotations
 
