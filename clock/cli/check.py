@@ -31,8 +31,7 @@ from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.text import check_summary, check_text, dead_air_summary, not_applicable_lines, saving_line
 from .options import OutputPath, candidate_options, corpus_options, load_corpus, with_candidate
-from .shared import allow_defaults_option, baseline_option, config_source
-from .stress import stress_progress, where_to_run
+from .shared import allow_defaults_option, baseline_option, config_source, stress_progress, where_to_run
 
 
 @dataclass(frozen=True, slots=True)

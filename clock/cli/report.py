@@ -32,10 +32,12 @@ from .shared import (
     baseline_option,
     check_grid,
     config_source,
+    stress_progress,
     sweep_floors,
     sweep_quiet_times,
+    where_to_run,
 )
-from .stress import report_stress, stress_progress, where_to_run
+from .stress import report_stress
 
 
 @click.command()
