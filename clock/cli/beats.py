@@ -76,19 +76,19 @@ class Replayed:
     onset_timeout_s : float
         The onset timeout replayed (``inf`` where the page waited forever).
     rule : str
-        The rule the replayed clock ran; ``ran`` its label.
+        The rule the replayed clock ran.
     ran : str
-        The rule's label (``Rule.label``).
+        That rule's label (``Rule.label``), as the output names it.
     hangover_s : float or None
         The rule's hangover.
     from_log : list of str
-        The thresholds the log gave; ``from_log_line`` the line that says so ("" when none).
+        The names of the thresholds the log gave.
     from_log_line : str
-        The line that names the thresholds the log gave.
+        The line saying which thresholds the log gave ("" when it gave none).
     page_note : str or None
         The line saying the log's page ran another rule than this replay, if it did.
     words_from : str
-        Where the words were told from the room's noise: ``level``, ``split`` or ``overlap``.
+        How words were told from the room's noise: ``level``, ``split`` or ``overlap``.
     overlap : str or None
         The line saying speech and noise overlap, where they do.
     causes_from : str
