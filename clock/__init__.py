@@ -35,21 +35,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
+from . import (
+    _startup,  # noqa: F401 - first: Ctrl-C while the command line starts is one line
+    errors,
+)
 from ._version import __version__
 
 # The public names, each under the module that defines it, imported on first use: ``import clock`` (and the
 # command line's start) loads none of them; the core's need numpy, the others soundfile, PyAV or matplotlib.
 _PUBLIC = {
-    "clock.errors": (
-        "ConfigError",
-        "EventLogError",
-        "InvalidParameterError",
-        "InvalidSignalError",
-        "RecordingError",
-        "SpeechClockError",
-        "SpeechClockWarning",
-    ),
+    "clock.errors": tuple(errors.__all__),  # every error and warning type
     "clock.core.analyser": ("Analyser", "AnalyserOptions", "downmix_to_mono"),
     "clock.core.levels": (
         "LevelTrace",
