@@ -34,198 +34,64 @@ Examples
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import _startup  # noqa: F401 - first: Ctrl-C while the command line starts is one line
-from ._version import __version__
-from .errors import (
-    ConfigError,
-    EventLogError,
-    InvalidParameterError,
-    InvalidSignalError,
-    RecordingError,
-    SpeechClockError,
-    SpeechClockWarning,
+from . import (
+    _startup,  # noqa: F401 - first: Ctrl-C while the command line starts is one line
+    errors,
 )
+from ._version import __version__
 
-if TYPE_CHECKING:  # what the names below are, for type checkers; imported on first use
-    from .api import derive
-    from .core.analyser import Analyser, AnalyserOptions, downmix_to_mono
-    from .core.analysis import FloorAnalysis, analyse
-    from .core.beat_analysis import BeatAnalysis
-    from .core.beats import Beat, beats
-    from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
-    from .core.decide import Decision, decide
-    from .core.derive import (
-        Derivation,
-        Margins,
-        Observation,
-        Outcome,
-        RecordingLevels,
-        classify_ticks,
-        equivalents,
-        recording_levels,
-    )
-    from .core.events import Event, EventLog, Label
-    from .core.levels import LevelTrace, SignalSummary, iter_levels, levels, multi_levels, summarize
-    from .core.replay import Replay, ReplayBeat, replay, replay_ticks
-    from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
-    from .core.stress import Failure, LineMargin, SettingStress, StressResult
-    from .core.sweep import SweepPoint, SweepResult, grid, sweep
-    from .core.thresholds import DEFAULT_THRESHOLDS, Thresholds
-    from .core.ticks import Ticks, parse_period
-
-# name -> module, imported on first use: ``import clock`` (and the command line's start) loads none of
-# them; the core's need numpy, the others soundfile, PyAV or matplotlib as well.
-_LAZY = {
-    "Analyser": "clock.core.analyser",
-    "AnalyserOptions": "clock.core.analyser",
-    "downmix_to_mono": "clock.core.analyser",
-    "Beat": "clock.core.beats",
-    "BeatAnalysis": "clock.core.beat_analysis",
-    "Decision": "clock.core.decide",
-    "FloorAnalysis": "clock.core.analysis",
-    "Replay": "clock.core.replay",
-    "ReplayBeat": "clock.core.replay",
-    "analyse": "clock.core.analysis",
-    "beats": "clock.core.beats",
-    "decide": "clock.core.decide",
-    "replay": "clock.core.replay",
-    "replay_ticks": "clock.core.replay",
-    "CheckCase": "clock.core.check",
-    "CheckCounts": "clock.core.check",
-    "CheckResult": "clock.core.check",
-    "check_cases": "clock.core.check",
-    "check_counts": "clock.core.check",
-    "check_recording": "clock.core.check",
-    "Derivation": "clock.core.derive",
-    "Margins": "clock.core.derive",
-    "Observation": "clock.core.derive",
-    "Outcome": "clock.core.derive",
-    "RecordingLevels": "clock.core.derive",
-    "classify_ticks": "clock.core.derive",
-    "derive": "clock.api",
-    "equivalents": "clock.core.derive",
-    "recording_levels": "clock.core.derive",
-    "Event": "clock.core.events",
-    "EventLog": "clock.core.events",
-    "Label": "clock.core.events",
-    "LevelTrace": "clock.core.levels",
-    "SignalSummary": "clock.core.levels",
-    "Ticks": "clock.core.ticks",
-    "iter_levels": "clock.core.levels",
-    "levels": "clock.core.levels",
-    "multi_levels": "clock.core.levels",
-    "parse_period": "clock.core.ticks",
-    "summarize": "clock.core.levels",
-    "QuantumSpeech": "clock.core.segments",
-    "Segment": "clock.core.segments",
-    "Segmentation": "clock.core.segments",
-    "label_errors": "clock.core.segments",
-    "segments": "clock.core.segments",
-    "Failure": "clock.core.stress",
-    "LineMargin": "clock.core.stress",
-    "SettingStress": "clock.core.stress",
-    "StressResult": "clock.core.stress",
-    "SweepPoint": "clock.core.sweep",
-    "SweepResult": "clock.core.sweep",
-    "grid": "clock.core.sweep",
-    "sweep": "clock.core.sweep",
-    "DEFAULT_THRESHOLDS": "clock.core.thresholds",
-    "Thresholds": "clock.core.thresholds",
-    "probe": "clock.io.decode",
-    "iter_blocks": "clock.io.decode",
-    "AudioInfo": "clock.io.decode",
-    "read_recording": "clock.io.recording",
-    "Recording": "clock.io.recording",
-    "envelope": "clock.io.recording",
-    "read_events": "clock.io.events",
-    "read_labels": "clock.io.events",
-    "read_config": "clock.io.config",
-    "Config": "clock.io.config",
-    "load_corpus": "clock.run.corpus",
-    "Corpus": "clock.run.corpus",
-    "plot_recording": "clock.report.plot",
-    "plot_sweep_heatmap": "clock.report.plot",
-    "plot_tradeoff": "clock.report.plot",
-    "derive_text": "clock.report.text",
-    "derive_markdown": "clock.report.text",
-    "sweep_table": "clock.report.text",
-    "plot_evidence": "clock.report.plot",
-    "plot_beat_timeline": "clock.report.plot",
-    "to_frame": "clock.frames",
-    "check": "clock.api",
-    "stress": "clock.run.stress",
-    "plot_stress": "clock.report.plot",
-    "stress_text": "clock.report.stress",
+# The public names, each under the module that defines it, imported on first use: ``import clock`` (and the
+# command line's start) loads none of them; the core's need numpy, the others soundfile, PyAV or matplotlib.
+_PUBLIC = {
+    "clock.errors": tuple(errors.__all__),  # every error and warning type
+    "clock.core.analyser": ("Analyser", "AnalyserOptions", "downmix_to_mono"),
+    "clock.core.levels": ("LevelTrace", "SignalSummary", "iter_levels", "levels", "multi_levels", "summarize"),
+    "clock.core.ticks": ("Ticks", "parse_period"),
+    "clock.core.events": ("Event", "EventLog", "Label"),
+    "clock.core.segments": ("QuantumSpeech", "Segment", "Segmentation", "label_errors", "segments"),
+    "clock.core.beats": ("Beat", "beats"),
+    "clock.core.beat_analysis": ("BeatAnalysis",),
+    "clock.core.decide": ("Decision", "decide"),
+    "clock.core.analysis": ("FloorAnalysis", "analyse"),
+    "clock.core.replay": ("Replay", "ReplayBeat", "replay", "replay_ticks"),
+    "clock.core.evidence": ("Derivation", "Outcome"),
+    "clock.core.windows": (
+        "Margins",
+        "Observation",
+        "RecordingLevels",
+        "classify_ticks",
+        "equivalents",
+        "recording_levels",
+    ),
+    "clock.core.check": ("CheckCase", "CheckCounts", "CheckResult", "check_cases", "check_counts", "check_recording"),
+    "clock.core.sweep": ("SweepPoint", "SweepResult", "grid", "sweep"),
+    "clock.core.stress": ("Failure", "LineMargin", "SettingStress", "StressResult"),
+    "clock.core.thresholds": ("Thresholds", "DEFAULT_THRESHOLDS"),
+    "clock.api": ("check", "derive"),
+    "clock.io.decode": ("AudioInfo", "iter_blocks", "probe"),
+    "clock.io.recording": ("Recording", "envelope", "read_recording"),
+    "clock.io.events": ("read_events", "read_labels"),
+    "clock.io.config": ("Config", "read_config"),
+    "clock.run.corpus": ("Corpus", "load_corpus"),
+    "clock.run.stress": ("stress",),
+    "clock.report.plot": (
+        "plot_beat_timeline",
+        "plot_evidence",
+        "plot_recording",
+        "plot_stress",
+        "plot_sweep_heatmap",
+        "plot_tradeoff",
+    ),
+    "clock.report.text": ("derive_markdown", "derive_text", "sweep_table"),
+    "clock.report.stress": ("stress_text",),
+    "clock.frames": ("to_frame",),
 }
 
-__all__ = [
-    "DEFAULT_THRESHOLDS",
-    "Analyser",
-    "AnalyserOptions",
-    "Beat",
-    "BeatAnalysis",
-    "CheckCase",
-    "CheckCounts",
-    "CheckResult",
-    "ConfigError",
-    "Decision",
-    "Derivation",
-    "Event",
-    "EventLog",
-    "EventLogError",
-    "Failure",
-    "FloorAnalysis",
-    "InvalidParameterError",
-    "InvalidSignalError",
-    "Label",
-    "LevelTrace",
-    "LineMargin",
-    "Margins",
-    "Observation",
-    "Outcome",
-    "QuantumSpeech",
-    "RecordingError",
-    "RecordingLevels",
-    "Replay",
-    "ReplayBeat",
-    "Segment",
-    "Segmentation",
-    "SettingStress",
-    "SignalSummary",
-    "SpeechClockError",
-    "SpeechClockWarning",
-    "StressResult",
-    "SweepPoint",
-    "SweepResult",
-    "Thresholds",
-    "Ticks",
-    "__version__",
-    "analyse",
-    "beats",
-    "check_cases",
-    "check_counts",
-    "check_recording",
-    "classify_ticks",
-    "decide",
-    "derive",
-    "downmix_to_mono",
-    "equivalents",
-    "grid",
-    "iter_levels",
-    "label_errors",
-    "levels",
-    "multi_levels",
-    "parse_period",
-    "recording_levels",
-    "replay",
-    "replay_ticks",
-    "segments",
-    "summarize",
-    "sweep",
-    *sorted(_LAZY),
-]
+_LAZY = {name: module for module, names in _PUBLIC.items() for name in names}
+
+__all__ = ["__version__", *sorted(_LAZY)]
 
 
 def __getattr__(name: str) -> Any:

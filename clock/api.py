@@ -239,17 +239,7 @@ def derive(
     >>> corpus = clock.load_corpus(["recordings"])      # doctest: +SKIP
     >>> clock.derive(corpus, prefer="robust").setting   # doctest: +SKIP
     """
-    from .run.corpus import Corpus
-
-    if isinstance(observations, Corpus):
-        if sources is None:
-            sources = [r.info.path for r in observations.recordings]
-        if margins is None:
-            margins = observations.config.margins
-        if committed is None:
-            committed = observations.config.thresholds
-        observations = observations.observations
-    obs = list(observations)
+    obs, sources, margins, committed = _with_corpus(observations, sources, margins, committed)
     return derive_engine(
         obs,
         margins=margins,
@@ -261,6 +251,24 @@ def derive(
         group_keys=group_keys,
         committed=committed,
     )
+
+
+def _with_corpus(
+    observations: Any, sources: Sequence[Any] | None, margins: Margins | None, committed: Thresholds | None
+) -> tuple[list[Observation], Sequence[Any] | None, Margins | None, Thresholds | None]:
+    """The observations, and for a corpus its recordings' sources, its config's margins and committed setting
+    where they are not given."""
+    from .run.corpus import Corpus
+
+    if isinstance(observations, Corpus):
+        if sources is None:
+            sources = [r.info.path for r in observations.recordings]
+        if margins is None:
+            margins = observations.config.margins
+        if committed is None:
+            committed = observations.config.thresholds
+        observations = observations.observations
+    return list(observations), sources, margins, committed
 
 
 def _preference(

@@ -1,6 +1,6 @@
 """The ``speechclock`` command line: parse options, call the library, format results.
 
-One module per group of commands; shared options in :mod:`clock.cli.options`,
+One module per command; shared options in :mod:`clock.cli.options` and :mod:`clock.cli.shared`,
 the error boundary in :mod:`clock.cli.boundary`. Exit codes, in every
 command: 0 success; 1 a check failed (``check`` only); 2 bad input or usage
 (one line naming the file and line, key or option); 130, 143 or 141 when
@@ -26,14 +26,14 @@ __all__ = ["main", "run"]
 # Each command, and the module that defines it.
 _COMMANDS = {
     "levels": "clock.cli.levels",
-    "info": "clock.cli.levels",
-    "segments": "clock.cli.beats",
+    "info": "clock.cli.info",
+    "segments": "clock.cli.segments",
     "beats": "clock.cli.beats",
     "derive": "clock.cli.derive",
-    "check": "clock.cli.derive",
-    "sweep": "clock.cli.tune",
-    "plot": "clock.cli.tune",
-    "report": "clock.cli.tune",
+    "check": "clock.cli.check",
+    "sweep": "clock.cli.sweep",
+    "plot": "clock.cli.plot",
+    "report": "clock.cli.report",
     "compare": "clock.cli.compare",
     "stress": "clock.cli.stress",
 }

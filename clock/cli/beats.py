@@ -1,27 +1,34 @@
-"""``speechclock segments`` and ``speechclock beats``."""
+"""``speechclock beats``: replay the page's clock over a recording and its event log, beat by beat.
+
+The command reads the recording and log, settles the setting and rule the replay runs (the command line's, else
+the log's, else the config's), replays, and writes the table or JSON.
+"""
 
 from __future__ import annotations
 
-import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
-from ..core.agreement import page_trace
+from ..core.agreement import Agreement, page_trace
+from ..core.beats import Beat, heard
 from ..core.beats import beats as find_beats
-from ..core.beats import heard
+from ..core.events import EventLog
 from ..core.levels import LevelTrace
 from ..core.rules import Rule
-from ..core.segments import MIN_GAP_S, label_errors
+from ..core.segments import LabelMatch, label_errors
 from ..core.segments import segments as find_segments
 from ..core.speech import log_noise_bumps
-from ..core.thresholds import LEVEL, RULES, check_rule
+from ..core.thresholds import LEVEL, RULES, Thresholds, check_rule
 from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.events import read_labels, warn_outside
-from ..io.output import atomic_output, json_text, write_json_lazily
-from ..io.serialize import beat_dict, beats_dict, segments_audacity, segments_dict, segments_rows
+from ..io.output import atomic_output, write_json_lazily
+from ..io.recording import Recording
+from ..io.serialize import beat_dict, beats_dict
 from ..io.terminal import printable
 from ..report.text import (
     BEAT_TABLE,
@@ -34,9 +41,9 @@ from ..report.text import (
     beat_header,
     beat_rows,
     ended_by_page_lines,
+    labels_table,
     overlap_line,
     past_bound_line,
-    table,
     table_lines,
 )
 from ..run.corpus import log_agreement
@@ -47,6 +54,7 @@ from .options import (
     committed_thresholds,
     config_option,
     events_option,
+    labels_option,
     level_options,
     level_opts,
     load,
@@ -56,117 +64,56 @@ from .options import (
 )
 
 
-def _seconds(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    """A length in seconds: finite and >= 0, at most an hour."""
-    if not 0 <= value <= 3600:
-        raise click.BadParameter(f"must be seconds in [0, 3600], got {value:g}")
-    return value
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """One recording's beats as the command replayed them, and what the output says beside them.
 
-
-labels_option = click.option(
-    "--labels",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Audacity label track of ground truth: adds onset and offset errors.",
-)
-
-
-@click.command()
-@recording_argument
-@level_options
-@clock_options
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json", "audacity"]),
-    default="table",
-    show_default=True,
-    help="audacity: a label track (start<TAB>end<TAB>label) to import.",
-)
-@click.option(
-    "--min-gap",
-    "min_gap_s",
-    type=TIME,
-    default=MIN_GAP_S,
-    show_default=True,
-    callback=_seconds,
-    metavar="S",
-    help="Merge segments whose gap is shorter (dips between words); 0 for every run above the floor, "
-    "as the clock counts quiet.",
-)
-@click.option(
-    "--min-speech",
-    "min_speech_s",
-    type=TIME,
-    default=0.1,
-    show_default=True,
-    callback=_seconds,
-    metavar="S",
-    help="Then drop segments shorter than S (clicks, breaths); 0 keeps them.",
-)
-@labels_option
-@config_option
-@output_option
-def segments(
-    rec: Path,
-    fmt: str,
-    labels: Path | None,
-    config: Path | None,
-    output: Path | None,
-    min_gap_s: float,
-    min_speech_s: float,
-    **opts: Any,
-) -> None:
-    """Speech segments of REC (level > floor) and the gaps between them.
-
-    Each segment's onset and last word are given at the clock's cadence and
-    at render-quantum resolution (128 frames). Gaps shorter than --min-gap
-    are merged and segments shorter than --min-speech dropped, so the
-    defaults give phrases; --min-gap 0 --min-speech 0 gives every run above
-    the floor, as the clock sees them.
+    Attributes
+    ----------
+    beats : sequence of Beat
+        The replayed beats.
+    thresholds : Thresholds
+        The setting replayed (the command line's, else the log's, else the config's).
+    onset_timeout_s : float
+        The onset timeout replayed (``inf`` where the page waited forever).
+    rule : str
+        The rule the replayed clock ran.
+    ran : str
+        That rule's label (``Rule.label``), as the output names it.
+    hangover_s : float or None
+        The rule's hangover.
+    from_log : list of str
+        The names of the thresholds the log gave.
+    from_log_line : str
+        The line saying which thresholds the log gave ("" when it gave none).
+    page_note : str or None
+        The line saying the log's page ran another rule than this replay, if it did.
+    words_from : str
+        How words were told from the room's noise: ``level``, ``split`` or ``overlap``.
+    overlap : str or None
+        The line saying speech and noise overlap, where they do.
+    causes_from : str
+        Where the beats' causes came from (``EventLog.causes_from``).
+    agreement : Agreement or None
+        The page's clock.level readings against the recording's levels.
+    matches : list of LabelMatch or None
+        The segments against the label track, when one was given.
     """
-    inputs = recording_inputs(rec, config=config, labels=labels, outputs={"-o": output})
-    truth = read_labels(labels) if labels else None
-    recording, th = load(rec, quantum=True, config=config, **level_opts(opts), floor=opts["floor"])
-    seg = find_segments(
-        recording.trace, floor=th.floor, quantum=recording.quantum, min_gap_s=min_gap_s, min_speech_s=min_speech_s
-    )
-    matches = None
-    if truth is not None:
-        warn_outside(truth, recording.duration_s, str(labels))
-        matches = label_errors(seg, truth)
-    with atomic_output(output, inputs=inputs) as out:
-        if fmt == "json":
-            out.write(json_text(segments_dict(str(rec), th, seg, matches)))
-        elif fmt == "csv":
-            csv.writer(out, lineterminator="\n").writerows(
-                [
-                    ["" if v is None else repr(v) if isinstance(v, float) else v for v in row]
-                    for row in segments_rows(seg)
-                ]
-            )
-        elif fmt == "audacity":
-            out.write(segments_audacity(seg))
-        else:
-            rows = segments_rows(seg)
-            kept = [f"gaps under {min_gap_s:g} s merged"] * (min_gap_s > 0) + [
-                f"segments under {min_speech_s:g} s dropped"
-            ] * (min_speech_s > 0)
-            out.write(
-                printable(
-                    f"{rec}: {seg.n_segments} segments, {len(seg.gaps_s)} gaps; floor {th.floor}, tick {th.tick_s} s; "
-                    f"{', '.join(kept) or 'every run above the floor'}\n"
-                )
-            )
-            out.write(table(rows[0], rows[1:]))
-            if matches is not None:
-                out.write(printable(_labels_table(matches)))
 
-
-def _labels_table(matches: list) -> str:  # type: ignore[type-arg]
-    return "\nagainst labels:\n" + table(
-        ["start_s", "end_s", "label", "onset_error_s", "offset_error_s"],
-        [[m.label_start_s, m.label_end_s, m.text, m.onset_error_s, m.offset_error_s] for m in matches],
-    )
+    beats: Sequence[Beat]
+    thresholds: Thresholds
+    onset_timeout_s: float
+    rule: str
+    ran: str
+    hangover_s: float | None
+    from_log: list[str]
+    from_log_line: str
+    page_note: str | None
+    words_from: str
+    overlap: str | None
+    causes_from: str
+    agreement: Agreement | None
+    matches: list[LabelMatch] | None
 
 
 @click.command()
@@ -249,17 +196,60 @@ def beats(
     log holds the page's clock.level readings, their agreement with the
     recording's levels is shown below the table.
     """
-    try:
-        check_rule(rule, hangover_s)
-    except InvalidParameterError as err:
-        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
+    _checked_rule(rule, hangover_s)
     inputs = recording_inputs(rec, config=config, events=events, labels=labels, outputs={"-o": output})
     truth = read_labels(labels) if labels else None
+    recording, th = _read(rec, events, lenient=lenient, quantum=labels is not None, config=config, opts=opts)
+    agreement, log = log_agreement(
+        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log,
+        committed=committed_thresholds(rec, config),
+    )  # fmt: skip
+    assert log is not None
+    trace = _replay_trace(recording, log, page_ticks=page_ticks)
+    # As check does: the setting the log says the page ran, where the command line gives none of its own.
+    th, timeout_s, from_log, from_log_line = _at_logged_setting(th, log, opts)
+    if ctx.get_parameter_source("rule") is click.core.ParameterSource.DEFAULT:
+        rule, hangover_s = _logged_rule(log, rule, hangover_s)
+    _checked_rule(rule, hangover_s, quiet_s=th.quiet_s)
+    found = find_beats(
+        trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=timeout_s, rule=rule, hangover_s=hangover_s,
+    )  # fmt: skip
+    ran = Rule(rule, th.quiet_s, hangover_s).label
+    matches = None
+    if truth is not None:
+        seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
+        warn_outside(truth, recording.duration_s, str(labels))
+        matches = label_errors(seg, truth)
+    words_from, overlap = _words_from(rec, trace, log)
+    replayed = Replayed(
+        found, th, timeout_s, rule, ran, hangover_s, from_log, from_log_line, _page_note(log, rule, ran),
+        words_from, overlap, log.causes_from, agreement, matches,
+    )  # fmt: skip
+    # Written as they are made: a log of a million beats is never held as text.
+    with atomic_output(output, inputs=inputs) as out:
+        if fmt == "json":
+            _write_json(out, rec, replayed)
+        else:
+            _write_table(out, rec, replayed, wide=wide)
+
+
+def _checked_rule(rule: str, hangover_s: float | None, *, quiet_s: float | None = None) -> None:
+    """Refuse a rule and hangover that do not go together (a usage error naming ``--hangover``)."""
+    try:
+        check_rule(rule, hangover_s, quiet_s=quiet_s)
+    except InvalidParameterError as err:
+        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
+
+
+def _read(
+    rec: Path, events: Path | None, *, lenient: bool, quantum: bool, config: Path | None, opts: dict[str, Any]
+) -> tuple[Recording, Thresholds]:
+    """The recording with its event log, and the thresholds the command line and config give (no log is an error)."""
     recording, th = load(
         rec,
         events=events,
         lenient=lenient,
-        quantum=labels is not None,
+        quantum=quantum,
         config=config,
         **level_opts(opts),
         floor=opts["floor"],
@@ -270,93 +260,97 @@ def beats(
         raise EventLogError(
             f"{rec}: no event log (looked for {rec.with_name(rec.stem + '.events.jsonl').name}; give --events FILE)"
         )
-    agreement, log = log_agreement(
-        recording, floor=th.floor, config=agreement_config(rec, config), align_log=align_log,
-        committed=committed_thresholds(rec, config),
-    )  # fmt: skip
-    assert log is not None
-    trace = recording.trace
-    if page_ticks:
-        if not log.readings or not isinstance(recording.quantum, LevelTrace):
-            raise click.BadParameter(
-                f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'"
-            )
-        trace = page_trace(recording.quantum, log.readings, start=log.start, ticks=trace.ticks)
-    # As check does: the setting the log says the page ran, where the command line gives none of its own.
-    th, timeout_s, from_log, from_log_line = _at_logged_setting(th, log, opts)
+    return recording, th
+
+
+def _replay_trace(recording: Recording, log: EventLog, *, page_ticks: bool) -> LevelTrace:
+    """The levels the clock replays at: the recording's cadence, or with ``--page-ticks`` the page's own ticks."""
+    if not page_ticks:
+        return recording.trace
+    if not log.readings or not isinstance(recording.quantum, LevelTrace):
+        raise click.BadParameter(f"{log.source}: the log holds no clock.level readings", param_hint="'--page-ticks'")
+    return page_trace(recording.quantum, log.readings, start=log.start, ticks=recording.trace.ticks)
+
+
+def _logged_rule(log: EventLog, rule: str, hangover_s: float | None) -> tuple[str, float | None]:
+    """The rule (and hangover, where none is given) the log says the page ran, where it says; else those given."""
     page = log.setting
-    if page is not None and ctx.get_parameter_source("rule") is click.core.ParameterSource.DEFAULT:
-        rule = page.rule
-        if hangover_s is None:
-            hangover_s = page.hangover_s
-    try:
-        check_rule(rule, hangover_s, quiet_s=th.quiet_s)
-    except InvalidParameterError as err:
-        raise click.BadParameter(str(err), param_hint="'--hangover'") from None
-    found = find_beats(
-        trace, log, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=timeout_s, rule=rule, hangover_s=hangover_s,
+    if page is None:
+        return rule, hangover_s
+    return page.rule, page.hangover_s if hangover_s is None else hangover_s
+
+
+def _page_note(log: EventLog, rule: str, ran: str) -> str | None:
+    """The line saying the log's page ran another rule than this replay (and how to replay it), if it did."""
+    page = log.setting
+    if page is None or page.rule == rule:
+        return None
+    also = f" --hangover {page.hangover_s:g}" if page.hangover_s is not None else ""
+    return (
+        f"the log says the page ran {Rule(page.rule, page.quiet_s, page.hangover_s).label}; this replay runs "
+        f"{ran} (give --rule {page.rule}{also})"
+    )
+
+
+def _words_from(rec: Path, trace: LevelTrace, log: EventLog) -> tuple[str, str | None]:
+    """Where the words were told from the room's noise (``level``, ``split`` by the noise bumps the log shows, or
+    ``overlap`` where speech and noise overlap), and the line saying they overlap."""
+    if log_noise_bumps(trace, log) is None:
+        return "level", None
+    room, _ = recording_levels(Observation(str(rec), trace, log))
+    if room.window is None and room.speech_low is not None and room.noise_high is not None:
+        return "overlap", overlap_line(room.noise_high, room.speech_low)
+    return "split", None
+
+
+def _write_json(out: IO[str], rec: Path, r: Replayed) -> None:
+    """``beats --format json``: the parameters, then each beat as it is made."""
+    th = r.thresholds
+    head = beats_dict(str(rec), th, [], r.matches, r.agreement)
+    head["params"].update(
+        rule=r.rule, hangover_s=r.hangover_s, setting_from_log=r.from_log, causes_from=r.causes_from,
+        words_from=r.words_from,
     )  # fmt: skip
-    ran = Rule(rule, th.quiet_s, hangover_s).label
-    page_note = None
-    if page is not None and page.rule != rule:
-        also = f" --hangover {page.hangover_s:g}" if page.hangover_s is not None else ""
-        page_note = (
-            f"the log says the page ran {Rule(page.rule, page.quiet_s, page.hangover_s).label}; this replay runs "
-            f"{ran} (give --rule {page.rule}{also})"
-        )
-    matches = None
-    if truth is not None:
-        seg = find_segments(recording.trace, floor=th.floor, quantum=recording.quantum)
-        warn_outside(truth, recording.duration_s, str(labels))
-        matches = label_errors(seg, truth)
-    words_from, overlap = "level", None
-    if log_noise_bumps(trace, log) is not None:
-        room, _ = recording_levels(Observation(str(rec), trace, log))
-        words_from = "split"
-        if room.window is None and room.speech_low is not None and room.noise_high is not None:
-            words_from, overlap = "overlap", overlap_line(room.noise_high, room.speech_low)
-    # Written as they are made: a log of a million beats is never held as text.
-    with atomic_output(output, inputs=inputs) as out:
-        if fmt == "json":
-            head = beats_dict(str(rec), th, [], matches, agreement)
-            head["params"].update(
-                rule=rule, hangover_s=hangover_s, setting_from_log=from_log, causes_from=log.causes_from,
-                words_from=words_from,
-            )  # fmt: skip
-            if timeout_s != th.onset_timeout_s:
-                head["params"]["onset_timeout_s"] = None  # the page waited forever
-            write_json_lazily(out, head, "beats", (beat_dict(b) for b in found))
-            return
-        by = "" if rule == LEVEL else f", rule {ran}"
-        out.write(
-            printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s{by}, tick {th.tick_s} s\n")
-        )
-        if from_log_line:
-            out.write(printable(from_log_line + "\n"))
-        columns = BEAT_WIDE if wide else BEAT_TABLE
-        for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
-            out.write(printable(line))
-        for line in ended_by_page_lines(heard(found), th.quiet_s, None if rule == LEVEL else ran):
-            out.write(printable(line + "\n"))
-        for b in heard(found):
-            if b.past_bound:
-                out.write(printable(f"beat {b.index + 1}: {past_bound_line(b)}\n"))
-            if b.after_early_end:
-                out.write(printable(f"beat {b.index + 1}: {after_early_end_line(b)}\n"))
-        out.write(printable(CAUSES_LINE[log.causes_from] + "\n"))
-        if words_from != "level":
-            out.write(printable(WORDS_LINE + "\n"))
-        if overlap is not None:
-            out.write(printable(overlap + "\n"))
-        if page_note is not None:
-            out.write(printable(page_note + "\n"))
-        said = assumed_line(heard(found)) if rule != LEVEL else None
-        if said is not None:
-            out.write(printable(said + "\n"))
-        if agreement is not None:
-            out.write(printable(agreement_text(agreement) + "\n"))
-        if matches is not None:
-            out.write(printable(_labels_table(matches)))
+    if r.onset_timeout_s != th.onset_timeout_s:
+        head["params"]["onset_timeout_s"] = None  # the page waited forever
+    write_json_lazily(out, head, "beats", (beat_dict(b) for b in r.beats))
+
+
+def _write_table(out: IO[str], rec: Path, r: Replayed, *, wide: bool) -> None:
+    """The beats table (every column with ``wide``), then the lines that explain it."""
+    th, found = r.thresholds, r.beats
+    by = "" if r.rule == LEVEL else f", rule {r.ran}"
+    out.write(printable(f"{rec}: {len(found)} beats; floor {th.floor}, quiet {th.quiet_s} s{by}, tick {th.tick_s} s\n"))
+    if r.from_log_line:
+        out.write(printable(r.from_log_line + "\n"))
+    columns = BEAT_WIDE if wide else BEAT_TABLE
+    for line in table_lines(beat_header(columns), lambda: beat_rows(found, columns)):
+        out.write(printable(line))
+    for line in _notes(r):
+        out.write(printable(line + "\n"))
+    if r.matches is not None:
+        out.write(printable(labels_table(r.matches)))
+
+
+def _notes(r: Replayed) -> list[str]:
+    """The lines under the beats table, in order: what ended beats, past bounds, causes, words, rules, agreement."""
+    found = heard(r.beats)
+    lines = list(ended_by_page_lines(found, r.thresholds.quiet_s, None if r.rule == LEVEL else r.ran))
+    for b in found:
+        if b.past_bound:
+            lines.append(f"beat {b.index + 1}: {past_bound_line(b)}")
+        if b.after_early_end:
+            lines.append(f"beat {b.index + 1}: {after_early_end_line(b)}")
+    lines.append(CAUSES_LINE[r.causes_from])
+    if r.words_from != "level":
+        lines.append(WORDS_LINE)
+    lines += [line for line in (r.overlap, r.page_note) if line is not None]
+    said = assumed_line(found) if r.rule != LEVEL else None
+    if said is not None:
+        lines.append(said)
+    if r.agreement is not None:
+        lines.append(agreement_text(r.agreement))
+    return lines
 
 
 _GIVEN = {"floor": "--floor", "quiet_s": "--quiet-time", "onset_timeout_s": "--onset-timeout"}

@@ -1,39 +1,34 @@
-"""``speechclock derive`` and ``speechclock check``."""
+"""``speechclock derive``: recommend the floor, quiet time and onset timeout from recordings, with the evidence.
+
+The command derives per group of recordings (:func:`clock.api.derive`, read back from the results cache where
+unchanged) and writes the recommendation as a table, JSON, Markdown, a speechclock.toml or speechclock.js's
+configuration, with the evidence figure.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..api import PREFERENCES, corpus_checks
+from ..api import PREFERENCES
 from ..api import derive as derive_thresholds
-from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
-from ..core.check import CheckResult, check_counts
-from ..core.check_beats import baseline_entry
 from ..core.derive import GROUP_KEYS, Derivation, Observation
-from ..core.levels import LevelTrace
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
 from ..core.windows import MARGIN_BOUNDS
-from ..errors import InvalidParameterError, SpeechClockError
-from ..io.baseline import read_baseline
-from ..io.baseline import update_baseline as merge_into_baseline
+from ..errors import InvalidParameterError
+from ..io.config import Config
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.text import (
-    check_summary,
-    check_text,
-    dead_air_summary,
     derive_dict,
     derive_markdown,
     derive_text,
-    not_applicable_lines,
-    saving_line,
     unused_lines,
 )
 from ..run.corpus import Corpus
@@ -47,8 +42,7 @@ from .options import (
     output_option,
     with_candidate,
 )
-from .shared import allow_defaults_option, baseline_option, config_source, save_figure_file
-from .stress import stress_progress, where_to_run
+from .shared import save_figure_file
 
 
 @click.command()
@@ -120,7 +114,34 @@ def derive(
     if min_saving_s is not None:
         cfg = replace(cfg, margins=replace(cfg.margins, min_saving_s=min_saving_s))
     compare = cfg.thresholds if label != "built-in defaults" else None
-    keys = tuple(dict.fromkeys(((by,) if by else ()) + GROUP_KEYS))
+    found = _derive_groups(corpus, cfg, _groups(obs, by), by=by, compare=compare, label=label, prefer=prefer, jobs=jobs)
+    committed = corpus.config.thresholds if corpus.config.path is not None else None
+    if plot_path is not None:
+        from ..report.plot import plot_evidence
+
+        drawn = None if compare is None else compare.floor
+        figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
+        save_figure_file(figure, plot_path, corpus.inputs, "--plot")
+    if fmt == "js":
+        _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
+        return
+    if fmt == "toml":
+        _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
+        return
+    # What could not be used leads the text (a folder without logs is not a quiet time measured).
+    lead = unused_lines(obs, found[0])
+    with atomic_output(output, inputs=corpus.inputs) as out:
+        if fmt == "json":
+            out.write(json_text(derive_dict(found, committed)))
+        elif fmt == "markdown":
+            quoted = "".join(f"> **{line}**\n" for line in lead) + ("\n" if lead else "")
+            out.write(printable(quoted + derive_markdown(found)))
+        else:
+            out.write(printable("".join(line + "\n" for line in lead) + derive_text(found)))
+
+
+def _groups(obs: list[Observation], by: str | None) -> dict[str, list[Observation]]:
+    """The recordings derived together: ``all``, then with ``--by KEY`` one group per value of the key."""
     groups: dict[str, list[Observation]] = {"all": obs}
     if by:
         known = sorted({key for o in obs for key in o.meta})
@@ -132,6 +153,22 @@ def derive(
             )
         for o in obs:
             groups.setdefault(f"{by}={o.meta.get(by, '(none)')}", []).append(o)
+    return groups
+
+
+def _derive_groups(
+    corpus: Corpus,
+    cfg: Config,
+    groups: dict[str, list[Observation]],
+    *,
+    by: str | None,
+    compare: Thresholds | None,
+    label: str,
+    prefer: str,
+    jobs: int,
+) -> list[Derivation]:
+    """Each group's derivation, read back from the results cache where one is kept for unchanged recordings."""
+    keys = tuple(dict.fromkeys(((by,) if by else ()) + GROUP_KEYS))
     # A derivation of unchanged recordings is the same every time: with a cache, read it back (its
     # leave-one-out runs are most of a cached run's time). --prefer robust depends on the audio itself (stress
     # decodes it again, changed): it is derived, from each recording's stress result, kept by content.
@@ -159,7 +196,7 @@ def derive(
             cache=cache,
         )
 
-    found = [
+    return [
         cached_result(
             results,
             "derive",
@@ -174,29 +211,6 @@ def derive(
         )
         for name, members in groups.items()
     ]
-    committed = corpus.config.thresholds if corpus.config.path is not None else None
-    if plot_path is not None:
-        from ..report.plot import plot_evidence
-
-        drawn = None if compare is None else compare.floor
-        figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
-        save_figure_file(figure, plot_path, corpus.inputs, "--plot")
-    if fmt == "js":
-        _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
-        return
-    if fmt == "toml":
-        _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
-        return
-    # What could not be used leads the text (a folder without logs is not a quiet time measured).
-    lead = unused_lines(obs, found[0])
-    with atomic_output(output, inputs=corpus.inputs) as out:
-        if fmt == "json":
-            out.write(json_text(derive_dict(found, committed)))
-        elif fmt == "markdown":
-            quoted = "".join(f"> **{line}**\n" for line in lead) + ("\n" if lead else "")
-            out.write(printable(quoted + derive_markdown(found)))
-        else:
-            out.write(printable("".join(line + "\n" for line in lead) + derive_text(found)))
 
 
 def _recommended(found: Derivation, thresholds: Thresholds, what: str) -> Thresholds:
@@ -274,254 +288,3 @@ def _write_page_config(
     text = page_config_js(th, source=source, rule=None if saving is None else saving.rule)
     with atomic_output(output, inputs=inputs) as out:
         out.write(text)
-
-
-@click.command()
-@corpus_options
-@candidate_options
-@click.option("--junit", type=OutputPath(), help="Also write JUnit XML here (on every exit).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "github"]),
-    default="text",
-    show_default=True,
-    help="github: GitHub Actions annotations, one per failure.",
-)
-@allow_defaults_option
-@baseline_option
-@click.option(
-    "--update-baseline",
-    is_flag=True,
-    help="Merge these recordings into the baseline (under a lock, atomically; audio and logs are never touched).",
-)
-@click.option(
-    "--page-ticks",
-    is_flag=True,
-    help="Replay the clock at the page's own ticks (the frames of its clock.level readings, logged on every "
-    "tick) for each recording whose log holds them, as beats --page-ticks does; the others at the cadence.",
-)
-@click.pass_context
-def check(
-    ctx: click.Context,
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
-    junit: Path | None,
-    fmt: str,
-    allow_defaults: bool,
-    baseline: Path | None,
-    update_baseline: bool,
-    page_ticks: bool,
-    **opts: Any,
-) -> None:
-    """Check RECORDINGS against the committed thresholds (speechclock.toml).
-
-    Prints the config it used, one line per failure
-    (recording:mm:ss.mmm: check: measured vs threshold) and the counts, which
-    are the JUnit file's. Exit 0 when every check holds, 1 when any fails,
-    2 on a usage or input error (the JUnit file then holds it as an error).
-    """
-    try:
-        corpus = load_corpus(
-            recordings,
-            config,
-            jobs,
-            no_progress,
-            lenient,
-            outputs={"--junit": junit},
-            baseline=baseline,
-            writes_baseline=update_baseline,
-            require_config=not allow_defaults,
-        )
-        obs = at_page_ticks(corpus) if page_ticks else list(corpus.observations)
-        cfg, label = with_candidate(corpus.config, opts)
-        source = config_source(cfg, opts)
-        base_path = baseline if baseline is not None else cfg.baseline_path
-        base = read_baseline(base_path)
-        if update_baseline:
-            th = cfg.thresholds
-            entries = {
-                o.name: baseline_entry(
-                    find_beats(
-                        o.trace, o.events, floor=th.floor, quiet_s=th.quiet_s, onset_timeout_s=th.onset_timeout_s
-                    )
-                )
-                for o in obs
-                if o.events is not None and o.events.terminals
-            }
-            base = merge_into_baseline(base_path, entries, inputs=corpus.inputs)
-            click.echo(printable(f"wrote {base_path} ({len(base)} recordings)"), err=True)
-        # A progress bar only for the [robustness] table's stress runs (the rest is quick).
-        with stress_progress(corpus, no_progress=no_progress or not cfg.robustness) as progress:
-            results = corpus_checks(
-                corpus, cfg, base, observations=obs, label=label, progress=progress, **where_to_run(jobs)
-            )
-    except SpeechClockError as err:
-        _junit_error(junit, recordings, err)
-        raise
-    except (KeyboardInterrupt, SystemExit) as err:  # Ctrl-C, SIGTERM: no previous verdict may stay behind
-        why = "SIGTERM" if isinstance(err, SystemExit) else "SIGINT (Ctrl-C)"
-        _junit_error(junit, recordings, RuntimeError(f"the run was interrupted by {why}; no verdict"))
-        raise
-    if junit is not None:
-        from ..report.junit import junit_xml
-
-        with atomic_output(junit, inputs=corpus.inputs, option="--junit") as f:
-            f.write(junit_xml(results))
-    counts = check_counts(results)
-    cost = _dead_air_beside(obs, cfg, label)
-    if fmt == "json":
-        click.echo(
-            json_text(
-                {
-                    "schema": 1,
-                    "config": source,
-                    "passed": counts.failed == 0,
-                    "counts": {
-                        "recordings": counts.recordings,
-                        "checks": counts.checks,
-                        "passed": counts.passed,
-                        "failed": counts.failed,
-                        "not_applicable": counts.not_applicable,
-                        "failures": counts.failures,
-                    },
-                    "results": [_result_dict(r) for r in results],
-                    "dead_air": None if cost is None else cost[1],
-                }
-            ),
-            nl=False,
-        )
-    elif fmt == "github":
-        paths = {Path(rec.info.path).name: rec.info.path for rec in corpus.recordings}
-        for r in results:
-            if not r.passed:
-                click.echo(
-                    f"::error file={_gh(annotation_path(paths.get(r.recording, r.recording)), True)},"
-                    f"title={_gh('speechclock ' + r.check, True)}::{_gh(r.line(), False)}"
-                )
-        notice = "\n".join([f"config {source}; {check_summary(counts)}", *not_applicable_lines(results)])
-        click.echo(f"::notice title=speechclock check::{_gh(notice, False)}")
-    else:
-        click.echo(printable(f"config: {source}"))
-        lines = check_text(results, counts)
-        if cost is not None:
-            lines.insert(len(lines) - 1, cost[0])
-        for line in lines:
-            click.echo(printable(line, newlines=False))
-    ctx.exit(1 if counts.failed else 0)
-
-
-def _dead_air_beside(obs: list[Observation], cfg: Any, label: str) -> tuple[str, dict[str, Any]] | None:
-    """The checked setting's dead air over the corpus beside the recommendation's (derive, without held-out runs).
-
-    None when no recording has beats or nothing is recommended.
-    """
-    from ..run.cache import resolve_cache
-    from ..run.results import cached_result
-    from .scale import scale_settings
-
-    # The same every time for unchanged recordings and config: with a cache, read back (as derive's own).
-    found = cached_result(
-        resolve_cache(scale_settings()[1]),
-        "derive",
-        obs,
-        functools.partial(
-            derive_thresholds, obs, margins=cfg.margins, compare=cfg.thresholds, compare_label=label, held_out=False
-        ),
-        margins=cfg.margins,
-        compare=cfg.thresholds,
-        compare_label=label,
-        held_out=False,
-    )
-    c = found.compared
-    if found.rules is None or c is None or c.dead_air is None:
-        return None
-    mine, theirs = c.dead_air, found.rules.level.dead_air
-    floor, quiet, timeout = found.setting
-    line = (
-        f"dead air at this setting: {dead_air_summary(mine)}; the recommendation (floor {floor:g}, quiet {quiet:g} s): "
-        f"{dead_air_summary(theirs)}"
-    )
-    saving = found.rules.saving
-    if saving is not None:
-        line += f"; {saving_line(found.rules).removeprefix('less dead air: ')}"
-    data = {
-        "setting": asdict(mine),
-        "recommended": asdict(theirs),
-        "recommended_setting": {"floor": floor, "quiet_s": quiet, "onset_timeout_s": timeout},
-        "saving_rule": None if saving is None else {"label": saving.rule.label} | asdict(saving.rule),
-        "saving": None if saving is None else asdict(saving.dead_air),
-    }
-    return line, data
-
-
-def _junit_error(junit: Path | None, recordings: tuple[Path, ...], err: Exception) -> None:
-    """Write the JUnit file holding a run's bad-input error, where that can harm nothing.
-
-    Only a new file, or one that is already a JUnit report, is written (the
-    error may have come before the run knew all its inputs, and no input of
-    speech-clock is a JUnit report); nothing is written when the error is the
-    JUnit path itself.
-    """
-    if junit is None or "--junit" in str(err):
-        return
-    try:
-        if junit.exists():
-            if not junit.is_file():
-                return
-            with open(junit, "rb") as f:
-                if b"<testsuites" not in f.read(4096):
-                    return
-        from ..io.inputs import Inputs
-        from ..report.junit import junit_xml
-
-        inputs = Inputs()
-        for p in recordings:
-            if isinstance(p, Path):
-                inputs.add_folder(p) if p.is_dir() else inputs.add_recording(p)
-        with atomic_output(junit, inputs=inputs, option="--junit") as out:
-            out.write(junit_xml([], error=str(err)))
-    except (OSError, SpeechClockError):
-        pass  # it cannot be written: the message on stderr says why the run stopped
-
-
-def annotation_path(path: str | Path) -> str:
-    """A recording's path as GitHub attaches annotations to it: relative to ``$GITHUB_WORKSPACE`` or the
-    working directory when it lies inside, else as given (a URL stays a URL)."""
-    text = str(path)
-    if "://" in text:
-        return text
-    p = Path(text).absolute()
-    for root in (os.environ.get("GITHUB_WORKSPACE"), os.getcwd()):
-        if root:
-            try:
-                return p.relative_to(Path(root).absolute()).as_posix()
-            except ValueError:
-                continue
-    return text
-
-
-def _gh(text: str, is_property: bool) -> str:
-    """Escape text for a GitHub Actions workflow command (as the Actions toolkit does)."""
-    out = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return printable(out.replace(":", "%3A").replace(",", "%2C") if is_property else out)
-
-
-def _result_dict(r: CheckResult) -> dict[str, Any]:
-    return asdict(r) | {"line": r.line()}
-
-
-def at_page_ticks(corpus: Corpus) -> list[Observation]:
-    """The corpus's observations, each whose log holds clock.level readings at the page's own ticks."""
-    out = []
-    for rec, o in zip(corpus.recordings, corpus.observations):
-        log = o.events
-        if log is not None and log.readings and isinstance(rec.quantum, LevelTrace):
-            o = replace(o, trace=page_trace(rec.quantum, log.readings, start=log.start, ticks=o.trace.ticks))
-        out.append(o)
-    if all(a is b for a, b in zip(out, corpus.observations)):
-        raise InvalidParameterError("--page-ticks: no recording's log holds clock.level readings (see docs/capture.md)")
-    return out

@@ -1,4 +1,4 @@
-"""``speechclock levels`` and ``speechclock info``."""
+"""``speechclock levels``: the AnalyserNode levels of a recording at the page's cadence, as CSV, JSON or NPZ."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ import click
 import numpy as np
 
 from ..core.level_metrics import METRICS
-from ..core.levels import LevelChunk, iter_levels, summarize
+from ..core.levels import LevelChunk, iter_levels
 from ..core.ticks import frame_times_s
-from ..io.decode import iter_blocks, iter_level_blocks, probe
+from ..io.decode import iter_level_blocks, probe
 from ..io.output import atomic_output, json_text, write_json_columns, write_npz
-from ..io.terminal import printable
 from .options import (
     cadence,
     config_option,
@@ -156,32 +155,3 @@ def levels(
     else:
         with atomic_output(output, binary=True, inputs=inputs) as out:
             write_npz(out, {**columns, "params": np.array(json_text(params))})
-
-
-@click.command()
-@recording_argument
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def info(rec: Path, fmt: str) -> None:
-    """Container, codec, rate, channels, duration, exact-zero share, peak and RMS of REC."""
-    head = probe(rec)
-    summary = summarize(iter_blocks(head), head.sample_rate_hz)
-    rows = {
-        "path": head.path,
-        "container": head.container,
-        "codec": head.codec,
-        "sample_rate_hz": head.sample_rate_hz,
-        "n_channels": head.n_channels,
-        "n_frames": summary.n_frames,
-        "duration_s": round(summary.duration_s, 6),
-        "exact_zero_share": round(summary.exact_zero_share, 6),
-        "peak": summary.peak,
-        "peak_dbfs": round(summary.peak_dbfs, 2),
-        "rms": summary.rms,
-        "rms_dbfs": round(summary.rms_dbfs, 2),
-    }
-    if fmt == "json":
-        click.echo(json_text({"schema": 1, **rows}), nl=False)
-        return
-    width = max(len(k) for k in rows)
-    for key, value in rows.items():
-        click.echo(printable(f"{key:<{width}}  {value}", newlines=False))

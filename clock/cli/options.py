@@ -1,4 +1,5 @@
-"""Shared options of the command line (its error boundary is :mod:`clock.cli.boundary`).
+"""The command line's shared options, and reading what they name: one recording (:func:`load`) or a corpus
+(:func:`load_corpus`), the config, the candidate setting, the outputs checked against the inputs.
 
 Exit codes, in every command: 0 success; 1 a check failed (only ``check``
 has checks); 2 bad input or usage (the message names the file and line, key
@@ -319,6 +320,13 @@ events_option = click.option(
     "--events",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Event log (JSON Lines) [default: NAME.events.jsonl beside REC].",
+)
+
+#: ``--labels FILE``: an Audacity label track of ground truth (``segments`` and ``beats``).
+labels_option = click.option(
+    "--labels",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Audacity label track of ground truth: adds onset and offset errors.",
 )
 
 #: The parameter names :func:`level_options` adds.

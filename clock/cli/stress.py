@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +9,6 @@ import click
 
 from ..core.stress import AXES, SEARCHES
 from ..io.output import atomic_output, json_text
-from ..io.sources import name_of
 from ..io.terminal import clipped, printable
 from ..report.stress import stress_dict, stress_text
 from .options import (
@@ -25,7 +21,7 @@ from .options import (
     with_candidate,
 )
 from .scale import scale_settings
-from .shared import save_figure_file
+from .shared import save_figure_file, stress_progress
 
 
 def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -114,41 +110,6 @@ def stress(
         save_figure_file(plot_stress(result), plot_path, corpus.inputs, "--plot")
     with atomic_output(output, inputs=corpus.inputs) as out:
         out.write(json_text(stress_dict(result)) if fmt == "json" else printable(stress_text(result)))
-
-
-def where_to_run(jobs: int) -> dict[str, Any]:
-    """``jobs``, ``scheduler`` and ``cache`` of the library's runs (:func:`clock.api.corpus_checks`,
-    :func:`clock.api.derive`): ``--jobs``, ``--scheduler``, ``--cache``/``--no-cache`` of the current command."""
-    scheduler, cache = scale_settings()
-    return {"jobs": jobs, "scheduler": scheduler, "cache": cache}
-
-
-@contextmanager
-def stress_progress(corpus: Any, *, no_progress: bool, lines: bool = False) -> Iterator[Callable[[int], None] | None]:
-    """The ``progress`` of a stress run over the corpus: a progress bar on a terminal; off one, with ``lines``, one
-    line on stderr per recording done (a long run is never silent); else none."""
-    names = [name_of(r.info.path) for r, o in zip(corpus.recordings, corpus.observations) if o.has_beats]
-    if no_progress or not names:
-        yield None
-    elif not sys.stderr.isatty():
-        if not lines:
-            yield None
-            return
-        done = [0]
-
-        def line(i: int) -> None:
-            done[0] += 1
-            click.echo(
-                printable(f"speechclock: stress: {done[0]} of {len(names)} recordings done ({names[i]})"), err=True
-            )
-
-        yield line
-    else:
-        bar: Any
-        with click.progressbar(
-            length=len(names), label="stress", file=sys.stderr, item_show_func=lambda n: n or ""
-        ) as bar:
-            yield lambda i: bar.update(1, names[i])
 
 
 def run_stress(

@@ -240,36 +240,8 @@ def render_report(
         Robustness section after the sweep.
     """
     import jinja2
-    from markupsafe import Markup
 
     anchors = {rec.name: f"rec-{i}" for i, rec in enumerate(recordings)}
-    failed = [r for r in checks if not r.passed]
-    counts = check_counts(checks)
-    verdict = ("FAIL: " if counts.failed else "PASS: ") + check_summary(counts)
-    f, g, o, c = derivation.floor, derivation.gaps, derivation.onsets, derivation.compared
-
-    def fmt(x: float | None, unit: str = "") -> str:
-        return "-" if x is None else f"{x:g}{unit}"
-
-    setting_rows = [
-        ("floor", fmt(c.floor if c else None), fmt(f.floor)),
-        ("quiet time", fmt(c.quiet_s if c else None, " s"), fmt(g.quiet_s, " s")),
-        ("onset timeout", fmt(c.onset_timeout_s if c else None, " s"), fmt(o.onset_timeout_s, " s")),
-    ]
-    rules = [f"floor: {f.rule}", f"quiet time: {g.rule or 'none'}"]
-    if o.onset_timeout_s is not None:
-        rules.append(
-            f"onset timeout: longest latency {o.max_s:.3f} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
-        )
-    header, rows = recording_rows(derivation)
-    stability = [[s.quantity, s.value, s.driver, s.without] for s in derivation.stability if s.driver is not None]
-    check_rows = sorted(checks, key=lambda r: (r.passed, r.recording, r.check))
-    check_header = ["recording", "time", "check", "result", "measured", "threshold"]
-
-    def check_row(r: CheckResult) -> list[Any]:
-        result = "n/a" if not r.applicable else ("pass" if r.passed else "FAIL")
-        return [r.recording, clock_time(r.t_s) if r.t_s is not None else "", r.check, result, r.detail, r.expected]
-
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("clock.report", "templates"),
         autoescape=True,
@@ -280,70 +252,124 @@ def render_report(
     after_sweep = [i for i, _ in shown].index("sweep") + 1
     extra = ((STRESS_SECTION, stress), (COMPARE_SECTION, endpointers))
     shown[after_sweep:after_sweep] = [section for section, part in extra if part is not None]
-    page = env.get_template("report.html.j2").render(
+    return env.get_template("report.html.j2").render(
         title=title,
         sections=shown,
-        endpointers=None
-        if endpointers is None
-        else {
-            "heading": endpointers.heading,
-            "table": _table(COMPARE_HEADER, endpointers.rows),
-            "image": endpointers.image,
-            "skipped": list(endpointers.skipped),
-        },
+        endpointers=None if endpointers is None else _endpointers_part(endpointers),
         stress_image=None if stress is None else stress[0],
         stress_text=None if stress is None else stress[1],
         agreement_table=_agreement_table(agreements),
-        verdict=verdict,
-        failed=[{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
-        setting_rows=setting_rows,
-        outcome=outcome_line(derivation),
-        held_out=held_out_lines(derivation),
-        compared_label="committed" if c is None else c.label,
-        compared_outcome=compared_line(derivation),
-        derive_summary=summary_rows(derivation),
-        rules=rules,
-        windows_table=_table(header, rows),
-        unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
-            for u in (derivation.outcome.unsatisfied if derivation.outcome else ())
-        ],
-        compared_unsatisfied=[
-            f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
-            for u in (c.outcome.unsatisfied if c is not None and c.outcome else ())
-        ],
-        stability_table=_table(["quantity", "value", "driven by", "without it"], stability, left=1),
-        warnings=list(derivation.warnings),
+        **_check_part(checks, anchors),
+        **_derive_part(derivation),
         evidence_image=evidence_image,
-        failed_table=_table(check_header, [check_row(r) for r in failed], left=6, fail=[True] * len(failed)),
-        n_results=len(checks),
-        not_applicable=not_applicable_lines(checks),
-        check_table=_table(
-            check_header, [check_row(r) for r in check_rows], left=6, fail=[not r.passed for r in check_rows]
-        ),
-        recordings=[
-            {
-                "name": rec.name,
-                "anchor": anchors[rec.name],
-                "images": list(rec.images),
-                "beats_table": _table(
-                    beat_header(_beat_columns(rec.beats)),
-                    list(beat_rows(rec.beats, _beat_columns(rec.beats))),
-                    left=0,
-                    fail=[b.outcome in FAILURES for b in rec.beats],
-                )
-                if rec.beats
-                else None,
-            }
-            for rec in recordings
-        ],
+        recordings=[_recording_part(rec, anchors[rec.name]) for rec in recordings],
         dead_air=_dead_air_part(derivation, rules_image),
-        sweep_line="No sweep." if sweep is None else recommended_line(sweep).strip(),
-        sweep_images=list(sweep_images),
-        sweep_count=0 if sweep is None else len(sweep.points),
-        sweep_table=Markup("") if sweep is None else _table([*SWEEP_HEADER, "rec"], _marked_rows(sweep), left=0),
+        **_sweep_part(sweep, sweep_images),
         config_source=config_source,
         config_text=config_text,
         version=__version__,
     )
-    return page
+
+
+def _fmt(x: float | None, unit: str = "") -> str:
+    """A number of the settings table, or ``-`` where there is none."""
+    return "-" if x is None else f"{x:g}{unit}"
+
+
+def _unsatisfied_lines(outcome: Any) -> list[str]:
+    """One line per beat a setting does not replay right (none without an outcome)."""
+    return [
+        f"{u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
+        for u in (outcome.unsatisfied if outcome else ())
+    ]
+
+
+def _derive_part(derivation: Derivation) -> dict[str, Any]:
+    """The Recommendation section's values: the settings side by side, the outcomes, the rules, the windows, the
+    stability and the warnings."""
+    f, g, o, c = derivation.floor, derivation.gaps, derivation.onsets, derivation.compared
+    setting_rows = [
+        ("floor", _fmt(c.floor if c else None), _fmt(f.floor)),
+        ("quiet time", _fmt(c.quiet_s if c else None, " s"), _fmt(g.quiet_s, " s")),
+        ("onset timeout", _fmt(c.onset_timeout_s if c else None, " s"), _fmt(o.onset_timeout_s, " s")),
+    ]
+    rules = [f"floor: {f.rule}", f"quiet time: {g.rule or 'none'}"]
+    if o.onset_timeout_s is not None:
+        rules.append(
+            f"onset timeout: longest latency {o.max_s:.3f} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
+        )
+    header, rows = recording_rows(derivation)
+    stability = [[s.quantity, s.value, s.driver, s.without] for s in derivation.stability if s.driver is not None]
+    return {
+        "setting_rows": setting_rows,
+        "outcome": outcome_line(derivation),
+        "held_out": held_out_lines(derivation),
+        "compared_label": "committed" if c is None else c.label,
+        "compared_outcome": compared_line(derivation),
+        "derive_summary": summary_rows(derivation),
+        "rules": rules,
+        "windows_table": _table(header, rows),
+        "unsatisfied": _unsatisfied_lines(derivation.outcome),
+        "compared_unsatisfied": _unsatisfied_lines(c.outcome if c is not None else None),
+        "stability_table": _table(["quantity", "value", "driven by", "without it"], stability, left=1),
+        "warnings": list(derivation.warnings),
+    }
+
+
+#: The columns of the checks' tables.
+CHECK_HEADER = ["recording", "time", "check", "result", "measured", "threshold"]
+
+
+def _check_row(r: CheckResult) -> list[Any]:
+    """A check's row: where, what, its result (``n/a`` where it does not apply), measured against threshold."""
+    result = "n/a" if not r.applicable else ("pass" if r.passed else "FAIL")
+    return [r.recording, clock_time(r.t_s) if r.t_s is not None else "", r.check, result, r.detail, r.expected]
+
+
+def _check_part(checks: Sequence[CheckResult], anchors: dict[str, str]) -> dict[str, Any]:
+    """The verdict and the Checks section's values: the failures first (each linking to its recording), then all."""
+    failed = [r for r in checks if not r.passed]
+    counts = check_counts(checks)
+    check_rows = sorted(checks, key=lambda r: (r.passed, r.recording, r.check))
+    return {
+        "verdict": ("FAIL: " if counts.failed else "PASS: ") + check_summary(counts),
+        "failed": [{"anchor": anchors.get(r.recording, "check"), "line": r.line()} for r in failed],
+        "failed_table": _table(CHECK_HEADER, [_check_row(r) for r in failed], left=6, fail=[True] * len(failed)),
+        "n_results": len(checks),
+        "not_applicable": not_applicable_lines(checks),
+        "check_table": _table(
+            CHECK_HEADER, [_check_row(r) for r in check_rows], left=6, fail=[not r.passed for r in check_rows]
+        ),
+    }
+
+
+def _recording_part(rec: RecordingSection, anchor: str) -> dict[str, Any]:
+    """A recording's section: its figures and its beats table (failures marked)."""
+    table = None
+    if rec.beats:
+        columns = _beat_columns(rec.beats)
+        fail = [b.outcome in FAILURES for b in rec.beats]
+        table = _table(beat_header(columns), list(beat_rows(rec.beats, columns)), left=0, fail=fail)
+    return {"name": rec.name, "anchor": anchor, "images": list(rec.images), "beats_table": table}
+
+
+def _sweep_part(sweep: SweepResult | None, images: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The Sweep section's values: the recommendation's line, the figures and every setting's row."""
+    from markupsafe import Markup
+
+    return {
+        "sweep_line": "No sweep." if sweep is None else recommended_line(sweep).strip(),
+        "sweep_images": list(images),
+        "sweep_count": 0 if sweep is None else len(sweep.points),
+        "sweep_table": Markup("") if sweep is None else _table([*SWEEP_HEADER, "rec"], _marked_rows(sweep), left=0),
+    }
+
+
+def _endpointers_part(endpointers: EndpointersPart) -> dict[str, Any]:
+    """The Endpointers section's values (``report --compare``)."""
+    return {
+        "heading": endpointers.heading,
+        "table": _table(COMPARE_HEADER, endpointers.rows),
+        "image": endpointers.image,
+        "skipped": list(endpointers.skipped),
+    }

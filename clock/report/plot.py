@@ -1,4 +1,5 @@
-"""Plots: a recording as the clock saw it, and the sweep's heatmap and trade-off.
+"""Every figure: a recording as the clock saw it and its beats, derive's evidence and rules, the sweep's heatmap
+and trade-off, the endpointers compared, the stress margins; and how a figure is saved (reproducible bytes).
 
 matplotlib is imported inside each function (never at module import), and
 no function touches pyplot's global state: each makes its own Figure and
@@ -15,7 +16,8 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from ..core.beats import Beat
 from ..core.compare import LEVEL_CLOCK, EndpointerResult
 from ..core.derive import Derivation
 from ..core.events import EventLog
+from ..core.evidence import FloorEvidence, GapEvidence
 from ..core.levels import LevelTrace
 from ..core.replay import DONE, SPEAKING, WAITING, Replay
 from ..core.rules import RuleEvidence
@@ -466,59 +469,162 @@ def plot_recording(
     -------
     matplotlib.figure.Figure
     """
-    t = trace.t_s
     lo = 0.0 if start_s is None else start_s
-    hi = (float(t[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
-    limit = None if quiet_s is None else quiet_s - quiet_margin_s
+    hi = (float(trace.t_s[-1]) if trace.n_ticks else 1.0) if end_s is None else end_s
+    strip = _event_strip(events, lo, hi)
+    heights = [max(0.55, 0.3 + 0.1 * strip.n_rows), 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
+    fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
+    axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
+    handles: dict[str, Any] = {}
+    keep = handles.setdefault  # the first artist of each name, for the legend
+    _draw_event_strip(axes, title, events, strip)
+    _draw_waveform(axes[1], envelope, lo, hi, keep)
+    _draw_level_panel(axes[2], trace, floor, derived_floor, segmentation, beats, lo, hi, keep, min_gap_s=min_gap_s,
+                      quiet_s=quiet_s, quiet_margin_s=quiet_margin_s, label_gaps_s=label_gaps_s)  # fmt: skip
+    if replay is not None:
+        _draw_clock_state(axes[3], trace.t_s, replay, events, lo, hi, keep)
+        _draw_quiet_count(axes[4], trace.t_s, replay, quiet_s, quiet_margin_s, lo, hi, keep)
+    _mark_outcomes(axes[3] if replay is not None else axes[0], beats, lo, hi, keep)
+    _time_axis(axes[-1], lo, hi)
+    axes[-1].set_xlim(lo, hi)
+    _legend(fig, handles, ncols=6)
+    return fig
+
+
+def _legend(fig: Figure, handles: dict[str, Any], *, ncols: int) -> None:
+    """The figure's legend below its panels: each named artist once, in the order first drawn."""
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", ncols=min(ncols, len(handles)), fontsize=7
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EventStrip:
+    """How a recording's events in view are drawn: their lines, and their labels staggered in rows.
+
+    Attributes
+    ----------
+    xs : list of float
+        Each line's time (s); ``colours`` its colour.
+    colours : list of str
+        Each line's colour.
+    dense : str
+        When there are too many to draw each, the note saying how they were drawn ("" otherwise).
+    labels : list of (x, text, colour, row)
+        The labels that found a free row.
+    n_rows : int
+        The label rows used.
+    """
+
+    xs: list[float]
+    colours: list[str]
+    dense: str
+    labels: list[tuple[float, str, str, int]]
+    n_rows: int
+
+
+def _event_strip(events: EventLog | None, lo: float, hi: float) -> EventStrip:
+    """The events between ``lo`` and ``hi`` as the strip draws them (labels only when they are not dense)."""
     shown = [] if events is None else [e for e in events.events if lo <= e.t_s <= hi]
     xs, colours, dense = _event_lines(shown, lo, hi)
     layout = [] if dense else _event_labels(events, lo, hi)
     n_rows = max((row for _, _, _, row in layout), default=-1) + 1
-    strip = max(0.55, 0.3 + 0.1 * n_rows)
-    heights = [strip, 1.0, 2.2] + ([0.35, 1.1] if replay is not None else [])
-    fig = _figure(figsize=(13, 1.35 * sum(heights) + 1.4), layout="constrained")
-    axes = fig.subplots(len(heights), 1, sharex=True, height_ratios=heights)
-    ax_events, ax_wave, ax_level = axes[0], axes[1], axes[2]
-    handles: dict[str, Any] = {}
+    return EventStrip(xs, colours, dense, layout, n_rows)
 
-    def keep(name: str, artist: Any) -> None:
-        handles.setdefault(name, artist)
 
-    # Events: a strip of their own, every line labelled, labels staggered in as many rows as they need.
+#: How a panel's drawing names an artist for the figure's legend (the first artist of each name is kept).
+Keep = Callable[[str, Any], object]
+
+
+def _draw_event_strip(axes: Any, title: str, events: EventLog | None, strip: EventStrip) -> None:
+    """The title, and the events: a strip of their own, every line labelled, labels staggered in as many rows as
+    they need, and each event's line across the other panels."""
+    ax_events = axes[0]
+    xs, colours, dense = strip.xs, strip.colours, strip.dense
     ax_events.set_yticks([])
-    ax_events.set_ylim(0, 0.3 + 0.17 * max(n_rows, 4))
+    ax_events.set_ylim(0, 0.3 + 0.17 * max(strip.n_rows, 4))
     ax_events.set_title(plain_text(title or "recording", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
     for side in ("left", "right", "top"):
         ax_events.spines[side].set_visible(False)
-    if events is not None:
-        # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
-        if xs:
-            for ax in axes[1:]:
-                ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
-            ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
-        for x, text, colour, label_row in layout:
-            _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
-        if dense:  # the figure says how its events were drawn
-            ax_events.text(
-                0.0, 0.45, plain_text(dense, 3 * MAX_TEXT_CHARS), **_LITERAL, transform=ax_events.transAxes, fontsize=7,
-                ha="left", va="bottom",
-            )  # fmt: skip
+    if events is None:
+        return
+    # One collection of lines per panel, however many events (one artist each would cost seconds an hour).
+    if xs:
+        for ax in axes[1:]:
+            ax.vlines(xs, 0, 1, transform=ax.get_xaxis_transform(), colors=colours, linewidth=0.7, alpha=0.55)
+        ax_events.vlines(xs, 0, 0.25, colors=colours, linewidth=1.2)
+    for x, text, colour, label_row in strip.labels:
+        _text(ax_events, x, 0.3 + 0.17 * label_row, text, fontsize=6.5, ha="center", va="bottom", color=colour)
+    if dense:  # the figure says how its events were drawn
+        ax_events.text(
+            0.0, 0.45, plain_text(dense, 3 * MAX_TEXT_CHARS), **_LITERAL, transform=ax_events.transAxes, fontsize=7,
+            ha="left", va="bottom",
+        )  # fmt: skip
 
-    # Waveform.
-    if envelope is not None:
-        et, emin, emax = _bins(*envelope, lo, hi)
-        keep("waveform", ax_wave.fill_between(et, emin, emax, color="0.35", linewidth=0))
-    ax_wave.set_ylabel("sample")
-    ax_wave.set_ylim(-1, 1)
 
-    # Level, floors, speech and narrations.
-    keep("level (dBFS)", ax_level.plot(*_zigzag(t, _db(trace.level), lo, hi), color="tab:blue", linewidth=0.7)[0])
-    keep(f"floor {floor:g}", ax_level.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
+def _draw_level(
+    ax: Any,
+    t: NDArray[np.float64],
+    level: NDArray[np.float64],
+    floor: float,
+    derived_floor: float | None,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The level in dBFS, the floor the clock runs with, and a recommended floor beside it."""
+    keep("level (dBFS)", ax.plot(*_zigzag(t, _db(level), lo, hi), color="tab:blue", linewidth=0.7)[0])
+    keep(f"floor {floor:g}", ax.axhline(20 * np.log10(floor), color="tab:red", linestyle="--", linewidth=1))
     if derived_floor is not None and derived_floor > 0 and derived_floor != floor:
         keep(
             f"derived floor {derived_floor:g}",
-            ax_level.axhline(20 * np.log10(derived_floor), color="tab:purple", linestyle=":", linewidth=1.2),
+            ax.axhline(20 * np.log10(derived_floor), color="tab:purple", linestyle=":", linewidth=1.2),
         )
+
+
+def _draw_waveform(
+    ax: Any,
+    envelope: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The waveform's envelope, binned to the view."""
+    if envelope is not None:
+        et, emin, emax = _bins(*envelope, lo, hi)
+        keep("waveform", ax.fill_between(et, emin, emax, color="0.35", linewidth=0))
+    ax.set_ylabel("sample")
+    ax.set_ylim(-1, 1)
+
+
+def _draw_level_panel(
+    ax: Any,
+    trace: LevelTrace,
+    floor: float,
+    derived_floor: float | None,
+    segmentation: Segmentation,
+    beats: Sequence[Beat],
+    lo: float,
+    hi: float,
+    keep: Keep,
+    *,
+    min_gap_s: float,
+    quiet_s: float | None,
+    quiet_margin_s: float,
+    label_gaps_s: float | None,
+) -> None:
+    """The level panel: the level with the floors, the speech shaded, the narrations and their gaps."""
+    _draw_level(ax, trace.t_s, trace.level, floor, derived_floor, lo, hi, keep)
+    _draw_speech(ax, segmentation, beats, lo, hi, keep)
+    limit = None if quiet_s is None else quiet_s - quiet_margin_s
+    threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
+    _draw_gaps(ax, beats, lo, hi, min_gap_s=min_gap_s, label_from_s=threshold, limit_s=limit)
+    ax.set_ylabel("level (dBFS)")
+    ax.set_ylim(_DB_FLOOR, 0)
+
+
+def _draw_speech(ax: Any, segmentation: Segmentation, beats: Sequence[Beat], lo: float, hi: float, keep: Keep) -> None:
+    """Speech shaded by what it is (acknowledgment, narration, other) and each narration underlined."""
     narrations = [(b.onset_s, b.last_word_s) for b in beats if b.onset_s is not None and b.last_word_s is not None]
     acks = []
     previous_end = 0.0
@@ -537,77 +643,94 @@ def plot_recording(
         ("other speech", "0.6", 0.22, ~is_ack & ~is_narration),
     ):
         if mask.any():
-            keep(kind, _spans(ax_level, onsets[mask], ends[mask], color=colour, alpha=alpha, linewidth=0))
+            keep(kind, _spans(ax, onsets[mask], ends[mask], color=colour, alpha=alpha, linewidth=0))
     if narrations:
         x0s, x1s = zip(*narrations)
-        keep("narration", ax_level.hlines([_DB_FLOOR + 3] * len(x0s), x0s, x1s, color="tab:green", linewidth=4))
+        keep("narration", ax.hlines([_DB_FLOOR + 3] * len(x0s), x0s, x1s, color="tab:green", linewidth=4))
+
+
+def _draw_gaps(
+    ax: Any,
+    beats: Sequence[Beat],
+    lo: float,
+    hi: float,
+    *,
+    min_gap_s: float,
+    label_from_s: float,
+    limit_s: float | None,
+) -> None:
+    """The narration gaps in view as bars coloured by how close each comes to ``limit_s``; those at least
+    ``label_from_s`` long, and the three longest, labelled in two staggered rows."""
     gaps = [(at, g) for b in beats for at, g in zip(b.gap_at_s, b.quiet_gaps_s) if g >= min_gap_s and lo <= at <= hi]
-    threshold = label_gaps_s if label_gaps_s is not None else (0.4 * quiet_s if quiet_s else 1.0)
     longest = sorted((g for _, g in gaps), reverse=True)[:3]
-    labelled = [(at, g) for at, g in gaps if g >= threshold or g in longest]
+    labelled = [(at, g) for at, g in gaps if g >= label_from_s or g in longest]
     span = max(hi - lo, 1e-9)
     rows = _stagger([at + g / 2 for at, g in labelled], [span * 0.045] * len(labelled), 2)
     bars: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for (at, g), row in zip(labelled, rows):
-        colour = _gap_colour(g, limit)
+        colour = _gap_colour(g, limit_s)
         bars.setdefault((colour, row or 0), []).append((at, at + g))
         if row is not None:
-            _gap_label(ax_level, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
+            _gap_label(ax, at + g / 2, -8 - 6 * row, f"{g:.2f} s", colour, ha="center", va="top", fontsize=7)
     for (colour, row), xs01 in bars.items():
         x0s, x1s = zip(*xs01)
-        ax_level.hlines([-6 - 6 * row] * len(x0s), x0s, x1s, color=colour, linewidth=1.5)
-    ax_level.set_ylabel("level (dBFS)")
-    ax_level.set_ylim(_DB_FLOOR, 0)
+        ax.hlines([-6 - 6 * row] * len(x0s), x0s, x1s, color=colour, linewidth=1.5)
 
-    if replay is not None:
-        ax_state, ax_count = axes[3], axes[4]
-        state = replay.state
-        for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
-            st, _, inside = _bins(t, state == code, state == code, lo, hi)
-            keep(
-                name,
-                ax_state.fill_between(st, 0, 1, where=inside, step="mid", color=colour, alpha=0.5, linewidth=0),
-            )
-        done = t[state == DONE]
-        keep("beat done", ax_state.vlines(done, 0, 1, color="black", linewidth=2))
-        lingers = [
-            (rb.quiet_declared_s, rb.prompt_allowed_s)
-            for rb in replay.beats
-            if rb.quiet_declared_s is not None
-            and rb.prompt_allowed_s is not None
-            and rb.prompt_allowed_s > rb.quiet_declared_s
-        ]
-        if lingers:
-            linger = np.array(lingers)
-            keep("linger", _spans(ax_state, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
-        paused = [(a, b) for a, b in _paused_spans(events, hi) if b >= lo and a <= hi and b > a]
-        if paused:  # one collection, however many pauses
-            p0, p1 = np.array(paused).T
-            keep("paused", _spans(ax_state, p0, p1, facecolor="none", hatch="///", edgecolor="0.3"))
-        ax_state.set_yticks([])
-        ax_state.set_ylabel("clock", rotation=0, ha="right", va="center")
-        ax_state.set_ylim(0, 1)
+
+def _draw_clock_state(
+    ax: Any, t: NDArray[np.float64], replay: Replay, events: EventLog | None, lo: float, hi: float, keep: Keep
+) -> None:
+    """The replayed clock's state: waiting, speaking, each beat done, the linger after it, and paused spans."""
+    state = replay.state
+    for code, colour, name in ((WAITING, "gold", "waiting for speech"), (SPEAKING, "tab:green", "speaking")):
+        st, _, inside = _bins(t, state == code, state == code, lo, hi)
         keep(
-            "quiet count (s)",
-            ax_count.plot(*_zigzag(t, replay.quiet_count_s, lo, hi), color="tab:purple", linewidth=1)[0],
+            name,
+            ax.fill_between(st, 0, 1, where=inside, step="mid", color=colour, alpha=0.5, linewidth=0),
         )
-        top = float(replay.quiet_count_s.max(initial=0.0))
-        if quiet_s is not None:
-            keep(f"quiet time {quiet_s:g} s", ax_count.axhline(quiet_s, color="black", linewidth=1))
-            keep(
-                f"quiet - margin {quiet_s - quiet_margin_s:g} s",
-                ax_count.axhline(quiet_s - quiet_margin_s, color="black", linestyle=":", linewidth=1),
-            )
-            top = max(top, quiet_s)
-        ax_count.set_ylim(0, max(1.0, top * 1.12))
-        ax_count.set_ylabel("quiet (s)")
-    _mark_outcomes(axes[3] if replay is not None else ax_events, beats, lo, hi, keep)
-    _time_axis(axes[-1], lo, hi)
-    axes[-1].set_xlim(lo, hi)
-    fig.legend(
-        list(handles.values()), list(handles), loc="outside lower center", ncols=min(6, len(handles)), fontsize=7
-    )
-    return fig
+    done = t[state == DONE]
+    keep("beat done", ax.vlines(done, 0, 1, color="black", linewidth=2))
+    lingers = [
+        (rb.quiet_declared_s, rb.prompt_allowed_s)
+        for rb in replay.beats
+        if rb.quiet_declared_s is not None
+        and rb.prompt_allowed_s is not None
+        and rb.prompt_allowed_s > rb.quiet_declared_s
+    ]
+    if lingers:
+        linger = np.array(lingers)
+        keep("linger", _spans(ax, linger[:, 0], linger[:, 1], color="0.75", alpha=0.6, linewidth=0))
+    paused = [(a, b) for a, b in _paused_spans(events, hi) if b >= lo and a <= hi and b > a]
+    if paused:  # one collection, however many pauses
+        p0, p1 = np.array(paused).T
+        keep("paused", _spans(ax, p0, p1, facecolor="none", hatch="///", edgecolor="0.3"))
+    ax.set_yticks([])
+    ax.set_ylabel("clock", rotation=0, ha="right", va="center")
+    ax.set_ylim(0, 1)
+
+
+def _draw_quiet_count(
+    ax: Any,
+    t: NDArray[np.float64],
+    replay: Replay,
+    quiet_s: float | None,
+    quiet_margin_s: float,
+    lo: float,
+    hi: float,
+    keep: Keep,
+) -> None:
+    """The replayed clock's quiet count in seconds, with the quiet time and the quiet time less its margin."""
+    keep("quiet count (s)", ax.plot(*_zigzag(t, replay.quiet_count_s, lo, hi), color="tab:purple", linewidth=1)[0])
+    top = float(replay.quiet_count_s.max(initial=0.0))
+    if quiet_s is not None:
+        keep(f"quiet time {quiet_s:g} s", ax.axhline(quiet_s, color="black", linewidth=1))
+        keep(
+            f"quiet - margin {quiet_s - quiet_margin_s:g} s",
+            ax.axhline(quiet_s - quiet_margin_s, color="black", linestyle=":", linewidth=1),
+        )
+        top = max(top, quiet_s)
+    ax.set_ylim(0, max(1.0, top * 1.12))
+    ax.set_ylabel("quiet (s)")
 
 
 def _inside_any(
@@ -703,73 +826,14 @@ def plot_beat_timeline(
     n = max(1, len(beats))
     fig = _figure(figsize=(12, 0.42 * n + 1.8), layout="constrained")
     ax = fig.subplots()
-    limit = quiet_s - quiet_margin_s
     handles: dict[str, Any] = {}
-
-    def keep(name: str, artist: Any) -> None:
-        handles.setdefault(name, artist)
-
+    keep = handles.setdefault  # the first artist of each name, for the legend
     right = 0.0
     end_s = max((b.span_end_s for b in beats), default=0.0)
     pauses = _paused_spans(events, end_s)
+    limit = quiet_s - quiet_margin_s
     for y, b in enumerate(beats):
-        t0 = b.terminal_s
-        own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
-        if own:
-            keep(
-                "paused",
-                ax.broken_barh(
-                    [(a - t0, z - a) for a, z in own],
-                    (y - 0.42, 0.84),
-                    facecolor="none",
-                    hatch="///",
-                    edgecolor="0.3",
-                    zorder=3,
-                ),
-            )
-            right = max(right, max(z for _, z in own) - t0)
-        if b.onset_s is not None:
-            keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
-        if b.ack_overlap and b.ack_last_word_s is not None:
-            keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color=_ACK_COLOUR))
-        if b.onset_s is not None and b.last_word_s is not None:
-            keep(
-                "narration",
-                ax.broken_barh(
-                    [(b.onset_s - t0, b.last_word_s - b.onset_s)], (y - 0.3, 0.6), color="tab:green", alpha=0.45
-                ),
-            )
-            for at, g in zip(b.gap_at_s, b.quiet_gaps_s):
-                colour = _gap_colour(g, limit)
-                ax.broken_barh(
-                    [(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0
-                )
-                if g >= 0.4 * quiet_s:
-                    _gap_label(ax, at - t0 + g / 2, y, f"{g:.2f} s", colour, fontsize=6.5, ha="center", va="center")
-            right = max(right, b.last_word_s - t0)
-        declared = b.quiet_declared_s
-        if declared is not None:
-            keep("beat done (replay)", ax.plot([declared - t0] * 2, [y - 0.4, y + 0.4], color="black", linewidth=2)[0])
-            if b.linger_s:
-                keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
-            right = max(right, declared - t0 + (b.linger_s or 0))
-        keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
-        outcome = beat_outcome(b)
-        colour, marker = _outcome_style(outcome)
-        keep(
-            f"beat {outcome}",
-            ax.plot(
-                1.012,
-                y,
-                marker=marker,
-                color=colour,
-                markeredgecolor="black",
-                linestyle="none",
-                transform=ax.get_yaxis_transform(),
-                clip_on=False,
-            )[0],
-        )
-        ax.text(1.025, y, outcome, transform=ax.get_yaxis_transform(), fontsize=8, va="center", color=colour)
+        right = max(right, _draw_beat_row(ax, y, b, pauses, quiet_s=quiet_s, limit_s=limit, keep=keep))
     for name, colour in (("gap near quiet - margin (80 %)", "tab:orange"), ("gap past quiet - margin", "tab:red")):
         keep(name, ax.broken_barh([(0, 0)], (0, 0), color=colour))
     ax.set_yticks(range(len(beats)), [f"{_beat_name(b.index)} ({mmss(b.terminal_s)})" for b in beats], fontsize=8)
@@ -777,10 +841,66 @@ def plot_beat_timeline(
     ax.set_xlim(0, max(right, 1.0) * 1.05)
     _time_axis(ax, 0, max(right, 1.0) * 1.05, "since the terminal response")
     ax.set_title(plain_text(title or "beats", 4 * MAX_TEXT_CHARS), loc="left", fontsize=10, **_LITERAL)
-    fig.legend(
-        list(handles.values()), list(handles), loc="outside lower center", ncols=min(5, len(handles)), fontsize=7
-    )
+    _legend(fig, handles, ncols=5)
     return fig
+
+
+def _draw_beat_row(
+    ax: Any, y: int, b: Beat, pauses: list[tuple[float, float]], *, quiet_s: float, limit_s: float, keep: Keep
+) -> float:
+    """One beat's row, on time since its terminal response; returns how far right it reaches (s)."""
+    right = 0.0
+    t0 = b.terminal_s
+    own = [(max(a, t0), min(z, b.span_end_s)) for a, z in pauses if a < b.span_end_s and z > t0]
+    if own:
+        keep(
+            "paused",
+            ax.broken_barh(
+                [(a - t0, z - a) for a, z in own], (y - 0.42, 0.84), facecolor="none", hatch="///", edgecolor="0.3",
+                zorder=3,
+            ),
+        )  # fmt: skip
+        right = max(right, max(z for _, z in own) - t0)
+    if b.onset_s is not None:
+        keep("waiting", ax.broken_barh([(0, b.onset_s - t0)], (y - 0.15, 0.3), color="gold", alpha=0.7))
+    if b.ack_overlap and b.ack_last_word_s is not None:
+        keep("acknowledgment", ax.broken_barh([(0, b.ack_last_word_s - t0)], (y - 0.3, 0.18), color=_ACK_COLOUR))
+    if b.onset_s is not None and b.last_word_s is not None:
+        _draw_narration(ax, y, b, quiet_s=quiet_s, limit_s=limit_s, keep=keep)
+        right = max(right, b.last_word_s - t0)
+    declared = b.quiet_declared_s
+    if declared is not None:
+        keep("beat done (replay)", ax.plot([declared - t0] * 2, [y - 0.4, y + 0.4], color="black", linewidth=2)[0])
+        if b.linger_s:
+            keep("linger", ax.broken_barh([(declared - t0, b.linger_s)], (y - 0.1, 0.2), color="0.6"))
+        right = max(right, declared - t0 + (b.linger_s or 0))
+    keep("bound", ax.plot([b.span_end_s - t0] * 2, [y - 0.45, y + 0.45], color="tab:blue", linestyle=":")[0])
+    outcome = beat_outcome(b)
+    colour, marker = _outcome_style(outcome)
+    keep(
+        f"beat {outcome}",
+        ax.plot(
+            1.012, y, marker=marker, color=colour, markeredgecolor="black", linestyle="none",
+            transform=ax.get_yaxis_transform(), clip_on=False,
+        )[0],
+    )  # fmt: skip
+    ax.text(1.025, y, outcome, transform=ax.get_yaxis_transform(), fontsize=8, va="center", color=colour)
+    return right
+
+
+def _draw_narration(ax: Any, y: int, b: Beat, *, quiet_s: float, limit_s: float, keep: Keep) -> None:
+    """A beat's narration bar, its gaps coloured by how close each comes to ``limit_s``, the long ones labelled."""
+    assert b.onset_s is not None and b.last_word_s is not None
+    t0 = b.terminal_s
+    keep(
+        "narration",
+        ax.broken_barh([(b.onset_s - t0, b.last_word_s - b.onset_s)], (y - 0.3, 0.6), color="tab:green", alpha=0.45),
+    )
+    for at, g in zip(b.gap_at_s, b.quiet_gaps_s):
+        colour = _gap_colour(g, limit_s)
+        ax.broken_barh([(at - t0, g)], (y - 0.3, 0.6), color=colour, alpha=0.9 if colour != "tab:green" else 0.0)
+        if g >= 0.4 * quiet_s:
+            _gap_label(ax, at - t0 + g / 2, y, f"{g:.2f} s", colour, fontsize=6.5, ha="center", va="center")
 
 
 def _grid_position(values: Sequence[float], x: float) -> float:
@@ -822,21 +942,7 @@ def plot_sweep_heatmap(
     for ax, (title, m) in zip(axes, panels):
         image = ax.imshow(m, origin="lower", aspect="auto", cmap="magma_r", norm=norm)
         if m.size <= 600:
-            # As large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt.
-            cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
-            size = float(np.clip(cell_pt * 0.45, 6, 10))
-            for (i, j), v in np.ndenumerate(m):
-                if not np.isnan(v):
-                    ax.text(
-                        j,
-                        i,
-                        f"{int(v)}",
-                        ha="center",
-                        va="center",
-                        fontsize=size,
-                        fontweight="bold",
-                        color="white" if v > top / 2 else "black",
-                    )
+            _write_counts(ax, m, top)
         # Unrotated tick labels: every k-th quiet time, as many as fit side by side.
         k = max(1, int(np.ceil(len(result.quiets_s) / 12)))
         ticks = range(0, len(result.quiets_s), k)
@@ -853,44 +959,47 @@ def plot_sweep_heatmap(
         marks.append(("recommended", floor, quiet, "*", "tab:cyan"))
     if committed is not None:
         marks.append((committed_label, committed[0], committed[1], "s", "tab:green"))
-    from matplotlib.patches import Rectangle
-
     for ax in axes:
         for name, f, q, marker, colour in marks:
-            x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
-            label = f"{name}: floor {f:g}, quiet {q:g} s"
-            if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
-                label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
-            if marker == "s":
-                # The committed cell is outlined, so its count stays readable.
-                ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
-                ax.plot(
-                    [],
-                    [],
-                    marker="s",
-                    markerfacecolor="none",
-                    markeredgecolor=colour,
-                    markeredgewidth=2.5,
-                    markersize=10,
-                    linestyle="none",
-                    label=label,
-                )
-            else:
-                # The recommendation sits in its cell's upper right corner, clear of the count.
-                ax.plot(
-                    x + 0.3,
-                    y + 0.28,
-                    marker=marker,
-                    color=colour,
-                    markeredgecolor="black",
-                    markersize=9,
-                    linestyle="none",
-                    label=label,
-                )
+            _mark_cell(ax, result, name, f, q, marker=marker, colour=colour)
     if marks:
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=len(marks), fontsize=8)
     fig.colorbar(image, ax=axes, label="beats", ticks=range(0, top + 1, max(1, top // 10)))
     return fig
+
+
+def _write_counts(ax: Any, m: NDArray[np.float64], top: float) -> None:
+    """Each cell's count in it, as large as a cell allows (a panel is about 4.4 in by 3.6 in), never below 6 pt."""
+    cell_pt = min(4.4 * 72 / max(1, m.shape[1]), 3.6 * 72 / max(1, m.shape[0]))
+    size = float(np.clip(cell_pt * 0.45, 6, 10))
+    for (i, j), v in np.ndenumerate(m):
+        if not np.isnan(v):
+            ax.text(
+                j, i, f"{int(v)}", ha="center", va="center", fontsize=size, fontweight="bold",
+                color="white" if v > top / 2 else "black",
+            )  # fmt: skip
+
+
+def _mark_cell(ax: Any, result: SweepResult, name: str, f: float, q: float, *, marker: str, colour: str) -> None:
+    """A setting on the heatmap: the committed cell (``marker`` ``s``) outlined, so its count stays readable; the
+    recommendation a marker in its cell's upper right corner, clear of the count; each with its legend entry."""
+    from matplotlib.patches import Rectangle
+
+    x, y = _grid_position(result.quiets_s, q), _grid_position(result.floors, f)
+    label = f"{name}: floor {f:g}, quiet {q:g} s"
+    if outside := outside_grid(result, f, q):  # drawn at the grid's edge, which is not it: said so
+        label = plain_text(f"{label}, drawn at the grid's edge: {outside}", 2 * MAX_TEXT_CHARS)
+    if marker == "s":
+        ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, edgecolor=colour, linewidth=2.5))
+        ax.plot(
+            [], [], marker="s", markerfacecolor="none", markeredgecolor=colour, markeredgewidth=2.5, markersize=10,
+            linestyle="none", label=label,
+        )  # fmt: skip
+    else:
+        ax.plot(
+            x + 0.3, y + 0.28, marker=marker, color=colour, markeredgecolor="black", markersize=9, linestyle="none",
+            label=label,
+        )  # fmt: skip
 
 
 def _nearest_point(result: SweepResult, floor: float, quiet_s: float) -> Any:
@@ -925,9 +1034,40 @@ def plot_tradeoff(
     """
     fig = _figure(figsize=(9, 5.2), layout="constrained")
     ax = fig.subplots()
-    markers = "osD^vP*Xh<>"
+    dodge, offsets = _draw_floor_series(ax, result)
+    front = [p for p in result.pareto if p.latency_mean_s is not None]
+    ax.plot(
+        [float(p.latency_mean_s or 0.0) for p in front],
+        [p.n_failed for p in front],
+        color="tab:red",
+        linewidth=5,
+        alpha=0.25,
+        label="Pareto front",
+        zorder=1,
+    )
+    floor, quiet, _ = result.recommended
+    marks = [] if floor is None or quiet is None else [("recommended", floor, quiet, "*", "black", 16)]
+    if committed is not None:
+        marks.append((committed_label, committed[0], committed[1], "D", "tab:green", 15))
+    for name, f, q, marker, colour, size in marks:
+        _mark_setting(ax, result, name, f, q, marker=marker, colour=colour, size=size, offsets=offsets)
+    ax.set_xlabel("mean latency added after the last word (s per beat)")
+    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
+    ax.set_ylim(bottom=-0.4)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
+    return fig
+
+
+def _draw_floor_series(ax: Any, result: SweepResult) -> tuple[float, dict[float, float]]:
+    """One line per floor (floors whose series are identical share one), drawn apart upwards; returns the step
+    between lines and each floor's offset."""
     from matplotlib import colormaps
 
+    markers = "osD^vP*Xh<>"
     cmap = colormaps["viridis"]
     series: dict[tuple[tuple[float, int], ...], list[float]] = {}
     for f in result.floors:
@@ -950,56 +1090,47 @@ def plot_tradeoff(
             color=cmap(i / max(1, n - 1)),
             label=plain_text(name, 2 * MAX_TEXT_CHARS),
         )
-    front = [p for p in result.pareto if p.latency_mean_s is not None]
-    ax.plot(
-        [float(p.latency_mean_s or 0.0) for p in front],
-        [p.n_failed for p in front],
-        color="tab:red",
-        linewidth=5,
-        alpha=0.25,
-        label="Pareto front",
-        zorder=1,
-    )
-    floor, quiet, _ = result.recommended
-    marks = [] if floor is None or quiet is None else [("recommended", floor, quiet, "*", "black", 16)]
-    if committed is not None:
-        marks.append((committed_label, committed[0], committed[1], "D", "tab:green", 15))
-    for name, f, q, marker, colour, size in marks:
-        point = _nearest_point(result, f, q)
-        if point is None or point.latency_mean_s is None:
-            continue
-        outside = outside_grid(result, f, q)
-        if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
-            ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
-                    markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
-                    f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
-            continue
-        where = (
-            ""
-            if (point.floor, point.quiet_s) == (f, q)
-            else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
-        )
-        style: dict[str, Any] = dict(
-            marker=marker,
-            color=colour,
-            markeredgecolor="black" if marker == "*" else colour,
-            markerfacecolor=colour if marker == "*" else "none",
-            markeredgewidth=1.2 if marker == "*" else 2,
-            linestyle="none",
-        )
-        y = point.n_failed + offsets.get(point.floor, 0.0)
-        ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
-        # The legend's marker: the same, small (a proxy drawn nowhere).
-        ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
-    ax.set_xlabel("mean latency added after the last word (s per beat)")
-    ax.set_ylabel("beats cut short or stalled" + (" (floors drawn slightly apart, upwards)" if dodge else ""))
-    ax.set_ylim(bottom=-0.4)
-    from matplotlib.ticker import MaxNLocator
+    return dodge, offsets
 
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("talking over the guide, or stalling the tour, vs making every stop drag", fontsize=10)
-    fig.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncols=3)
-    return fig
+
+def _mark_setting(
+    ax: Any,
+    result: SweepResult,
+    name: str,
+    f: float,
+    q: float,
+    *,
+    marker: str,
+    colour: str,
+    size: float,
+    offsets: dict[float, float],
+) -> None:
+    """A setting on the trade-off plot, at its grid point (or the nearest) with its series' offset, and its small
+    legend marker; a setting off the grid is not drawn, and its legend entry says so."""
+    point = _nearest_point(result, f, q)
+    if point is None or point.latency_mean_s is None:
+        return
+    outside = outside_grid(result, f, q)
+    if outside:  # not drawn on a grid point it is not (which may fail where it does not): the legend says so
+        ax.plot([], [], marker=marker, color=colour, markeredgecolor="black", markerfacecolor="none",
+                markersize=8, linestyle="none", label=plain_text(f"{name}: floor {f:g}, quiet {q:g} s, not drawn: "
+                f"{outside}", 2 * MAX_TEXT_CHARS))  # fmt: skip
+        return
+    where = (
+        "" if (point.floor, point.quiet_s) == (f, q) else f" (nearest grid point {point.floor:g}, {point.quiet_s:g} s)"
+    )
+    style: dict[str, Any] = dict(
+        marker=marker,
+        color=colour,
+        markeredgecolor="black" if marker == "*" else colour,
+        markerfacecolor=colour if marker == "*" else "none",
+        markeredgewidth=1.2 if marker == "*" else 2,
+        linestyle="none",
+    )
+    y = point.n_failed + offsets.get(point.floor, 0.0)
+    ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
+    # The legend's marker: the same, small (a proxy drawn nowhere).
+    ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
 
 
 def plot_rules(evidence: RuleEvidence) -> Figure:
@@ -1084,8 +1215,15 @@ def plot_evidence(
     engine: Any = fig.get_layout_engine()
     engine.set(w_pad=0.15, h_pad=0.15)
     ax_lv, ax_gap = fig.subplots(1, 2, width_ratios=[3, 2])
-    f = derivation.floor
-    names = [r.name for r in f.recordings]
+    _draw_recording_levels(ax_lv, derivation.floor)
+    _draw_floors(ax_lv, derivation.floor, committed_floor=committed_floor, committed_label=committed_label)
+    _draw_gap_survival(ax_gap, derivation.gaps)
+    fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
+    return fig
+
+
+def _draw_recording_levels(ax_lv: Any, f: FloorEvidence) -> None:
+    """Per recording, the spread of its speech and silence levels, its window of floors and whether it is outside."""
     for y, r in enumerate(f.recordings):
         for q, colour, dy in ((r.speech_quantiles, "tab:blue", 0.17), (r.noise_quantiles, "0.45", -0.17)):
             if not q:
@@ -1106,6 +1244,11 @@ def plot_evidence(
         status = "no window" if r.window is None else ("outside" if r.name in f.outside else "")
         if status:
             ax_lv.text(1.0, y, f" {status}", transform=ax_lv.get_yaxis_transform(), va="center", fontsize=8)
+
+
+def _draw_floors(ax_lv: Any, f: FloorEvidence, *, committed_floor: float | None, committed_label: str) -> None:
+    """The windows' intersection, the recommended and the committed floor, the legend and the recordings' axis."""
+    names = [r.name for r in f.recordings]
     if f.window is not None:
         # The shared window can be narrower than a line is wide: its edges are drawn above the
         # floor, hatched between, and its width is in the legend.
@@ -1149,7 +1292,10 @@ def plot_evidence(
     ax_lv.set_title("levels per recording, and the floors that separate speech from noise", fontsize=10)
     ax_lv.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
 
-    g = derivation.gaps
+
+def _draw_gap_survival(ax_gap: Any, g: GapEvidence) -> None:
+    """How often a narration gap is longer than x (log scale) with its exponential tail, the quiet time and its
+    limits, and the least room a beat leaves after its last word."""
     gaps = np.sort(np.asarray(g.gaps_s, dtype=np.float64))
     if gaps.size:
         survival = 1.0 - np.arange(gaps.size) / gaps.size
@@ -1182,8 +1328,6 @@ def plot_evidence(
     ax_gap.set_ylabel("share of gaps longer")
     ax_gap.set_title("narration gaps, the quiet time and its limits", fontsize=10)
     ax_gap.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.14), ncols=2, frameon=False)
-    fig.suptitle(plain_text(f"{derivation.group}: {len(derivation.recordings)} recordings"), fontsize=11, **_LITERAL)
-    return fig
 
 
 def plot_compare(results: Sequence[EndpointerResult]) -> Figure:

@@ -1,4 +1,5 @@
-"""Plain-text tables, and the derive results as text, Markdown and JSON-ready dicts."""
+"""What the commands print: the beats table and the lines under it, derive as text, Markdown and JSON-ready
+dicts, the sweep table, and check's lines and counts (one wording for every view)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.derive import Derivation, FloorEvidence, Outcome, equivalents, round_sig
+from ..core.evidence import GapEvidence, OnsetEvidence
 from ..core.rules import DeadAir, RuleEvidence
+from ..core.segments import LabelMatch
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..core.times import clock_time
@@ -38,6 +41,7 @@ __all__ = [
     "derive_markdown",
     "derive_text",
     "held_out_lines",
+    "labels_table",
     "not_applicable_lines",
     "CAUSES_LINE",
     "WORDS_LINE",
@@ -232,6 +236,14 @@ def table(header: list[str], rows: Iterable[list[Any]]) -> str:
     """Plain text columns, right-aligned; None shows as '-'."""
     kept = list(rows)
     return "".join(table_lines(header, lambda: kept))
+
+
+def labels_table(matches: Sequence[LabelMatch]) -> str:
+    """The segments against a label track of ground truth: each label's onset and offset errors."""
+    return "\nagainst labels:\n" + table(
+        ["start_s", "end_s", "label", "onset_error_s", "offset_error_s"],
+        [[m.label_start_s, m.label_end_s, m.text, m.onset_error_s, m.offset_error_s] for m in matches],
+    )
 
 
 def table_lines(header: list[str], rows: Callable[[], Iterable[list[Any]]]) -> Iterator[str]:
@@ -636,100 +648,140 @@ def derive_text(derivations: Sequence[Derivation]) -> str:
     """The recommendation table and its evidence, for a terminal."""
     out: list[str] = []
     for d in derivations:
-        f, g, o = d.floor, d.gaps, d.onsets
-        methods = ", ".join(
-            _METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items())
-        )
-        out.append(
-            f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
-            f"{plural(g.n_gaps, 'narration gap')} =="
-        )
-        rows = [("", "recommended", "evidence", _compared_heading(d))] + summary_rows(d)
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        out.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-        out.append("")
-        out.append(outcome_line(d))
-        for u in d.outcome.unsatisfied if d.outcome else ():
-            out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
-        if (line := compared_line(d)) is not None:
-            out.append(line)
-            assert d.compared is not None
-            for u in d.compared.outcome.unsatisfied if d.compared.outcome else ():
-                out.append(f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}")
-        out.extend(held_out_lines(d))
-        out.extend(dead_air_lines(d))
-        out.append("")
-        out.append(f"floor: {f.rule}")
-        if f.floor is not None and f.window is not None:
-            above = "above exact-zero noise" if f.above_db == float("inf") else f"{_n(f.above_db, 1)} dB above"
-            out.append(
-                f"  {_dbfs(f.floor)}: {above} the noise edge ({f.lower_by}), {_n(f.below_db, 1)} dB below "
-                f"the speech edge (speech p{f.speech_percentile:g} - {f.floor_margin_db:g} dB, {f.upper_by})"
-            )
-        if (line := floor_run_line(f)) is not None:
-            out.append(line)
-        if f.floor is not None and f.window is not None:
-            eq = equivalents(f.floor)
-            out.append(
-                f"  in other units: auditok energy_threshold {eq['auditok_energy_threshold']:.1f}; "
-                f"hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)"
-            )
-        header, rec_rows = recording_rows(d)
-        out.extend("  " + line for line in table(header, rec_rows).splitlines())
-        if f.speech:
-            out.append(
-                f"  speech levels inside the window (n={f.n_speech_ticks} ticks): "
-                + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items())
-            )
-        if g.quiet_s is not None:
-            out.append(f"quiet time: {g.rule} (gaps measured at floor {_g(g.floor)})")
-        else:
-            out.append(f"quiet time: none recommended ({g.rule or 'no gap inside a beat'})")
-        if g.n_gaps:
-            out.append(
-                f"  narration gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
-                f"p99 {_n(g.p99_s)} s; longest gap the clock bridges {_n(g.max_gap_s)} s"
-            )
-        for name, at, gap in g.longest[:3]:
-            out.append(f"  long gap: {name}:{clock_time(at)} {gap:.3f} s")
-        if g.n_ack:
-            out.append(f"  acknowledgment silences before the narration: n={g.n_ack}, longest {_n(g.ack_max_s)} s")
-        if g.room_s is not None and g.room_at is not None:
-            out.append(
-                f"  quiet left after a last word before the beat's bound: at least {_n(g.room_s)} s "
-                f"({g.room_at[0]}:{clock_time(g.room_at[1])}); a longer quiet time would stall that beat"
-            )
-        if g.quiet_s is not None and g.n_gaps:
-            bound = (
-                f"at most {percent(g.p_exceed_rule_of_three)} (rule of three, n={g.n_gaps})"
-                if g.p_exceed_rule_of_three is not None
-                else f"no bound from {plural(g.n_gaps, 'gap')} (the rule of three needs more than 3)"
-            )
-            tail = (
-                f"; about {percent(g.p_exceed_tail)} (exponential tail)"
-                if g.p_exceed_tail is not None
-                else "; no tail estimate (fewer than 5 gaps above the 75th percentile)"
-            )
-            out.append(f"  chance a future gap exceeds {_g(g.quiet_s)} s: {bound}{tail}")
-        if o.onset_timeout_s is not None:
-            out.append(
-                f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
-            )
-            out.append(
-                f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
-                + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})")
-            )
-        if d.stability:
-            out.append("stability (leave the recording that drives each number out):")
-            for s in d.stability:
-                if s.driver is None:
-                    continue
-                same = "unchanged" if s.without == s.value else f"{_g(s.without)}"
-                out.append(f"  {s.quantity} {_g(s.value)} is driven by {s.driver}; without it: {same}")
-        for note in d.warnings:
-            out.append(f"warning: {note}")
+        out += _summary_text(d)
+        out += _floor_text(d)
+        out += _gaps_text(d.gaps)
+        out += _onsets_text(d.onsets)
+        out += _stability_text(d)
         out.append("")
     return "\n".join(out)
+
+
+def _summary_text(d: Derivation) -> list[str]:
+    """A derivation's heading, its table beside the setting compared, the outcomes, held-out runs and dead air."""
+    f, g, o = d.floor, d.gaps, d.onsets
+    out: list[str] = []
+    methods = ", ".join(_METHODS[k].format(n=v) if k in _METHODS else f"{k} {v}" for k, v in sorted(f.methods.items()))
+    out.append(
+        f"== {d.group}: {plural(len(d.recordings), 'recording')} ({methods}), {plural(o.n_beats, 'beat')}, "
+        f"{plural(g.n_gaps, 'narration gap')} =="
+    )
+    rows = [("", "recommended", "evidence", _compared_heading(d))] + summary_rows(d)
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    out.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    out.append("")
+    out.append(outcome_line(d))
+    out += _unsatisfied_text(d.outcome)
+    if (line := compared_line(d)) is not None:
+        out.append(line)
+        assert d.compared is not None
+        out += _unsatisfied_text(d.compared.outcome)
+    out.extend(held_out_lines(d))
+    out.extend(dead_air_lines(d))
+    out.append("")
+    return out
+
+
+def _unsatisfied_text(outcome: Outcome | None) -> list[str]:
+    """One indented line per beat a setting does not replay right."""
+    return [
+        f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"
+        for u in (outcome.unsatisfied if outcome else ())
+    ]
+
+
+def _floor_text(d: Derivation) -> list[str]:
+    """The floor's rule and evidence: its place between noise and speech, other units, each recording's window."""
+    f = d.floor
+    out: list[str] = []
+    out.append(f"floor: {f.rule}")
+    if f.floor is not None and f.window is not None:
+        above = "above exact-zero noise" if f.above_db == float("inf") else f"{_n(f.above_db, 1)} dB above"
+        out.append(
+            f"  {_dbfs(f.floor)}: {above} the noise edge ({f.lower_by}), {_n(f.below_db, 1)} dB below "
+            f"the speech edge (speech p{f.speech_percentile:g} - {f.floor_margin_db:g} dB, {f.upper_by})"
+        )
+    if (line := floor_run_line(f)) is not None:
+        out.append(line)
+    if f.floor is not None and f.window is not None:
+        eq = equivalents(f.floor)
+        out.append(
+            f"  in other units: auditok energy_threshold {eq['auditok_energy_threshold']:.1f}; "
+            f"hark threshold {eq['hark_threshold_db']:.1f} dB (for a tone)"
+        )
+    header, rec_rows = recording_rows(d)
+    out.extend("  " + line for line in table(header, rec_rows).splitlines())
+    if f.speech:
+        out.append(
+            f"  speech levels inside the window (n={f.n_speech_ticks} ticks): "
+            + "  ".join(f"{k} {_lvl(v)}" for k, v in f.speech.items())
+        )
+    return out
+
+
+def _gaps_text(g: GapEvidence) -> list[str]:
+    """The quiet time's rule and evidence: the narration gaps, the longest, the room after last words, the odds."""
+    out: list[str] = []
+    if g.quiet_s is not None:
+        out.append(f"quiet time: {g.rule} (gaps measured at floor {_g(g.floor)})")
+    else:
+        out.append(f"quiet time: none recommended ({g.rule or 'no gap inside a beat'})")
+    if g.n_gaps:
+        out.append(
+            f"  narration gaps >= {g.min_gap_s:g} s (n={g.n_gaps}): p50 {_n(g.p50_s)}  p90 {_n(g.p90_s)}  "
+            f"p99 {_n(g.p99_s)} s; longest gap the clock bridges {_n(g.max_gap_s)} s"
+        )
+    for name, at, gap in g.longest[:3]:
+        out.append(f"  long gap: {name}:{clock_time(at)} {gap:.3f} s")
+    if g.n_ack:
+        out.append(f"  acknowledgment silences before the narration: n={g.n_ack}, longest {_n(g.ack_max_s)} s")
+    if g.room_s is not None and g.room_at is not None:
+        out.append(
+            f"  quiet left after a last word before the beat's bound: at least {_n(g.room_s)} s "
+            f"({g.room_at[0]}:{clock_time(g.room_at[1])}); a longer quiet time would stall that beat"
+        )
+    if g.quiet_s is not None and g.n_gaps:
+        bound = (
+            f"at most {percent(g.p_exceed_rule_of_three)} (rule of three, n={g.n_gaps})"
+            if g.p_exceed_rule_of_three is not None
+            else f"no bound from {plural(g.n_gaps, 'gap')} (the rule of three needs more than 3)"
+        )
+        tail = (
+            f"; about {percent(g.p_exceed_tail)} (exponential tail)"
+            if g.p_exceed_tail is not None
+            else "; no tail estimate (fewer than 5 gaps above the 75th percentile)"
+        )
+        out.append(f"  chance a future gap exceeds {_g(g.quiet_s)} s: {bound}{tail}")
+    return out
+
+
+def _onsets_text(o: OnsetEvidence) -> list[str]:
+    """The onset timeout's rule and the latencies it rests on."""
+    out: list[str] = []
+    if o.onset_timeout_s is not None:
+        out.append(
+            f"onset timeout: longest latency {_n(o.max_s)} s + margin {o.onset_margin_s:g} s, rounded up to 0.5 s"
+        )
+        out.append(
+            f"  latency (n={o.n_beats} beats): p50 {_n(o.p50_s)}  p95 {_n(o.p95_s)}  max {_n(o.max_s)} s"
+            + ("" if o.slowest is None else f" ({o.slowest[0]}:{clock_time(o.slowest[1])})")
+        )
+    return out
+
+
+def _stability_text(d: Derivation) -> list[str]:
+    """Which recording drives each number and what it would be without it, then the warnings."""
+    out: list[str] = []
+    if d.stability:
+        out.append("stability (leave the recording that drives each number out):")
+        for s in d.stability:
+            if s.driver is None:
+                continue
+            same = "unchanged" if s.without == s.value else f"{_g(s.without)}"
+            out.append(f"  {s.quantity} {_g(s.value)} is driven by {s.driver}; without it: {same}")
+    for note in d.warnings:
+        out.append(f"warning: {note}")
+    return out
 
 
 def derive_markdown(derivations: Sequence[Derivation]) -> str:

@@ -25,10 +25,10 @@ def test_the_api_is_what_the_commands_use():
     assert clock.levels is clock.core.levels.levels
     assert clock.beats is clock.core.beats.beats
     assert clock.derive is clock.api.derive
-    from clock.cli import derive, tune
+    from clock.cli import derive, report, sweep
 
-    assert tune.find_beats is clock.beats and tune.run_sweep is clock.sweep
-    assert derive.derive_thresholds is clock.derive and tune.derive_thresholds is clock.derive
+    assert report.find_beats is clock.beats and report.run_sweep is clock.sweep and sweep.run_sweep is clock.sweep
+    assert derive.derive_thresholds is clock.derive and report.derive_thresholds is clock.derive
 
 
 def test_options_after_the_signal_are_keyword_only():

@@ -399,9 +399,9 @@ def test_any_exception_at_the_boundary_is_one_line_and_exit_2(cli, session, monk
     def fail(*args, **kwargs):
         raise exc
 
-    import clock.cli.levels  # commands are imported when they run: this one now, to be patched
+    import clock.cli.info  # commands are imported when they run: this one now, to be patched
 
-    monkeypatch.setattr(clock.cli.levels, "summarize", fail)
+    monkeypatch.setattr(clock.cli.info, "summarize", fail)
     result = cli("info", session)
     assert result.exit_code == 2
     line = one_error(result)
@@ -470,7 +470,7 @@ def test_dollar_names_and_types_are_drawn_literally(cli, dollar_session, tmp_pat
         "--allow-defaults",
     )
     assert result.exit_code == 0, result.stderr
-    from clock.cli.tune import figure_for
+    from clock.cli.plot import figure_for
     from clock.io.recording import read_recording
 
     rec = read_recording(dollar_session)

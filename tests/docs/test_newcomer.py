@@ -67,7 +67,7 @@ def test_beats_count_from_1_in_the_table_in_lines_and_in_beat(cli, tmp_path):
 
 
 def test_the_zoomed_figure_names_its_beat():
-    from clock.cli.tune import figure_for
+    from clock.cli.plot import figure_for
     from clock.io.recording import read_recording
 
     rec = read_recording(WAV)

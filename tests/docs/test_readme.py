@@ -1,4 +1,4 @@
-"""The README shows what the tool prints: its demo block is the real output of `make demo`'s commands."""
+"""The README shows what the tool prints: its demo block is an excerpt of the real output of `make demo`'s commands."""
 
 from __future__ import annotations
 
@@ -12,7 +12,42 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _is_excerpt(shown: list[str], printed: list[str]) -> bool:
+    """Whether ``shown`` is ``printed`` with runs of lines left out, each run marked by one ``...`` line: it starts
+    with the first printed line and ends with the last, and every other line is printed, in order."""
+    chunks: list[list[str]] = [[]]
+    for line in shown:
+        if line == "...":
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
+    if any(not chunk for chunk in chunks) or printed[: len(chunks[0])] != chunks[0]:
+        return False
+    at = len(chunks[0])
+    for chunk in chunks[1:]:
+        # The earliest place after at least one line left out (the earliest keeps the most room for the rest).
+        starts = [i for i in range(at + 1, len(printed) - len(chunk) + 1) if printed[i : i + len(chunk)] == chunk]
+        if not starts:
+            return False
+        at = starts[0] + len(chunk)
+    return at == len(printed)
+
+
+def test_an_excerpt_is_the_output_with_marked_lines_left_out():
+    printed = ["a", "b", "c", "d", "e"]
+    assert _is_excerpt(["a", "b", "c", "d", "e"], printed)
+    assert _is_excerpt(["a", "...", "c", "...", "e"], printed)
+    assert _is_excerpt(["a", "b", "...", "e"], printed)
+    assert not _is_excerpt(["a", "...", "b", "c", "d", "e"], printed)  # "..." where nothing is left out
+    assert not _is_excerpt(["a", "...", "d", "c", "...", "e"], printed)  # out of order
+    assert not _is_excerpt(["a", "...", "x", "...", "e"], printed)  # a line never printed
+    assert not _is_excerpt(["b", "...", "e"], printed)  # not from the start
+    assert not _is_excerpt(["a", "...", "d"], printed)  # not to the end
+    assert not _is_excerpt(["a", "...", "...", "e"], printed)
+
+
 def test_the_readme_demo_is_what_make_demo_prints():
+    # The README shows an excerpt: the demo's first and last lines, and runs of lines between, each gap marked "...".
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"then the regression check.*?\n```\n(.*?)```\n", readme, flags=re.S)
     assert shown is not None
@@ -26,7 +61,9 @@ def test_the_readme_demo_is_what_make_demo_prints():
             [sys.executable, "-m", "clock", *command], cwd=REPO, capture_output=True, text=True, check=True
         )
         printed += done.stdout
-    assert shown.group(1) == printed
+    assert printed.endswith("\n") and shown.group(1).endswith("\n")
+    assert "..." not in printed.splitlines()  # the mark is never a line the tool prints
+    assert _is_excerpt(shown.group(1).splitlines(), printed.splitlines())
 
 
 def test_the_readme_quotes_the_demos_numbers():

@@ -503,24 +503,24 @@ def test_speech_is_classed_as_any_of_the_spans_containing_it_would_class_it():
 
 
 def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
-    import clock.cli.tune
+    import clock.cli.plot
 
     def second_decode(*args, **kwargs):
         raise AssertionError("decoded again for the waveform")
 
-    monkeypatch.setattr(clock.cli.tune, "envelope", second_decode)
+    monkeypatch.setattr(clock.cli.plot, "envelope", second_decode)
     result = cli("plot", RECORDINGS / "tour-en-us-48k.webm", "-o", tmp_path / "tour.png")
     assert result.exit_code == 0, result.stderr
 
 
 def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch):
     # The waveform of each recording's plot comes from the decode that read its levels (as plot's does).
-    import clock.cli.tune
+    import clock.cli.plot
 
     def second_decode(*args, **kwargs):
         raise AssertionError("decoded again for the waveform")
 
-    monkeypatch.setattr(clock.cli.tune, "envelope", second_decode)
+    monkeypatch.setattr(clock.cli.plot, "envelope", second_decode)
     out = tmp_path / "report.html"
     result = cli("report", RECORDINGS, "--no-cache", "-o", out)
     assert result.exit_code == 0, result.stderr
