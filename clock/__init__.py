@@ -9,7 +9,7 @@ The data flow, and where each step lives:
 3. segments: :mod:`clock.core.segments` finds speech and the gaps between;
 4. beats and replay: :mod:`clock.core.beats` finds the onset after each
    terminal response and replays the browser clock;
-5. derive and check: :mod:`clock.core.derive`, :mod:`clock.core.sweep` and
+5. derive and check: :mod:`clock.core.recommend`, :mod:`clock.core.sweep` and
    :mod:`clock.core.check` recommend and test the thresholds
    (:mod:`clock.api`: ``check`` and ``derive`` as the commands run them);
 6. report: :mod:`clock.report` renders tables, plots and the HTML report.
@@ -64,16 +64,6 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         replay_ticks,
     )
     from .core.check import CheckCase, CheckCounts, CheckResult, check_cases, check_counts, check_recording
-    from .core.derive import (
-        Derivation,
-        Margins,
-        Observation,
-        Outcome,
-        RecordingLevels,
-        classify_ticks,
-        equivalents,
-        recording_levels,
-    )
     from .core.events import Event, EventLog, Label
     from .core.levels import (
         LevelTrace,
@@ -85,6 +75,10 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         parse_period,
         summarize,
     )
+    from .core.model import Margins, Observation
+    from .core.recommend.evidence import Derivation, Outcome
+    from .core.recommend.floors import equivalents
+    from .core.recommend.windows import RecordingLevels, classify_ticks, recording_levels
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
     from .core.sweep import SweepPoint, SweepResult, grid, sweep
@@ -113,15 +107,15 @@ _LAZY = {
     "check_cases": "clock.core.check",
     "check_counts": "clock.core.check",
     "check_recording": "clock.core.check",
-    "Derivation": "clock.core.derive",
-    "Margins": "clock.core.derive",
-    "Observation": "clock.core.derive",
-    "Outcome": "clock.core.derive",
-    "RecordingLevels": "clock.core.derive",
-    "classify_ticks": "clock.core.derive",
+    "Derivation": "clock.core.recommend.evidence",
+    "Margins": "clock.core.model",
+    "Observation": "clock.core.model",
+    "Outcome": "clock.core.recommend.evidence",
+    "RecordingLevels": "clock.core.recommend.windows",
+    "classify_ticks": "clock.core.recommend.windows",
     "derive": "clock.api",
-    "equivalents": "clock.core.derive",
-    "recording_levels": "clock.core.derive",
+    "equivalents": "clock.core.recommend.floors",
+    "recording_levels": "clock.core.recommend.windows",
     "Event": "clock.core.events",
     "EventLog": "clock.core.events",
     "Label": "clock.core.events",

@@ -23,9 +23,9 @@ from functools import cache
 import numpy as np
 from tours import pink, words
 
-from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.model import Observation
 
 RATE = 16000
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End

@@ -21,7 +21,7 @@ from tours import RATE, random_corpus, words
 from clock.core.beats import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET, Replay, replay_ticks
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks, levels
-from clock.core.rules import Rule
+from clock.core.recommend.rules import Rule
 from clock.core.thresholds import Thresholds
 from clock.io.config import read_config
 from clock.io.decode import iter_blocks, probe

@@ -42,7 +42,8 @@ from hypothesis import strategies as st
 
 from clock.core.beats import OUTCOMES, analyse, beats, decide_quiets
 from clock.core.check import check_corpus
-from clock.core.derive import Margins, derive
+from clock.core.model import Margins
+from clock.core.recommend.engine import derive
 from clock.core.thresholds import Thresholds
 
 #: The brute-force grid: floors in 2 dB steps from 24 dB under the floor's edge to 12 dB over it, quiet times in

@@ -146,7 +146,7 @@ def test_import_graph_resolves_every_kind_of_import(tmp_path):
 def test_the_package_graph_has_its_imports():
     graph = import_graph()
     assert "clock.io.stress" in graph["clock.cli.stress"]  # `from ..io.stress import ...` inside a function
-    assert "clock.core.derive" in graph["clock.api"]
+    assert "clock.core.recommend.engine" in graph["clock.api"]
     assert "clock._version" in graph["clock.io.cache"]
 
 

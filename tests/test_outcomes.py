@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 from clock.core.beats import OUTCOMES, analyse, beats, decide_quiets, narration_pause_s
-from clock.core.derive import Observation, derive, judge
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, Ticks
+from clock.core.model import Observation
+from clock.core.recommend.engine import derive
+from clock.core.recommend.replay import judge
 
 HZ = 60
 ACK_SILENCE = 170  # ticks from the acknowledgment's last word to the narration's onset: 2.833 s

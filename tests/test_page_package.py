@@ -24,7 +24,7 @@ import pytest
 from browser import POST_JS, run_page
 
 from clock.core.beats import LEVEL_AFTER_STOPPED
-from clock.core.rules import Rule
+from clock.core.recommend.rules import Rule
 from clock.core.thresholds import Thresholds
 from clock.web import build, page_config, script
 

@@ -14,19 +14,22 @@ import numpy as np
 import pytest
 from sessions import RATE, ProviderBeat, Session, provider_tour
 
-from clock.core.beats import OUTCOMES, analyse, decide_quiets, judge_declared, provider_stopped
-from clock.core.derive import Observation, derive
-from clock.core.events import Event, EventLog
-from clock.core.levels import levels
-from clock.core.rules import (
+from clock.core.beats import (
     LEVEL,
     LEVEL_AFTER_STOPPED,
-    NO_EVENT,
+    OUTCOMES,
     STOPPED,
     STOPPED_QUIET,
-    Rule,
-    replay_rule,
+    analyse,
+    decide_quiets,
+    judge_declared,
+    provider_stopped,
 )
+from clock.core.events import Event, EventLog
+from clock.core.levels import levels
+from clock.core.model import Observation
+from clock.core.recommend.engine import derive
+from clock.core.recommend.rules import NO_EVENT, Rule, replay_rule
 from clock.web import PAGE_KEYS, RULE_KEYS
 
 TICK = 1 / 60
@@ -369,8 +372,8 @@ def with_stops(rng: np.random.Generator, trace, log: EventLog, kind: str = "outp
 
 
 def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
-    """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.rules`` (every beat at once) give
-    the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
+    """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.recommend.rules`` (every beat at
+    once) give the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
     from test_decide import random_session
 
     from clock.core.beats import RULES, replay_ticks, rule_stopped

@@ -32,10 +32,11 @@ from adversarial import (
 from test_decide import assert_floors_match_analyse
 
 from clock.core.beats import OUTCOMES, analyse, analyse_floors, beats
-from clock.core.derive import Margins, derive
 from clock.core.levels import Ticks, levels
+from clock.core.model import Margins
+from clock.core.recommend.engine import derive
+from clock.core.recommend.windows import recording_levels
 from clock.core.segments import MIN_GAP_S
-from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning
 
 LEVEL = 0.02

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from voices import BeatTruth
 
-from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.model import Observation
 
 RATE = 16000  # enough for the level; keeps the tests fast
 

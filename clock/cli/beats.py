@@ -12,10 +12,11 @@ from ..core.agreement import page_trace
 from ..core.beats import LEVEL, RULES, check_rule, heard, log_noise_bumps
 from ..core.beats import beats as find_beats
 from ..core.levels import LevelTrace
-from ..core.rules import Rule
-from ..core.segments import MIN_GAP_S, label_errors
+from ..core.model import MIN_GAP_S, Observation
+from ..core.recommend.rules import Rule
+from ..core.recommend.windows import recording_levels
+from ..core.segments import label_errors
 from ..core.segments import segments as find_segments
-from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.corpus import log_agreement
 from ..io.events import read_labels, warn_outside

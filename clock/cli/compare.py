@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..core.compare import EndpointerResult, FrameScores, compare_endpointers, reference_sources
-from ..core.derive import derive as derive_thresholds
+from ..core.recommend.engine import derive as derive_thresholds
 from ..io.corpus import Corpus
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable

@@ -15,10 +15,11 @@ from ..api import derive as derive_thresholds
 from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, baseline_entry, check_counts
-from ..core.derive import GROUP_KEYS, Derivation, Observation
 from ..core.levels import LevelTrace
+from ..core.model import MARGIN_BOUNDS, Observation
+from ..core.recommend.evidence import Derivation
+from ..core.recommend.rule_choice import GROUP_KEYS
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
-from ..core.windows import MARGIN_BOUNDS
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline

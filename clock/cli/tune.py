@@ -14,7 +14,7 @@ from ..api import derive as derive_thresholds
 from ..core.beats import Beat, replay_ticks
 from ..core.beats import beats as find_beats
 from ..core.check import check_counts
-from ..core.segments import MIN_GAP_S
+from ..core.model import MIN_GAP_S
 from ..core.segments import segments as find_segments
 from ..core.sweep import MAX_SWEEP_POINTS, SweepResult, grid
 from ..core.sweep import sweep as run_sweep

@@ -43,7 +43,7 @@ applied before tick ``t``. Comparisons of elapsed time against ``quiet_s``
 allow 1 ns for float rounding.
 
 **Rules** (:data:`RULES`; ``speechclock.js`` runs each as the replay does,
-and :mod:`clock.core.rules` replays them over whole corpora): the level clock
+and :mod:`clock.core.recommend.rules` replays them over whole corpora): the level clock
 above (``level``), or a rule told the provider's ``output_audio_buffer.stopped``
 (:attr:`clock.core.events.EventLog.stop_kind`), which may end the beat sooner.
 A beat's event is its own (:func:`beat_stops`): the first one applied while
@@ -115,7 +115,7 @@ from .causes import (
 )
 from .events import Event, EventLog
 from .levels import LevelTrace
-from .model import EPS_S
+from .model import EPS_S, MIN_GAP_S
 from .outcome import (
     ABORTED,
     BOUND_KINDS,
@@ -138,7 +138,7 @@ from .outcome import (
     unspoken_codes,
     visitor,
 )
-from .segments import MIN_GAP_S, _check_floor, runs, word_gaps
+from .segments import _check_floor, runs, word_gaps
 from .speech import classify, guide_sound, noise_bumps
 from .thresholds import (
     DEFAULT_ONSET_TIMEOUT_S,
@@ -1207,7 +1207,7 @@ def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
     An ``end`` whose beat's last word is closer to it than ``P`` came while
     the guide spoke (``aborted``); one later came after the guide had
     finished (``outpaced``). The one place ``P`` is computed: every
-    corpus-level caller (derive, sweep, check, :func:`clock.core.derive.judge`)
+    corpus-level caller (derive, sweep, check, :func:`clock.core.recommend.replay.judge`)
     passes this over its recordings at the floor judged; ``beats`` and
     :func:`decide` default to the recording's own. 0 when there is none.
     """
@@ -2112,7 +2112,7 @@ def judge_declared(
     judges its own declarations: unheard, silent and missed onsets first (a beat the guide spoke in that the floor
     hears none of is a missed onset: :attr:`BeatAnalysis.guide_spoke`), then the tick against the span.
 
-    Any rule that ends beats (:mod:`clock.core.rules`) is judged here, so its outcomes mean what the level
+    Any rule that ends beats (:mod:`clock.core.recommend.rules`) is judged here, so its outcomes mean what the level
     clock's do. ``narration_pause_s`` is ``P``, as for :func:`decide_quiets`.
     """
     if b.life_end_tick <= b.first_tick:

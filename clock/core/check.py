@@ -36,7 +36,7 @@ Checks
     within the margin passes with a note that states the shortfall and
     both edges. A gap within the margin where a wider run could have held
     it, or where the quiet time sits below the centre, still fails
-    (:func:`clock.core.evidence.gap_margin_waived`, which ``derive``'s
+    (:func:`clock.core.recommend.quiet.gap_margin_waived`, which ``derive``'s
     margin warning reads too).
 ``premature``, ``stalled``, ``outpaced``, ``missed-onset``, ``premature-risk``
     The replayed clock never ends a beat while the guide is still talking,
@@ -87,7 +87,7 @@ Checks
     gap within tolerances.
 
 Speech and silence ticks are told apart as ``derive`` does
-(:func:`clock.core.derive.recording_levels`), never with the floor under test.
+(:func:`clock.core.recommend.windows.recording_levels`), never with the floor under test.
 """
 
 from __future__ import annotations
@@ -114,10 +114,11 @@ from .beats import (
     heard,
     outpaced_line,
 )
-from .derive import NOISE_PERCENTILE, Margins, Observation, recording_levels
 from .events import EventLog
-from .evidence import floor_that_works, gap_margin_waived, level_failures
-from .model import EPS_S
+from .model import EPS_S, Margins, Observation
+from .recommend.quiet import gap_margin_waived
+from .recommend.replay import floor_that_works, level_failures
+from .recommend.windows import NOISE_PERCENTILE, recording_levels
 from .thresholds import Thresholds
 from .times import clock_time
 
@@ -1026,7 +1027,8 @@ class _LevelReplay:
         return None
 
     def any_floor_works(self) -> tuple[float, float, float, int] | None:
-        """A floor at which some quiet time ends every beat right (see :func:`clock.core.evidence.floor_that_works`)."""
+        """A floor at which some quiet time ends every beat right (see
+        :func:`clock.core.recommend.replay.floor_that_works`)."""
         return floor_that_works(self.obs, spoke=self.spoke, onset_timeout_s=self.th.onset_timeout_s)
 
 

@@ -90,10 +90,10 @@ from .beats import (
 )
 from .events import EventLog, Label
 from .levels import LevelTrace
+from .model import Margins, Observation
 from .outcome import undone_against_reference
 from .segments import runs
 from .speech import otsu_log_split
-from .windows import Margins, Observation
 
 __all__ = [
     "DECISION_FLOOR",

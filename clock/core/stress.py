@@ -17,7 +17,7 @@ pause      every narration gap stretched (whole ticks)                 up to +40
 Each direction of an axis is a :class:`Line`: its values ordered from the
 unchanged recording outward (gain has two, ``down`` and ``up``). A line
 holds up to the value before its first failure. Failures are judged by
-:func:`clock.core.derive.judge`, the same count ``derive`` gives its own
+:func:`clock.core.recommend.replay.judge`, the same count ``derive`` gives its own
 recommendation's replay (so a new outcome there is one here), and a beat
 the voice spoke in that the change hides under the floor (the judge calls
 it silent) fails too (:func:`lost_beat`). Along a line, every value is
@@ -54,9 +54,9 @@ from numpy.typing import NDArray
 from ..errors import InvalidParameterError
 from .beats import MISSED_ONSET, OUTPACED, PREMATURE, Beat, analyse
 from .check import CheckResult
-from .derive import Outcome, Unsatisfied
 from .events import EventLog
 from .levels import LevelTrace
+from .recommend.evidence import Outcome, Unsatisfied
 from .times import clock_time
 
 __all__ = [

@@ -40,7 +40,7 @@ event log:
   that hears trailing noise as speech lengthens.
 
 The **recommended** setting is the one recommendation engine's
-(:func:`clock.core.derive.derive`), the same as ``derive`` prints, whether or
+(:func:`clock.core.recommend.engine.derive`), the same as ``derive`` prints, whether or
 not it lies on the grid; the grid shows how the corpus responds around it.
 The **Pareto front** holds the grid settings no other setting beats on both
 failing beats and mean added latency.
@@ -69,7 +69,10 @@ from .beats import (
     SUPERSEDED,
     analyse_floors,
 )
-from .derive import Derivation, Margins, Observation, classify_ticks, derive
+from .model import Margins, Observation
+from .recommend.engine import derive
+from .recommend.evidence import Derivation
+from .recommend.windows import classify_ticks
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -185,7 +188,7 @@ class SweepResult:
 
     @property
     def recommended(self) -> tuple[float | None, float | None, float | None]:
-        """(floor, quiet_s, onset_timeout_s), as :func:`clock.core.derive.derive` recommends."""
+        """(floor, quiet_s, onset_timeout_s), as :func:`clock.core.recommend.engine.derive` recommends."""
         return self.derivation.setting
 
     def point(self, floor: float, quiet_s: float) -> SweepPoint | None:
@@ -426,13 +429,13 @@ def sweep(
     floors, quiets_s : sequence of float
     onset_timeout_s : float
     margins : Margins, optional
-        For the recommendation (see :func:`clock.core.derive.derive`).
+        For the recommendation (see :func:`clock.core.recommend.engine.derive`).
     derivation : Derivation, optional
         The recommendation, when the caller has already derived it from the
         same observations and margins.
     committed : Thresholds, optional
         The setting the page runs, for the recommendation's rules (see
-        :func:`clock.core.derive.derive`).
+        :func:`clock.core.recommend.engine.derive`).
 
     Returns
     -------

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
 from ..core.beats import page_declarations
-from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace, Ticks
+from ..core.model import Observation
 from ..core.thresholds import Thresholds
 from ..errors import RecordingError, SpeechClockWarning
 from .config import CONFIG_NAME, AgreementConfig, Config, find_config, read_config

@@ -33,8 +33,11 @@ from numpy.typing import NDArray
 
 from ..core.beats import Beat, beats
 from ..core.check import CheckResult
-from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelChunk, LevelStream, LevelTrace
+from ..core.model import Margins, Observation
+from ..core.recommend.engine import derive
+from ..core.recommend.evidence import Outcome
+from ..core.recommend.replay import judge
 from ..core.stress import (
     AXES,
     LOSS_PCT,

@@ -23,11 +23,12 @@ from numpy.typing import NDArray
 
 from ..core.beats import DONE, SPEAKING, WAITING, Beat, Replay
 from ..core.compare import LEVEL_CLOCK, EndpointerResult
-from ..core.derive import Derivation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
-from ..core.rules import RuleEvidence
-from ..core.segments import MIN_GAP_S, Segmentation
+from ..core.model import MIN_GAP_S
+from ..core.recommend.evidence import Derivation
+from ..core.recommend.rule_evidence import RuleEvidence
+from ..core.segments import Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
 from .text import outside_grid

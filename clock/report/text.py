@@ -10,8 +10,10 @@ from typing import Any
 from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
-from ..core.derive import Derivation, FloorEvidence, Outcome, equivalents, round_sig
-from ..core.rules import DeadAir, RuleEvidence
+from ..core.recommend.evidence import Derivation, FloorEvidence, Outcome
+from ..core.recommend.floors import equivalents, round_sig
+from ..core.recommend.rule_evidence import RuleEvidence
+from ..core.recommend.rules import DeadAir
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
 from ..core.times import clock_time

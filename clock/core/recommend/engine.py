@@ -1,0 +1,400 @@
+"""Derive the floor, the quiet time and the onset timeout from recordings: the engine's steps in order.
+
+Pure numpy. :func:`derive` is the one recommendation engine; each step is in
+the module named for it (see :mod:`clock.core.recommend`).
+
+Telling speech from noise without assuming a floor
+--------------------------------------------------
+The floor being derived is never used to decide which ticks are speech:
+
+1. **labels** (ground truth, when a recording has an Audacity label track):
+   a tick is *speech* when its analyser window lies inside a labelled
+   utterance, *silence* when its window stays clear of every utterance by
+   0.1 s before it and 0.5 s after it (word tails and codec decay are not
+   silence);
+2. **exact-zero runs**: a tick whose level is exactly 0 is silence;
+3. **split** (without labels): a two-mode split of the log-levels of the
+   non-zero ticks (Otsu's threshold); runs above it, joined across dips
+   shorter than 0.3 s, are the utterances; silence keeps the same guard
+   from them as with labels.
+
+A speech tick is also within ``speech_range_db`` (20 dB) of its utterance's
+median, and, when the recording has an event log, inside a beat.
+
+Per recording: a floor window
+-----------------------------
+* **noise**: the median and the 99th percentile of its silence ticks (not
+  the single loudest tick);
+* **speech low**: the ``speech_percentile`` (5th) percentile of its speech
+  ticks;
+* **window**: floors above the noise's 99th percentile and at least
+  ``floor_margin_db`` (3 dB) below its speech low. A recording whose noise
+  reaches that high has no window: a level-floor clock cannot work on it,
+  and it contributes no floor, gap or quiet-time evidence.
+
+The corpus
+----------
+* **floor**: inside the intersection of the windows (the largest group of
+  recordings whose windows meet; the others are named): 6 dB below the
+  lowest speech low, unless that is closer to the noise edge than to the
+  speech edge, then the middle of the intersection in dB; a two-significant-
+  digit value near it that the replay accepts (below).
+* **quiet time**: at that floor, the longest gap the clock must bridge inside
+  a beat (a narration's inter-sentence gaps, and the silence between an
+  overlapping acknowledgment and the narration), unpaused time only, plus
+  ``quiet_margin_s`` (0.2 s), rounded up to the first multiple of 0.05 s
+  above it (so ``check``'s gap check holds); but never more than the quiet
+  left after the last word before the beat's bound (the next prompt or
+  terminal response), or the clock would stall. Where that room cannot hold
+  the margin, ``GapEvidence.margin_kept`` is False and a warning names the
+  beat and the margin left. A beat the page ended (``end``) sets no room: a
+  longer quiet time aborts it, and an aborted beat is not a failure.
+* **onset timeout**: the longest onset latency plus ``onset_margin_s`` (2 s),
+  rounded up to 0.5 s.
+
+Every candidate setting is checked with :func:`clock.core.beats.decide` (the
+replay's decisions) on every beat; the first floor, nearest the preferred
+one, at which a quiet time and timeout end every beat right is the engine's
+floor. The recommendation is then placed on a replayed grid through it
+(:func:`clock.core.recommend.region.place_on_grid`: floors 1 dB apart, the quiet times and onset timeouts
+each floor allows): the setting no failing one comes within both margins
+of, nearest the engine's floor with the least quiet time; along an axis
+whose valid run is narrower than twice its margin, the run's centre, said
+with both edges. The floor is then placed in the run of floors that end
+every beat right at that setting (:class:`clock.core.recommend.floor.FloorRange`: each edge near the
+floor found by replay to 0.1 dB), at least ``floor_margin_db`` inside both
+edges where the run is twice that wide, else at its centre in dB with a
+warning naming it. The formulas above stay in the rules as evidence
+(``derive(prefer=...)`` chooses among all the candidate floors' settings
+that do instead). The windows are a heuristic and the replay the truth:
+when no candidate works, a ladder of floors about 1 dB apart from the lowest
+noise (a room's, not a quieter voice the split takes for silence) to the
+highest speech median is replayed over every recording before the engine
+says no floor works; then the setting that fails the fewest beats, counted
+over every recording with speech, is recommended, and each failing beat is
+named with its reason. A floor fails a beat the guide spoke in (as derive
+tells speech without the floor: :meth:`clock.core.recommend.corpus.Corpus.spoke`)
+that it does not hear, in every search.
+
+**Out of sample** (``Derivation.held_out``): each recording with beats is
+left out in turn, the rest derive a setting (sharing the per-recording
+analyses), and that setting is replayed on the recording left out. Gap evidence comes from gaps inside beats
+only; a recording without an event log contributes all its gaps (and says
+so), one whose log has no terminal response contributes none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..model import Margins, Observation
+from ..thresholds import Thresholds
+from .corpus import Corpus
+from .evidence import THIN, Comparison, Derivation, Stability, counted
+from .floor import NARROW_DB, floor_evidence
+from .floors import db, floor_ladder, nice_floors, target_floor
+from .heldout import held_out_runs, stability_runs
+from .notes import CHECK, no_window_words, recording_ends_right, rescued_note, settle_checks
+from .quiet import gap_onset_outcome
+from .region import place_on_grid
+from .replay import floor_that_works, replay_outcome
+from .rule_choice import GROUP_KEYS, level_dead_air, provider_rules
+from .search import FEWEST_FAILURES, MAX_PRIMARY, Prefer, any_quiet, recount, search
+from .windows import NOISE_PERCENTILE, full_ladder, meeting_group, recording_levels
+
+
+def derive(
+    observations: Sequence[Observation],
+    *,
+    margins: Margins | None = None,
+    group: str = "all",
+    compare: Thresholds | None = None,
+    compare_label: str = "committed",
+    prefer: Prefer | None = None,
+    held_out: bool = True,
+    group_keys: Sequence[str] = GROUP_KEYS,
+    committed: Thresholds | None = None,
+) -> Derivation:
+    """Derive the floor, the quiet time and the onset timeout from recordings, and replay them.
+
+    Parameters
+    ----------
+    observations : sequence of Observation
+    margins : Margins, optional
+    group : str
+        A name for this group (``--by voice`` gives one per voice).
+    compare : Thresholds, optional
+        Another setting to replay the same way, beside the recommendation
+        (``Derivation.compared``): the committed one, or a candidate.
+    compare_label : str
+        What ``compare`` is (``committed`` or ``candidate``).
+    prefer : callable, optional
+        Chooses among the candidate settings that end every beat right (see
+        :data:`Prefer`): it gets them as (floor, quiet_s, onset_timeout_s),
+        in the engine's order (the first is what it would recommend), and
+        returns the index of the one to recommend and a note for the floor's
+        rule. Without it, the first. The leave-one-out runs (stability,
+        held-out) keep the engine's order: a preference may look at every
+        recording, the one left out too.
+    held_out : bool
+        Also derive without each recording with an event log in turn and
+        replay the result on it (``Derivation.held_out``). Without it, no
+        rule on the provider's event is named (``Derivation.rules``).
+    group_keys : sequence of str
+        Metadata keys (``Observation.meta``) whose groups a rule on the
+        provider's event must hold without, each left out in turn, where a
+        key has two or more groups (default: voice, model, prompt).
+    committed : Thresholds, optional
+        The setting the page runs (default: ``compare``): a rule on the
+        provider's event is named only where it saves ``min_saving_s`` there
+        too. Given, even where ``compare`` is not (the built-in defaults are
+        what a page without a config runs).
+
+    Returns
+    -------
+    Derivation
+        The recommendation (``Derivation.setting``), its evidence, its
+        replay over the corpus, and how stable it is.
+    """
+    margins = margins or Margins()
+    obs = list(observations)
+    parts = [recording_levels(o, margins) for o in obs]
+    corpus = Corpus(
+        obs,
+        [rec for rec, _ in parts],
+        [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
+        [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
+        margins,
+        [c for _, c in parts],
+    )
+    members = list(range(len(obs)))
+    found = _derive(corpus, members, group, stability=True, prefer=prefer)
+    if held_out:
+        found = replace(
+            found, held_out=held_out_runs(corpus, members, lambda fold: _without(corpus, members, fold, group))
+        )
+    found = replace(
+        found,
+        rules=provider_rules(
+            corpus,
+            members,
+            lambda fold: _without(corpus, members, fold, group),
+            found,
+            held_out=held_out,
+            compare=committed or compare,
+            keys=group_keys,
+        ),
+    )
+    if compare is None:
+        return found
+    floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
+    outcome = replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
+    return replace(
+        found,
+        compared=Comparison(
+            compare_label,
+            floor,
+            quiet,
+            timeout,
+            outcome if outcome.n_recordings else None,
+            level_dead_air(corpus, members, floor, quiet, timeout) if outcome.n_recordings else None,
+        ),
+    )
+
+
+def _derive(
+    corpus: Corpus, members: list[int], group: str, *, stability: bool, prefer: Prefer | None = None
+) -> Derivation:
+    margins = corpus.margins
+    obs, levels = corpus.obs, corpus.levels
+    notes: list[str] = []
+    meeting = meeting_group(levels, members)
+    windowed = [i for i in members if levels[i].window is not None]
+    no_window = tuple(obs[i].name for i in members if levels[i].window is None)
+    outside = tuple(obs[i].name for i in windowed if i not in meeting)
+    window = lower_by = upper_by = None
+    primary: list[float] = []
+    extended: list[float] = []
+    floor_rule = "no floor: no recording has a window of floors that separate its speech from its noise"
+    if meeting:
+        lo_i = max(meeting, key=lambda i: (levels[i].window[0], -i))  # type: ignore[index]
+        hi_i = min(meeting, key=lambda i: (levels[i].window[1], i))  # type: ignore[index]
+        lo, hi = levels[lo_i].window[0], levels[hi_i].window[1]  # type: ignore[index]
+        window, lower_by, upper_by = (lo, hi), obs[lo_i].name, obs[hi_i].name
+        speech_low = min(levels[i].speech_low or hi for i in meeting)
+        target, floor_rule = target_floor(lo, hi, speech_low)
+        floor_rule = floor_rule.format(p=f"{margins.speech_percentile:g}")
+        primary = nice_floors(lo, hi, target) or [target]
+        width = db(hi) - db(lo)
+        if width < NARROW_DB:
+            notes.append(
+                f"the floors that work for every recording span only {width:.1f} dB ({lo:.4g} .. {hi:.4g}, set by "
+                + (f"{obs[lo_i].name} alone" if lo_i == hi_i else f"{obs[lo_i].name} and {obs[hi_i].name}")
+                + "): a small change in a voice's or a room's level breaks it"
+            )
+        # Above every recording's noise and below every voice's median, in steps of about 1 dB: floors the
+        # replay may still accept when the windows do not all meet, or when none inside them works.
+        noise = max(levels[i].window[0] for i in windowed)  # type: ignore[index]
+        top = min(levels[i].speech_median or 0.0 for i in windowed)
+        if top > noise:
+            extended = floor_ladder(noise if noise > 0 else hi, top, exclude=primary[:MAX_PRIMARY])
+        primary = primary[:MAX_PRIMARY]
+    unlogged_meeting = [i for i in meeting if obs[i].events is None]
+    judged = sorted(set(windowed) | set(unlogged_meeting))
+    chosen = search(corpus, judged, primary, extended, prefer=prefer) if primary else None
+    # Recordings whose noise reaches their speech's low percentile may still be served by a floor above their
+    # noise (the percentile counts word edges): try them too, and keep them only if nothing then fails.
+    rescued: list[int] = []
+    hopeless = [i for i in members if levels[i].window is None and obs[i].has_beats and levels[i].speech_median]
+    if hopeless and (chosen is None or chosen.failures == 0):
+        everyone = sorted(set(judged) | set(hopeless))
+        noise_all = max((levels[i].noise_high or 0.0) for i in everyone)
+        top_all = min(levels[i].speech_median or 0.0 for i in everyone)
+        wider = (
+            extended + floor_ladder(noise_all, top_all, exclude=primary + extended) if top_all > noise_all else extended
+        )
+        found = search(corpus, everyone, primary, wider, strict=True, prefer=prefer)
+        if found is not None:
+            chosen, judged, rescued = found, everyone, hopeless
+    # The windows are a heuristic, the replay is the truth: before giving up, replay a ladder of floors across
+    # the whole range, from the lowest noise to the highest speech median, over every recording with speech.
+    ladder_rule = None
+    if chosen is None or chosen.failures or (hopeless and not rescued):
+        everyone = [i for i in members if levels[i].speech_median is not None]
+        rooms = {i: q[1] for i in everyone if (q := corpus.quiet_voice(i)) is not None}
+        lo_l, hi_l, ladder = full_ladder(levels, everyone, rooms)
+        if ladder:
+            found = search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
+            if found is None and prefer is None:
+                # The formula's quiet time failed on every floor: ask the replay for any quiet time that works.
+                found = any_quiet(corpus, everyone, ladder)
+            span = (
+                f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
+                f"(below the highest speech median, {hi_l:.2g})"
+            )
+            if found is not None:
+                chosen, judged = found, everyone
+                rescued = [i for i in everyone if levels[i].window is None]
+                ladder_rule = f"the lowest of a replayed ladder of {span} that ends every beat right"
+            else:
+                # The fewest failing beats, counted over the same recordings on both sides: every one with speech
+                # (the setting found for some of them may fail beats of the others, its onset timeout too).
+                kept = None if chosen is None else recount(corpus, everyone, chosen)
+                if kept is None or kept.failures:
+                    tried = [] if chosen is None else [chosen.floor]
+                    fewest = search(corpus, everyone, tried, ladder, limit=len(ladder) + len(tried))
+                    if fewest is not None and (kept is None or fewest.failures < kept.failures):
+                        chosen, judged = fewest, everyone
+                    elif kept is not None:
+                        chosen = kept
+                notes.append(f"no floor ends every beat of every recording right: replayed {span}")
+    if (
+        prefer is None
+        and chosen is not None
+        and chosen.failures == 0
+        and chosen.quiet_s is not None
+        and chosen.onset_timeout_s is not None
+    ):
+        # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it. Placed
+        # before the notes on recordings without a window, so that they name the floor recommended.
+        chosen = place_on_grid(corpus, judged, chosen, notes, floor_margin=stability)
+    for i in members:
+        rec = levels[i]
+        if rec.window is not None or not rec.verdict:
+            continue
+        if chosen is not None and (i in rescued or recording_ends_right(corpus, members, i, chosen)):
+            notes.append(rescued_note(corpus, i, chosen.floor))
+        elif stability and obs[i].has_beats and rec.speech_low is not None:
+            # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
+            works = floor_that_works(obs[i], spoke=corpus.spoke(i).tolist())
+            if works is None:
+                notes.append(
+                    f"{obs[i].name}: {no_window_words(corpus, i)}; no replayed floor ends every beat of it right, so a "
+                    "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
+                )
+            else:
+                notes.append(
+                    f"{obs[i].name}: {no_window_words(corpus, i)}; alone, the replay at floor {works[0]:.2g} ends its "
+                    f"beats right (a quiet time above {works[1]:.2f} s), but no replayed floor does for it and the "
+                    "others together; it contributes no gap or quiet-time evidence"
+                )
+        else:
+            notes.append(f"{obs[i].name}: {rec.verdict}")
+    floor = chosen.floor if chosen is not None else None
+    if chosen is not None:
+        if chosen.failures:
+            floor_rule = FEWEST_FAILURES
+        elif ladder_rule is not None:
+            floor_rule = ladder_rule
+        elif chosen.extended:
+            floor_rule = (
+                "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
+                "no narration's end (the windows do not all meet)"
+            )
+        elif chosen.note:
+            floor_rule += f", rounded to 2 significant digits; {chosen.note}"
+        elif floor != primary[0] and not chosen.floor_rule:
+            floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
+        elif not chosen.floor_rule:
+            floor_rule += ", rounded to 2 significant digits"
+        if chosen.floor_rule and not chosen.failures:
+            floor_rule += f"; {chosen.floor_rule}"
+    for i in windowed:
+        lo_w, hi_w = levels[i].window  # type: ignore[misc]
+        name = obs[i].name
+        if floor is None or lo_w < floor < hi_w:
+            if i not in meeting:
+                notes.append(f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'")
+            continue
+        if floor >= hi_w:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
+                f"{floor:g} is {db(floor) - db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
+                "the floor" + CHECK.format("speech level")
+            )
+        else:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + CHECK.format("noise level")
+            )
+    floor_ev = floor_evidence(
+        corpus,
+        members,
+        meeting,
+        window,
+        lower_by,
+        upper_by,
+        outside,
+        no_window,
+        floor,
+        floor_rule,
+        None if chosen is None or chosen.failures else chosen.run,
+    )
+    gaps_ev, onsets_ev, outcome = gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
+    notes[:] = settle_checks(notes, corpus, members, chosen, outcome)
+    for what, n, need in (
+        ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
+        ("beats", onsets_ev.n_beats, THIN["beats"]),
+        ("recordings", len(members), THIN["recordings"]),
+    ):
+        if n < need:
+            notes.append(f"thin evidence: {counted(n, what)} (fewer than {need})")
+    stab: tuple[Stability, ...] = ()
+    if stability:
+        stab = stability_runs(
+            corpus, members, lambda fold: _without(corpus, members, fold, group), floor_ev, gaps_ev, onsets_ev
+        )
+    return Derivation(
+        group, tuple(obs[i].name for i in members), floor_ev, gaps_ev, onsets_ev, outcome, stab, tuple(notes)
+    )
+
+
+def _without(corpus: Corpus, members: list[int], left: int | Sequence[int], group: str) -> Derivation:
+    """The derivation without one recording, or a fold of them (once per corpus: the stability and held-out runs
+    share it)."""
+    out = {left} if isinstance(left, int) else set(left)
+    rest = tuple(i for i in members if i not in out)
+    if rest not in corpus.without:
+        corpus.without[rest] = _derive(corpus, list(rest), group, stability=False)
+    return corpus.without[rest]

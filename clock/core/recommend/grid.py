@@ -1,0 +1,145 @@
+"""One floor of the replayed grid: the quiet times and onset timeouts at which it ends every beat right.
+
+Pure numpy. A floor allows quiet times ``need_s < q <= room_s`` and onset
+timeouts above the longest wait (:class:`GridFloor`, from one analysis per
+recording: :func:`grid_floor`); on one floor's axis the quiet time that keeps
+the margin (:func:`quiet_on_axis`), and across floors the one that keeps it
+at every floor within the floor margin (:func:`boxed_quiet`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..beats import STALLED
+from ..model import CLEAR_S, EPS_S
+from ..times import round_up
+from .corpus import UNPROMPTED, Corpus
+
+#: The floor grid's step (dB) and its most floors on each side of the engine's floor.
+GRID_DB = 1.0
+
+
+MAX_GRID_FLOORS = 40
+
+
+#: Where the floor margin depends on it, the failing floor nearest a setting is found this close (dB) between two
+#: floors of the grid.
+EDGE_DB = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class GridFloor:
+    """What one floor of the grid allows: quiet times ``need_s < q <= room_s``, onset timeouts above ``wait_s``."""
+
+    floor: float
+    ok: bool  # it hears every beat the guide spoke in and reads each as its reference does, and some quiet time works
+    need_s: float
+    room_s: float
+    wait_s: float
+    latency_s: float
+    room_at: tuple[str, float | None, str] | None
+    unheard: bool = False  # a beat the engine's floor hears goes unheard (every higher floor hears less)
+    why: str = "fails a beat"  # why it fails, where not ``ok`` (else the replay fails a beat at the setting)
+
+    def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
+        """Whether this floor ends every beat right at the quiet time and onset timeout, as its beats read."""
+        return self.ok and self.need_s < quiet_s - EPS_S <= self.room_s and self.wait_s < onset_timeout_s - EPS_S
+
+    def fails(self, digits: int = 2) -> str:
+        """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
+        return f"{self.floor:.{digits}g} {self.why}"
+
+
+def noise_cleared(corpus: Corpus, logged: list[int], clear: float) -> float:
+    """The loudest noise (p99) of these recordings under ``clear``, the engine's floor (0.0: none)."""
+    return max((x for x in (corpus.levels[i].noise_high for i in logged) if x is not None and x < clear), default=0.0)
+
+
+def grid_floor(
+    corpus: Corpus, logged: list[int], floor: float, spoke_at: list[NDArray[np.bool_]], delay: float, clear: float
+) -> GridFloor:
+    """One floor of the grid, from one analysis per recording (the sweep's shared work, cached per floor)."""
+    margin = corpus.margins.quiet_margin_s
+    need, room, wait, latency, room_at = float("-inf"), float("inf"), float("-inf"), float("-inf"), None
+    # A floor at or under a recording's noise (p99) that the engine's floor clears hears its room as speech.
+    if floor <= noise_cleared(corpus, logged, clear):
+        return GridFloor(floor, False, need, room, wait, latency, room_at, why="lies at or under a recording's noise")
+    analyses = [corpus.analysis(i, floor) for i in logged]
+    why = ""
+    unheard = False
+    for i, a, spoke in zip(logged, analyses, spoke_at):
+        hidden, acks = corpus.misread(i, a)
+        if acks:
+            why = why or "takes an acknowledgment for narration"
+        if any(h > margin for _, h in hidden):
+            why = why or "hides a narration's end"
+        # Only beats the guide spoke in or with speech here can tell (the others are silent or unheard): visit those.
+        for j in np.union1d(np.flatnonzero(spoke), a.active_beats()).tolist():
+            b, s = a.beats[j], bool(spoke[j])
+            if s and not b.spoken:
+                # The guide spoke, the clock does not hear it at this floor.
+                why, unheard = "hears none of a beat the guide spoke in", True
+            if not b.spoken:
+                continue
+            need = max(need, b.need_s)
+            if b.wait_s is not None:
+                wait = max(wait, b.wait_s)
+            if b.onset_tick is not None and not b.after_early_end:
+                latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
+            if b.undone(a.narration_pause_s) != STALLED:
+                continue  # (a bound the page caused moves; one the visitor, the backend or the recording caused)
+            # Without the prompt in the log, the page prompted some time before the next response.
+            r_s = b.room_s - (delay if b.bound in UNPROMPTED else 0.0)
+            if r_s < room:
+                room, room_at = r_s, (corpus.obs[i].name, b.last_word_s, b.bound)
+    # No silence to bridge inside a span (one run of speech per beat at this floor): quiet times start above 0.
+    need = max(need, 0.0)
+    if not why and room <= need:
+        why = "fails a beat at every quiet time"
+    return GridFloor(floor, not why, need, room, wait, latency, room_at, unheard, why or "fails a beat")
+
+
+def quiet_on_axis(g: GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
+    """The quiet time at one floor of the grid: the least at least ``margin`` from every failing one (rounded up
+    to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
+    Returns it and whether the margin is kept."""
+    need, room = g.need_s, g.room_s
+    if room - need >= 2 * margin - EPS_S:
+        # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
+        gap = need + tick_s
+        q = round_up(gap + margin + CLEAR_S, "0.05")
+        if room - q < margin - EPS_S:
+            q = round_up(gap + margin + CLEAR_S, "0.001")
+        return q, True
+    centre = (need + room) / 2
+    for step in ("0.01", "0.001"):
+        near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+        if need < near - EPS_S <= room:
+            return near, False
+    return round(centre, 9), False
+
+
+def boxed_quiet(
+    grid: list[GridFloor], j: int, margin: float, fmargin: float, tick_s: float, formula: float | None
+) -> float | None:
+    """The least quiet time at floor ``grid[j]`` that stays ``margin`` from every failing quiet time at every floor
+    closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
+
+    Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
+    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - EPS_S]  # itself at 0 dB
+    if not all(g.ok for g in rows):
+        return None
+    lo = max(g.need_s for g in rows) + tick_s + margin + CLEAR_S
+    hi = min(g.room_s for g in rows) - margin
+    if formula is not None and lo <= formula <= hi + EPS_S:
+        return formula
+    for step in ("0.05", "0.001"):
+        q = round_up(lo, step)
+        if q <= hi + EPS_S:
+            return q
+    return None

@@ -1,0 +1,178 @@
+"""Whether derive names a rule on the provider's event: held out per recording and per metadata group, and saving
+``min_saving_s`` at the committed setting too.
+
+Pure numpy. The rules themselves are replayed in :mod:`clock.core.recommend.rules`
+and compared in :mod:`clock.core.recommend.rule_evidence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..beats import LEVEL, STOPPED
+from ..thresholds import Thresholds
+from .corpus import Corpus, Without
+from .evidence import Derivation
+from .heldout import MAX_HELD_OUT
+from .rule_evidence import RuleEvidence, RuleHeldOut, held_out_rule, rule_evidence, settle
+from .rules import DeadAir, Fold, RecordingBeats, Rule, hangover_for, replay_rule
+
+#: The metadata keys (``[recordings]`` in speechclock.toml) whose groups a rule on the provider's event must hold
+#: without (each left out in turn).
+GROUP_KEYS = ("voice", "model", "prompt")
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 beat``, ``2 beats`` (nouns given in the singular)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def beats_at(corpus: Corpus, members: Sequence[int], floor: float) -> list[RecordingBeats]:
+    """Each recording with beats at one floor, with its beats' provider events (what :mod:`.rules` replays)."""
+    return [
+        (corpus.obs[i].name, corpus.analysis(i, floor), corpus.stopped(i, floor))
+        for i in members
+        if corpus.obs[i].has_beats
+    ]
+
+
+def level_dead_air(corpus: Corpus, members: list[int], floor: float, quiet: float, timeout: float) -> DeadAir:
+    """What a level setting's beats ended right wait after the last word."""
+    found = replay_rule(beats_at(corpus, members, floor), Rule(LEVEL, quiet), onset_timeout_s=timeout)
+    return found.dead_air
+
+
+def provider_rules(
+    corpus: Corpus,
+    members: list[int],
+    without: Without,
+    found: Derivation,
+    *,
+    held_out: bool,
+    compare: Thresholds | None = None,
+    keys: Sequence[str] = GROUP_KEYS,
+) -> RuleEvidence | None:
+    """The recommendation's dead air and the other rules replayed beside it; a rule named only where it holds out
+    of sample (each recording left out, each group of a metadata key left out) and saves ``min_saving_s`` at the
+    committed setting too (:func:`clock.core.recommend.rule_evidence.settle`)."""
+    floor, quiet, timeout = found.setting
+    if floor is None or quiet is None or timeout is None or found.outcome is None:
+        return None
+    margin = corpus.margins.quiet_margin_s
+    evidence = rule_evidence(
+        beats_at(corpus, members, floor),
+        floor=floor,
+        quiet_s=quiet,
+        onset_timeout_s=timeout,
+        quiet_margin_s=margin,
+        level_margin_kept=found.gaps.margin_kept,
+        min_saving_s=corpus.margins.min_saving_s,
+    )
+    if not evidence.candidates:
+        return settle(evidence, lambda kind: (None, (), None, ""))
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    by_recording = (
+        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
+    )
+    groups = metadata_groups(corpus, logged, keys)
+
+    def folds(leave: list[list[int]], names: list[str] | None = None) -> list[Fold]:
+        """Each fold left out: per recording, or (``names``) per group, its replay input as
+        :func:`clock.core.recommend.rule_evidence.held_out_rule` takes it."""
+        entries: list[Fold] = []
+        for k, fold in enumerate(leave):
+            f, q, t = without(fold).setting
+            if f is None or q is None or t is None:
+                left_out = [names[k]] if names is not None else [corpus.obs[i].name for i in fold]
+                entries.extend((n, [], None, None, None) for n in left_out)
+                continue
+            rest = beats_at(corpus, [i for i in members if i not in fold], f)
+            mine: list[RecordingBeats] = [
+                (corpus.obs[i].name, corpus.analysis(i, f), corpus.stopped(i, f)) for i in fold
+            ]
+            if names is not None:
+                entries.append((names[k], rest, mine, q, t))
+            else:
+                entries.extend((m[0], rest, m, q, t) for m in mine)
+        return entries
+
+    def hold(kind: str) -> tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None, str]:
+        committed = None
+        if compare is not None:
+            committed = committed_saving(corpus, members, kind, compare)
+            if committed is None or committed < corpus.margins.min_saving_s - 1e-9:
+                said = "nothing" if committed is None else f"{committed:.2f} s"
+                return (
+                    None,
+                    (),
+                    committed,
+                    (
+                        f"saves {said} of median dead air at the committed setting (floor {compare.floor:g}, quiet "
+                        f"{compare.quiet_s:g} s), under min_saving_s {corpus.margins.min_saving_s:g} s"
+                    ),
+                )
+        if not held_out:
+            return None, (), committed, "was not held out (derive without held-out runs)"
+        if len(logged) < 2:
+            return None, (), committed, "cannot be held out: one recording with an event log"
+        held = held_out_rule(kind, folds(by_recording), quiet_margin_s=margin)
+        if not held.holds:
+            n_bad = len({(r, b) for r, b, _ in held.failing})
+            return (
+                held,
+                (),
+                committed,
+                (
+                    f"fails {plural(n_bad, 'beat')} derived without each recording in turn ({held.n_right} of "
+                    f"{plural(held.n_recordings, 'recording')} replay right)"
+                ),
+            )
+        done: list[RuleHeldOut] = []
+        for key, named in groups:
+            names = list(named)
+            out = held_out_rule(
+                kind, folds([named[n] for n in names], [f"{key}={n}" for n in names]), quiet_margin_s=margin, by=key
+            )
+            done.append(out)
+            if not out.holds:
+                bad = sorted({r for r, b, _ in out.failing})
+                return (
+                    held,
+                    tuple(done),
+                    committed,
+                    (
+                        f"fails {plural(len(out.failing), 'beat')} derived without each {key} in turn ("
+                        f"{out.n_right} of {plural(out.n_recordings, 'group')} replay right; "
+                        f"left out: {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''})"
+                    ),
+                )
+        return held, tuple(done), committed, ""
+
+    return settle(evidence, hold)
+
+
+def metadata_groups(corpus: Corpus, logged: list[int], keys: Sequence[str]) -> list[tuple[str, dict[str, list[int]]]]:
+    """Per metadata key with two or more groups among these recordings: its groups' members (a recording the
+    key does not name is in ``(none)``)."""
+    out = []
+    for key in dict.fromkeys(keys):
+        by: dict[str, list[int]] = {}
+        for i in logged:
+            by.setdefault(str(corpus.obs[i].meta.get(key, "(none)")), []).append(i)
+        if len(by) >= 2:
+            out.append((key, dict(sorted(by.items()))))
+    return out
+
+
+def committed_saving(corpus: Corpus, members: list[int], kind: str, compare: Thresholds) -> float | None:
+    """The rule's median saving against the level clock at the committed setting, its hangover chosen there."""
+    beats = beats_at(corpus, members, compare.floor)
+    timeout, quiet = compare.onset_timeout_s, compare.quiet_s
+    margin = corpus.margins.quiet_margin_s
+    hangover = hangover_for(beats, onset_timeout_s=timeout, quiet_margin_s=margin)
+    if hangover >= quiet:
+        return None  # the level clock bounds the rule: it saves nothing there
+    rule = Rule(kind, quiet, None if kind == STOPPED else hangover)
+    level = replay_rule(beats, Rule(LEVEL, quiet), onset_timeout_s=timeout, quiet_margin_s=margin).dead_air.median_s
+    mine = replay_rule(beats, rule, onset_timeout_s=timeout, quiet_margin_s=margin).dead_air.median_s
+    return None if level is None or mine is None else level - mine
