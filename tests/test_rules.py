@@ -373,7 +373,8 @@ def with_stops(rng: np.random.Generator, trace, log: EventLog, kind: str = "outp
 
 def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
     """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.recommend.rules`` (every beat at
-    once) give the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
+    once) give the same tick for every beat with speech, every rule; each beat's event is the one the page applies
+    in it."""
     from test_decide import random_session
 
     from clock.core.beats import RULES, replay_ticks, rule_stopped
