@@ -9,16 +9,17 @@ as ``derive`` reports them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..model import EPS_S
+from ..beats import failing_beats
+from ..model import EPS_S, Margins
 from .corpus import Corpus
 from .evidence import THIN, FloorEvidence, FloorRun
 from .floors import db, nice_floors, round_sig
-from .grid import EDGE_DB, GridFloor
+from .grid import EDGE_DB, GRID_DB, Grid, GridFloor
 
 #: A window of floors narrower than this (dB) is flagged.
 NARROW_DB = 6.0
@@ -210,6 +211,22 @@ class FloorRange:
             f"every beat right{width}; {'; '.join(ends)}"
         )
 
+    def evidence(self, floor: float, quiet_s: float, onset_timeout_s: float) -> FloorRun:
+        """The run as derive reports it (:class:`clock.core.recommend.evidence.FloorRun`), around ``floor``."""
+        d_lo, d_hi = self.distances(floor)
+        lo, hi = self.lo, self.hi
+        return FloorRun(
+            quiet_s,
+            onset_timeout_s,
+            None if lo.fails is None else lo.ok,
+            None if hi.fails is None else hi.ok,
+            None if lo.fails is None else lo.fails.floor,
+            None if hi.fails is None else hi.fails.floor,
+            None if lo.fails is None else d_lo,
+            None if hi.fails is None else d_hi,
+            self.keeps(floor),
+        )
+
     def warning(self, floor: float, quiet_s: float) -> str:
         """Why ``floor`` does not keep the margin, naming it and the failing floors it is nearest."""
         near = [
@@ -232,3 +249,100 @@ class FloorRange:
             f"the floor {floor:g} at quiet {quiet_s:g} s is {head}: the {self.margin_db:g} dB floor margin could not "
             f"be kept ({why}; {self.said()})"
         )
+
+
+@dataclass
+class RunJudge:
+    """Which floors end every beat right at one quiet time and onset timeout: the grid's reading of their beats,
+    then the replay's outcomes (:func:`clock.core.beats.failing_beats`, the one judge). A floor the replay fails
+    though the grid's reading allows it is remembered (``judged_bad``)."""
+
+    grid: Grid
+    quiet_s: float
+    onset_timeout_s: float
+    judged_bad: set[float] = field(default_factory=set)
+
+    def allowed(self, x: GridFloor) -> bool:
+        """The grid's reading of floor ``x`` at the chosen quiet time and timeout: every beat heard, no end hidden,
+        above the noise, the quiet time between the longest silence and the least room, the timeout over the
+        waits."""
+        return x.allows(self.quiet_s, self.onset_timeout_s) and x.floor not in self.judged_bad
+
+    def ends_right(self, x: GridFloor) -> bool:
+        """Whether floor ``x`` ends every beat right at the chosen quiet time and timeout: the grid's reading and
+        the replay's outcomes."""
+        if not self.allowed(x):
+            return False
+        corpus, q, timeout = self.grid.corpus, self.quiet_s, self.onset_timeout_s
+        if any(
+            failing_beats(corpus.analysis(i, x.floor), quiets_s=[q], onset_timeout_s=timeout)[0]
+            for i in self.grid.logged
+        ):
+            self.judged_bad.add(x.floor)
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class PlacedFloor:
+    """Where the floor went in the run (``run``) at a setting chosen on grid row ``grid_row``: the floor, its row
+    (read afresh where it lies between the grid's), and the floors tried, best first (``options``)."""
+
+    floor: float
+    row: GridFloor
+    grid_row: GridFloor
+    run: FloorRange
+    options: list[float]
+
+
+def _first_option(
+    judge: RunJudge, g: GridFloor, options: list[float], margins: Margins, *, keep_quiet_margin: bool
+) -> tuple[float, GridFloor]:
+    """The first of ``options`` that ends every beat right and keeps what the grid's floor ``g`` kept: the quiet
+    time's margin (where kept there), and an onset timeout no longer than the one chosen; else ``g``'s floor."""
+    q, margin = judge.quiet_s, margins.quiet_margin_s
+    for option in options:
+        x = judge.grid.at_floor(option)
+        if x is g:
+            break  # the grid's own floor: its quiet time and timeout were chosen there
+        if not judge.ends_right(x):
+            continue
+        if keep_quiet_margin and not (q - x.need_s >= margin - EPS_S and x.room_s - q >= margin - EPS_S):
+            continue  # the quiet time's margin, kept at the grid's floor, is not at this one
+        own = x.timeout(margins.onset_margin_s)
+        if own is not None and own > judge.onset_timeout_s + EPS_S:
+            continue
+        return option, x
+    return g.floor, g
+
+
+def place_floor(
+    grid: Grid, j: int, quiet_s: float, onset_timeout_s: float, margins: Margins, *, keep_quiet_margin: bool
+) -> PlacedFloor:
+    """The floor placed at a setting chosen on grid row ``j``, in the run of floors that end every beat right.
+
+    The run, around the grid's floor: outward on the grid to the first that does not, then, where an edge lies near
+    enough to bear on the floor margin, by bisection (each point replayed). Where the run holds the margin on both
+    sides, the floor nearest the engine's (two significant digits where one fits) at least the margin inside each
+    edge; else the run's centre in dB. The floors the margin is claimed over (those within it of the floor placed)
+    and the edges are replayed; one the replay fails is taken as failing, and the run found again.
+    """
+    fmargin, g, f0 = margins.floor_margin_db, grid.rows[j], grid.f0
+    judge = RunJudge(grid, quiet_s, onset_timeout_s)
+    reach = 2 * fmargin + GRID_DB
+    for _ in range(4):
+        edges = [
+            floor_edge(grid.rows, j, step, judge.allowed, judge.ends_right, grid.at_floor, (g.floor, f0), reach)
+            for step in (-1, 1)
+        ]
+        run = FloorRange(edges[0], edges[1], fmargin)
+        if run.unsure:
+            # Whether the run holds the margin on both sides turns on where exactly its edges are: closer.
+            edges = [refine_edge(e, judge.ends_right, grid.at_floor, EDGE_DB / 10) for e in edges]
+            run = FloorRange(edges[0], edges[1], fmargin)
+        options = run.options(f0, g.floor if grid.ks[j] != 0 else None)
+        floor, row = _first_option(judge, g, options, margins, keep_quiet_margin=keep_quiet_margin)
+        claimed = [x for x in grid.rows if abs(db(x.floor) - db(floor)) < fmargin + EPS_S or x.floor in run.oks()]
+        if all(judge.ends_right(x) for x in claimed if judge.allowed(x)) or g.floor in judge.judged_bad:
+            break
+    return PlacedFloor(floor, row, g, run, options)

@@ -18,12 +18,12 @@ from numpy.typing import NDArray
 from ..beats import STALLED
 from ..model import CLEAR_S, EPS_S
 from ..times import round_up
-from .corpus import UNPROMPTED, Corpus
+from .corpus import UNPROMPTED, Corpus, prompt_delay
+from .onset import onset_timeout
+from .windows import full_ladder
 
 #: The floor grid's step (dB) and its most floors on each side of the engine's floor.
 GRID_DB = 1.0
-
-
 MAX_GRID_FLOORS = 40
 
 
@@ -49,6 +49,15 @@ class GridFloor:
     def allows(self, quiet_s: float, onset_timeout_s: float) -> bool:
         """Whether this floor ends every beat right at the quiet time and onset timeout, as its beats read."""
         return self.ok and self.need_s < quiet_s - EPS_S <= self.room_s and self.wait_s < onset_timeout_s - EPS_S
+
+    def timeout(self, onset_margin_s: float) -> float | None:
+        """The onset timeout this floor's latencies and waits ask for (:func:`clock.core.recommend.onset.onset_timeout`;
+        None without either)."""
+        return onset_timeout(
+            [("", 0.0, self.latency_s)] if self.latency_s > float("-inf") else [],
+            [self.wait_s] if self.wait_s > float("-inf") else [],
+            onset_margin_s,
+        )
 
     def fails(self, digits: int = 2) -> str:
         """A failing floor and why, in words: ``0.0014 hides a narration's end``, ``0.0026 fails a beat``."""
@@ -143,3 +152,66 @@ def boxed_quiet(
         if q <= hi + EPS_S:
             return q
     return None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The replayed grid through the engine's floor ``f0``: floors ``GRID_DB`` apart (``rows``, ``ks`` steps from
+    ``f0``, which is ``rows[at0]``), each read from one analysis per recording with beats (``logged``)."""
+
+    corpus: Corpus
+    logged: list[int]
+    spoke_at: list[NDArray[np.bool_]]
+    delay_s: float
+    f0: float
+    tick_s: float
+    rows: list[GridFloor]
+    ks: list[int]
+    at0: int
+
+    def fresh(self, floor: float) -> GridFloor:
+        """Any floor read as the grid's are (between two of them, where an edge is bisected)."""
+        return grid_floor(self.corpus, self.logged, floor, self.spoke_at, self.delay_s, self.f0)
+
+    def at_floor(self, floor: float) -> GridFloor:
+        """The grid's own row at ``floor`` where it has one, else the floor read afresh."""
+        return next((x for x in self.rows if x.floor == floor), None) or self.fresh(floor)
+
+
+def build_grid(corpus: Corpus, members: list[int], f0: float) -> Grid | None:
+    """The grid through the engine's floor ``f0``, from the lowest noise to the highest speech median (None where a
+    recording has no event log, or none has beats).
+
+    Outward from ``f0``, down to the first floor under a recording's noise and up to the first at which a beat goes
+    unheard (floors past them fail too; the margin needs the nearest failing floor).
+    """
+    logged = [i for i in members if corpus.obs[i].has_beats]
+    if not logged or any(corpus.obs[i].events is None for i in members):
+        return None
+    delay = prompt_delay(corpus, members)
+    # Where the guide spoke: heard at the engine's floor, or as derive tells speech without the floor.
+    spoke_at = [corpus.analysis(i, f0).spoken() | corpus.spoke(i) for i in logged]
+    lo_l, hi_l, _ = full_ladder(corpus.levels, [i for i in members if corpus.levels[i].speech_median is not None])
+    step = 10 ** (GRID_DB / 20)
+    # Down to the first grid floor at or under the lowest noise, and up past the highest speech median: the failing
+    # floors nearest the engine's are on the grid.
+    down = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(f0 / lo_l) / np.log(step))))) if lo_l > 0 else 0
+    up = min(MAX_GRID_FLOORS, max(0, int(np.ceil(np.log(min(hi_l, 1.0) / f0) / np.log(step))))) if hi_l > 0 else 0
+    tick = float(corpus.obs[logged[0]].trace.tick_s)
+
+    def at(k: int) -> GridFloor:
+        return grid_floor(corpus, logged, f0 if k == 0 else float(f0 * step**k), spoke_at, delay, f0)
+
+    noise = noise_cleared(corpus, logged, f0)
+    below: list[GridFloor] = []
+    for k in range(-1, -down - 1, -1):
+        below.append(at(k))
+        if below[-1].floor <= noise:
+            break
+    above: list[GridFloor] = []
+    for k in range(1, up + 1):
+        above.append(at(k))
+        if above[-1].unheard:
+            break
+    rows = [*reversed(below), at(0), *above]
+    return Grid(corpus, logged, spoke_at, delay, f0, tick, rows, list(range(-len(below), len(above) + 1)), len(below))
