@@ -90,18 +90,28 @@ from dataclasses import replace
 
 from ..model import Margins, Observation
 from ..thresholds import Thresholds
-from .corpus import Corpus
-from .evidence import THIN, Comparison, Derivation, Stability, counted
-from .floor import NARROW_DB, floor_evidence
-from .floors import db, floor_ladder, nice_floors, target_floor
+from .corpus import Corpus, Setting
+from .evidence import Comparison, Derivation, Stability
+from .floor import floor_evidence
 from .heldout import held_out_runs, stability_runs
-from .notes import CHECK, no_window_words, recording_ends_right, rescued_note, settle_checks
+from .notes import (
+    no_window_notes,
+    outside_notes,
+    settle_checks,
+    thin_notes,
+)
 from .quiet import gap_onset_outcome
 from .region import place_on_grid
-from .replay import floor_that_works, replay_outcome
+from .replay import replay_outcome
 from .rule_choice import GROUP_KEYS, level_dead_air, provider_rules
-from .search import FEWEST_FAILURES, MAX_PRIMARY, Prefer, any_quiet, recount, search
-from .windows import NOISE_PERCENTILE, full_ladder, meeting_group, recording_levels
+from .search import (
+    FEWEST_FAILURES,
+    Candidates,
+    Prefer,
+    candidate_floors,
+    find_setting,
+)
+from .windows import recording_levels
 
 
 def derive(
@@ -206,89 +216,13 @@ def derive(
 def _derive(
     corpus: Corpus, members: list[int], group: str, *, stability: bool, prefer: Prefer | None = None
 ) -> Derivation:
-    margins = corpus.margins
+    """One derivation over ``members``: the candidate floors, the search, the setting placed on the replayed grid,
+    the evidence and the notes; with ``stability``, the warnings of the floor margin and the leave-one-out runs."""
     obs, levels = corpus.obs, corpus.levels
     notes: list[str] = []
-    meeting = meeting_group(levels, members)
-    windowed = [i for i in members if levels[i].window is not None]
-    no_window = tuple(obs[i].name for i in members if levels[i].window is None)
-    outside = tuple(obs[i].name for i in windowed if i not in meeting)
-    window = lower_by = upper_by = None
-    primary: list[float] = []
-    extended: list[float] = []
-    floor_rule = "no floor: no recording has a window of floors that separate its speech from its noise"
-    if meeting:
-        lo_i = max(meeting, key=lambda i: (levels[i].window[0], -i))  # type: ignore[index]
-        hi_i = min(meeting, key=lambda i: (levels[i].window[1], i))  # type: ignore[index]
-        lo, hi = levels[lo_i].window[0], levels[hi_i].window[1]  # type: ignore[index]
-        window, lower_by, upper_by = (lo, hi), obs[lo_i].name, obs[hi_i].name
-        speech_low = min(levels[i].speech_low or hi for i in meeting)
-        target, floor_rule = target_floor(lo, hi, speech_low)
-        floor_rule = floor_rule.format(p=f"{margins.speech_percentile:g}")
-        primary = nice_floors(lo, hi, target) or [target]
-        width = db(hi) - db(lo)
-        if width < NARROW_DB:
-            notes.append(
-                f"the floors that work for every recording span only {width:.1f} dB ({lo:.4g} .. {hi:.4g}, set by "
-                + (f"{obs[lo_i].name} alone" if lo_i == hi_i else f"{obs[lo_i].name} and {obs[hi_i].name}")
-                + "): a small change in a voice's or a room's level breaks it"
-            )
-        # Above every recording's noise and below every voice's median, in steps of about 1 dB: floors the
-        # replay may still accept when the windows do not all meet, or when none inside them works.
-        noise = max(levels[i].window[0] for i in windowed)  # type: ignore[index]
-        top = min(levels[i].speech_median or 0.0 for i in windowed)
-        if top > noise:
-            extended = floor_ladder(noise if noise > 0 else hi, top, exclude=primary[:MAX_PRIMARY])
-        primary = primary[:MAX_PRIMARY]
-    unlogged_meeting = [i for i in meeting if obs[i].events is None]
-    judged = sorted(set(windowed) | set(unlogged_meeting))
-    chosen = search(corpus, judged, primary, extended, prefer=prefer) if primary else None
-    # Recordings whose noise reaches their speech's low percentile may still be served by a floor above their
-    # noise (the percentile counts word edges): try them too, and keep them only if nothing then fails.
-    rescued: list[int] = []
-    hopeless = [i for i in members if levels[i].window is None and obs[i].has_beats and levels[i].speech_median]
-    if hopeless and (chosen is None or chosen.failures == 0):
-        everyone = sorted(set(judged) | set(hopeless))
-        noise_all = max((levels[i].noise_high or 0.0) for i in everyone)
-        top_all = min(levels[i].speech_median or 0.0 for i in everyone)
-        wider = (
-            extended + floor_ladder(noise_all, top_all, exclude=primary + extended) if top_all > noise_all else extended
-        )
-        found = search(corpus, everyone, primary, wider, strict=True, prefer=prefer)
-        if found is not None:
-            chosen, judged, rescued = found, everyone, hopeless
-    # The windows are a heuristic, the replay is the truth: before giving up, replay a ladder of floors across
-    # the whole range, from the lowest noise to the highest speech median, over every recording with speech.
-    ladder_rule = None
-    if chosen is None or chosen.failures or (hopeless and not rescued):
-        everyone = [i for i in members if levels[i].speech_median is not None]
-        rooms = {i: q[1] for i in everyone if (q := corpus.quiet_voice(i)) is not None}
-        lo_l, hi_l, ladder = full_ladder(levels, everyone, rooms)
-        if ladder:
-            found = search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
-            if found is None and prefer is None:
-                # The formula's quiet time failed on every floor: ask the replay for any quiet time that works.
-                found = any_quiet(corpus, everyone, ladder)
-            span = (
-                f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
-                f"(below the highest speech median, {hi_l:.2g})"
-            )
-            if found is not None:
-                chosen, judged = found, everyone
-                rescued = [i for i in everyone if levels[i].window is None]
-                ladder_rule = f"the lowest of a replayed ladder of {span} that ends every beat right"
-            else:
-                # The fewest failing beats, counted over the same recordings on both sides: every one with speech
-                # (the setting found for some of them may fail beats of the others, its onset timeout too).
-                kept = None if chosen is None else recount(corpus, everyone, chosen)
-                if kept is None or kept.failures:
-                    tried = [] if chosen is None else [chosen.floor]
-                    fewest = search(corpus, everyone, tried, ladder, limit=len(ladder) + len(tried))
-                    if fewest is not None and (kept is None or fewest.failures < kept.failures):
-                        chosen, judged = fewest, everyone
-                    elif kept is not None:
-                        chosen = kept
-                notes.append(f"no floor ends every beat of every recording right: replayed {span}")
+    cands = candidate_floors(corpus, members, notes)
+    found = find_setting(corpus, members, cands, notes, prefer=prefer)
+    chosen = found.chosen
     if (
         prefer is None
         and chosen is not None
@@ -298,88 +232,26 @@ def _derive(
     ):
         # The floor margin is a warning: the leave-one-out runs, which keep only the setting, skip it. Placed
         # before the notes on recordings without a window, so that they name the floor recommended.
-        chosen = place_on_grid(corpus, judged, chosen, notes, floor_margin=stability)
-    for i in members:
-        rec = levels[i]
-        if rec.window is not None or not rec.verdict:
-            continue
-        if chosen is not None and (i in rescued or recording_ends_right(corpus, members, i, chosen)):
-            notes.append(rescued_note(corpus, i, chosen.floor))
-        elif stability and obs[i].has_beats and rec.speech_low is not None:
-            # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
-            works = floor_that_works(obs[i], spoke=corpus.spoke(i).tolist())
-            if works is None:
-                notes.append(
-                    f"{obs[i].name}: {no_window_words(corpus, i)}; no replayed floor ends every beat of it right, so a "
-                    "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
-                )
-            else:
-                notes.append(
-                    f"{obs[i].name}: {no_window_words(corpus, i)}; alone, the replay at floor {works[0]:.2g} ends its "
-                    f"beats right (a quiet time above {works[1]:.2f} s), but no replayed floor does for it and the "
-                    "others together; it contributes no gap or quiet-time evidence"
-                )
-        else:
-            notes.append(f"{obs[i].name}: {rec.verdict}")
+        chosen = place_on_grid(corpus, found.judged, chosen, notes, floor_margin=stability)
+    notes += no_window_notes(corpus, members, chosen, found.rescued, replay=stability)
     floor = chosen.floor if chosen is not None else None
-    if chosen is not None:
-        if chosen.failures:
-            floor_rule = FEWEST_FAILURES
-        elif ladder_rule is not None:
-            floor_rule = ladder_rule
-        elif chosen.extended:
-            floor_rule = (
-                "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
-                "no narration's end (the windows do not all meet)"
-            )
-        elif chosen.note:
-            floor_rule += f", rounded to 2 significant digits; {chosen.note}"
-        elif floor != primary[0] and not chosen.floor_rule:
-            floor_rule += f"; the replay rejected {primary[0]:g}, {floor:g} is the nearest floor it accepts"
-        elif not chosen.floor_rule:
-            floor_rule += ", rounded to 2 significant digits"
-        if chosen.floor_rule and not chosen.failures:
-            floor_rule += f"; {chosen.floor_rule}"
-    for i in windowed:
-        lo_w, hi_w = levels[i].window  # type: ignore[misc]
-        name = obs[i].name
-        if floor is None or lo_w < floor < hi_w:
-            if i not in meeting:
-                notes.append(f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'")
-            continue
-        if floor >= hi_w:
-            notes.append(
-                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
-                f"{floor:g} is {db(floor) - db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
-                "the floor" + CHECK.format("speech level")
-            )
-        else:
-            notes.append(
-                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
-                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + CHECK.format("noise level")
-            )
+    notes += outside_notes(corpus, cands.windowed, cands.meeting, floor)
     floor_ev = floor_evidence(
         corpus,
         members,
-        meeting,
-        window,
-        lower_by,
-        upper_by,
-        outside,
-        no_window,
+        cands.meeting,
+        cands.window,
+        cands.lower_by,
+        cands.upper_by,
+        tuple(obs[i].name for i in cands.windowed if i not in cands.meeting),
+        tuple(obs[i].name for i in members if levels[i].window is None),
         floor,
-        floor_rule,
+        _floor_rule(cands, found.ladder_rule, chosen),
         None if chosen is None or chosen.failures else chosen.run,
     )
-    gaps_ev, onsets_ev, outcome = gap_onset_outcome(corpus, members, judged, chosen, notes, replay=stability)
+    gaps_ev, onsets_ev, outcome = gap_onset_outcome(corpus, members, found.judged, chosen, notes, replay=stability)
     notes[:] = settle_checks(notes, corpus, members, chosen, outcome)
-    for what, n, need in (
-        ("gaps", gaps_ev.n_gaps, THIN["gaps"]),
-        ("beats", onsets_ev.n_beats, THIN["beats"]),
-        ("recordings", len(members), THIN["recordings"]),
-    ):
-        if n < need:
-            notes.append(f"thin evidence: {counted(n, what)} (fewer than {need})")
+    notes += thin_notes(gaps_ev.n_gaps, onsets_ev.n_beats, len(members))
     stab: tuple[Stability, ...] = ()
     if stability:
         stab = stability_runs(
@@ -388,6 +260,32 @@ def _derive(
     return Derivation(
         group, tuple(obs[i].name for i in members), floor_ev, gaps_ev, onsets_ev, outcome, stab, tuple(notes)
     )
+
+
+def _floor_rule(cands: Candidates, ladder_rule: str | None, chosen: Setting | None) -> str:
+    """How the floor was reached, in words: where in the windows, what the replay made of it, and how the grid
+    placed it."""
+    floor_rule = cands.floor_rule
+    if chosen is None:
+        return floor_rule
+    if chosen.failures:
+        floor_rule = FEWEST_FAILURES
+    elif ladder_rule is not None:
+        floor_rule = ladder_rule
+    elif chosen.extended:
+        floor_rule = (
+            "the lowest floor above every recording's noise (p99) that the replay accepts and that hides "
+            "no narration's end (the windows do not all meet)"
+        )
+    elif chosen.note:
+        floor_rule += f", rounded to 2 significant digits; {chosen.note}"
+    elif chosen.floor != cands.primary[0] and not chosen.floor_rule:
+        floor_rule += f"; the replay rejected {cands.primary[0]:g}, {chosen.floor:g} is the nearest floor it accepts"
+    elif not chosen.floor_rule:
+        floor_rule += ", rounded to 2 significant digits"
+    if chosen.floor_rule and not chosen.failures:
+        floor_rule += f"; {chosen.floor_rule}"
+    return floor_rule
 
 
 def _without(corpus: Corpus, members: list[int], left: int | Sequence[int], group: str) -> Derivation:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from ..beats import beats, failing_beats, heard
 from .corpus import Corpus, Setting
-from .evidence import Outcome
+from .evidence import THIN, Outcome, counted
 from .floors import db
-from .replay import level_failures
+from .replay import floor_that_works, level_failures
 from .windows import NOISE_PERCENTILE, recording_levels
 
 
@@ -103,3 +103,73 @@ def settle_checks(
         else:
             out.append(f"{head} (check passes its {what} with a note: the replay ends every beat of it right)")
     return out
+
+
+def no_window_notes(
+    corpus: Corpus, members: list[int], chosen: Setting | None, rescued: list[int], *, replay: bool
+) -> list[str]:
+    """What derive says of each recording without a window of floors: served by the floor anyway, or (with
+    ``replay``, where it has beats) whether a ladder replayed over it alone finds a floor, or its verdict."""
+    obs, levels = corpus.obs, corpus.levels
+    notes = []
+    for i in members:
+        rec = levels[i]
+        if rec.window is not None or not rec.verdict:
+            continue
+        if chosen is not None and (i in rescued or recording_ends_right(corpus, members, i, chosen)):
+            notes.append(rescued_note(corpus, i, chosen.floor))
+        elif replay and obs[i].has_beats and rec.speech_low is not None:
+            # "Cannot work" is the replay's to say: a ladder of floors over this recording alone.
+            works = floor_that_works(obs[i], spoke=corpus.spoke(i).tolist())
+            if works is None:
+                notes.append(
+                    f"{obs[i].name}: {no_window_words(corpus, i)}; no replayed floor ends every beat of it right, so a "
+                    "level-floor clock cannot work on it; it contributes no gap or quiet-time evidence"
+                )
+            else:
+                notes.append(
+                    f"{obs[i].name}: {no_window_words(corpus, i)}; alone, the replay at floor {works[0]:.2g} ends its "
+                    f"beats right (a quiet time above {works[1]:.2f} s), but no replayed floor does for it and the "
+                    "others together; it contributes no gap or quiet-time evidence"
+                )
+        else:
+            notes.append(f"{obs[i].name}: {rec.verdict}")
+    return notes
+
+
+def outside_notes(corpus: Corpus, windowed: list[int], meeting: list[int], floor: float | None) -> list[str]:
+    """What derive says of each recording whose window does not meet the others' or does not hold the floor, and
+    which level check that puts at stake."""
+    notes = []
+    for i in windowed:
+        lo_w, hi_w = corpus.levels[i].window  # type: ignore[misc]
+        name = corpus.obs[i].name
+        if floor is None or lo_w < floor < hi_w:
+            if i not in meeting:
+                notes.append(f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'")
+            continue
+        if floor >= hi_w:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; the floor "
+                f"{floor:g} is {db(floor) - db(hi_w):.1f} dB above its speech edge, so its quietest speech is under "
+                "the floor" + CHECK.format("speech level")
+            )
+        else:
+            notes.append(
+                f"{name}: its window of floors ({lo_w:.4g} .. {hi_w:.4g}) does not meet the others'; its noise "
+                f"(p{NOISE_PERCENTILE:g} {lo_w:.4g}) reaches the floor {floor:g}" + CHECK.format("noise level")
+            )
+    return notes
+
+
+def thin_notes(n_gaps: int, n_beats: int, n_recordings: int) -> list[str]:
+    """Where the evidence is thin: fewer gaps, beats or recordings than ``THIN`` asks for."""
+    return [
+        f"thin evidence: {counted(n, what)} (fewer than {need})"
+        for what, n, need in (
+            ("gaps", n_gaps, THIN["gaps"]),
+            ("beats", n_beats, THIN["beats"]),
+            ("recordings", n_recordings, THIN["recordings"]),
+        )
+        if n < need
+    ]

@@ -9,16 +9,19 @@ answer where the formula's quiet time fails everywhere (:func:`any_quiet`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..beats import STALLED
 from ..model import CLEAR_S, EPS_S
 from ..times import round_up
 from .corpus import AtFloor, Corpus, Setting, at_floor, prompt_delay
+from .floor import NARROW_DB
+from .floors import db, floor_ladder, nice_floors, target_floor
 from .onset import onset_timeout
 from .quiet import choose_quiet
 from .region import place_on_grid
 from .replay import count_failing, count_failing_at
+from .windows import full_ladder, meeting_group
 
 #: Candidate floors inside the windows, and in all, tried before settling for the setting failing fewest beats.
 MAX_PRIMARY = 8
@@ -167,3 +170,151 @@ def any_quiet(corpus: Corpus, members: list[int], floors: list[float]) -> Settin
         if failures == 0:
             return Setting(floor, quiet, timeout, 0, rule, extended=True)
     return None
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The windows of floors that meet and the floors the search tries in them.
+
+    Attributes
+    ----------
+    meeting, windowed : list of int
+        The largest group of recordings whose windows meet; every recording with a window.
+    window : (float, float) or None
+        The windows' intersection, set by ``lower_by`` and ``upper_by``.
+    primary : list of float
+        Floors of two significant digits inside it, nearest the preferred floor first.
+    extended : list of float
+        Above every recording's noise and below every voice's median, about 1 dB apart: floors the replay may
+        still accept when the windows do not all meet, or when none inside them works.
+    floor_rule : str
+        Where in the window the floor goes, in words.
+    """
+
+    meeting: list[int]
+    windowed: list[int]
+    window: tuple[float, float] | None
+    lower_by: str | None
+    upper_by: str | None
+    primary: list[float]
+    extended: list[float]
+    floor_rule: str
+
+
+def candidate_floors(corpus: Corpus, members: list[int], notes: list[str]) -> Candidates:
+    """The windows that meet and the floors to try, nearest the preferred one (a narrow intersection is noted)."""
+    margins, obs, levels = corpus.margins, corpus.obs, corpus.levels
+    meeting = meeting_group(levels, members)
+    windowed = [i for i in members if levels[i].window is not None]
+    floor_rule = "no floor: no recording has a window of floors that separate its speech from its noise"
+    if not meeting:
+        return Candidates(meeting, windowed, None, None, None, [], [], floor_rule)
+    lo_i = max(meeting, key=lambda i: (levels[i].window[0], -i))  # type: ignore[index]
+    hi_i = min(meeting, key=lambda i: (levels[i].window[1], i))  # type: ignore[index]
+    lo, hi = levels[lo_i].window[0], levels[hi_i].window[1]  # type: ignore[index]
+    speech_low = min(levels[i].speech_low or hi for i in meeting)
+    target, floor_rule = target_floor(lo, hi, speech_low)
+    floor_rule = floor_rule.format(p=f"{margins.speech_percentile:g}")
+    primary = nice_floors(lo, hi, target) or [target]
+    width = db(hi) - db(lo)
+    if width < NARROW_DB:
+        notes.append(
+            f"the floors that work for every recording span only {width:.1f} dB ({lo:.4g} .. {hi:.4g}, set by "
+            + (f"{obs[lo_i].name} alone" if lo_i == hi_i else f"{obs[lo_i].name} and {obs[hi_i].name}")
+            + "): a small change in a voice's or a room's level breaks it"
+        )
+    noise = max(levels[i].window[0] for i in windowed)  # type: ignore[index]
+    top = min(levels[i].speech_median or 0.0 for i in windowed)
+    extended = floor_ladder(noise if noise > 0 else hi, top, exclude=primary[:MAX_PRIMARY]) if top > noise else []
+    return Candidates(
+        meeting, windowed, (lo, hi), obs[lo_i].name, obs[hi_i].name, primary[:MAX_PRIMARY], extended, floor_rule
+    )
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the search found: the setting (None: nothing to recommend), the recordings it was judged over, those
+    without a window it serves (``rescued``), and, where a ladder over every recording found it, how."""
+
+    chosen: Setting | None
+    judged: list[int]
+    rescued: list[int]
+    ladder_rule: str | None = None
+
+
+def find_setting(
+    corpus: Corpus, members: list[int], cands: Candidates, notes: list[str], *, prefer: Prefer | None
+) -> Found:
+    """The search in its three steps: the candidate floors over the recordings whose windows meet (and those without
+    a log), then with the recordings without a window too, then a ladder over every recording with speech."""
+    obs = corpus.obs
+    judged = sorted(set(cands.windowed) | {i for i in cands.meeting if obs[i].events is None})
+    chosen = search(corpus, judged, cands.primary, cands.extended, prefer=prefer) if cands.primary else None
+    found = _with_no_window(corpus, members, cands, Found(chosen, judged, []), prefer=prefer)
+    hopeless = _hopeless(corpus, members)
+    # The windows are a heuristic, the replay is the truth: before giving up, replay a ladder of floors across
+    # the whole range, from the lowest noise to the highest speech median, over every recording with speech.
+    if found.chosen is None or found.chosen.failures or (hopeless and not found.rescued):
+        found = _replay_ladder(corpus, members, found, notes, prefer=prefer)
+    return found
+
+
+def _hopeless(corpus: Corpus, members: list[int]) -> list[int]:
+    """Recordings with beats and speech whose noise reaches their speech's low percentile (no window)."""
+    levels = corpus.levels
+    return [i for i in members if levels[i].window is None and corpus.obs[i].has_beats and levels[i].speech_median]
+
+
+def _with_no_window(
+    corpus: Corpus, members: list[int], cands: Candidates, found: Found, *, prefer: Prefer | None
+) -> Found:
+    """The recordings without a window tried too, kept only if nothing then fails: they may still be served by a
+    floor above their noise (the percentile counts word edges)."""
+    levels, chosen = corpus.levels, found.chosen
+    hopeless = _hopeless(corpus, members)
+    if not hopeless or not (chosen is None or chosen.failures == 0):
+        return found
+    everyone = sorted(set(found.judged) | set(hopeless))
+    noise_all = max((levels[i].noise_high or 0.0) for i in everyone)
+    top_all = min(levels[i].speech_median or 0.0 for i in everyone)
+    primary, extended = cands.primary, cands.extended
+    wider = extended + floor_ladder(noise_all, top_all, exclude=primary + extended) if top_all > noise_all else extended
+    setting = search(corpus, everyone, primary, wider, strict=True, prefer=prefer)
+    return found if setting is None else Found(setting, everyone, hopeless)
+
+
+def _replay_ladder(
+    corpus: Corpus, members: list[int], found: Found, notes: list[str], *, prefer: Prefer | None
+) -> Found:
+    """A ladder of floors from the lowest noise to the highest speech median replayed over every recording with
+    speech: the lowest that ends every beat right, else the setting that fails fewest beats (noted)."""
+    levels, chosen = corpus.levels, found.chosen
+    everyone = [i for i in members if levels[i].speech_median is not None]
+    rooms = {i: q[1] for i in everyone if (q := corpus.quiet_voice(i)) is not None}
+    lo_l, hi_l, ladder = full_ladder(levels, everyone, rooms)
+    if not ladder:
+        return found
+    setting = search(corpus, everyone, [], ladder, strict=True, limit=len(ladder), prefer=prefer)
+    if setting is None and prefer is None:
+        # The formula's quiet time failed on every floor: ask the replay for any quiet time that works.
+        setting = any_quiet(corpus, everyone, ladder)
+    span = (
+        f"{len(ladder)} floors from {ladder[0]:.2g} (above the lowest noise, {lo_l:.2g}) to {ladder[-1]:.2g} "
+        f"(below the highest speech median, {hi_l:.2g})"
+    )
+    if setting is not None:
+        rescued = [i for i in everyone if levels[i].window is None]
+        return Found(
+            setting, everyone, rescued, f"the lowest of a replayed ladder of {span} that ends every beat right"
+        )
+    notes.append(f"no floor ends every beat of every recording right: replayed {span}")
+    # The fewest failing beats, counted over the same recordings on both sides: every one with speech (the setting
+    # found for some of them may fail beats of the others, its onset timeout too).
+    kept = None if chosen is None else recount(corpus, everyone, chosen)
+    if kept is not None and not kept.failures:
+        return found
+    tried = [] if chosen is None else [chosen.floor]
+    fewest = search(corpus, everyone, tried, ladder, limit=len(ladder) + len(tried))
+    if fewest is not None and (kept is None or fewest.failures < kept.failures):
+        return Found(fewest, everyone, found.rescued)
+    return found if kept is None else Found(kept, found.judged, found.rescued)
