@@ -90,19 +90,21 @@ from dataclasses import replace
 
 from ..model import Margins, Observation
 from ..thresholds import Thresholds
-from .corpus import Corpus, Setting
+from .corpus import AtFloor, Corpus, Setting, at_floor
 from .evidence import Comparison, Derivation, Stability
 from .floor import floor_evidence
 from .heldout import held_out_runs, stability_runs
 from .notes import (
+    log_notes,
     no_window_notes,
     outside_notes,
     settle_checks,
     thin_notes,
 )
-from .quiet import gap_onset_outcome
+from .onset import onset_evidence
+from .quiet import gap_evidence
 from .region import place_on_grid
-from .replay import replay_outcome
+from .replay import replay_outcome, replay_recommendation
 from .rule_choice import GROUP_KEYS, level_dead_air, provider_rules
 from .search import (
     FEWEST_FAILURES,
@@ -249,7 +251,11 @@ def _derive(
         _floor_rule(cands, found.ladder_rule, chosen),
         None if chosen is None or chosen.failures else chosen.run,
     )
-    gaps_ev, onsets_ev, outcome = gap_onset_outcome(corpus, members, found.judged, chosen, notes, replay=stability)
+    notes += log_notes(corpus, members, found.judged)
+    c = at_floor(corpus, found.judged, floor) if floor is not None else AtFloor([], [], [], [], [], [], [], [])
+    gaps_ev = gap_evidence(corpus, found.judged, chosen, c, notes)
+    onsets_ev = onset_evidence(c, chosen, corpus.margins)
+    outcome = replay_recommendation(corpus, members, chosen, notes) if stability else None
     notes[:] = settle_checks(notes, corpus, members, chosen, outcome)
     notes += thin_notes(gaps_ev.n_gaps, onsets_ev.n_beats, len(members))
     stab: tuple[Stability, ...] = ()

@@ -173,3 +173,24 @@ def thin_notes(n_gaps: int, n_beats: int, n_recordings: int) -> list[str]:
         )
         if n < need
     ]
+
+
+def log_notes(corpus: Corpus, members: list[int], judged: list[int]) -> list[str]:
+    """What derive says of event logs: one without a terminal response has no beats, and the recordings judged
+    without a log have all their gaps counted."""
+    obs, notes = corpus.obs, []
+    for i in members:
+        o = obs[i]
+        if o.events is not None and not o.events.terminals:
+            has_prompts = bool(o.events.of_kind("prompt"))
+            notes.append(
+                f"{o.name}: its event log has {'prompts but ' if has_prompts else ''}no terminal response, "
+                "so it has no beats and contributes no narration gaps"
+            )
+    unlogged = tuple(obs[i].name for i in judged if obs[i].events is None)
+    if unlogged:
+        notes.append(
+            f"no event log for {counted(len(unlogged), 'recordings')} ({', '.join(unlogged[:3])}"
+            f"{', ...' if len(unlogged) > 3 else ''}): all their gaps were counted as narration gaps"
+        )
+    return notes

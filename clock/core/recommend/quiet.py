@@ -15,9 +15,8 @@ from numpy.typing import NDArray
 
 from ..model import CLEAR_S, EPS_S
 from ..times import clock_time, round_up
-from .corpus import AtFloor, Corpus, Setting, at_floor
-from .evidence import THIN, GapEvidence, OnsetEvidence, Outcome, counted
-from .replay import replay_outcome
+from .corpus import AtFloor, Corpus, Setting
+from .evidence import THIN, GapEvidence
 
 
 def choose_quiet(c: AtFloor, margin: float) -> tuple[float | None, str]:
@@ -104,34 +103,13 @@ def gap_margin_waived(quiet_s: float, need_s: float, room_s: float, *, margin_s:
     )
 
 
-def gap_onset_outcome(
-    corpus: Corpus,
-    members: list[int],
-    judged: list[int],
-    chosen: Setting | None,
-    notes: list[str],
-    *,
-    replay: bool = True,
-) -> tuple[GapEvidence, OnsetEvidence, Outcome | None]:
-    """The gap and onset evidence at the chosen setting, and its replay over the corpus (``replay``)."""
-    margins = corpus.margins
-    obs = corpus.obs
-    for i in members:
-        o = obs[i]
-        if o.events is not None and not o.events.terminals:
-            has_prompts = bool(o.events.of_kind("prompt"))
-            notes.append(
-                f"{o.name}: its event log has {'prompts but ' if has_prompts else ''}no terminal response, "
-                "so it has no beats and contributes no narration gaps"
-            )
+def gap_evidence(
+    corpus: Corpus, judged: list[int], chosen: Setting | None, c: AtFloor, notes: list[str]
+) -> GapEvidence:
+    """The gaps the clock must bridge at the chosen floor (``c``, over ``judged``) and the quiet time, with a note
+    where the quiet time does not keep its margin over the longest gap inside a logged beat."""
+    margins, obs = corpus.margins, corpus.obs
     unlogged = tuple(obs[i].name for i in judged if obs[i].events is None)
-    if unlogged:
-        notes.append(
-            f"no event log for {counted(len(unlogged), 'recordings')} ({', '.join(unlogged[:3])}"
-            f"{', ...' if len(unlogged) > 3 else ''}): all their gaps were counted as narration gaps"
-        )
-    floor = None if chosen is None else chosen.floor
-    c = at_floor(corpus, judged, floor) if floor is not None else AtFloor([], [], [], [], [], [], [], [])
     all_gaps = c.gaps + [(name, w, g, True) for name, w, g in c.unlogged_gaps]
     narration = [(name, w, g) for name, w, g, is_narration in all_gaps if is_narration]
     acks = [g for _, _, g, is_narration in all_gaps if not is_narration]
@@ -145,33 +123,13 @@ def gap_onset_outcome(
     left = None if quiet is None or longest_bridged is None else quiet - longest_bridged
     kept = left is None or left > margins.quiet_margin_s + EPS_S
     if not kept and left is not None:
-        where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
-        where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
-        # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
-        limit = (quiet or 0.0) - margins.quiet_margin_s - 1e-9
-        held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
-        ranges = [a.quiet_range(narration_pause_s=a.narration_pause_s) for a in c.analyses]
-        need_s = max((r[0] for r in ranges), default=float("-inf"))
-        room_s = min((r[1] for r in ranges), default=float("inf"))
+        assert chosen is not None and quiet is not None and longest_bridged is not None
         tick = float(obs[judged[0]].trace.tick_s) if judged else 0.0
-        says = (
-            "no quiet time keeps the margin on both sides (the quiet times that end every beat right span "
-            f"{need_s:.3f} .. {room_s:.3f} s), so check's gap check passes "
-            f"{'that gap' if held == 1 else f'{held} gaps'} with a note"
-            if held and gap_margin_waived(quiet or 0.0, need_s, room_s, margin_s=margins.quiet_margin_s, tick_s=tick)
-            else f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
-            if held
-            else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
-        )
-        notes.append(
-            f"the margin is not kept: at floor {floor:g}, the quiet time {quiet:g} s leaves {left:.3f} s over the "
-            f"longest gap inside a logged beat ({longest_bridged:.3f} s), not the margin "
-            f"{margins.quiet_margin_s:g} s{where}; {says}"
-        )
-    gaps_ev = GapEvidence(
+        notes.append(_margin_note(c, chosen.floor, quiet, longest_bridged, room, margins.quiet_margin_s, tick))
+    return GapEvidence(
         n_gaps=int(g.size),
         n_all_gaps=int(g_all.size),
-        floor=floor,
+        floor=None if chosen is None else chosen.floor,
         min_gap_s=margins.min_gap_s,
         p50_s=float(np.percentile(g, 50)) if g.size else None,
         p90_s=float(np.percentile(g, 90)) if g.size else None,
@@ -193,25 +151,39 @@ def gap_onset_outcome(
         margin_left_s=left,
         margin_kept=kept,
     )
-    latencies = c.latencies
-    lat = np.array([x for _, _, x in latencies])
-    timeout = None if chosen is None else chosen.onset_timeout_s
-    onsets_ev = OnsetEvidence(
-        n_beats=int(lat.size),
-        p50_s=float(np.percentile(lat, 50)) if lat.size else None,
-        p95_s=float(np.percentile(lat, 95)) if lat.size else None,
-        max_s=float(lat.max()) if lat.size else None,
-        slowest=max(latencies, key=lambda x: x[2]) if latencies else None,
-        onset_margin_s=margins.onset_margin_s,
-        onset_timeout_s=timeout,
-        thin=lat.size < THIN["beats"],
+
+
+def _margin_note(
+    c: AtFloor,
+    floor: float,
+    quiet: float,
+    longest_bridged: float,
+    room: tuple[str, float, float] | None,
+    margin_s: float,
+    tick_s: float,
+) -> str:
+    """Why the quiet time does not keep its margin over the longest gap inside a logged beat, and what ``check``'s
+    gap check will make of it."""
+    left = quiet - longest_bridged
+    where = "" if room is None else f" (the beat whose last word is at {room[0]}:{clock_time(room[1])} leaves "
+    where += "" if room is None else f"{room[2]:.3f} s of quiet before its bound)"
+    # check's gap check holds the narration's gaps (not an acknowledgment's silence) to quiet - margin.
+    limit = (quiet or 0.0) - margin_s - 1e-9
+    held = sum(g >= limit for _, _, g, is_narration in c.gaps if is_narration)
+    ranges = [a.quiet_range(narration_pause_s=a.narration_pause_s) for a in c.analyses]
+    need_s = max((r[0] for r in ranges), default=float("-inf"))
+    room_s = min((r[1] for r in ranges), default=float("inf"))
+    says = (
+        "no quiet time keeps the margin on both sides (the quiet times that end every beat right span "
+        f"{need_s:.3f} .. {room_s:.3f} s), so check's gap check passes "
+        f"{'that gap' if held == 1 else f'{held} gaps'} with a note"
+        if held and gap_margin_waived(quiet or 0.0, need_s, room_s, margin_s=margin_s, tick_s=tick_s)
+        else f"check's gap check fails {'that gap' if held == 1 else f'{held} gaps'}"
+        if held
+        else "the longest is an acknowledgment's silence, so check's gap check (narration gaps) still passes"
     )
-    outcome = None
-    if replay and floor is not None and quiet is not None and timeout is not None:
-        outcome = replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
-        if outcome.n_failed:
-            notes.append(
-                f"the recommendation fails {counted(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
-                "no setting ends every beat right (see the failing beats)"
-            )
-    return gaps_ev, onsets_ev, outcome
+    return (
+        f"the margin is not kept: at floor {floor:g}, the quiet time {quiet:g} s leaves {left:.3f} s over the "
+        f"longest gap inside a logged beat ({longest_bridged:.3f} s), not the margin "
+        f"{margin_s:g} s{where}; {says}"
+    )

@@ -34,8 +34,8 @@ from ..beats import (
     outpaced_line,
 )
 from ..model import Margins, Observation
-from .corpus import Corpus
-from .evidence import Outcome, Unsatisfied
+from .corpus import Corpus, Setting
+from .evidence import Outcome, Unsatisfied, counted
 from .floors import floor_ladder
 from .windows import NOISE_PERCENTILE, RecordingLevels, recording_levels
 
@@ -252,3 +252,19 @@ def level_failures(obs: Observation, speech: NDArray[np.bool_], found: Sequence[
         if b.failed or (b.outcome == "silent" and bool(speech[lo:hi].any())):
             out.append(b)
     return out
+
+
+def replay_recommendation(
+    corpus: Corpus, members: list[int], chosen: Setting | None, notes: list[str]
+) -> Outcome | None:
+    """The recommendation replayed over every recording with beats, the guide's unheard speech a failure (None
+    without a full setting); a note where it fails beats."""
+    if chosen is None or chosen.quiet_s is None or chosen.onset_timeout_s is None:
+        return None
+    outcome = replay_outcome(corpus, members, chosen.floor, chosen.quiet_s, chosen.onset_timeout_s, spoke=True)
+    if outcome.n_failed:
+        notes.append(
+            f"the recommendation fails {counted(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
+            "no setting ends every beat right (see the failing beats)"
+        )
+    return outcome
