@@ -27,15 +27,21 @@ from .replay import FAILURE_CODES
 MAX_HELD_OUT = 20
 
 
+def held_out_folds(logged: list[int]) -> list[list[int]]:
+    """The folds left out in turn: each recording alone, or past ``MAX_HELD_OUT`` of them, every
+    ``MAX_HELD_OUT``-th together."""
+    return (
+        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
+    )
+
+
 def held_out_runs(corpus: Corpus, members: list[int], without: Without) -> HeldOut | None:
     """Leave each recording with beats out in turn (or each fold of them), derive from the rest, replay the
     result on it (decide)."""
     logged = [i for i in members if corpus.obs[i].has_beats]
     if len(members) < 2 or not logged:
         return None
-    folds = (
-        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
-    )
+    folds = held_out_folds(logged)
     found: dict[int, HeldOutRecording] = {}
     for fold in folds:
         floor, quiet, timeout = without(fold).setting

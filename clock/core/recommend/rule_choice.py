@@ -8,12 +8,13 @@ and compared in :mod:`clock.core.recommend.rule_evidence`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..beats import LEVEL, STOPPED
 from ..thresholds import Thresholds
 from .corpus import Corpus, Without
 from .evidence import Derivation
-from .heldout import MAX_HELD_OUT
+from .heldout import held_out_folds
 from .rule_evidence import RuleEvidence, RuleHeldOut, held_out_rule, rule_evidence, settle
 from .rules import DeadAir, Fold, RecordingBeats, Rule, hangover_for, replay_rule
 
@@ -71,22 +72,40 @@ def provider_rules(
     if not evidence.candidates:
         return settle(evidence, lambda kind: (None, (), None, ""))
     logged = [i for i in members if corpus.obs[i].has_beats]
-    by_recording = (
-        [[i] for i in logged] if len(logged) <= MAX_HELD_OUT else [logged[k::MAX_HELD_OUT] for k in range(MAX_HELD_OUT)]
-    )
-    groups = metadata_groups(corpus, logged, keys)
+    hold = _Holding(corpus, members, without, logged, metadata_groups(corpus, logged, keys), held_out, compare)
+    return settle(evidence, hold.hold)
 
-    def folds(leave: list[list[int]], names: list[str] | None = None) -> list[Fold]:
+
+#: What :func:`clock.core.recommend.rule_evidence.settle` asks of a rule: its held-out replay per recording, per
+#: metadata group, its saving at the committed setting, and why it is not named ("" where it is).
+Held = tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None, str]
+
+
+@dataclass(frozen=True)
+class _Holding:
+    """A rule held out of sample: derived without each recording (or fold) in turn, then without each group of a
+    metadata key, and replayed on what was left out; and its saving at the committed setting (``compare``)."""
+
+    corpus: Corpus
+    members: list[int]
+    without: Without
+    logged: list[int]
+    groups: list[tuple[str, dict[str, list[int]]]]
+    held_out: bool
+    compare: Thresholds | None
+
+    def folds(self, leave: list[list[int]], names: list[str] | None = None) -> list[Fold]:
         """Each fold left out: per recording, or (``names``) per group, its replay input as
         :func:`clock.core.recommend.rule_evidence.held_out_rule` takes it."""
+        corpus = self.corpus
         entries: list[Fold] = []
         for k, fold in enumerate(leave):
-            f, q, t = without(fold).setting
+            f, q, t = self.without(fold).setting
             if f is None or q is None or t is None:
                 left_out = [names[k]] if names is not None else [corpus.obs[i].name for i in fold]
                 entries.extend((n, [], None, None, None) for n in left_out)
                 continue
-            rest = beats_at(corpus, [i for i in members if i not in fold], f)
+            rest = beats_at(corpus, [i for i in self.members if i not in fold], f)
             mine: list[RecordingBeats] = [
                 (corpus.obs[i].name, corpus.analysis(i, f), corpus.stopped(i, f)) for i in fold
             ]
@@ -96,26 +115,18 @@ def provider_rules(
                 entries.extend((m[0], rest, m, q, t) for m in mine)
         return entries
 
-    def hold(kind: str) -> tuple[RuleHeldOut | None, tuple[RuleHeldOut, ...], float | None, str]:
-        committed = None
-        if compare is not None:
-            committed = committed_saving(corpus, members, kind, compare)
-            if committed is None or committed < corpus.margins.min_saving_s - 1e-9:
-                said = "nothing" if committed is None else f"{committed:.2f} s"
-                return (
-                    None,
-                    (),
-                    committed,
-                    (
-                        f"saves {said} of median dead air at the committed setting (floor {compare.floor:g}, quiet "
-                        f"{compare.quiet_s:g} s), under min_saving_s {corpus.margins.min_saving_s:g} s"
-                    ),
-                )
-        if not held_out:
+    def hold(self, kind: str) -> Held:
+        """The rule ``kind`` held: at the committed setting first, then per recording, then per metadata group;
+        the first that fails says why."""
+        committed, why = self.at_committed(kind)
+        if why:
+            return None, (), committed, why
+        if not self.held_out:
             return None, (), committed, "was not held out (derive without held-out runs)"
-        if len(logged) < 2:
+        if len(self.logged) < 2:
             return None, (), committed, "cannot be held out: one recording with an event log"
-        held = held_out_rule(kind, folds(by_recording), quiet_margin_s=margin)
+        margin = self.corpus.margins.quiet_margin_s
+        held = held_out_rule(kind, self.folds(held_out_folds(self.logged)), quiet_margin_s=margin)
         if not held.holds:
             n_bad = len({(r, b) for r, b, _ in held.failing})
             return (
@@ -127,28 +138,45 @@ def provider_rules(
                     f"{plural(held.n_recordings, 'recording')} replay right)"
                 ),
             )
+        done, why = self.by_group(kind)
+        return held, done, committed, why
+
+    def at_committed(self, kind: str) -> tuple[float | None, str]:
+        """The rule's saving at the committed setting, and why that is too little ("" where it is enough, or no
+        committed setting is given)."""
+        compare, min_saving_s = self.compare, self.corpus.margins.min_saving_s
+        if compare is None:
+            return None, ""
+        committed = committed_saving(self.corpus, self.members, kind, compare)
+        if committed is not None and committed >= min_saving_s - 1e-9:
+            return committed, ""
+        said = "nothing" if committed is None else f"{committed:.2f} s"
+        return committed, (
+            f"saves {said} of median dead air at the committed setting (floor {compare.floor:g}, quiet "
+            f"{compare.quiet_s:g} s), under min_saving_s {min_saving_s:g} s"
+        )
+
+    def by_group(self, kind: str) -> tuple[tuple[RuleHeldOut, ...], str]:
+        """The rule held out per group of each metadata key in turn, up to the first key it fails, and why."""
+        margin = self.corpus.margins.quiet_margin_s
         done: list[RuleHeldOut] = []
-        for key, named in groups:
+        for key, named in self.groups:
             names = list(named)
             out = held_out_rule(
-                kind, folds([named[n] for n in names], [f"{key}={n}" for n in names]), quiet_margin_s=margin, by=key
+                kind,
+                self.folds([named[n] for n in names], [f"{key}={n}" for n in names]),
+                quiet_margin_s=margin,
+                by=key,
             )
             done.append(out)
             if not out.holds:
                 bad = sorted({r for r, b, _ in out.failing})
-                return (
-                    held,
-                    tuple(done),
-                    committed,
-                    (
-                        f"fails {plural(len(out.failing), 'beat')} derived without each {key} in turn ("
-                        f"{out.n_right} of {plural(out.n_recordings, 'group')} replay right; "
-                        f"left out: {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''})"
-                    ),
+                return tuple(done), (
+                    f"fails {plural(len(out.failing), 'beat')} derived without each {key} in turn ("
+                    f"{out.n_right} of {plural(out.n_recordings, 'group')} replay right; "
+                    f"left out: {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''})"
                 )
-        return held, tuple(done), committed, ""
-
-    return settle(evidence, hold)
+        return tuple(done), ""
 
 
 def metadata_groups(corpus: Corpus, logged: list[int], keys: Sequence[str]) -> list[tuple[str, dict[str, list[int]]]]:
