@@ -21,7 +21,7 @@ from ..model import Margins, Observation
 from ..segments import segments
 from ..speech import TickClasses
 from .evidence import Derivation, FloorRun
-from .windows import NOISE_PERCENTILE, RecordingLevels, beat_spans, clear_floor, own_floor
+from .windows import NOISE_PERCENTILE, RecordingLevels, beat_spans, clear_floor, own_floor, recording_levels
 
 #: What bounds a beat whose log has no prompt before the next terminal response.
 UNPROMPTED = ("terminal", "acknowledgment")
@@ -55,6 +55,19 @@ class Corpus:
     without: dict[tuple[int, ...], Derivation] = field(default_factory=dict)
     spoken: dict[int, NDArray[np.bool_]] = field(default_factory=dict)
     quiet: dict[int, tuple[list[int], float, float] | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, obs: list[Observation], margins: Margins) -> Corpus:
+        """The corpus of these recordings: each one's ticks told apart and its levels, computed once."""
+        parts = [recording_levels(o, margins) for o in obs]
+        return cls(
+            obs,
+            [rec for rec, _ in parts],
+            [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
+            [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
+            margins,
+            [c for _, c in parts],
+        )
 
     def own_floor(self, i: int) -> float | None:
         """Recording ``i``'s own floor (:func:`clock.core.recommend.windows.own_floor`), computed once."""

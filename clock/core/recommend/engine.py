@@ -113,7 +113,6 @@ from .search import (
     candidate_floors,
     find_setting,
 )
-from .windows import recording_levels
 
 
 def derive(
@@ -169,49 +168,35 @@ def derive(
         The recommendation (``Derivation.setting``), its evidence, its
         replay over the corpus, and how stable it is.
     """
-    margins = margins or Margins()
-    obs = list(observations)
-    parts = [recording_levels(o, margins) for o in obs]
-    corpus = Corpus(
-        obs,
-        [rec for rec, _ in parts],
-        [o.trace.level[c.speech] for o, (_, c) in zip(obs, parts)],
-        [o.trace.level[c.silence] for o, (_, c) in zip(obs, parts)],
-        margins,
-        [c for _, c in parts],
-    )
-    members = list(range(len(obs)))
+    corpus = Corpus.of(list(observations), margins or Margins())
+    members = list(range(len(corpus.obs)))
     found = _derive(corpus, members, group, stability=True, prefer=prefer)
+
+    def without(fold: Sequence[int]) -> Derivation:
+        return _without(corpus, members, fold, group)
+
     if held_out:
-        found = replace(
-            found, held_out=held_out_runs(corpus, members, lambda fold: _without(corpus, members, fold, group))
-        )
-    found = replace(
-        found,
-        rules=provider_rules(
-            corpus,
-            members,
-            lambda fold: _without(corpus, members, fold, group),
-            found,
-            held_out=held_out,
-            compare=committed or compare,
-            keys=group_keys,
-        ),
+        found = replace(found, held_out=held_out_runs(corpus, members, without))
+    rules = provider_rules(
+        corpus, members, without, found, held_out=held_out, compare=committed or compare, keys=group_keys
     )
+    found = replace(found, rules=rules)
     if compare is None:
         return found
+    return replace(found, compared=_compared(corpus, members, compare, compare_label))
+
+
+def _compared(corpus: Corpus, members: list[int], compare: Thresholds, label: str) -> Comparison:
+    """Another setting replayed as the recommendation is, with the dead air its beats ended right wait."""
     floor, quiet, timeout = compare.floor, compare.quiet_s, compare.onset_timeout_s
     outcome = replay_outcome(corpus, members, floor, quiet, timeout, spoke=True)
-    return replace(
-        found,
-        compared=Comparison(
-            compare_label,
-            floor,
-            quiet,
-            timeout,
-            outcome if outcome.n_recordings else None,
-            level_dead_air(corpus, members, floor, quiet, timeout) if outcome.n_recordings else None,
-        ),
+    return Comparison(
+        label,
+        floor,
+        quiet,
+        timeout,
+        outcome if outcome.n_recordings else None,
+        level_dead_air(corpus, members, floor, quiet, timeout) if outcome.n_recordings else None,
     )
 
 
