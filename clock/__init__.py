@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
         summarize,
     )
     from .core.model import Margins, Observation
-    from .core.recommend.evidence import Derivation, Outcome
+    from .core.recommend.evidence import CorpusOutcome, Derivation
     from .core.recommend.floors import equivalents
     from .core.recommend.windows import RecordingLevels, classify_ticks, recording_levels
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
@@ -110,7 +110,7 @@ _LAZY = {
     "Derivation": "clock.core.recommend.evidence",
     "Margins": "clock.core.model",
     "Observation": "clock.core.model",
-    "Outcome": "clock.core.recommend.evidence",
+    "CorpusOutcome": "clock.core.recommend.evidence",
     "RecordingLevels": "clock.core.recommend.windows",
     "classify_ticks": "clock.core.recommend.windows",
     "derive": "clock.api",
@@ -193,7 +193,7 @@ __all__ = [
     "LineMargin",
     "Margins",
     "Observation",
-    "Outcome",
+    "CorpusOutcome",
     "QuantumSpeech",
     "RecordingError",
     "RecordingLevels",

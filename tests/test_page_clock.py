@@ -51,7 +51,8 @@ from clock.core.beats import (
 )
 from clock.core.check import check_corpus
 from clock.core.model import Margins
-from clock.core.recommend.rules import NO_EVENT, replay_rule
+from clock.core.recommend.rules import replay_rule
+from clock.core.tally import NO_EVENT
 from clock.io.corpus import load_corpus
 from clock.io.recording import read_recording
 from clock.web import PAGE_KEYS, script

@@ -18,7 +18,8 @@ from clock.core.levels import levels
 from clock.core.model import Observation
 from clock.core.recommend.engine import derive
 from clock.core.recommend.rule_evidence import rule_evidence
-from clock.core.recommend.rules import NO_EVENT, Rule, replay_rule
+from clock.core.recommend.rules import Rule, replay_rule
+from clock.core.tally import NO_EVENT
 from clock.core.thresholds import Thresholds
 
 RATE = 48000

@@ -29,7 +29,8 @@ from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 from clock.core.model import Observation
 from clock.core.recommend.engine import derive
-from clock.core.recommend.rules import NO_EVENT, Rule, replay_rule
+from clock.core.recommend.rules import Rule, replay_rule
+from clock.core.tally import NO_EVENT
 from clock.web import PAGE_KEYS, RULE_KEYS
 
 TICK = 1 / 60

@@ -94,6 +94,7 @@ from .model import Margins, Observation
 from .outcome import undone_against_reference
 from .segments import runs
 from .speech import otsu_log_split
+from .tally import Tally
 
 __all__ = [
     "DECISION_FLOOR",
@@ -633,15 +634,13 @@ def tune(
         values = np.array(thresholds, np.float64)
         in_db = 20 * np.log10(values) if kind == "floor" else values
     j, k = _choose(failures, mean, q, in_db, margins)
-    counts = dict.fromkeys(OUTCOMES, 0)
+    tally = Tally.of_codes([])
     latencies = []
     for r, p in enumerate(prepared):
         a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
         found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
         codes = found.codes[:, 0]
-        for name_, code in _CODE.items():
-            counts[name_] += int((codes == code).sum())
-        counts[UNHEARD] += p.n_dropped
+        tally += Tally.of_codes(np.concatenate([codes, np.full(p.n_dropped, _CODE[UNHEARD])]))
         latencies.append(found.latency_s[codes == _CODE[OK], 0])
     lat = np.concatenate(latencies) if latencies else np.zeros(0)
     audio_s = sum(p.audio_s for p in prepared)
@@ -649,24 +648,18 @@ def tune(
         cpu_s = sum(s.cpu_at(j) for s in scores)
     per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
     return EndpointerResult(
-        name,
-        kind,
-        thresholds[j],
-        float(q[k]),
-        n_t * q.size,
-        sum(p.n_beats for p in prepared),
-        counts[OK],
-        counts[PREMATURE],
-        counts[STALLED],
-        counts[OUTPACED],
-        counts[MISSED_ONSET],
-        counts[SILENT],
-        counts[ABORTED],
-        float(np.median(lat)) if lat.size else None,
-        float(np.percentile(lat, 95)) if lat.size else None,
-        per_hour,
-        sum(counts[x] for x in FAILURES),
-        pause,
+        name=name,
+        threshold_kind=kind,
+        threshold=thresholds[j],
+        quiet_s=float(q[k]),
+        n_settings=n_t * q.size,
+        n_beats=sum(p.n_beats for p in prepared),
+        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, ABORTED),
+        added_latency_median_s=float(np.median(lat)) if lat.size else None,
+        added_latency_p95_s=float(np.percentile(lat, 95)) if lat.size else None,
+        cpu_s_per_hour=per_hour,
+        n_failed=tally.n_failed,
+        narration_pause_s=pause,
     )
 
 

@@ -56,7 +56,7 @@ from .beats import MISSED_ONSET, OUTPACED, PREMATURE, Beat, analyse
 from .check import CheckResult
 from .events import EventLog
 from .levels import LevelTrace
-from .recommend.evidence import Outcome, Unsatisfied
+from .recommend.evidence import CorpusOutcome, Unsatisfied
 from .times import clock_time
 
 __all__ = [
@@ -337,7 +337,7 @@ class SettingStress:
     label : str
         ``committed``, ``candidate`` or ``recommended``.
     floor, quiet_s, onset_timeout_s : float
-    unchanged : Outcome
+    unchanged : CorpusOutcome
         The setting replayed over the recordings as they are.
     margins : tuple of LineMargin
         One per line, in :func:`lines` order (all zero when the unchanged
@@ -350,7 +350,7 @@ class SettingStress:
     floor: float
     quiet_s: float
     onset_timeout_s: float
-    unchanged: Outcome
+    unchanged: CorpusOutcome
     margins: tuple[LineMargin, ...]
     per_recording: tuple[tuple[LineMargin, ...], ...]
 

@@ -70,9 +70,11 @@ from .beats import (
     analyse_floors,
 )
 from .model import Margins, Observation
+from .outcome import FAILURES
 from .recommend.engine import derive
 from .recommend.evidence import Derivation
 from .recommend.windows import classify_ticks
+from .tally import failed, field_name, tally_by_setting
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -134,7 +136,7 @@ class SweepPoint:
     @property
     def n_failed(self) -> int:
         """The setting's failures (:data:`clock.core.beats.FAILURES`): premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+        return failed(self)
 
     @property
     def mean_ticks(self) -> Fraction | None:
@@ -347,8 +349,7 @@ def _block(
     ]
     every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
-    counts = np.bincount((every.astype(np.int64) * n + setting).ravel(), minlength=len(OUTCOMES) * n)
-    counts = counts.reshape(len(OUTCOMES), n)
+    counts = tally_by_setting(every, setting, n)
     keys, added, ticks, after_keys, after = [], [], [], [], []
     for (_, said), tab, outcome in zip(judged, tables, found):
         j, i, k = np.nonzero(outcome == OUTCOMES.index(OK))  # the beats ended right: floor, beat, quiet time
@@ -371,8 +372,7 @@ def _block(
     after_key = np.concatenate(after_keys) if after_keys else np.zeros(0, np.int64)
     wait_mean, wait_max = _by_setting(after_key, np.concatenate(after) if after else np.zeros(0), n, p95=False)
     ok, premature, stalled, missed, aborted, outpaced, superseded, ended = (
-        counts[OUTCOMES.index(name)]
-        for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
+        counts[name] for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
     )
     return {
         "n_beats": ok + premature + stalled + missed + aborted + outpaced + superseded + ended, "n_ok": ok,
@@ -392,7 +392,7 @@ def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:
     Means are ratios of whole ticks to whole beats, compared exactly.
     """
     ok, ticks = columns["n_ok"], columns["latency_ticks"]
-    failed = columns["n_premature"] + columns["n_stalled"] + columns["n_missed_onset"]
+    failed = np.sum([columns[field_name(kind)] for kind in FAILURES], axis=0)
     scored = np.flatnonzero((columns["n_beats"] > 0) & (ok > 0))
     # Rounding keeps the means' order, so the least exact mean of each count is among the least rounded ones.
     mean = ticks[scored] / ok[scored]

@@ -10,7 +10,7 @@ from typing import Any
 from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
-from ..core.recommend.evidence import Derivation, FloorEvidence, Outcome
+from ..core.recommend.evidence import CorpusOutcome, Derivation, FloorEvidence
 from ..core.recommend.floors import equivalents, round_sig
 from ..core.recommend.rule_evidence import RuleEvidence
 from ..core.recommend.rules import DeadAir
@@ -373,7 +373,7 @@ NO_BEATS = (
 )
 
 
-def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
+def outcome_sentence(r: CorpusOutcome | None, why_not: str = NO_BEATS) -> str:
     """A setting's replay in one sentence (``why_not`` when it was not replayed)."""
     if r is None:
         return why_not
@@ -387,7 +387,7 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
     )
 
 
-def _not_the_setting(r: Outcome) -> str:
+def _not_the_setting(r: CorpusOutcome) -> str:
     """The beats something other than the setting ended first, as the outcome sentence ends (none: nothing)."""
     said = [
         f"{r.n_aborted} aborted by the visitor while the guide spoke" if r.n_aborted else "",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..outcome import FAILURES
+from ..tally import UNHEARD_SPEECH, failed
 from .rule_evidence import RuleEvidence
 from .rules import DeadAir
 from .windows import RecordingLevels
@@ -228,7 +230,7 @@ class Unsatisfied:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class CorpusOutcome:
     """The recommended setting, replayed over every recording with an event log.
 
     Attributes
@@ -275,7 +277,7 @@ class Outcome:
     @property
     def n_failed(self) -> int:
         """The setting's failures (premature ends, stalls, missed onsets), and spoken beats the floor does not hear."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset + self.n_speech_unheard
+        return failed(self, (*FAILURES, UNHEARD_SPEECH))
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +289,7 @@ class Comparison:
     label : str
         ``committed`` (the config's) or ``candidate`` (given on the command line).
     floor, quiet_s, onset_timeout_s : float
-    outcome : Outcome or None
+    outcome : CorpusOutcome or None
         Its replay over every recording with beats (None when none has).
     dead_air : DeadAir or None
         What its beats ended right wait after the last word (None when none has beats).
@@ -297,7 +299,7 @@ class Comparison:
     floor: float
     quiet_s: float
     onset_timeout_s: float
-    outcome: Outcome | None
+    outcome: CorpusOutcome | None
     dead_air: DeadAir | None = None
 
 
@@ -382,7 +384,7 @@ class Derivation:
     floor : FloorEvidence
     gaps : GapEvidence
     onsets : OnsetEvidence
-    outcome : Outcome or None
+    outcome : CorpusOutcome or None
         The recommendation replayed (None when nothing was recommended or
         no recording has beats).
     stability : tuple of Stability
@@ -404,7 +406,7 @@ class Derivation:
     floor: FloorEvidence
     gaps: GapEvidence
     onsets: OnsetEvidence
-    outcome: Outcome | None
+    outcome: CorpusOutcome | None
     stability: tuple[Stability, ...]
     warnings: tuple[str, ...]
     compared: Comparison | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..beats import beats, failing_beats, heard
 from .corpus import Corpus, Setting
-from .evidence import THIN, Outcome, counted
+from .evidence import THIN, CorpusOutcome, counted
 from .floors import db
 from .replay import floor_that_works, level_failures
 from .windows import NOISE_PERCENTILE, recording_levels
@@ -64,7 +64,7 @@ CHECK = " (check: its {})"
 
 
 def settle_checks(
-    notes: list[str], corpus: Corpus, members: list[int], setting: Setting | None, outcome: Outcome | None
+    notes: list[str], corpus: Corpus, members: list[int], setting: Setting | None, outcome: CorpusOutcome | None
 ) -> list[str]:
     """What ``check`` says of a note's level checks: it fails one only when the replay fails a beat there.
 

@@ -23,6 +23,7 @@ from ..beats import (
     OUTPACED,
     PREMATURE,
     RECORDING_ENDED,
+    SILENT,
     STALLED,
     SUPERSEDED,
     Beat,
@@ -34,8 +35,9 @@ from ..beats import (
     outpaced_line,
 )
 from ..model import Margins, Observation
+from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
-from .evidence import Outcome, Unsatisfied, counted
+from .evidence import CorpusOutcome, Unsatisfied, counted
 from .floors import floor_ladder
 from .windows import NOISE_PERCENTILE, RecordingLevels, recording_levels
 
@@ -67,15 +69,15 @@ def replay_outcome(
     *,
     narration_pause_s: float | None = None,
     spoke: bool = False,
-) -> Outcome:
+) -> CorpusOutcome:
     """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given).
 
     With ``spoke``, a beat the replay finds silent where the guide spoke (:meth:`Corpus.spoke`) is a failure
-    of the floor (``Outcome.n_speech_unheard``), named with the others.
+    of the floor (``CorpusOutcome.n_speech_unheard``), named with the others.
     """
-    counts = dict.fromkeys((*OUTCOMES, "unheard speech"), 0)
+    kinds: list[str] = []
     failing: list[Unsatisfied] = []
-    n_rec = n_beats = 0
+    n_rec = 0
     # ``P`` said with the outcome: the largest of the recordings' own (each beat is judged by its recording's).
     pause = corpus.pause(members, floor) if narration_pause_s is None else narration_pause_s
     for i in members:
@@ -91,30 +93,22 @@ def replay_outcome(
         a = corpus.analysis(i, floor)
         deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
         for b in heard(found):
-            ba = a.beats[b.index]
-            n_beats += 1
-            if b.outcome == "silent" and b.index in deaf:
-                counts["unheard speech"] += 1
+            if b.outcome == SILENT and b.index in deaf:
+                kinds.append(UNHEARD_SPEECH)
                 failing.append(_unheard_speech(o, b, floor))
                 continue
-            counts[b.outcome] += 1
+            kinds.append(b.outcome)
             if b.outcome in FAILURES:
-                failing.append(_why(o, b, ba, a, floor, quiet, timeout, corpus.levels[i]))
-    return Outcome(
-        n_rec,
-        n_beats,
-        counts[OK],
-        counts[PREMATURE],
-        counts[STALLED],
-        counts[MISSED_ONSET],
-        counts["silent"],
-        tuple(failing),
-        counts[ABORTED],
-        counts[OUTPACED],
-        pause,
-        counts["unheard speech"],
-        counts[SUPERSEDED],
-        counts[RECORDING_ENDED],
+                failing.append(_why(o, b, a.beats[b.index], a, floor, quiet, timeout, corpus.levels[i]))
+    tally = Tally.of(kinds, extra=(UNHEARD_SPEECH,))
+    return CorpusOutcome(
+        n_recordings=n_rec,
+        n_beats=len(kinds),
+        **tally.fields(OK, PREMATURE, STALLED, MISSED_ONSET, SILENT),
+        unsatisfied=tuple(failing),
+        **tally.fields(ABORTED, OUTPACED),
+        narration_pause_s=pause,
+        **tally.fields(UNHEARD_SPEECH, SUPERSEDED, RECORDING_ENDED),
     )
 
 
@@ -163,7 +157,7 @@ def judge(
     onset_timeout_s: float,
     margins: Margins | None = None,
     narration_pause_s: float | None = None,
-) -> Outcome:
+) -> CorpusOutcome:
     """One setting replayed over recordings and counted as :func:`derive` counts its recommendation's replay.
 
     The one judge of a replay: ``derive`` (its recommendation and the
@@ -256,7 +250,7 @@ def level_failures(obs: Observation, speech: NDArray[np.bool_], found: Sequence[
 
 def replay_recommendation(
     corpus: Corpus, members: list[int], chosen: Setting | None, notes: list[str]
-) -> Outcome | None:
+) -> CorpusOutcome | None:
     """The recommendation replayed over every recording with beats, the guide's unheard speech a failure (None
     without a full setting); a note where it fails beats."""
     if chosen is None or chosen.quiet_s is None or chosen.onset_timeout_s is None:

@@ -88,11 +88,8 @@ from ..beats import (
     judge_declared,
 )
 from ..model import CLEAR_S, EPS_S
+from ..tally import NO_EVENT, Tally, failed
 from ..times import round_up
-
-#: A rule that needs the provider's event, in a beat with speech and no event: a failure.
-NO_EVENT = "no-event"
-
 
 #: The failures of a rule: the clock's, and a missing provider event.
 RULE_FAILURES = (*FAILURES, NO_EVENT)
@@ -292,7 +289,7 @@ class RuleResult:
     @property
     def n_failed(self) -> int:
         """The rule's failures (premature ends, stalls, missed onsets) and beats without the event a rule needs."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset + self.n_no_event
+        return failed(self, RULE_FAILURES)
 
 
 def _arrival(t: NDArray[np.float64], stopped_s: float | None) -> int | None:
@@ -359,8 +356,7 @@ def replay_rule(
         The margin the hangover must keep over the quiet it bridges.
     """
     costs: list[BeatCost] = []
-    counts = dict.fromkeys((*OUTCOMES, NO_EVENT), 0)
-    evidence = n_beats = 0
+    evidence = 0
     for name, a, given in recordings:
         t = a.t_s
         pause = a.narration_pause_s  # (each beat judged by its own recording)
@@ -372,7 +368,6 @@ def replay_rule(
             event = _arrival(t, stop.t_s)
             outcome = OUTCOMES[int(level.outcome[i, 0])]
             declared: int | None = None if level.declared_tick[i, 0] < 0 else int(level.declared_tick[i, 0])
-            n_beats += 1
             spoken = outcome not in (SILENT, MISSED_ONSET)
             if spoken and rule.uses_event:
                 if rule.needs_event and event is None:
@@ -384,7 +379,6 @@ def replay_rule(
                     )
             if spoken and (not rule.uses_event or event is not None):
                 evidence += 1
-            counts[outcome] += 1
             word = None if b.last_word_tick is None else float(t[b.last_word_tick])
             at = None if declared is None else float(t[declared])
             air = (
@@ -395,24 +389,17 @@ def replay_rule(
             costs.append(BeatCost(name, b.index, outcome, word, at, air, stop.t_s, stop.line, stop.assumed, stop.risk))
     need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
     kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + EPS_S
+    tally = Tally.of((c.outcome for c in costs), extra=(NO_EVENT,))
     return RuleResult(
-        rule,
-        n_beats,
-        counts[OK],
-        counts[PREMATURE],
-        counts[STALLED],
-        counts[OUTPACED],
-        counts[MISSED_ONSET],
-        counts[NO_EVENT],
-        counts[ABORTED],
-        counts[SILENT],
-        evidence,
-        need,
-        kept,
-        dead_air(costs),
-        tuple(costs),
-        counts[SUPERSEDED],
-        counts[RECORDING_ENDED],
+        rule=rule,
+        n_beats=len(costs),
+        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT),
+        n_evidence=evidence,
+        need_s=need,
+        margin_kept=kept,
+        dead_air=dead_air(costs),
+        beats=tuple(costs),
+        **tally.fields(SUPERSEDED, RECORDING_ENDED),
     )
 
 
