@@ -312,8 +312,43 @@ def tune(
     quiets_s : sequence of float
     """
     q = np.asarray(quiets_s, np.float64)
-    pause = narration_pause_s([p.reference for p in prepared])
-    n_t = len(thresholds)
+    failures, mean = _grid(prepared, scores, thresholds, quiets_s, onset_timeout_s)
+    in_db: NDArray[np.float64] | None = None
+    if kind in _DB_KINDS and len(thresholds) > 1:
+        values = np.array(thresholds, np.float64)
+        in_db = 20 * np.log10(values) if kind == "floor" else values
+    j, k = _choose(failures, mean, q, in_db, margins)
+    tally, lat = _judged_at(prepared, scores, thresholds[j], j, float(q[k]), onset_timeout_s)
+    audio_s = sum(p.audio_s for p in prepared)
+    if scores is not None:
+        cpu_s = sum(s.cpu_at(j) for s in scores)
+    per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
+    return EndpointerResult(
+        name=name,
+        threshold_kind=kind,
+        threshold=thresholds[j],
+        quiet_s=float(q[k]),
+        n_settings=len(thresholds) * q.size,
+        n_beats=sum(p.n_beats for p in prepared),
+        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, ABORTED),
+        added_latency_median_s=float(np.median(lat)) if lat.size else None,
+        added_latency_p95_s=float(np.percentile(lat, 95)) if lat.size else None,
+        cpu_s_per_hour=per_hour,
+        n_failed=tally.n_failed,
+        narration_pause_s=narration_pause_s([p.reference for p in prepared]),
+    )
+
+
+def _grid(
+    prepared: Sequence[Prepared],
+    scores: Sequence[FrameScores] | None,
+    thresholds: Sequence[float | None],
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Every setting of the grid (thresholds by quiet times): its failing beats, and its mean added latency over the
+    beats it ends right (NaN where it ends none right)."""
+    n_t, q = len(thresholds), np.asarray(quiets_s, np.float64)
     failures = np.zeros((n_t, q.size), np.int64)
     lat_sum = np.zeros((n_t, q.size))
     n_ok = np.zeros((n_t, q.size), np.int64)
@@ -327,38 +362,28 @@ def tune(
             lat_sum[j] += np.where(ok, found.latency_s, 0.0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n_ok > 0, lat_sum / np.maximum(n_ok, 1), np.nan)
-    in_db: NDArray[np.float64] | None = None
-    if kind in _DB_KINDS and n_t > 1:
-        values = np.array(thresholds, np.float64)
-        in_db = 20 * np.log10(values) if kind == "floor" else values
-    j, k = _choose(failures, mean, q, in_db, margins)
+    return failures, mean
+
+
+def _judged_at(
+    prepared: Sequence[Prepared],
+    scores: Sequence[FrameScores] | None,
+    threshold: float | None,
+    j: int,
+    quiet_s: float,
+    onset_timeout_s: float,
+) -> tuple[Tally, NDArray[np.float64]]:
+    """The chosen setting judged: the tally of its beats (a beat the clock never hears is unheard), and the added
+    latency of each it ends right."""
     tally = Tally.of_codes([])
     latencies = []
     for r, p in enumerate(prepared):
-        a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
-        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
+        a = _analysis(p, None if scores is None else scores[r], threshold, j)
+        found = _judge(p, a, [quiet_s], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
         codes = found.codes[:, 0]
         tally += Tally.of_codes(np.concatenate([codes, np.full(p.n_dropped, _CODE[UNHEARD])]))
         latencies.append(found.latency_s[codes == _CODE[OK], 0])
-    lat = np.concatenate(latencies) if latencies else np.zeros(0)
-    audio_s = sum(p.audio_s for p in prepared)
-    if scores is not None:
-        cpu_s = sum(s.cpu_at(j) for s in scores)
-    per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
-    return EndpointerResult(
-        name=name,
-        threshold_kind=kind,
-        threshold=thresholds[j],
-        quiet_s=float(q[k]),
-        n_settings=n_t * q.size,
-        n_beats=sum(p.n_beats for p in prepared),
-        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, ABORTED),
-        added_latency_median_s=float(np.median(lat)) if lat.size else None,
-        added_latency_p95_s=float(np.percentile(lat, 95)) if lat.size else None,
-        cpu_s_per_hour=per_hour,
-        n_failed=tally.n_failed,
-        narration_pause_s=pause,
-    )
+    return tally, np.concatenate(latencies) if latencies else np.zeros(0)
 
 
 def level_floors(floor: float) -> tuple[float, ...]:
