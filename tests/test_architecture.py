@@ -14,7 +14,7 @@ import clock
 import clock.core
 
 EDGE_LIBRARIES = ("soundfile", "av", "click", "matplotlib", "soxr")
-CORE_MODULES = ["clock"] + [f"clock.core.{m.name}" for m in pkgutil.iter_modules(clock.core.__path__)]
+CORE_MODULES = ["clock"] + [m.name for m in pkgutil.walk_packages(clock.core.__path__, "clock.core.")]
 
 
 @pytest.mark.parametrize("module", CORE_MODULES)

@@ -3,7 +3,9 @@
 Pure numpy. :class:`FloorRange` is the run around a floor, its edges found by
 replay (:func:`floor_edge`, :func:`refine_edge`), and where a floor keeps the
 floor margin inside it; :func:`floor_evidence` is the windows and the floor
-as ``derive`` reports them.
+as ``derive`` reports them. :func:`place_floor` places the floor in the run
+at a chosen setting, each floor judged by the grid's reading of its beats and
+then by the replay (:class:`RunJudge`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Pure numpy. A floor allows quiet times ``need_s < q <= room_s`` and onset
 timeouts above the longest wait (:class:`GridFloor`, from one analysis per
 recording: :func:`grid_floor`); on one floor's axis the quiet time that keeps
 the margin (:func:`quiet_on_axis`), and across floors the one that keeps it
-at every floor within the floor margin (:func:`boxed_quiet`).
+at every floor within the floor margin (:func:`boxed_quiet`). The grid
+itself (:class:`Grid`, :func:`build_grid`) runs through the engine's floor,
+from the lowest noise to the highest speech median.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..beats import LEVEL, STOPPED
 from ..thresholds import Thresholds
 from .corpus import Corpus, Without
-from .evidence import Derivation
+from .evidence import Derivation, counted
 from .heldout import held_out_folds
 from .rule_evidence import RuleEvidence, RuleHeldOut, held_out_rule, rule_evidence, settle
 from .rules import DeadAir, Fold, RecordingBeats, Rule, hangover_for, replay_rule
@@ -21,11 +21,6 @@ from .rules import DeadAir, Fold, RecordingBeats, Rule, hangover_for, replay_rul
 #: The metadata keys (``[recordings]`` in speechclock.toml) whose groups a rule on the provider's event must hold
 #: without (each left out in turn).
 GROUP_KEYS = ("voice", "model", "prompt")
-
-
-def plural(n: int, noun: str) -> str:
-    """``1 beat``, ``2 beats`` (nouns given in the singular)."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def beats_at(corpus: Corpus, members: Sequence[int], floor: float) -> list[RecordingBeats]:
@@ -134,8 +129,8 @@ class _Holding:
                 (),
                 committed,
                 (
-                    f"fails {plural(n_bad, 'beat')} derived without each recording in turn ({held.n_right} of "
-                    f"{plural(held.n_recordings, 'recording')} replay right)"
+                    f"fails {counted(n_bad, 'beats')} derived without each recording in turn ({held.n_right} of "
+                    f"{counted(held.n_recordings, 'recordings')} replay right)"
                 ),
             )
         done, why = self.by_group(kind)
@@ -172,8 +167,8 @@ class _Holding:
             if not out.holds:
                 bad = sorted({r for r, b, _ in out.failing})
                 return tuple(done), (
-                    f"fails {plural(len(out.failing), 'beat')} derived without each {key} in turn ("
-                    f"{out.n_right} of {plural(out.n_recordings, 'group')} replay right; "
+                    f"fails {counted(len(out.failing), 'beats')} derived without each {key} in turn ("
+                    f"{out.n_right} of {counted(out.n_recordings, 'groups')} replay right; "
                     f"left out: {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''})"
                 )
         return tuple(done), ""

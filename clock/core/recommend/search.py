@@ -4,6 +4,8 @@ Pure numpy. A candidate's setting (:func:`evaluate`) and its failures, the
 replay's and the beats a floor misreads (:func:`misread_count`); the search
 in the engine's order of preference (:func:`search`), and the replay's own
 answer where the formula's quiet time fails everywhere (:func:`any_quiet`).
+The floors tried come from the windows that meet (:func:`candidate_floors`);
+:func:`find_setting` runs the search in its three steps.
 """
 
 from __future__ import annotations
