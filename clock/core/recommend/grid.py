@@ -2,24 +2,20 @@
 
 Pure numpy. A floor allows quiet times ``need_s < q <= room_s`` and onset
 timeouts above the longest wait (:class:`GridFloor`, from one analysis per
-recording: :func:`grid_floor`); on one floor's axis the quiet time that keeps
-the margin (:func:`quiet_on_axis`), and across floors the one that keeps it
-at every floor within the floor margin (:func:`boxed_quiet`). The grid
-itself (:class:`Grid`, :func:`build_grid`) runs through the engine's floor,
-from the lowest noise to the highest speech median.
+recording: :func:`grid_floor`). The grid itself (:class:`Grid`,
+:func:`build_grid`) runs through the engine's floor, from the lowest noise to
+the highest speech median.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..beats import STALLED
-from ..model import CLEAR_S, EPS_S
-from ..times import round_up
+from ..model import EPS_S
 from .corpus import UNPROMPTED, Corpus, prompt_delay
 from .onset import onset_timeout
 from .windows import full_ladder
@@ -113,47 +109,6 @@ def grid_floor(
     if not why and room <= need:
         why = "fails a beat at every quiet time"
     return GridFloor(floor, not why, need, room, wait, latency, room_at, unheard, why or "fails a beat")
-
-
-def quiet_on_axis(g: GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
-    """The quiet time at one floor of the grid: the least at least ``margin`` from every failing one (rounded up
-    to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
-    Returns it and whether the margin is kept."""
-    need, room = g.need_s, g.room_s
-    if room - need >= 2 * margin - EPS_S:
-        # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
-        gap = need + tick_s
-        q = round_up(gap + margin + CLEAR_S, "0.05")
-        if room - q < margin - EPS_S:
-            q = round_up(gap + margin + CLEAR_S, "0.001")
-        return q, True
-    centre = (need + room) / 2
-    for step in ("0.01", "0.001"):
-        near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
-        if need < near - EPS_S <= room:
-            return near, False
-    return round(centre, 9), False
-
-
-def boxed_quiet(
-    grid: list[GridFloor], j: int, margin: float, fmargin: float, tick_s: float, formula: float | None
-) -> float | None:
-    """The least quiet time at floor ``grid[j]`` that stays ``margin`` from every failing quiet time at every floor
-    closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
-
-    Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
-    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - EPS_S]  # itself at 0 dB
-    if not all(g.ok for g in rows):
-        return None
-    lo = max(g.need_s for g in rows) + tick_s + margin + CLEAR_S
-    hi = min(g.room_s for g in rows) - margin
-    if formula is not None and lo <= formula <= hi + EPS_S:
-        return formula
-    for step in ("0.05", "0.001"):
-        q = round_up(lo, step)
-        if q <= hi + EPS_S:
-            return q
-    return None
 
 
 @dataclass(frozen=True)

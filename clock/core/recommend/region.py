@@ -4,12 +4,17 @@ Pure numpy. :func:`place_on_grid` places the engine's setting on a replayed
 grid of floors, quiet times and onset timeouts: the setting no failing one
 comes within both margins of, nearest the engine's floor with the least
 quiet time; then the floor in the run of floors that end every beat right at
-that setting.
+that setting. The margin policy is here, once: on one floor's axis the
+quiet time that keeps the quiet margin from both edges (:func:`quiet_on_axis`),
+across floors the one that keeps it at every floor within the floor margin
+(:func:`boxed_quiet`), each candidate ranked by the margins it keeps, and
+the floor margin held to the failing floors found between the grid's.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal
 from typing import NamedTuple
 
 import numpy as np
@@ -20,7 +25,7 @@ from .corpus import Corpus, Setting
 from .evidence import counted
 from .floor import PlacedFloor, place_floor
 from .floors import db, sig_digits
-from .grid import EDGE_DB, GRID_DB, Grid, GridFloor, boxed_quiet, build_grid, quiet_on_axis
+from .grid import EDGE_DB, GRID_DB, Grid, GridFloor, build_grid
 from .replay import count_failing
 
 
@@ -84,6 +89,47 @@ def place_on_grid(
     return replace(
         chosen, floor=floor, quiet_s=q, onset_timeout_s=timeout, quiet_rule=rule, floor_rule=floor_rule, run=found
     )
+
+
+def quiet_on_axis(g: GridFloor, margin: float, tick_s: float) -> tuple[float, bool]:
+    """The quiet time at one floor of the grid: the least at least ``margin`` from every failing one (rounded up
+    to 0.05 s where that keeps it), or, where the run is narrower than twice the margin, its centre (to 0.01 s).
+    Returns it and whether the margin is kept."""
+    need, room = g.need_s, g.room_s
+    if room - need >= 2 * margin - EPS_S:
+        # The longest gap runs to the next speech tick, a tick past the last quiet tick (check holds gaps to it).
+        gap = need + tick_s
+        q = round_up(gap + margin + CLEAR_S, "0.05")
+        if room - q < margin - EPS_S:
+            q = round_up(gap + margin + CLEAR_S, "0.001")
+        return q, True
+    centre = (need + room) / 2
+    for step in ("0.01", "0.001"):
+        near = float((Decimal(repr(centre)) / Decimal(step)).to_integral_value() * Decimal(step))
+        if need < near - EPS_S <= room:
+            return near, False
+    return round(centre, 9), False
+
+
+def boxed_quiet(
+    grid: list[GridFloor], j: int, margin: float, fmargin: float, tick_s: float, formula: float | None
+) -> float | None:
+    """The least quiet time at floor ``grid[j]`` that stays ``margin`` from every failing quiet time at every floor
+    closer than ``fmargin`` dB (so no failing setting is within both margins of it), or None when none does.
+
+    Rounded up to 0.05 s where that keeps it (the formula's own value first, when it does)."""
+    rows = [g for i, g in enumerate(grid) if i == j or abs(i - j) * GRID_DB < fmargin - EPS_S]  # itself at 0 dB
+    if not all(g.ok for g in rows):
+        return None
+    lo = max(g.need_s for g in rows) + tick_s + margin + CLEAR_S
+    hi = min(g.room_s for g in rows) - margin
+    if formula is not None and lo <= formula <= hi + EPS_S:
+        return formula
+    for step in ("0.05", "0.001"):
+        q = round_up(lo, step)
+        if q <= hi + EPS_S:
+            return q
+    return None
 
 
 class _Candidate(NamedTuple):
