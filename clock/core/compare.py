@@ -39,9 +39,9 @@ at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
     reference speaks at the bound's tick or its last word is closer to the
     ``end`` than ``P``, the longest narration pause of the reference over
     the recordings compared together
-    (:func:`clock.core.beats.narration_pause_s`), else ``outpaced`` (a
-    failure: the guide had finished, and the endpointer was slower than the
-    visitor);
+    (:func:`clock.core.beats.narration_pause_s`), else ``outpaced`` (not a
+    failure either: the guide had finished, and the visitor did not wait for
+    the endpointer);
 ``missed-onset``
     the reference has speech, and it never heard the guide start;
 ``silent``
@@ -247,8 +247,8 @@ class EndpointerResult:
         The settings replayed (thresholds by quiet times).
     n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
     n_failed : int
-        Beats with a failing outcome (:data:`clock.core.beats.FAILURES`:
-        premature, stalled, outpaced, missed onset).
+        Beats with a failing outcome (:data:`clock.core.outcome.FAILURES`:
+        premature, stalled, missed onset), counted by its tally.
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
