@@ -27,11 +27,8 @@ from .windows import full_ladder, meeting_group
 
 #: Candidate floors inside the windows, and in all, tried before settling for the setting failing fewest beats.
 MAX_PRIMARY = 8
-
-
 MAX_FLOORS_TRIED = 40
-
-
+#: The floor's rule where no setting ends every beat right.
 FEWEST_FAILURES = "fewest failing beats: no setting ends every beat right"
 
 
