@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers; imported on fi
     )
     from .core.model import Margins, Observation
     from .core.recommend.evidence import CorpusOutcome, Derivation
-    from .core.recommend.floors import equivalents
+    from .core.recommend.floor_math import equivalents
     from .core.recommend.windows import RecordingLevels, classify_ticks, recording_levels
     from .core.segments import QuantumSpeech, Segment, Segmentation, label_errors, segments
     from .core.stress import Failure, LineMargin, SettingStress, StressResult
@@ -114,7 +114,7 @@ _LAZY = {
     "RecordingLevels": "clock.core.recommend.windows",
     "classify_ticks": "clock.core.recommend.windows",
     "derive": "clock.api",
-    "equivalents": "clock.core.recommend.floors",
+    "equivalents": "clock.core.recommend.floor_math",
     "recording_levels": "clock.core.recommend.windows",
     "Event": "clock.core.events",
     "EventLog": "clock.core.events",

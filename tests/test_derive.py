@@ -16,7 +16,7 @@ from clock.core.levels import levels
 from clock.core.model import Margins, Observation
 from clock.core.recommend.engine import derive
 from clock.core.recommend.evidence import Derivation
-from clock.core.recommend.floors import equivalents
+from clock.core.recommend.floor_math import equivalents
 from clock.core.recommend.windows import classify_ticks
 from clock.io.config import read_config
 from clock.io.corpus import collect, observe

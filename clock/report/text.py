@@ -11,7 +11,7 @@ from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
 from ..core.recommend.evidence import CorpusOutcome, Derivation, FloorEvidence
-from ..core.recommend.floors import equivalents, round_sig
+from ..core.recommend.floor_math import equivalents, round_sig
 from ..core.recommend.rule_evidence import RuleEvidence
 from ..core.recommend.rules import DeadAir
 from ..core.sweep import SweepResult

@@ -8,7 +8,7 @@ setting is replayed over the whole corpus before it is returned. The method
 is told in :mod:`clock.core.recommend.engine`. Each idea has its file:
 
 ``windows``      per recording: its ticks told apart without a floor, its levels and its window of floors
-``floors``       the arithmetic of floors: dB, two-digit floors in a window, ladders, a floor in other units
+``floor_math``   the arithmetic of floors: dB, two-digit floors in a window, ladders, a floor in other units
 ``corpus``       what the engine reads once per recording and shares (:class:`~.corpus.Corpus`), and at one floor
 ``search``       the candidate floors tried, nearest the preferred one, for a setting that ends every beat right
 ``quiet``        the quiet time: the longest gap plus the margin within the room the beats leave, and its evidence

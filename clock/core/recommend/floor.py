@@ -20,7 +20,7 @@ from ..beats import failing_beats
 from ..model import EPS_S, Margins
 from .corpus import Corpus
 from .evidence import THIN, FloorEvidence, FloorRun
-from .floors import db, nice_floors, round_sig
+from .floor_math import db, nice_floors, round_sig
 from .grid import EDGE_DB, GRID_DB, Grid, GridFloor
 
 #: A window of floors narrower than this (dB) is flagged.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..beats import beats, failing_beats, heard
 from .corpus import Corpus, Setting
 from .evidence import THIN, CorpusOutcome, counted
-from .floors import db
+from .floor_math import db
 from .replay import floor_that_works, level_failures
 from .windows import NOISE_PERCENTILE, recording_levels
 

@@ -24,7 +24,7 @@ from ..times import clock_time, round_up
 from .corpus import Corpus, Setting
 from .evidence import counted
 from .floor import PlacedFloor, place_floor
-from .floors import db, sig_digits
+from .floor_math import db, sig_digits
 from .grid import EDGE_DB, GRID_DB, Grid, GridFloor, build_grid
 from .replay import count_failing
 

@@ -38,7 +38,7 @@ from ..model import Margins, Observation
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
 from .evidence import CorpusOutcome, Unsatisfied, counted
-from .floors import floor_ladder
+from .floor_math import floor_ladder
 from .windows import NOISE_PERCENTILE, RecordingLevels, recording_levels
 
 FAILURE_CODES = [OUTCOMES.index(x) for x in FAILURES]

@@ -18,7 +18,7 @@ from ..model import CLEAR_S, EPS_S
 from ..times import round_up
 from .corpus import AtFloor, Corpus, Setting, at_floor, prompt_delay
 from .floor import NARROW_DB
-from .floors import db, floor_ladder, nice_floors, target_floor
+from .floor_math import db, floor_ladder, nice_floors, target_floor
 from .onset import onset_timeout
 from .quiet import choose_quiet
 from .region import place_on_grid

@@ -18,7 +18,7 @@ from ..events import EventLog, Label
 from ..levels import LevelTrace
 from ..model import Margins, Observation
 from ..speech import CLEAR_DB, TickClasses, classify
-from .floors import db, floor_ladder, nice_floors, target_floor
+from .floor_math import db, floor_ladder, nice_floors, target_floor
 
 #: The robust high percentile of a recording's silence that a floor must clear.
 NOISE_PERCENTILE = 99.0
