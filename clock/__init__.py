@@ -10,7 +10,7 @@ The data flow, and where each step lives:
 4. beats and replay: :mod:`clock.core.analysis` finds the onset after each
    terminal response, :mod:`clock.core.replay` replays the browser clock,
    and :mod:`clock.core.beats` lists each beat with both;
-5. derive and check: :mod:`clock.core.derive`, :mod:`clock.core.sweep` and
+5. derive and check: :mod:`clock.core.recommend`, :mod:`clock.core.sweep` and
    :mod:`clock.core.check` recommend and test the thresholds
    (:mod:`clock.api`: ``check`` and ``derive`` as the commands run them);
 6. report: :mod:`clock.report` renders tables, plots and the HTML report.
@@ -56,15 +56,10 @@ _PUBLIC = {
     "clock.core.decide": ("Decision", "decide"),
     "clock.core.analysis": ("FloorAnalysis", "analyse"),
     "clock.core.replay": ("Replay", "ReplayBeat", "replay", "replay_ticks"),
-    "clock.core.evidence": ("Derivation", "Outcome"),
-    "clock.core.windows": (
-        "Margins",
-        "Observation",
-        "RecordingLevels",
-        "classify_ticks",
-        "equivalents",
-        "recording_levels",
-    ),
+    "clock.core.recommend.evidence": ("Derivation", "CorpusOutcome"),
+    "clock.core.model": ("Margins", "Observation"),
+    "clock.core.recommend.windows": ("RecordingLevels", "classify_ticks", "recording_levels"),
+    "clock.core.recommend.floor_math": ("equivalents",),
     "clock.core.check": ("CheckCase", "CheckCounts", "CheckResult", "check_cases", "check_counts", "check_recording"),
     "clock.core.sweep": ("SweepPoint", "SweepResult", "grid", "sweep"),
     "clock.core.stress": ("Failure", "LineMargin", "SettingStress", "StressResult"),

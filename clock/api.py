@@ -5,7 +5,7 @@
 tolerances and ``[robustness]`` table, and gives the one list of
 :class:`~clock.core.check.CheckResult` that ``speechclock check`` prints,
 writes as JSON and JUnit, and the report shows (:func:`corpus_checks`).
-:func:`derive` is the engine (:func:`clock.core.derive.derive`) with the
+:func:`derive` is the engine (:func:`clock.core.recommend.engine.derive`) with the
 preference ``speechclock derive --prefer`` names: ``"robust"`` stresses the
 recordings (:func:`clock.run.stress.robust_preference`).
 """
@@ -18,8 +18,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .core.check import CheckResult, check_corpus, in_time_order
-from .core.derive import GROUP_KEYS, Derivation, Margins, Observation, Prefer
-from .core.derive import derive as derive_engine
+from .core.model import Margins, Observation
+from .core.recommend.engine import derive as derive_engine
+from .core.recommend.evidence import Derivation
+from .core.recommend.rule_choice import GROUP_KEYS
+from .core.recommend.search import Prefer
 from .core.thresholds import Thresholds
 from .errors import ConfigError, InvalidParameterError
 
@@ -205,14 +208,14 @@ def derive(
         its config commits (``committed``), as ``speechclock derive`` takes
         them.
     margins, group, compare, compare_label, held_out, group_keys, committed :
-        As :func:`clock.core.derive.derive` takes them.
+        As :func:`clock.core.recommend.engine.derive` takes them.
     prefer : {"evidence", "robust"} or callable, optional
         Which of the settings that end every beat right to recommend:
         ``"evidence"`` (or None) the engine's first; ``"robust"`` the one
         with the widest smallest margin when the recordings are changed
         (``speechclock derive --prefer robust``,
         :func:`clock.run.stress.robust_preference`); a callable chooses (see
-        :data:`clock.core.derive.Prefer`).
+        :data:`clock.core.recommend.search.Prefer`).
     sources : sequence of path-like or URL, optional
         Where each observation was decoded from, for ``prefer="robust"``
         (which decodes them again, changed) [default: a corpus's recordings].

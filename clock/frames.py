@@ -21,8 +21,8 @@ import numpy as np
 
 from .core.beats import Beat
 from .core.check import CheckResult
-from .core.derive import Derivation
 from .core.levels import LevelTrace
+from .core.recommend.evidence import Derivation
 from .core.sweep import SweepResult
 from .errors import InvalidParameterError
 

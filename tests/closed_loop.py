@@ -23,9 +23,9 @@ from functools import cache
 import numpy as np
 from construction import EPS_S, RATE, Layout, Run, pink, words
 
-from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.model import Observation
 
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
 BED_S = 240.0  # a noise bed's length: longer than any tour here

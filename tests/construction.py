@@ -37,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from clock.core.derive import Observation
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, levels
+from clock.core.model import Observation
 
 RATE = 16000  # enough for the level; keeps the tests fast
 WINDOW = 2048  # the analyser's fftSize: a tick sees the 128 ms before its frame

@@ -21,8 +21,8 @@ from tours import random_corpus
 
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace, levels
+from clock.core.recommend.rules import Rule
 from clock.core.replay import Replay, replay_ticks
-from clock.core.rules import Rule
 from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET, Thresholds
 from clock.core.ticks import Ticks
 from clock.io.config import read_config

@@ -18,12 +18,13 @@ from ..core.beats import Beat, heard
 from ..core.beats import beats as find_beats
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
-from ..core.rules import Rule
+from ..core.model import Observation
+from ..core.recommend.rules import Rule
+from ..core.recommend.windows import recording_levels
 from ..core.segments import LabelMatch, label_errors
 from ..core.segments import segments as find_segments
 from ..core.speech import log_noise_bumps
 from ..core.thresholds import LEVEL, RULES, Thresholds, check_rule
-from ..core.windows import Observation, recording_levels
 from ..errors import EventLogError, InvalidParameterError
 from ..io.events import read_labels, warn_outside
 from ..io.output import atomic_output, write_json_lazily

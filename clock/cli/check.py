@@ -20,8 +20,8 @@ from ..core.agreement import page_trace
 from ..core.beats import beats as find_beats
 from ..core.check import CheckCounts, CheckResult, check_counts
 from ..core.check_beats import baseline_entry
-from ..core.derive import Observation
 from ..core.levels import LevelTrace
+from ..core.model import Observation
 from ..errors import InvalidParameterError, SpeechClockError
 from ..io.baseline import read_baseline
 from ..io.baseline import update_baseline as merge_into_baseline

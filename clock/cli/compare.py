@@ -10,8 +10,10 @@ from typing import Any
 
 import click
 
-from ..core.compare import EndpointerResult, FrameScores, compare_endpointers, reference_sources
-from ..core.derive import derive as derive_thresholds
+from ..core.compare import EndpointerResult, compare_endpointers
+from ..core.decisions import FrameScores
+from ..core.recommend.engine import derive as derive_thresholds
+from ..core.reference import reference_sources
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text

@@ -18,9 +18,10 @@ import click
 from ..api import PREFERENCES
 from ..api import derive as derive_thresholds
 from ..core.beats import beats as find_beats
-from ..core.derive import GROUP_KEYS, Derivation, Observation
+from ..core.model import MARGIN_BOUNDS, Observation
+from ..core.recommend.evidence import Derivation
+from ..core.recommend.rule_choice import GROUP_KEYS
 from ..core.thresholds import LEVEL, Thresholds, check_bounded
-from ..core.windows import MARGIN_BOUNDS
 from ..errors import InvalidParameterError
 from ..io.config import Config
 from ..io.output import atomic_output, json_text

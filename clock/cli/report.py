@@ -14,7 +14,7 @@ from ..api import derive as derive_thresholds
 from ..core.beats import Beat
 from ..core.beats import beats as find_beats
 from ..core.check import CheckResult, check_counts
-from ..core.derive import Derivation
+from ..core.recommend.evidence import Derivation
 from ..core.sweep import SweepResult
 from ..core.sweep import sweep as run_sweep
 from ..core.thresholds import Thresholds

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -207,16 +208,10 @@ def agreement(
     """
     if not readings:
         return None
+    _check_quantum(quantum, search_s)
     rate = quantum.sample_rate_hz
-    if quantum.n_ticks and not np.array_equal(
-        quantum.frames, np.arange(quantum.n_ticks, dtype=np.int64) * RENDER_QUANTUM_FRAMES
-    ):
-        raise InvalidParameterError("agreement needs the level at every render quantum (128 frames)")
-    if not (0 <= search_s <= MAX_SEARCH_S):
-        raise InvalidParameterError(f"search_s must be in [0, {MAX_SEARCH_S:g}] s, got {search_s!r}")
     exact_start = start is not None and start.exact
     estimate = (not exact_start) if estimate_offset is None else estimate_offset
-    tool = quantum.level
     logged = np.array([r.level for r in readings], dtype=np.float64)
     quanta = _reading_quanta(readings, rate, start)
     # Windows inside the recording: from the quantum that holds a whole window to the last.
@@ -224,13 +219,45 @@ def agreement(
     hi = quantum.n_ticks
     shift = 0
     if estimate and hi > lo:
-        shift = _best_shift(tool, quanta, logged, lo, hi, int(search_s * rate / RENDER_QUANTUM_FRAMES))
-    idx = quanta + shift
+        shift = _best_shift(quantum.level, quanta, logged, lo, hi, int(search_s * rate / RENDER_QUANTUM_FRAMES))
+    offset_s = shift * RENDER_QUANTUM_FRAMES / rate
+    found = _compare(quantum, logged, quanta + shift, (lo, hi), floor=floor, polled=polled)
+    return Agreement(
+        n_readings=len(readings), offset_s=offset_s, offset_estimated=estimate, start_exact=exact_start, **found
+    )
+
+
+def _check_quantum(quantum: LevelTrace, search_s: float) -> None:
+    """Raise InvalidParameterError where ``quantum`` is not a trace at every render quantum, or ``search_s`` is out
+    of bounds."""
+    if quantum.n_ticks and not np.array_equal(
+        quantum.frames, np.arange(quantum.n_ticks, dtype=np.int64) * RENDER_QUANTUM_FRAMES
+    ):
+        raise InvalidParameterError("agreement needs the level at every render quantum (128 frames)")
+    if not (0 <= search_s <= MAX_SEARCH_S):
+        raise InvalidParameterError(f"search_s must be in [0, {MAX_SEARCH_S:g}] s, got {search_s!r}")
+
+
+def _compare(
+    quantum: LevelTrace,
+    logged: NDArray[np.float64],
+    idx: NDArray[np.int64],
+    inside: tuple[int, int],
+    *,
+    floor: float,
+    polled: bool,
+) -> dict[str, Any]:
+    """The readings ``logged`` against the recording's levels at quanta ``idx`` (those inside ``[lo, hi)``): the
+    :class:`Agreement` fields of the comparison (a polled reading one quantum ahead, to the bit, compared there)."""
+    tool, (lo, hi) = quantum.level, inside
+    rate = quantum.sample_rate_hz
     ok = (idx >= lo) & (idx < hi)
     n = int(ok.sum())
-    offset_s = shift * RENDER_QUANTUM_FRAMES / rate
     if n == 0:
-        return Agreement(len(readings), 0, 0, None, None, None, floor, 0, None, offset_s, estimate, exact_start)
+        return dict(
+            n_compared=0, n_exact=0, max_diff=None, p99_diff=None, worst_s=None, floor=floor, n_floor_disagree=0,
+            first_floor_disagree_s=None,
+        )  # fmt: skip
     got, want = tool[idx[ok]], logged[ok]
     diff = np.abs(got - want)
     n_ahead = 0
@@ -243,9 +270,7 @@ def agreement(
     at_s = idx[ok] * RENDER_QUANTUM_FRAMES / rate
     k = int(np.argmax(diff))
     sides = (got > floor) != (want > floor)
-    first = float(at_s[np.argmax(sides)]) if sides.any() else None
-    return Agreement(
-        n_readings=len(readings),
+    return dict(
         n_compared=n,
         n_exact=int(np.count_nonzero(got == want)),
         max_diff=float(diff[k]),
@@ -253,10 +278,7 @@ def agreement(
         worst_s=float(at_s[k]),
         floor=floor,
         n_floor_disagree=int(np.count_nonzero(sides)),
-        first_floor_disagree_s=first,
-        offset_s=offset_s,
-        offset_estimated=estimate,
-        start_exact=exact_start,
+        first_floor_disagree_s=float(at_s[np.argmax(sides)]) if sides.any() else None,
         n_ahead=n_ahead,
     )
 

@@ -140,7 +140,7 @@ def narration_pause_s(analyses: Sequence[FloorAnalysis]) -> float:
     An ``end`` whose beat's last word is closer to it than ``P`` came while
     the guide spoke (``aborted``); one later came after the guide had
     finished (``outpaced``). The one place ``P`` is computed: every
-    corpus-level caller (derive, sweep, check, :func:`clock.core.derive.judge`)
+    corpus-level caller (derive, sweep, check, :func:`clock.core.recommend.replay.judge`)
     passes this over its recordings at the floor judged; ``beats`` and
     :func:`clock.core.decide.decide` default to the recording's own. 0 when there is none.
     """

@@ -37,11 +37,23 @@ from .events import Event, EventLog
 from .levels import LevelTrace
 from .made import Made
 from .model import EPS_S
-from .outcome import ABORTED, FAILURES, MISSED_ONSET, OK, OUTPACED, PREMATURE, STALLED, UNHEARD
+from .outcome import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTPACED,
+    PREMATURE,
+    STALLED,
+    UNHEARD,
+)
 from .pauses import PauseClock
 from .provider import BeatStop, ProviderIndex, beat_stops
 from .replay import ReplayBeat, replay_ticks
-from .thresholds import DEFAULT_ONSET_TIMEOUT_S, LEVEL
+from .thresholds import (
+    DEFAULT_ONSET_TIMEOUT_S,
+    LEVEL,
+)
 
 __all__ = ["Beat", "BeatList", "aborted_line", "beats", "heard", "outpaced_line"]
 

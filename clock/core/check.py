@@ -36,7 +36,7 @@ Checks
     within the margin passes with a note that states the shortfall and
     both edges. A gap within the margin where a wider run could have held
     it, or where the quiet time sits below the centre, still fails
-    (:func:`clock.core.evidence.gap_margin_waived`, which ``derive``'s
+    (:func:`clock.core.recommend.quiet.gap_margin_waived`, which ``derive``'s
     margin warning reads too).
 ``premature``, ``stalled``, ``outpaced``, ``missed-onset``, ``premature-risk``
     The replayed clock never ends a beat while the guide is still talking,
@@ -87,7 +87,7 @@ Checks
     gap within tolerances.
 
 Speech and silence ticks are told apart as ``derive`` does
-(:func:`clock.core.windows.recording_levels`), never with the floor under test.
+(:func:`clock.core.recommend.windows.recording_levels`), never with the floor under test.
 
 The table
 ---------
@@ -113,9 +113,10 @@ from .analysis import analyse
 from .beats import beats as replay_beats
 from .beats import heard
 from .check_input import BeatReplay, Checked, CheckOptions, Finding, LevelReplay, Verdict
+from .model import Margins, Observation
+from .recommend.windows import recording_levels
 from .thresholds import Thresholds
 from .times import clock_time
-from .windows import Margins, Observation, recording_levels
 
 __all__ = [
     "CHECKS",

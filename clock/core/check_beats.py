@@ -16,8 +16,8 @@ import numpy as np
 
 from .beats import ABORTED, LEVEL, OUTPACED, PREMATURE, Beat, aborted_line, analyse, heard, outpaced_line
 from .check_input import Checked, Finding, Verdict, fmt_s, plural
-from .evidence import gap_margin_waived
 from .model import EPS_S
+from .recommend.quiet import gap_margin_waived
 
 __all__ = [
     "baseline",
@@ -44,7 +44,7 @@ def gap(c: Checked) -> Verdict:
     """``gap``: every narration gap (unpaused time) is shorter than ``quiet_s - quiet_margin_s``, one failure each.
 
     A gap within the margin passes with a note where no quiet time could keep the margin
-    (:func:`clock.core.evidence.gap_margin_waived`).
+    (:func:`clock.core.recommend.quiet.gap_margin_waived`).
     """
     r, th, margin = c.replayed, c.th, c.margins.quiet_margin_s
     limit = th.quiet_s - margin

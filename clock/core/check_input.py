@@ -22,10 +22,11 @@ from .beats import FAILURES, LEVEL, Beat, analyse
 from .beats import beats as replay_beats
 from .decide import decide_quiets
 from .events import EventLog
-from .evidence import floor_that_works, level_failures
+from .model import Margins, Observation
 from .outcome import OUTCOMES
+from .recommend.replay import floor_that_works, level_failures
+from .recommend.windows import RecordingLevels
 from .thresholds import Thresholds
-from .windows import Margins, Observation, RecordingLevels
 
 __all__ = [
     "GAIN_SEARCH_DB",
@@ -238,7 +239,10 @@ class LevelReplay:
         return None
 
     def any_floor_works(self) -> tuple[float, float, float, int] | None:
-        """A floor at which some quiet time ends every beat right (see :func:`clock.core.evidence.floor_that_works`)."""
+        """A floor at which some quiet time ends every beat right.
+
+        See :func:`clock.core.recommend.replay.floor_that_works`.
+        """
         return floor_that_works(self.obs, spoke=self.spoke, onset_timeout_s=self.th.onset_timeout_s)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .beats import Beat, outpaced_line
 from .check_input import GAIN_SEARCH_DB, Checked, Finding, LevelReplay, Verdict, plural, rms
-from .windows import NOISE_PERCENTILE
+from .recommend.windows import NOISE_PERCENTILE
 
 __all__ = ["level_agreement", "level_verdict", "noise_level", "speech_level"]
 

@@ -1,16 +1,10 @@
 """Other endpointers on the same beats: each one tuned and judged by the level clock's own replay.
 
-Pure numpy. An endpointer (a VAD: webrtcvad, Silero, an energy detector)
-gives a score per frame of ``frame_len`` samples at ``rate_hz``
-(:class:`FrameScores`: a probability, an energy in dB, or one decision per
-mode); its **detection threshold** turns the scores into speech decisions.
-:func:`decisions_trace` puts the decisions on the clock's tick grid as a
-level-like trace (:data:`SPEECH_LEVEL` where the latest frame complete at the
-tick's frame is speech, :data:`SILENCE_LEVEL` elsewhere), so that
-:func:`clock.core.analysis.analyse` and :func:`~clock.core.decide.decide_quiets`
-replay it at :data:`DECISION_FLOOR` exactly as they replay the level clock:
+Pure numpy. An endpointer's frame scores become speech decisions on the
+clock's tick grid, replayed as the level clock is (:mod:`clock.core.decisions`),
+and each beat is judged against a reference (:mod:`clock.core.reference`):
 wait for onset after the terminal response, then end after a silence
-duration.
+duration. This module tunes each contestant and judges it.
 
 **Tuning** (:func:`tune`, the same for every contestant, the level clock
 among them): a grid of its threshold (the level clock's floor in 1 dB steps
@@ -24,7 +18,7 @@ threshold in dB: the floor and the energy level), or as far inside as the
 grid allows (the centre of a narrower region); then the one with the least
 mean added latency.
 
-**The reference** (:class:`Reference`) is not a contestant: the recording's
+**The reference** (:class:`clock.core.reference.Reference`) is not a contestant: the recording's
 labels (each extended by the analyser's window, which hears a word that
 long), else its speech by a two-mode split of its level (Otsu's threshold on
 the log-levels, the floor-free split derive tells speech from noise with),
@@ -45,9 +39,9 @@ at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
     reference speaks at the bound's tick or its last word is closer to the
     ``end`` than ``P``, the longest narration pause of the reference over
     the recordings compared together
-    (:func:`clock.core.analysis.narration_pause_s`), else ``outpaced`` (a
-    failure: the guide had finished, and the endpointer was slower than the
-    visitor);
+    (:func:`clock.core.analysis.narration_pause_s`), else ``outpaced`` (not a
+    failure either: the guide had finished, and the visitor did not wait for
+    the endpointer);
 ``missed-onset``
     the reference has speech, and it never heard the guide start;
 ``silent``
@@ -57,7 +51,7 @@ at least :data:`REFERENCE_MIN_S` long. Against it, a beat is
 **Added latency** is the declaration minus the reference's last word, over
 the beats ended right.
 
-**Many beats** (:func:`prepare`): a terminal response whose life holds no
+**Many beats** (:func:`clock.core.reference.prepare`): a terminal response whose life holds no
 tick (the next one supersedes it first) is unheard for every contestant;
 only the beats the clock hears, and the terminal that bounds each, are
 analysed, and only a beat with speech in its life is replayed.
@@ -74,8 +68,8 @@ from numpy.typing import NDArray
 
 from .analysis import FloorAnalysis, analyse, narration_pause_s
 from .decide import decide_quiets
-from .events import EventLog, Label
-from .levels import LevelTrace
+from .decisions import DECISION_FLOOR, FrameScores, decisions_trace
+from .model import Margins, Observation
 from .outcome import (
     ABORTED,
     FAILURES,
@@ -89,325 +83,30 @@ from .outcome import (
     UNHEARD,
     undone_against_reference,
 )
-from .segments import runs
-from .speech import otsu_log_split
-from .windows import Margins, Observation
+from .reference import Prepared, prepare
+from .tally import Tally
 
 __all__ = [
-    "DECISION_FLOOR",
-    "ENERGY_THRESHOLDS_DB",
     "LEVEL_CLOCK",
     "LEVEL_STEPS_DB",
-    "PROBABILITIES",
     "QUIET_LADDER_S",
-    "REFERENCE_JOIN_S",
-    "REFERENCE_MIN_S",
-    "SILENCE_LEVEL",
-    "SPEECH_LEVEL",
-    "WEBRTC_MODES",
     "EndpointerResult",
-    "FrameScores",
-    "Prepared",
-    "Reference",
     "compare_endpointers",
-    "decisions_trace",
-    "energy_db",
-    "hangover",
     "level_floors",
-    "prepare",
-    "reference_sources",
     "tune",
 ]
 
-#: The level of a tick an endpointer calls speech, and of one it calls silence; the floor between them.
-SPEECH_LEVEL, SILENCE_LEVEL, DECISION_FLOOR = 1.0, 1e-3, 0.03
 #: The level clock's name among the endpointers.
 LEVEL_CLOCK = "level"
 #: The quiet times every endpointer's silence duration is chosen from (0.05 s steps up to 6 s).
 QUIET_LADDER_S = tuple(round(0.05 * k, 2) for k in range(1, 121))
-#: A model's speech probability thresholds (Silero, TEN VAD).
-PROBABILITIES = tuple(round(0.05 * k, 2) for k in range(1, 20))
-#: webrtcvad's aggressiveness modes.
-WEBRTC_MODES = (0.0, 1.0, 2.0, 3.0)
-#: The energy detector's thresholds, dB of 16-bit samples (50 dB is auditok's default, -40.3 dBFS).
-ENERGY_THRESHOLDS_DB = tuple(float(x) for x in range(25, 71))
 #: The level clock's floors: derive's floor and 1 dB steps up to 18 dB either side.
 LEVEL_STEPS_DB = tuple(range(-18, 19))
-#: The reference without labels: speech runs joined across dips shorter than this, and at least this long.
-REFERENCE_JOIN_S, REFERENCE_MIN_S = 0.3, 0.1
 
 #: Threshold kinds whose unit is dB (``floor_margin_db`` holds along them).
 _DB_KINDS = ("floor", "energy_db")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
 _FAIL_CODES = np.array([_CODE[x] for x in FAILURES], np.int8)
-
-
-def decisions_trace(trace: LevelTrace, speech: NDArray[np.bool_], *, frame_len: int, rate_hz: int) -> LevelTrace:
-    """An endpointer's per-frame decisions on the clock's tick grid, as a level trace.
-
-    Tick ``k`` reads the latest decision whose frame is complete at the
-    tick's frame ``trace.frames[k]`` (a streaming detector has seen no later
-    audio); before the first complete frame it reads silence.
-
-    Parameters
-    ----------
-    trace : LevelTrace
-        The level clock's trace (its ticks, frames and rate).
-    speech : ndarray of bool, shape (n_frames,)
-        The endpointer's decision for each consecutive frame.
-    frame_len : int
-        Samples per frame, at ``rate_hz``.
-    rate_hz : int
-        The rate the endpointer ran at (the audio is resampled to it).
-    """
-    done = (trace.frames.astype(np.int64) * rate_hz) // (trace.sample_rate_hz * frame_len)
-    j = np.minimum(done, speech.size) - 1
-    heard = np.zeros(j.size, bool)
-    ok = j >= 0
-    heard[ok] = speech[j[ok]]
-    level = np.where(heard, SPEECH_LEVEL, SILENCE_LEVEL)
-    return LevelTrace(trace.frames, level, trace.sample_rate_hz, trace.ticks, "decisions", trace.options)
-
-
-def energy_db(samples: NDArray[np.float32], *, frame_len: int) -> NDArray[np.float32]:
-    """An energy detector's frame energies, as auditok's: ``10 log10(mean(x**2))`` of the samples as
-    16-bit values (-inf for a silent frame); ``samples`` are float in [-1, 1], only whole frames count."""
-    n = samples.size // frame_len
-    x = samples[: n * frame_len].astype(np.float64).reshape(n, frame_len) * 32768.0
-    with np.errstate(divide="ignore"):
-        return np.asarray(10 * np.log10(np.mean(x * x, axis=1)), np.float32)
-
-
-def hangover(loud: NDArray[np.bool_], frames: int) -> NDArray[np.bool_]:
-    """Speech runs on for ``frames`` quiet frames after the last loud one (auditok's ``max_silence``)."""
-    idx = np.where(loud, np.arange(loud.size), -(frames + 1))
-    last = np.maximum.accumulate(idx) if loud.size else idx
-    return np.asarray(np.arange(loud.size) - last <= frames, dtype=bool)
-
-
-@dataclass(frozen=True, slots=True)
-class FrameScores:
-    """One endpointer's frame scores over one recording, and the thresholds it is tuned over.
-
-    Attributes
-    ----------
-    name : str
-    kind : str
-        ``probability`` or ``energy_db`` (``scores`` is one score per frame,
-        speech where it reaches the threshold), ``mode`` (``scores`` holds one
-        row of decisions per threshold), ``fixed`` (one row, no threshold),
-        ``floor`` (the level clock: no scores, its CPU time only).
-    thresholds : tuple of float or None
-    scores : ndarray
-        float32, shape (n_frames,), or bool, shape (n_thresholds, n_frames).
-    frame_len, rate_hz : int
-        Samples per frame, and the rate the detector ran at.
-    cpu_s : tuple of float
-        CPU seconds the detector took: one for every threshold, or one per threshold.
-    hangover_frames : int
-        Speech runs on for this many frames after the last one at the threshold.
-    """
-
-    name: str
-    kind: str
-    thresholds: tuple[float | None, ...]
-    scores: NDArray[np.generic]
-    frame_len: int
-    rate_hz: int
-    cpu_s: tuple[float, ...]
-    hangover_frames: int = 0
-
-    @classmethod
-    def fixed(cls, name: str, speech: NDArray[np.bool_], frame_len: int, rate_hz: int, cpu_s: float) -> FrameScores:
-        """Decisions with no threshold to tune."""
-        return cls(name, "fixed", (None,), np.asarray(speech, bool)[None, :], frame_len, rate_hz, (cpu_s,))
-
-    def speech(self, j: int) -> NDArray[np.bool_]:
-        """The decisions at threshold ``j``."""
-        threshold = self.thresholds[j]
-        if self.kind in ("mode", "fixed") or threshold is None:
-            out = np.asarray(self.scores[j], bool)
-        else:
-            out = np.asarray(np.asarray(self.scores, np.float64) >= threshold, bool)
-        return hangover(out, self.hangover_frames) if self.hangover_frames else out
-
-    def cpu_at(self, j: int) -> float:
-        """CPU seconds of the detector at threshold ``j``."""
-        return self.cpu_s[j] if len(self.cpu_s) > 1 else self.cpu_s[0]
-
-
-def _merged(starts: NDArray[np.float64], ends: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The union of intervals, as sorted disjoint intervals."""
-    if starts.size == 0:
-        return starts, ends
-    order = np.argsort(starts, kind="stable")
-    a, b = starts[order], ends[order]
-    reach = np.maximum.accumulate(b)
-    new = np.concatenate([[True], a[1:] > reach[:-1]])
-    group = np.cumsum(new) - 1
-    out_b = np.full(int(group[-1]) + 1, -np.inf)
-    np.maximum.at(out_b, group, b)
-    return a[new], out_b
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """When the guide spoke in one recording (see the module notes), as sorted disjoint spans.
-
-    Attributes
-    ----------
-    starts_s, ends_s : ndarray of float64
-    source : str
-        ``labels``, or ``split`` (the level's two-mode split, joined and smoothed).
-    split : float or None
-        The level the split put between noise and speech (``split`` only).
-    """
-
-    starts_s: NDArray[np.float64]
-    ends_s: NDArray[np.float64]
-    source: str
-    split: float | None = None
-
-    @classmethod
-    def from_labels(cls, labels: Sequence[Label], window_s: float) -> Reference:
-        """Each label, extended by the analyser's window (it hears a word that long)."""
-        a = np.array([lab.start_s for lab in labels], np.float64)
-        b = np.array([lab.end_s + window_s for lab in labels], np.float64)
-        return cls(*_merged(a, b), "labels")
-
-    @classmethod
-    def from_level(cls, trace: LevelTrace) -> Reference:
-        """The ticks above the two-mode split of the level, joined across short dips, short runs dropped."""
-        split = otsu_log_split(trace.level)
-        if split is None or trace.n_ticks == 0:
-            empty = np.zeros(0, np.float64)
-            return cls(empty, empty, "split", split)
-        t = trace.t_s
-        found = runs(trace.level > split)
-        a, b = t[found[:, 0]], t[found[:, 1]]
-        if a.size:
-            firsts = np.flatnonzero(np.concatenate([[True], a[1:] - b[:-1] >= REFERENCE_JOIN_S - 1e-9]))
-            lasts = np.concatenate([firsts[1:] - 1, [a.size - 1]])
-            a, b = a[firsts], b[lasts]
-            keep = b - a >= REFERENCE_MIN_S - 1e-9
-            a, b = a[keep], b[keep]
-        return cls(a, b, "split", split)
-
-    @classmethod
-    def of(cls, observation: Observation) -> Reference:
-        """The labels when the recording has them, else the level's split."""
-        trace = observation.trace
-        if observation.labels:
-            return cls.from_labels(observation.labels, trace.options.fft_size / trace.sample_rate_hz)
-        return cls.from_level(trace)
-
-    def speech_at(self, t_s: NDArray[np.float64]) -> NDArray[np.bool_]:
-        """Whether each time lies in a span."""
-        k = np.searchsorted(self.starts_s, t_s, side="right") - 1
-        inside = k >= 0
-        inside[inside] = t_s[inside] <= self.ends_s[k[inside]]
-        return inside
-
-    def within(self, lo_s: NDArray[np.float64], hi_s: NDArray[np.float64]) -> tuple[NDArray[np.bool_], NDArray]:
-        """Per interval (lo, hi): whether a span meets it, and the latest end of those that do."""
-        first = np.searchsorted(self.ends_s, lo_s, side="right")
-        last = np.searchsorted(self.starts_s, hi_s, side="left") - 1
-        has = last >= first
-        end = np.full(lo_s.size, -np.inf)
-        end[has] = self.ends_s[last[has]]
-        return has, end
-
-
-def reference_sources(observations: Sequence[Observation]) -> dict[str, int]:
-    """How many recordings with beats are judged against their labels, and how many against the split."""
-    found = {"labels": 0, "split": 0}
-    for o in observations:
-        if o.has_beats:
-            found["labels" if o.labels else "split"] += 1
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """One recording made ready for every contestant: the beats the clock hears, and the reference.
-
-    Attributes
-    ----------
-    trace : LevelTrace
-    events : EventLog
-        The log without the terminal responses no tick hears, except one that bounds a heard beat.
-    heard : ndarray of bool
-        Per terminal of ``events``: the clock sees a tick of its beat.
-    n_beats, n_dropped : int
-        Terminal responses of the whole log, and those left out of ``events`` (unheard).
-    has_speech, last_word_s, bound_s : ndarray
-        Per terminal of ``events``: the reference has speech in the span, its
-        latest end there, and where the span ends (the reference's speech
-        deciding an overlapping acknowledgment, as :func:`~clock.core.spans.span_bounds` does for the clock).
-    source : str
-        The reference's source.
-    audio_s : float
-    reference : FloorAnalysis
-        The reference's beats: :func:`~clock.core.analysis.analyse` of a trace
-        whose level is the reference's speech at each tick (its narration
-        pauses give ``P``; its speech at each bound and last word tell an
-        aborted beat from an outpaced one).
-    """
-
-    trace: LevelTrace
-    events: EventLog
-    heard: NDArray[np.bool_]
-    n_beats: int
-    n_dropped: int
-    has_speech: NDArray[np.bool_]
-    last_word_s: NDArray[np.float64]
-    bound_s: NDArray[np.float64]
-    source: str
-    audio_s: float
-    reference: FloorAnalysis
-
-
-def prepare(observation: Observation) -> Prepared:
-    """The recording's reference, and its log cut to the beats the clock can hear (see the module notes).
-
-    A terminal response is heard when a tick lies between the tick it is
-    applied at and the one its next ``terminal`` or ``end`` is applied at.
-    Kept: every event that is not a terminal response, every heard terminal
-    response, and the one after each heard one (the next stop, or the bound of
-    its span). Each kept beat is analysed as in the whole log.
-    """
-    o = observation
-    assert o.events is not None
-    trace, queue = o.trace, o.events.events
-    t = trace.t_s
-    n = len(queue)
-    kinds = np.array([e.kind for e in queue], dtype=object)
-    applied = np.searchsorted(t, np.array([e.t_s for e in queue], np.float64), side="left")
-    is_term = kinds == "terminal"
-    stops = np.flatnonzero(is_term | (kinds == "end"))
-    at = np.searchsorted(stops, np.arange(n), side="right")
-    life_end = np.full(n, t.size, np.int64)
-    has_next = at < stops.size
-    life_end[has_next] = applied[stops[at[has_next]]]
-    heard_all = is_term & (life_end > applied)
-    terms = np.flatnonzero(is_term)
-    keep_term = heard_all[terms] | np.concatenate([[False], heard_all[terms[:-1]]])[: terms.size]
-    keep = ~is_term
-    keep[terms[keep_term]] = True
-    events = replace(o.events, events=tuple(e for e, k in zip(queue, keep.tolist()) if k))
-    heard = heard_all[terms[keep_term]]
-    ref = Reference.of(o)
-    # The reference's beats, as the clock's replay analyses a level: its speech decides each span's bound.
-    level = np.where(ref.speech_at(t), SPEECH_LEVEL, SILENCE_LEVEL)
-    mask = LevelTrace(trace.frames, level, trace.sample_rate_hz, trace.ticks, "reference", trace.options)
-    reference = analyse(mask, events, floor=DECISION_FLOOR, t_s=t)
-    bound_s = np.array([b.bound_s for b in reference.beats], np.float64)
-    terminal_s = np.array([e.t_s for e in events.terminals], np.float64)
-    has, last = ref.within(terminal_s, bound_s)
-    return Prepared(
-        trace, events, heard, int(terms.size), int((~keep_term).sum()), has, last, bound_s, ref.source,
-        trace.n_ticks * trace.tick_s, reference,
-    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -547,7 +246,7 @@ class EndpointerResult:
     n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
     n_failed : int
         Beats with a failing outcome (:data:`clock.core.outcome.FAILURES`:
-        premature, stalled, outpaced, missed onset).
+        premature, stalled, missed onset), counted by its tally.
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
@@ -611,8 +310,43 @@ def tune(
     quiets_s : sequence of float
     """
     q = np.asarray(quiets_s, np.float64)
-    pause = narration_pause_s([p.reference for p in prepared])
-    n_t = len(thresholds)
+    failures, mean = _grid(prepared, scores, thresholds, quiets_s, onset_timeout_s)
+    in_db: NDArray[np.float64] | None = None
+    if kind in _DB_KINDS and len(thresholds) > 1:
+        values = np.array(thresholds, np.float64)
+        in_db = 20 * np.log10(values) if kind == "floor" else values
+    j, k = _choose(failures, mean, q, in_db, margins)
+    tally, lat = _judged_at(prepared, scores, thresholds[j], j, float(q[k]), onset_timeout_s)
+    audio_s = sum(p.audio_s for p in prepared)
+    if scores is not None:
+        cpu_s = sum(s.cpu_at(j) for s in scores)
+    per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
+    return EndpointerResult(
+        name=name,
+        threshold_kind=kind,
+        threshold=thresholds[j],
+        quiet_s=float(q[k]),
+        n_settings=len(thresholds) * q.size,
+        n_beats=sum(p.n_beats for p in prepared),
+        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, ABORTED),
+        added_latency_median_s=float(np.median(lat)) if lat.size else None,
+        added_latency_p95_s=float(np.percentile(lat, 95)) if lat.size else None,
+        cpu_s_per_hour=per_hour,
+        n_failed=tally.n_failed,
+        narration_pause_s=narration_pause_s([p.reference for p in prepared]),
+    )
+
+
+def _grid(
+    prepared: Sequence[Prepared],
+    scores: Sequence[FrameScores] | None,
+    thresholds: Sequence[float | None],
+    quiets_s: Sequence[float],
+    onset_timeout_s: float,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Every setting of the grid (thresholds by quiet times): its failing beats, and its mean added latency over the
+    beats it ends right (NaN where it ends none right)."""
+    n_t, q = len(thresholds), np.asarray(quiets_s, np.float64)
     failures = np.zeros((n_t, q.size), np.int64)
     lat_sum = np.zeros((n_t, q.size))
     n_ok = np.zeros((n_t, q.size), np.int64)
@@ -626,46 +360,28 @@ def tune(
             lat_sum[j] += np.where(ok, found.latency_s, 0.0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n_ok > 0, lat_sum / np.maximum(n_ok, 1), np.nan)
-    in_db: NDArray[np.float64] | None = None
-    if kind in _DB_KINDS and n_t > 1:
-        values = np.array(thresholds, np.float64)
-        in_db = 20 * np.log10(values) if kind == "floor" else values
-    j, k = _choose(failures, mean, q, in_db, margins)
-    counts = dict.fromkeys(OUTCOMES, 0)
+    return failures, mean
+
+
+def _judged_at(
+    prepared: Sequence[Prepared],
+    scores: Sequence[FrameScores] | None,
+    threshold: float | None,
+    j: int,
+    quiet_s: float,
+    onset_timeout_s: float,
+) -> tuple[Tally, NDArray[np.float64]]:
+    """The chosen setting judged: the tally of its beats (a beat the clock never hears is unheard), and the added
+    latency of each it ends right."""
+    tally = Tally.of_codes([])
     latencies = []
     for r, p in enumerate(prepared):
-        a = _analysis(p, None if scores is None else scores[r], thresholds[j], j)
-        found = _judge(p, a, [q[k]], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
+        a = _analysis(p, None if scores is None else scores[r], threshold, j)
+        found = _judge(p, a, [quiet_s], onset_timeout_s, narration_pause_s=p.reference.narration_pause_s)
         codes = found.codes[:, 0]
-        for name_, code in _CODE.items():
-            counts[name_] += int((codes == code).sum())
-        counts[UNHEARD] += p.n_dropped
+        tally += Tally.of_codes(np.concatenate([codes, np.full(p.n_dropped, _CODE[UNHEARD])]))
         latencies.append(found.latency_s[codes == _CODE[OK], 0])
-    lat = np.concatenate(latencies) if latencies else np.zeros(0)
-    audio_s = sum(p.audio_s for p in prepared)
-    if scores is not None:
-        cpu_s = sum(s.cpu_at(j) for s in scores)
-    per_hour = None if cpu_s is None else (cpu_s * 3600.0 / audio_s if audio_s > 0 else 0.0)
-    return EndpointerResult(
-        name,
-        kind,
-        thresholds[j],
-        float(q[k]),
-        n_t * q.size,
-        sum(p.n_beats for p in prepared),
-        counts[OK],
-        counts[PREMATURE],
-        counts[STALLED],
-        counts[OUTPACED],
-        counts[MISSED_ONSET],
-        counts[SILENT],
-        counts[ABORTED],
-        float(np.median(lat)) if lat.size else None,
-        float(np.percentile(lat, 95)) if lat.size else None,
-        per_hour,
-        sum(counts[x] for x in FAILURES),
-        pause,
-    )
+    return tally, np.concatenate(latencies) if latencies else np.zeros(0)
 
 
 def level_floors(floor: float) -> tuple[float, ...]:

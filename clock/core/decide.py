@@ -232,7 +232,7 @@ def judge_declared(
     judges its own declarations: unheard, silent and missed onsets first (a beat the guide spoke in that the floor
     hears none of is a missed onset: :attr:`BeatAnalysis.guide_spoke`), then the tick against the span.
 
-    Any rule that ends beats (:mod:`clock.core.rules`) is judged here, so its outcomes mean what the level
+    Any rule that ends beats (:mod:`clock.core.recommend.rules`) is judged here, so its outcomes mean what the level
     clock's do. ``narration_pause_s`` is ``P``, as for :func:`decide_quiets`.
     """
     if b.life_end_tick <= b.first_tick:

@@ -216,7 +216,7 @@ class EventLog:
     inferred_quiet_s : tuple of float or None
         Where the page's clock declared each beat quiet, for a log without
         ``clock.quiet`` lines: the replay at the setting the page ran
-        (:func:`clock.core.causes.with_page_declarations`). None: not inferred.
+        (:func:`clock.core.replay.page_declarations`). None: not inferred.
     """
 
     events: tuple[Event, ...]

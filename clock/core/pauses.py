@@ -4,7 +4,7 @@
 a log's pauses in order and answers the unpaused seconds of an interval, as the tick replay
 (:mod:`clock.core.replay`) counts them; :func:`unpaused`, :func:`unpaused_each` and :func:`paused_at` answer the
 same for many ticks at once, with the same float operations in the same order, for the vectorised analyses
-(:mod:`clock.core.beat_analysis`, :mod:`clock.core.rules`).
+(:mod:`clock.core.beat_analysis`, :mod:`clock.core.recommend.rules`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ applied before tick ``t``. Comparisons of elapsed time against ``quiet_s``
 allow 1 ns for float rounding.
 
 **Rules** (:data:`clock.core.thresholds.RULES`; ``speechclock.js`` runs each as the replay does,
-and :mod:`clock.core.rules` replays them over whole corpora): the level clock
+and :mod:`clock.core.recommend.rules` replays them over whole corpora): the level clock
 above (``level``), or a rule told the provider's ``output_audio_buffer.stopped``
 (:attr:`clock.core.events.EventLog.stop_kind`), which may end the beat sooner.
 A beat's event is its own (:func:`clock.core.provider.beat_stops`): the first one applied while

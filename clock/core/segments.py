@@ -35,10 +35,9 @@ from ..errors import InvalidParameterError
 from .analyser import RENDER_QUANTUM_FRAMES
 from .events import Label
 from .levels import LevelChunk, LevelTrace
-from .model import EPS_S
+from .model import EPS_S, MIN_GAP_S
 
 __all__ = [
-    "MIN_GAP_S",
     "LabelMatch",
     "QuantumSpeech",
     "Segment",
@@ -49,11 +48,6 @@ __all__ = [
     "segments",
     "word_gaps",
 ]
-
-#: A quiet shorter than this between two runs of speech is a dip between words, not a pause: ``--min-gap``'s
-#: default, ``Margins.min_gap_s`` (gaps under it are left out of derive's gap evidence), and where an
-#: acknowledgment ends (:func:`word_gaps`).
-MIN_GAP_S = 0.15
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ pause      every narration gap stretched (whole ticks)                 up to +40
 Each direction of an axis is a :class:`Line`: its values ordered from the
 unchanged recording outward (gain has two, ``down`` and ``up``). A line
 holds up to the value before its first failure. Failures are judged by
-:func:`clock.core.derive.judge`, the same count ``derive`` gives its own
+:func:`clock.core.recommend.replay.judge`, the same count ``derive`` gives its own
 recommendation's replay (so a new outcome there is one here), and a beat
 the voice spoke in that the change hides under the floor (the judge calls
 it silent) fails too (:func:`lost_beat`). Along a line, every value is
@@ -55,10 +55,10 @@ from ..errors import InvalidParameterError
 from .analysis import analyse
 from .beats import Beat
 from .check import CheckResult
-from .derive import Outcome, Unsatisfied
 from .events import EventLog
 from .levels import LevelTrace
 from .outcome import MISSED_ONSET, OUTPACED, PREMATURE
+from .recommend.evidence import CorpusOutcome, Unsatisfied
 from .times import clock_time
 
 __all__ = [
@@ -339,7 +339,7 @@ class SettingStress:
     label : str
         ``committed``, ``candidate`` or ``recommended``.
     floor, quiet_s, onset_timeout_s : float
-    unchanged : Outcome
+    unchanged : CorpusOutcome
         The setting replayed over the recordings as they are.
     margins : tuple of LineMargin
         One per line, in :func:`lines` order (all zero when the unchanged
@@ -352,7 +352,7 @@ class SettingStress:
     floor: float
     quiet_s: float
     onset_timeout_s: float
-    unchanged: Outcome
+    unchanged: CorpusOutcome
     margins: tuple[LineMargin, ...]
     per_recording: tuple[tuple[LineMargin, ...], ...]
 

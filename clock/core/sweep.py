@@ -40,7 +40,7 @@ event log:
   that hears trailing noise as speech lengthens.
 
 The **recommended** setting is the one recommendation engine's
-(:func:`clock.core.derive.derive`), the same as ``derive`` prints, whether or
+(:func:`clock.core.recommend.engine.derive`), the same as ``derive`` prints, whether or
 not it lies on the grid; the grid shows how the corpus responds around it.
 The **Pareto front** holds the grid settings no other setting beats on both
 failing beats and mean added latency.
@@ -57,9 +57,24 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .derive import Derivation, Margins, Observation, classify_ticks, derive
 from .floors import analyse_floors
-from .outcome import ABORTED, MISSED_ONSET, OK, OUTCOMES, OUTPACED, PREMATURE, RECORDING_ENDED, STALLED, SUPERSEDED
+from .model import Margins, Observation
+from .outcome import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    OUTPACED,
+    PREMATURE,
+    RECORDING_ENDED,
+    STALLED,
+    SUPERSEDED,
+)
+from .recommend.engine import derive
+from .recommend.evidence import Derivation
+from .recommend.windows import classify_ticks
+from .tally import failed, field_name, tally_by_setting
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -121,7 +136,7 @@ class SweepPoint:
     @property
     def n_failed(self) -> int:
         """The setting's failures (:data:`clock.core.outcome.FAILURES`): premature ends, stalls and missed onsets."""
-        return self.n_premature + self.n_stalled + self.n_missed_onset
+        return failed(self)
 
     @property
     def mean_ticks(self) -> Fraction | None:
@@ -175,7 +190,7 @@ class SweepResult:
 
     @property
     def recommended(self) -> tuple[float | None, float | None, float | None]:
-        """(floor, quiet_s, onset_timeout_s), as :func:`clock.core.derive.derive` recommends."""
+        """(floor, quiet_s, onset_timeout_s), as :func:`clock.core.recommend.engine.derive` recommends."""
         return self.derivation.setting
 
     def point(self, floor: float, quiet_s: float) -> SweepPoint | None:
@@ -334,8 +349,7 @@ def _block(
     ]
     every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
-    counts = np.bincount((every.astype(np.int64) * n + setting).ravel(), minlength=len(OUTCOMES) * n)
-    counts = counts.reshape(len(OUTCOMES), n)
+    counts = tally_by_setting(every, setting, n)
     keys, added, ticks, after_keys, after = [], [], [], [], []
     for (_, said), tab, outcome in zip(judged, tables, found):
         j, i, k = np.nonzero(outcome == OUTCOMES.index(OK))  # the beats ended right: floor, beat, quiet time
@@ -358,8 +372,7 @@ def _block(
     after_key = np.concatenate(after_keys) if after_keys else np.zeros(0, np.int64)
     wait_mean, wait_max = _by_setting(after_key, np.concatenate(after) if after else np.zeros(0), n, p95=False)
     ok, premature, stalled, missed, aborted, outpaced, superseded, ended = (
-        counts[OUTCOMES.index(name)]
-        for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
+        counts[name] for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
     )
     return {
         "n_beats": ok + premature + stalled + missed + aborted + outpaced + superseded + ended, "n_ok": ok,
@@ -379,7 +392,7 @@ def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:
     Means are ratios of whole ticks to whole beats, compared exactly.
     """
     ok, ticks = columns["n_ok"], columns["latency_ticks"]
-    failed = columns["n_premature"] + columns["n_stalled"] + columns["n_missed_onset"]
+    failed = np.sum([columns[field_name(kind)] for kind in FAILURES], axis=0)
     scored = np.flatnonzero((columns["n_beats"] > 0) & (ok > 0))
     # Rounding keeps the means' order, so the least exact mean of each count is among the least rounded ones.
     mean = ticks[scored] / ok[scored]
@@ -416,13 +429,13 @@ def sweep(
     floors, quiets_s : sequence of float
     onset_timeout_s : float
     margins : Margins, optional
-        For the recommendation (see :func:`clock.core.derive.derive`).
+        For the recommendation (see :func:`clock.core.recommend.engine.derive`).
     derivation : Derivation, optional
         The recommendation, when the caller has already derived it from the
         same observations and margins.
     committed : Thresholds, optional
         The setting the page runs, for the recommendation's rules (see
-        :func:`clock.core.derive.derive`).
+        :func:`clock.core.recommend.engine.derive`).
 
     Returns
     -------

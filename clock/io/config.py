@@ -50,7 +50,7 @@ Example::
 
 The config is found in the recordings folder, or given with ``--config``.
 Every key is optional; a missing one keeps its default. Every value is
-bounded (see :mod:`clock.core.thresholds` and :data:`clock.core.derive.MARGIN_BOUNDS`),
+bounded (see :mod:`clock.core.thresholds` and :data:`clock.core.model.MARGIN_BOUNDS`),
 and ``[baseline] file`` is a path inside the config's folder (the command
 line's ``--baseline`` can point anywhere). A config is at most
 :data:`~clock.io.files.MAX_CONFIG_BYTES`; a FIFO or a device is refused.
@@ -70,7 +70,7 @@ from typing import Any
 
 from ..core.agreement import MAX_SEARCH_S
 from ..core.analyser import AnalyserOptions
-from ..core.derive import Margins
+from ..core.model import Margins
 from ..core.stress import ROBUSTNESS
 from ..core.thresholds import DEFAULT_THRESHOLDS, LEVEL, Thresholds, check_bounded, check_rule
 from ..core.ticks import parse_period

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, REFERENCE_JOIN_S, REFERENCE_MIN_S, EndpointerResult
+from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, EndpointerResult
+from ..core.reference import REFERENCE_JOIN_S, REFERENCE_MIN_S
 from .text import table
 
 __all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]

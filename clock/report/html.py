@@ -18,8 +18,8 @@ from .._version import __version__
 from ..core.agreement import Agreement
 from ..core.beats import Beat
 from ..core.check import CheckResult, check_counts
-from ..core.derive import Derivation
 from ..core.outcome import FAILURES
+from ..core.recommend.evidence import Derivation
 from ..core.sweep import SweepResult
 from ..core.times import clock_time
 from .compare import COMPARE_HEADER

@@ -25,13 +25,13 @@ from numpy.typing import NDArray
 
 from ..core.beats import Beat
 from ..core.compare import LEVEL_CLOCK, EndpointerResult
-from ..core.derive import Derivation
 from ..core.events import EventLog
-from ..core.evidence import FloorEvidence, GapEvidence
 from ..core.levels import LevelTrace
+from ..core.model import MIN_GAP_S
+from ..core.recommend.evidence import Derivation, FloorEvidence, GapEvidence
+from ..core.recommend.rule_evidence import RuleEvidence
 from ..core.replay import DONE, SPEAKING, WAITING, Replay
-from ..core.rules import RuleEvidence
-from ..core.segments import MIN_GAP_S, Segmentation
+from ..core.segments import Segmentation
 from ..core.stress import StressResult, held_text
 from ..core.sweep import SweepResult
 from .text import outside_grid

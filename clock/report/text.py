@@ -11,9 +11,10 @@ from typing import Any
 from ..core.agreement import Agreement
 from ..core.beats import Beat, aborted_line, outpaced_line
 from ..core.check import CheckCounts, CheckResult, check_cases
-from ..core.derive import Derivation, FloorEvidence, Outcome, equivalents, round_sig
-from ..core.evidence import GapEvidence, OnsetEvidence
-from ..core.rules import DeadAir, RuleEvidence
+from ..core.recommend.evidence import CorpusOutcome, Derivation, FloorEvidence, GapEvidence, OnsetEvidence
+from ..core.recommend.floor_math import equivalents, round_sig
+from ..core.recommend.rule_evidence import RuleEvidence
+from ..core.recommend.rules import DeadAir
 from ..core.segments import LabelMatch
 from ..core.sweep import SweepResult
 from ..core.thresholds import Thresholds
@@ -383,7 +384,7 @@ NO_BEATS = (
 )
 
 
-def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
+def outcome_sentence(r: CorpusOutcome | None, why_not: str = NO_BEATS) -> str:
     """A setting's replay in one sentence (``why_not`` when it was not replayed)."""
     if r is None:
         return why_not
@@ -397,7 +398,7 @@ def outcome_sentence(r: Outcome | None, why_not: str = NO_BEATS) -> str:
     )
 
 
-def _not_the_setting(r: Outcome) -> str:
+def _not_the_setting(r: CorpusOutcome) -> str:
     """The beats something other than the setting ended first, as the outcome sentence ends (none: nothing)."""
     said = [
         f"{r.n_aborted} aborted by the visitor while the guide spoke" if r.n_aborted else "",
@@ -682,7 +683,7 @@ def _summary_text(d: Derivation) -> list[str]:
     return out
 
 
-def _unsatisfied_text(outcome: Outcome | None) -> list[str]:
+def _unsatisfied_text(outcome: CorpusOutcome | None) -> list[str]:
     """One indented line per beat a setting does not replay right."""
     return [
         f"  {u.recording}:{clock_time(u.t_s)}: beat {u.beat + 1} {u.outcome}: {u.reason}"

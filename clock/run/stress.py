@@ -33,8 +33,11 @@ from numpy.typing import NDArray
 
 from ..core.beats import Beat, beats
 from ..core.check import CheckResult
-from ..core.derive import Margins, Observation, Outcome, derive, judge
 from ..core.levels import LevelChunk, LevelStream, LevelTrace
+from ..core.model import Margins, Observation
+from ..core.recommend.engine import derive
+from ..core.recommend.evidence import CorpusOutcome
+from ..core.recommend.replay import judge
 from ..core.stress import (
     AXES,
     LOSS_PCT,
@@ -340,7 +343,7 @@ class _Judged:
             a.frames is b.frames or (a.sample_rate_hz == b.sample_rate_hz and np.array_equal(a.frames, b.frames))
         )
 
-    def _judge(self, obs: Observation) -> Outcome:
+    def _judge(self, obs: Observation) -> CorpusOutcome:
         # Judged as every view judges it: by its own recording (P is its own longest narration pause, as the
         # change leaves it).
         assert obs.events is not None
@@ -407,7 +410,7 @@ def _plan(lines: Sequence[Line], at: dict[int, int], open_lines: Sequence[int], 
     return [(li, i) for li in order for i in range(at[li], at[li] + min(left[li], ahead(li)))][:cap]
 
 
-def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
+def _stress_task(task: _Task) -> tuple[list[CorpusOutcome], list[list[_Found]], int]:
     """One recording: its unchanged outcome per setting, per setting and line its first failure, and its decodes.
 
     Scanned (:func:`_scan`), or read back from the results cache: the result
@@ -424,7 +427,7 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
         return _scan(task)
     made = [0]
 
-    def scan() -> tuple[list[Outcome], list[list[_Found]]]:
+    def scan() -> tuple[list[CorpusOutcome], list[list[_Found]]]:
         outcomes, found, made[0] = _scan(task)
         return outcomes, found
 
@@ -442,7 +445,7 @@ def _stress_task(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
     return outcomes, found, made[0]
 
 
-def _scan(task: _Task) -> tuple[list[Outcome], list[list[_Found]], int]:
+def _scan(task: _Task) -> tuple[list[CorpusOutcome], list[list[_Found]], int]:
     """One recording's stress task, computed (see :func:`_stress_task`).
 
     Every value of a line is replayed in order until the setting's first
@@ -535,7 +538,7 @@ def _line_groups(lines: Sequence[Line]) -> list[list[int]]:
 
 def _run_tasks(
     tasks: Sequence[_Task], workers: Workers, progress: Callable[[int], None] | None
-) -> list[tuple[list[Outcome], list[list[_Found]], int]]:
+) -> list[tuple[list[CorpusOutcome], list[list[_Found]], int]]:
     """Each recording's task run where ``workers`` says; its lines split into groups when one would hold up the pool.
 
     A recording's lines share each pass over its decode, so a task per
@@ -598,16 +601,16 @@ def _run_tasks(
     return out
 
 
-def _sum_outcomes(outcomes: Sequence[Outcome]) -> Outcome:
+def _sum_outcomes(outcomes: Sequence[CorpusOutcome]) -> CorpusOutcome:
     """Per-recording outcomes added up as one corpus's (every count summed, the failing beats in order)."""
     values: dict[str, Any] = {}
-    for f in fields(Outcome):
+    for f in fields(CorpusOutcome):
         parts = [getattr(o, f.name) for o in outcomes]
         if f.name == "narration_pause_s":  # the corpus's P: the longest
             values[f.name] = max((p for p in parts if p is not None), default=None)
         else:
             values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
-    return Outcome(**values)
+    return CorpusOutcome(**values)
 
 
 def stress_observations(

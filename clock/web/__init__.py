@@ -18,14 +18,14 @@ import math
 from importlib.resources import files
 from typing import Any
 
-from ..core.rules import Rule
+from ..core.recommend.rules import Rule
 from ..core.thresholds import LEVEL, Thresholds
 
 __all__ = ["PAGE_KEYS", "RULE_KEYS", "page_config", "page_config_js", "script"]
 
 #: The keys ``speechclock.js`` reads, as ``[thresholds]`` in speechclock.toml names them.
 PAGE_KEYS = ("floor", "quiet_s", "onset_timeout_s", "tick_s", "fft_size")
-#: The keys of a rule that ends beats sooner on the provider's event (:mod:`clock.core.rules`), after those.
+#: The keys of a rule that ends beats sooner on the provider's event (:mod:`clock.core.recommend.rules`), after those.
 RULE_KEYS = ("rule", "hangover_s")
 
 

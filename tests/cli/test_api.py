@@ -10,8 +10,8 @@ from pathlib import Path
 import clock
 import clock.api
 import clock.core.beats
-import clock.core.derive
 import clock.core.levels
+import clock.core.recommend.engine
 
 
 def test_every_public_name_resolves_and_is_documented():

@@ -326,7 +326,7 @@ def test_segments_and_labels_grow_linearly_in_label_lines():
 def test_a_sweep_grows_linearly_in_grid_size():
     from clock import sweep
     from clock.core.events import Event, EventLog
-    from clock.core.windows import Observation
+    from clock.core.model import Observation
 
     trace = _trace(120.0, bursts=40)
     log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(40)))
@@ -341,9 +341,9 @@ def test_a_sweep_grows_linearly_in_grid_size():
 
 def test_derive_grows_linearly_in_recordings_per_corpus():
     from clock import derive
-    from clock.core.derive import MAX_HELD_OUT
     from clock.core.events import Event, EventLog
-    from clock.core.windows import Observation
+    from clock.core.model import Observation
+    from clock.core.recommend.heldout import MAX_HELD_OUT
 
     trace = _trace(15.0, bursts=5)
     log = EventLog(tuple(Event("terminal", "terminal_response", 3.0 * i, i + 1) for i in range(5)))

@@ -132,7 +132,7 @@ def test_comfort_noise_above_the_floor_fails_the_noise_check(cli, corpus, rng):
     # The hint is what a replay shows: at its floor, quiet times at both ends of its interval end every beat of
     # that recording right.
     import clock as api
-    from clock.core.derive import judge
+    from clock.core.recommend.replay import judge
 
     hint = re.search(r"at floor ([0-9.e-]+) a quiet time above ([0-9.]+) s(?: and up to ([0-9.]+) s)?", line)
     assert hint is not None
@@ -475,9 +475,9 @@ def test_check_page_ticks_replays_at_the_pages_own_ticks_as_beats_does(cli, tmp_
 
 def _two_sentences(prompt_s: float):
     """One beat: speech 1.0-2.0 s and 3.0-4.0 s (a 1 s gap), the next prompt at ``prompt_s``; ticks of 1/60 s."""
-    from clock.core.derive import Observation
     from clock.core.events import Event, EventLog
     from clock.core.levels import LevelTrace
+    from clock.core.model import Observation
 
     level = np.zeros(600)
     level[60:120] = level[180:240] = 0.05
@@ -488,7 +488,7 @@ def _two_sentences(prompt_s: float):
 
 def _gap_results(obs, quiet_s: float, floor: float = 0.003):
     from clock.core.check import check_corpus
-    from clock.core.derive import Margins
+    from clock.core.model import Margins
     from clock.core.thresholds import Thresholds
 
     th = Thresholds(floor=floor, quiet_s=quiet_s, onset_timeout_s=10.0)
@@ -519,7 +519,7 @@ def test_a_gap_within_the_margin_is_a_note_only_where_no_quiet_time_holds_the_ma
 
 def test_derive_recommends_the_centre_of_a_narrow_run_and_check_passes_it():
     from clock.core.analysis import analyse
-    from clock.core.derive import derive
+    from clock.core.recommend.engine import derive
 
     narrow = _two_sentences(5.25)
     with warnings.catch_warnings():

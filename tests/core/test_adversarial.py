@@ -44,8 +44,9 @@ from clock.core.analysis import analyse
 from clock.core.beats import beats
 from clock.core.check import check_corpus
 from clock.core.decide import decide_quiets
-from clock.core.derive import Margins, derive
+from clock.core.model import Margins
 from clock.core.outcome import OUTCOMES
+from clock.core.recommend.engine import derive
 from clock.core.thresholds import Thresholds
 
 #: The brute-force grid: floors in 2 dB steps from 24 dB under the floor's edge to 12 dB over it, quiet times in

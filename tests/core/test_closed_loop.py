@@ -17,8 +17,10 @@ from closed_loop import VoiceDraw, _cached_record, draw_voice, truth
 
 from clock.core.beats import beats
 from clock.core.check import check_corpus
-from clock.core.derive import Margins, derive, judge
+from clock.core.model import Margins
 from clock.core.outcome import FAILURES, PREMATURE
+from clock.core.recommend.engine import derive
+from clock.core.recommend.replay import judge
 from clock.core.sweep import sweep
 from clock.core.thresholds import Thresholds
 

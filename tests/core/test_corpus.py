@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clock.core.derive import derive
+from clock.core.recommend.engine import derive
 from clock.run.corpus import load_corpus
 
 

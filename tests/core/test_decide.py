@@ -306,7 +306,7 @@ def _brute_acknowledgments(trace: LevelTrace, log: EventLog, floor: float) -> tu
     the next beat's acknowledgment, begun after this terminal response, bounds a beat without a prompt where its
     first word is, its words joined across dips. Returns, per beat, ``(ack_end_tick, onset_tick, bound, bound_s)``
     (the first two for a beat with speech in the clock's life), and how often each case came up."""
-    from clock.core.segments import MIN_GAP_S
+    from clock.core.model import MIN_GAP_S
 
     t = trace.t_s
     n = t.size
@@ -411,7 +411,7 @@ def _replayed_grid(observations, floors, quiets, timeout):
     """Every setting counted from the tick-by-tick replay of every beat (``beats``), as the sweep reports it."""
     from collections import Counter
 
-    from clock.core.windows import classify_ticks
+    from clock.core.recommend.windows import classify_ticks
 
     said = [
         classify_ticks(o.trace, labels=o.labels, events=o.events, speech_range_db=20.0).speech for o in observations
@@ -447,7 +447,7 @@ def test_a_sweep_counts_at_every_setting_what_the_replay_does():
     """Every setting of the sweep's grid (all floors analysed at once) against the tick-by-tick replay of every
     beat of every recording, judged together: the outcomes' counts and the added latency (its ticks exactly; its
     maximum and 95th percentile as numpy takes them from the replayed latencies; its mean to rounding)."""
-    from clock.core.derive import derive
+    from clock.core.recommend.engine import derive
     from clock.core.sweep import sweep
 
     floors = (0.0045, 0.001, 0.003, 0.01, 0.002)
@@ -568,8 +568,9 @@ def test_failing_beats_counts_what_decide_quiets_fails():
 def test_derive_tells_speech_only_inside_a_beat_s_span():
     """With a log, the speech derive tells apart lies inside some beat's span (terminal response to bound), as
     marking each span in turn gives it."""
+
+    from clock.core.recommend.windows import classify_ticks
     from clock.core.spans import span_bounds
-    from clock.core.windows import classify_ticks
 
     rng = np.random.default_rng(12)
     marked = 0
@@ -593,7 +594,7 @@ def test_derive_tells_speech_only_inside_a_beat_s_span():
 def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
     """A sweep of many settings over a log of many beats goes a block of floors at a time: the same grid."""
     import clock.core.sweep as sweep_module
-    from clock.core.derive import derive
+    from clock.core.recommend.engine import derive
 
     rng = np.random.default_rng(5)
     observations = _observations(rng, "")
@@ -610,7 +611,7 @@ def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
 
 def _observations(rng, prefix: str, n: int = 3):
     """``n`` random sessions with beats, as observations named ``{prefix}r{i}.wav``."""
-    from clock.core.derive import Observation
+    from clock.core.model import Observation
 
     found = []
     while len(found) < n:

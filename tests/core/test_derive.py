@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 from sessions import RATE, WINDOW_S, Session
 
-from clock.core.derive import Derivation, Margins, Observation, classify_ticks, derive, equivalents
 from clock.core.events import Event, EventLog, Label
 from clock.core.levels import levels
+from clock.core.model import Margins, Observation
+from clock.core.recommend.engine import derive
+from clock.core.recommend.evidence import Derivation
+from clock.core.recommend.floor_math import equivalents
+from clock.core.recommend.windows import classify_ticks
 from clock.io.config import read_config
 from clock.run.corpus import collect, observe
 
@@ -286,7 +290,7 @@ def test_held_out_leaves_folds_out_past_twenty_recordings_each_derived_without_i
     # Past MAX_HELD_OUT recordings with beats, the held-out derivations are folds (every 20th recording left out
     # together), so their number stays fixed and the work linear in the recordings; each fold's setting is what
     # derive gives without it (brute force, two folds).
-    from clock.core.derive import MAX_HELD_OUT
+    from clock.core.recommend.heldout import MAX_HELD_OUT
 
     rng = np.random.default_rng(5)
     obs = []
@@ -315,7 +319,7 @@ def test_held_out_leaves_folds_out_past_twenty_recordings_each_derived_without_i
 
 
 def test_bursts_exactly_every_3_s_give_no_tail_estimate_and_no_overflow():
-    from clock.core.evidence import _tail_exceedance
+    from clock.core.recommend.quiet import _tail_exceedance
 
     # Gaps alike to float noise: the exponential fit has no scale (exp of 1e15 overflowed before).
     alike = 3.0 + np.arange(40) * 1e-15

@@ -8,7 +8,7 @@ steady tail at ``tail_db`` that runs to 0.4 s before the next prompt (a floor
 under it hears the tail, and the 0.4 s left is less than any quiet time that
 bridges the narration's pauses: the beat stalls). The floors that end every
 beat right are ``tail_db`` up to ``quiet_db``. Everything derive says of its
-floor margin is held to a brute-force replay (:func:`clock.core.derive.judge`)
+floor margin is held to a brute-force replay (:func:`clock.core.recommend.replay.judge`)
 on a 0.05 dB grid of floors at derive's own quiet time and onset timeout.
 """
 
@@ -21,9 +21,12 @@ import numpy as np
 import pytest
 from sessions import RATE, Session
 
-from clock.core.derive import Derivation, Margins, Observation, derive, judge
 from clock.core.events import Label
 from clock.core.levels import levels
+from clock.core.model import Margins, Observation
+from clock.core.recommend.engine import derive
+from clock.core.recommend.evidence import Derivation
+from clock.core.recommend.replay import judge
 
 LOUD = 0.05
 MARGIN_DB = Margins().floor_margin_db

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from voices import VoiceSession, mixed_sessions, truth_failures
 
-from clock.core.derive import derive
+from clock.core.recommend.engine import derive
 from clock.core.sweep import grid, sweep
 from clock.run.corpus import load_corpus
 
@@ -185,7 +185,7 @@ class Derived:
     """One generated corpus, its observations and derive's result."""
 
     def __init__(self, tours):
-        from clock.core.derive import derive
+        from clock.core.recommend.engine import derive
 
         self.tours = tours
         self.obs = [t.observation() for t in tours]
@@ -260,7 +260,7 @@ def _brute_force_right(c: Derived) -> tuple[float, float] | None:
 def _own_check_failures(c: Derived) -> list[str]:
     """The checks the recommendation fails on its own corpus that derive did not announce."""
     from clock.core.check import check_corpus
-    from clock.core.derive import Margins
+    from clock.core.model import Margins
     from clock.core.thresholds import Thresholds
 
     floor, quiet, timeout = c.d.setting

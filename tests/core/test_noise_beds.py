@@ -17,11 +17,12 @@ from closed_loop import RATE, _cached_record, draw_voice, truth
 
 from clock.core.analysis import analyse
 from clock.core.beats import beats
-from clock.core.derive import FEWEST_FAILURES, derive
 from clock.core.levels import levels
 from clock.core.outcome import FAILURES
+from clock.core.recommend.engine import derive
+from clock.core.recommend.search import FEWEST_FAILURES
+from clock.core.recommend.windows import recording_levels
 from clock.core.speech import BUMP_AFTER_S, classify, near, noise_bumps
-from clock.core.windows import recording_levels
 
 PAGE_FLOOR, PAGE_Q = 0.003, 2.5
 

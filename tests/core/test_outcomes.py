@@ -16,10 +16,12 @@ import pytest
 from clock.core.analysis import analyse, narration_pause_s
 from clock.core.beats import beats
 from clock.core.decide import decide_quiets
-from clock.core.derive import Observation, derive, judge
 from clock.core.events import Event, EventLog
 from clock.core.levels import LevelTrace
+from clock.core.model import Observation
 from clock.core.outcome import OUTCOMES
+from clock.core.recommend.engine import derive
+from clock.core.recommend.replay import judge
 from clock.core.ticks import Ticks
 
 HZ = 60

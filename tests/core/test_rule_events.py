@@ -15,19 +15,14 @@ from sessions import WINDOW_S, ProviderBeat, RuleBeatSpec, Session, rule_tour
 
 from clock.core.analysis import analyse
 from clock.core.beats import beats
-from clock.core.derive import Observation, derive
 from clock.core.levels import levels
+from clock.core.model import Observation
 from clock.core.provider import beat_stops
-from clock.core.rules import (
-    LEVEL,
-    LEVEL_AFTER_STOPPED,
-    NO_EVENT,
-    STOPPED_QUIET,
-    Rule,
-    replay_rule,
-    rule_evidence,
-)
-from clock.core.thresholds import Thresholds
+from clock.core.recommend.engine import derive
+from clock.core.recommend.rule_evidence import rule_evidence
+from clock.core.recommend.rules import Rule, replay_rule
+from clock.core.tally import NO_EVENT
+from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED_QUIET, Thresholds
 
 RATE = 48000
 TICK = 1 / 60
@@ -221,7 +216,7 @@ def test_a_rule_is_named_only_where_it_saves_min_saving_s_at_both_settings(corpo
     a, _ = corpora
     named = derive(a).rules
     saved = named.level.dead_air.median_s - named.saving.dead_air.median_s
-    from clock.core.derive import Margins
+    from clock.core.model import Margins
 
     more = derive(a, margins=Margins(min_saving_s=round(saved + 0.5, 2))).rules
     assert more.recommended is None and "under min_saving_s" in more.reason

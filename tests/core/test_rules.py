@@ -16,20 +16,15 @@ from sessions import RATE, ProviderBeat, Session, provider_tour
 
 from clock.core.analysis import analyse
 from clock.core.decide import decide_quiets, judge_declared
-from clock.core.derive import Observation, derive
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.model import Observation
 from clock.core.outcome import OUTCOMES
 from clock.core.provider import provider_stopped
-from clock.core.rules import (
-    LEVEL,
-    LEVEL_AFTER_STOPPED,
-    NO_EVENT,
-    STOPPED,
-    STOPPED_QUIET,
-    Rule,
-    replay_rule,
-)
+from clock.core.recommend.engine import derive
+from clock.core.recommend.rules import Rule, replay_rule
+from clock.core.tally import NO_EVENT
+from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET
 from clock.web import PAGE_KEYS, RULE_KEYS
 
 TICK = 1 / 60
@@ -372,8 +367,9 @@ def with_stops(rng: np.random.Generator, trace, log: EventLog, kind: str = "outp
 
 
 def test_the_page_replay_of_each_rule_decides_as_the_rules_replay():
-    """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.rules`` (every beat at once) give
-    the same tick for every beat with speech, every rule; each beat's event is the one the page applies in it."""
+    """``replay_ticks`` (what speechclock.js does, tick by tick) and ``clock.core.recommend.rules`` (every beat at
+    once) give the same tick for every beat with speech, every rule; each beat's event is the one the page applies
+    in it."""
     from test_decide import random_session
 
     from clock.core.provider import rule_stopped

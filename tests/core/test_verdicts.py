@@ -21,13 +21,14 @@ from test_decide import assert_floors_match_analyse
 
 from clock.core.analysis import analyse
 from clock.core.beats import beats
-from clock.core.derive import Margins, derive
 from clock.core.floors import analyse_floors
 from clock.core.levels import levels
+from clock.core.model import Margins
 from clock.core.outcome import OUTCOMES
+from clock.core.recommend.engine import derive
+from clock.core.recommend.windows import recording_levels
 from clock.core.segments import MIN_GAP_S
 from clock.core.ticks import Ticks
-from clock.core.windows import recording_levels
 from clock.errors import SpeechClockWarning
 
 LEVEL = 0.02

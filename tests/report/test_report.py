@@ -11,9 +11,10 @@ import pytest
 from browser import POST_JS, run_page
 from sessions import RATE, Session
 
-from clock.core.derive import Observation, derive
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
+from clock.core.model import Observation
+from clock.core.recommend.engine import derive
 from clock.core.sweep import grid, sweep
 from clock.errors import InvalidParameterError
 from clock.report.html import SECTIONS

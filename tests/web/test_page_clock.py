@@ -8,7 +8,7 @@ every tick of the trace. Its level, its state at every tick and every beat's
 decisions must equal :func:`clock.core.replay.replay_ticks`; a failure names the
 first tick where they part. Each rule that ends a beat sooner on the provider's
 ``output_audio_buffer.stopped`` runs the same way over tours whose provider says
-it early, late or not at all, held to the replay, to :mod:`clock.core.rules`
+it early, late or not at all, held to the replay, to :mod:`clock.core.recommend.rules`
 and to how the tours were made; its log is what ``check`` needs to hold it.
 """
 
@@ -42,11 +42,12 @@ from clock.core.agreement import page_trace
 from clock.core.analyser import RENDER_QUANTUM_FRAMES
 from clock.core.analysis import analyse
 from clock.core.check import check_corpus
+from clock.core.model import Margins
 from clock.core.provider import rule_stopped
+from clock.core.recommend.rules import replay_rule
 from clock.core.replay import replay_ticks
-from clock.core.rules import NO_EVENT, replay_rule
+from clock.core.tally import NO_EVENT
 from clock.core.thresholds import LEVEL, LEVEL_AFTER_STOPPED, STOPPED, STOPPED_QUIET
-from clock.core.windows import Margins
 from clock.io.recording import read_recording
 from clock.run.corpus import load_corpus
 from clock.web import PAGE_KEYS, script
@@ -105,7 +106,7 @@ def test_page_clock_decides_as_the_replay_tick_for_tick(offline):
 def test_page_clock_runs_every_rule_as_the_replay_tick_for_tick(offline):
     """Each rule, on both paths, over tours with pauses, ends and the provider's event early, late or missing:
     the page's level and state at every tick, and every beat, are :func:`replay_ticks`' with that rule, and every
-    beat's decision is :mod:`clock.core.rules`' (which derive recommends from)."""
+    beat's decision is :mod:`clock.core.recommend.rules`' (which derive recommends from)."""
     partings, checked = [], 0
     for c, r in offline["rules"]:
         assert [k for k, _ in c.rules] == [k for k, _ in EVERY_RULE]

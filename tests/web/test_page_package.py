@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from browser import POST_JS, run_page
 
-from clock.core.rules import Rule
+from clock.core.recommend.rules import Rule
 from clock.core.thresholds import LEVEL_AFTER_STOPPED, Thresholds
 from clock.web import build, page_config, script
 
