@@ -170,15 +170,13 @@ def private_imports(package: Path = PACKAGE) -> list[tuple[str, str, str]]:
     return sorted(found)
 
 
-def test_no_private_name_is_imported_across_modules_outside_the_core(tmp_path):
+def test_no_private_name_is_imported_across_modules(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("from . import _hidden\nfrom .a import _x, y\n")
     (tmp_path / "pkg" / "_hidden.py").write_text("")
     (tmp_path / "pkg" / "a.py").write_text("_x = y = 1\n")
     assert private_imports(tmp_path / "pkg") == [("pkg", "pkg.a", "_x")]
-    # The core's (its modules split by size) go with the layout of issue 39.
-    outside = [found for found in private_imports() if not found[0].startswith("clock.core.")]
-    assert outside == []
+    assert private_imports() == []
 
 
 # --- layers ---------------------------------------------------------------------------------------------------------
@@ -221,3 +219,43 @@ def test_layer_violations_finds_constructed_ones():
 def test_each_layer_imports_only_the_layers_below_it():
     assert layer_violations(import_graph()) == []
     assert set(LAYERS) <= {layer_of(m) for m in import_graph()}
+
+
+# --- rooms a reader can hold ----------------------------------------------------------------------------------------
+
+#: No function of the package is longer than this (its ``def`` line to its last, docstring included).
+MAX_FUNCTION_LINES = 80
+#: No module of the core is longer than this: a module holds one idea.
+MAX_CORE_MODULE_LINES = 600
+
+
+def long_functions(package: Path = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, str, int]]:
+    """(file, function, lines) of every function or method over ``limit`` lines, nested ones included."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > limit:
+                    found.append((path.relative_to(package.parent).as_posix(), node.name, lines))
+    return found
+
+
+def test_long_functions_finds_a_constructed_one(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))  # 81 lines with its def
+    (tmp_path / "pkg" / "a.py").write_text(f"def long():\n{body}\n\nclass C:\n    def short(self):\n        pass\n")
+    assert long_functions(tmp_path / "pkg") == [("pkg/a.py", "long", MAX_FUNCTION_LINES + 1)]
+
+
+def test_no_function_is_longer_than_a_reader_can_hold():
+    assert long_functions() == []
+
+
+def test_no_core_module_is_longer_than_one_idea_needs():
+    core = PACKAGE / "core"
+    lengths = {
+        p.relative_to(core).as_posix(): len(p.read_text(encoding="utf-8").splitlines()) for p in core.rglob("*.py")
+    }
+    assert {name: n for name, n in lengths.items() if n > MAX_CORE_MODULE_LINES} == {}
+    assert len(lengths) > 20  # the walk found the core's modules, subpackages included
