@@ -83,6 +83,7 @@ from .outcome import (
     UNHEARD,
     undone_against_reference,
 )
+from .recommend.margin import choose_setting
 from .reference import Prepared, prepare
 from .tally import Tally
 
@@ -177,25 +178,6 @@ def _analysis(p: Prepared, scores: FrameScores | None, threshold: float | None, 
     return analyse(trace, p.events, floor=DECISION_FLOOR)
 
 
-def _clearance(worse: NDArray[np.bool_], axis_values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per cell of ``worse`` (rows: settings of the other axis), how far along the columns' values it
-    stands inside its region: the distance to the region's last cell before a worse one, on either side
-    (the edge lies somewhere in the step past it, so the margin is held whatever it is); inf when none."""
-    out = np.full(worse.shape, np.inf)
-    cells = np.arange(axis_values.size)
-    for r in range(worse.shape[0]):
-        bad = np.flatnonzero(worse[r])
-        if bad.size == 0:
-            continue
-        at = np.searchsorted(bad, cells)  # the first worse cell at or after each cell
-        left = np.where(at > 0, bad[np.maximum(at - 1, 0)] + 1, -1)
-        right = np.where(at < bad.size, bad[np.minimum(at, bad.size - 1)] - 1, -1)
-        from_left = np.where(left >= 0, axis_values - axis_values[np.maximum(left, 0)], np.inf)
-        from_right = np.where(right >= 0, axis_values[np.maximum(right, 0)] - axis_values, np.inf)
-        out[r] = np.minimum(from_left, from_right)
-    return out
-
-
 def _choose(
     failures: NDArray[np.int64],
     mean_latency: NDArray[np.float64],
@@ -203,29 +185,15 @@ def _choose(
     thresholds_db: NDArray[np.float64] | None,
     margins: Margins,
 ) -> tuple[int, int]:
-    """The setting (threshold index, quiet index) by the rule in the module notes."""
-    fewest = failures.min()
-    worse = failures > fewest
-    clear_q = np.minimum(_clearance(worse, quiets_s), margins.quiet_margin_s)
-    if thresholds_db is None:
-        clear_t = np.zeros(failures.shape)
-    else:
-        clear_t = np.minimum(_clearance(worse.T, thresholds_db).T, margins.floor_margin_db)
-    n_t, n_q = failures.shape
-    cells = [(j, q) for j in range(n_t) for q in range(n_q) if failures[j, q] == fewest]
+    """The setting (threshold index, quiet index) by the one margin policy
+    (:func:`clock.core.recommend.margin.choose_setting`), then the least mean added latency, then the least quiet
+    time."""
 
-    def key(cell: tuple[int, int]) -> tuple[float, float, float, float, int]:
-        j, q = cell
+    def key(j: int, q: int) -> tuple[float, float, float]:
         lat = mean_latency[j, q]
-        return (
-            -round(float(clear_q[j, q]), 9),
-            -round(float(clear_t[j, q]), 9),
-            float(lat) if np.isfinite(lat) else math.inf,
-            float(quiets_s[q]),
-            j,
-        )
+        return (float(lat) if np.isfinite(lat) else math.inf, float(quiets_s[q]), float(j))
 
-    return min(cells, key=key)
+    return choose_setting(failures, quiets_s, thresholds_db, margins, tiebreak=key)
 
 
 @dataclass(frozen=True, slots=True)

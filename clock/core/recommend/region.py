@@ -26,6 +26,7 @@ from .evidence import counted
 from .floor import PlacedFloor, place_floor
 from .floor_math import db, sig_digits
 from .grid import EDGE_DB, GRID_DB, Grid, GridFloor, build_grid
+from .margin import margin_tier
 from .replay import count_failing
 
 
@@ -182,7 +183,13 @@ def _candidate(grid: Grid, j: int, margins: Margins, formula: float) -> _Candida
     narrow = lo is not None and hi is not None and (hi - lo) * GRID_DB < 2 * fmargin - EPS_S
     centred = narrow and abs(j - (lo + hi) / 2) <= 0.5 + EPS_S  # type: ignore[operator]
     q_narrow = g.room_s - g.need_s < 2 * margin - EPS_S
-    tier = 0 if boxed is not None and f_kept else 1 if (q_kept or q_narrow) and (f_kept or centred) else 2
+    tier = margin_tier(
+        boxed=boxed is not None,
+        quiet_kept=q_kept,
+        quiet_centred=q_narrow,
+        threshold_kept=f_kept,
+        threshold_centred=centred,
+    )
     k = grid.ks[j]
     return _Candidate(tier, abs(k), q, k, j, q_kept, timeout, lo, hi, boxed is not None, centred, q_narrow)
 
@@ -217,7 +224,13 @@ def _settle(grid: Grid, candidates: list[_Candidate], fmargin: float) -> _Candid
         narrow = d_lo + d_hi < 2 * fmargin - EPS_S
         centred = narrow and abs(d_lo - d_hi) <= GRID_DB + EPS_S
         settled.add(j)
-        tier = 0 if best.boxed and f_kept else 1 if (best.q_kept or best.q_narrow) and (f_kept or centred) else 2
+        tier = margin_tier(
+            boxed=best.boxed,
+            quiet_kept=best.q_kept,
+            quiet_centred=best.q_narrow,
+            threshold_kept=f_kept,
+            threshold_centred=centred,
+        )
         candidates[candidates.index(best)] = best._replace(tier=tier)
 
 
