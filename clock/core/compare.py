@@ -11,12 +11,14 @@ among them): a grid of its threshold (the level clock's floor in 1 dB steps
 about derive's floor, Silero's probability, webrtcvad's mode, the energy
 detector's level in dB) by the quiet times of :data:`QUIET_LADDER_S`, every
 quiet time of a threshold decided at once (``decide_quiets``). Of the
-settings with the fewest failing beats, one that stands the margins inside
-their region, from its last setting before one that fails more
-(``quiet_margin_s`` along the quiet time; ``floor_margin_db`` along a
-threshold in dB: the floor and the energy level), or as far inside as the
-grid allows (the centre of a narrower region); then the one with the least
-mean added latency.
+settings with the fewest failing beats, the best by the one margin policy
+derive's grid placement ranks by (:mod:`clock.core.recommend.margin`;
+``quiet_margin_s`` along the quiet time, ``floor_margin_db`` along a
+threshold in dB: the floor and the energy level; each measured from the
+region's last setting before one that fails more): one that no worse
+setting comes within both margins of; else one that keeps each margin along
+its axes, or stands at the centre of a run too narrow for it; else any.
+Then the one with the least mean added latency, then the least quiet time.
 
 **The reference** (:class:`clock.core.reference.Reference`) is not a contestant: the recording's
 labels (each extended by the analyser's window, which hears a word that

@@ -16,7 +16,6 @@ import math
 import numpy as np
 import pytest
 
-from clock.core.compare import tune  # noqa: F401  (compare's module is the caller held here)
 from clock.core.model import Margins
 from clock.core.recommend.margin import choose_setting, grid_tiers, margin_tier
 

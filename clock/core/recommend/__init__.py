@@ -14,7 +14,8 @@ is told in :mod:`clock.core.recommend.engine`. Each idea has its file:
 ``quiet``        the quiet time: the longest gap plus the margin within the room the beats leave, and its evidence
 ``onset``        the onset timeout: the longest latency plus the margin, and its evidence
 ``grid``         one floor of the replayed grid: the quiet times and onset timeouts it allows
-``region``       the one chooser of a setting inside the valid region, and its one margin policy
+``margin``       the one margin policy a setting inside the valid region is ranked by, and compare's grid chooser
+``region``       derive's chooser of a setting inside the valid region by that policy, on its replayed grid
 ``floor``        the run of floors that end every beat right around a setting, where the floor goes in it, and the
                  floor's evidence
 ``replay``       a setting replayed over the corpus and counted (the one judge of a corpus: :func:`~.replay.judge`)

@@ -1,14 +1,38 @@
-"""The one chooser of a setting inside the valid region, with one margin policy.
+"""Derive's chooser of a setting inside the valid region, by the one margin policy.
 
 Pure numpy. :func:`place_on_grid` places the engine's setting on a replayed
 grid of floors, quiet times and onset timeouts: the setting no failing one
 comes within both margins of, nearest the engine's floor with the least
 quiet time; then the floor in the run of floors that end every beat right at
-that setting. The margin policy is here, once: on one floor's axis the
-quiet time that keeps the quiet margin from both edges (:func:`quiet_on_axis`),
-across floors the one that keeps it at every floor within the floor margin
-(:func:`boxed_quiet`), each candidate ranked by the margins it keeps, and
-the floor margin held to the failing floors found between the grid's.
+that setting. Each candidate is ranked by the one margin policy
+(:func:`clock.core.recommend.margin.margin_tier`, which compare's tuning
+ranks its settings by too), then by derive's tie-break: nearest the engine's
+floor, then the least quiet time. What this module holds is how derive
+measures the margins on its grid: on one floor's axis the quiet time that
+keeps the quiet margin from both edges (:func:`quiet_on_axis`), across
+floors the one that keeps it at every floor within the floor margin
+(:func:`boxed_quiet`), and the floor margin held to the failing floors found
+between the grid's.
+
+Why derive does not hand a grid of failure counts to
+:func:`clock.core.recommend.margin.choose_setting` (compare's chooser), which
+ranks by the same policy: derive knows its edges, compare samples them.
+Along the quiet time, each floor's replay gives the exact run of quiet times
+that end every beat right (``need_s < q <= room_s``), and derive's quiet time
+is the least one the margin clear of them (rounded up to 0.05 s where that
+keeps it), or the run's centre to 0.01 s; on a ladder of quiet times the
+edges are known only to a step, and the chooser measures the margin from
+the last valid step (the edge lies anywhere in the step past it), so
+sampling derive's axis would move its quiet time by up to a step or give up
+margin it has. Along the floor, derive's floor is not held to the grid's
+floors: the failing floor nearest a candidate is bisected to ``EDGE_DB``
+(only for the best candidate: each step is a replay), and the floor is then
+placed between grid floors (:func:`clock.core.recommend.floor.place_floor`),
+so a run of floors 6.1 dB wide leaves derive room for a 3 dB margin, while on a
+fixed list of thresholds (Silero's probabilities, webrtcvad's modes) no
+listed threshold keeps it and the run's centre is the best there is. The
+policy (the tiers, and a tie-break the caller gives) is one; how far a
+setting stands from an edge is measured where each caller knows it.
 """
 
 from __future__ import annotations
