@@ -14,24 +14,23 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..beats import (
+from ..analysis import FloorAnalysis, analyse
+from ..beats import Beat, beats, heard, outpaced_line
+from ..decide import failing_beats
+from ..model import Margins, Observation
+from ..outcome import (
     ABORTED,
     FAILURES,
     MISSED_ONSET,
     OK,
+    OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RECORDING_ENDED,
+    SILENT,
     STALLED,
-    Beat,
-    FloorAnalysis,
-    analyse,
-    beats,
-    heard,
-    outpaced_line,
+    SUPERSEDED,
 )
-from ..decide import failing_beats
-from ..model import Margins, Observation
-from ..outcome import OUTCOMES, RECORDING_ENDED, SILENT, SUPERSEDED
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
 from .evidence import CorpusOutcome, Unsatisfied, counted
