@@ -197,7 +197,7 @@ def floor_that_works(
 
     The ladder runs about 1 dB apart from the recording's quietest non-zero
     level to its loudest. At each floor the replay's own answer
-    (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
+    (:meth:`clock.core.analysis.FloorAnalysis.quiet_range`, which the tests hold
     to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
     exists, with every beat in ``spoke`` (where the guide spoke, as derive
     tells speech) heard, and the replay holds it: no beat fails at the
