@@ -233,6 +233,7 @@ def test_control_characters_in_names_are_escaped_for_the_terminal_and_kept_in_js
 
 
 def _best_s(work, repeat: int = 3) -> float:
+    """The least CPU time (s) of ``repeat`` runs of ``work``."""
     best = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()
@@ -787,15 +788,6 @@ def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypa
     )
 
 
-def _cpu_s(work, *, runs: int = 2) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.process_time()
-        work()
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def _beats_of_a_log(cli, folder: Path, command: str, n: int, *, seconds: int = 2):
     """A run of ``command`` over the same recording (a word every 2 s; one word by default, so that what does not
     grow with the log, the replays of the few beats with speech, costs little beside what does) with ``n``
@@ -833,7 +825,7 @@ def test_each_command_grows_linearly_in_the_beats_of_a_log(cli, tmp_path, comman
     small, big = (_beats_of_a_log(cli, tmp_path / str(k), command, k) for k in (n, 4 * n))
     small()  # warm up imports
     # The best of two small runs (a slow one would inflate the ratio), one big run (a slow one, up to 2x, still passes).
-    ratio = _cpu_s(big, runs=1) / _cpu_s(small)
+    ratio = _best_s(big, repeat=1) / _best_s(small, repeat=2)
     bound = 2.0 * (4 * n * math.log(4 * n)) / (n * math.log(n))
     assert ratio < bound, f"{command}: {n} -> {4 * n} beats: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"
 
