@@ -31,7 +31,7 @@ from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.text import check_summary, check_text, dead_air_summary, not_applicable_lines, saving_line
 from ..run.corpus import Corpus
-from .options import OutputPath, candidate_options, corpus_options, load_corpus, with_candidate
+from .options import CorpusArgs, OutputPath, candidate_options, corpus_options, load_corpus, with_candidate
 from .shared import allow_defaults_option, baseline_option, config_source, stress_progress, where_to_run
 
 
@@ -91,11 +91,7 @@ class Checked:
 @click.pass_context
 def check(
     ctx: click.Context,
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     junit: Path | None,
     fmt: str,
     allow_defaults: bool,
@@ -113,15 +109,15 @@ def check(
     """
     try:
         found = _run_checks(
-            recordings, config, jobs, no_progress, lenient, junit=junit, allow_defaults=allow_defaults,
+            corpus_args, junit=junit, allow_defaults=allow_defaults,
             baseline=baseline, update_baseline=update_baseline, page_ticks=page_ticks, opts=opts,
         )  # fmt: skip
     except SpeechClockError as err:
-        _junit_error(junit, recordings, err)
+        _junit_error(junit, corpus_args.recordings, err)
         raise
     except (KeyboardInterrupt, SystemExit) as err:  # Ctrl-C, SIGTERM: no previous verdict may stay behind
         why = "SIGTERM" if isinstance(err, SystemExit) else "SIGINT (Ctrl-C)"
-        _junit_error(junit, recordings, RuntimeError(f"the run was interrupted by {why}; no verdict"))
+        _junit_error(junit, corpus_args.recordings, RuntimeError(f"the run was interrupted by {why}; no verdict"))
         raise
     if junit is not None:
         from ..report.junit import junit_xml
@@ -145,11 +141,7 @@ def check(
 
 
 def _run_checks(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     *,
     junit: Path | None,
     allow_defaults: bool,
@@ -160,11 +152,7 @@ def _run_checks(
 ) -> Checked:
     """Read the recordings, merge them into the baseline where asked, and run every check."""
     corpus = load_corpus(
-        recordings,
-        config,
-        jobs,
-        no_progress,
-        lenient,
+        corpus_args,
         outputs={"--junit": junit},
         baseline=baseline,
         writes_baseline=update_baseline,
@@ -178,9 +166,9 @@ def _run_checks(
     if update_baseline:
         base = _merged_baseline(base_path, obs, cfg, corpus.inputs)
     # A progress bar only for the [robustness] table's stress runs (the rest is quick).
-    with stress_progress(corpus, no_progress=no_progress or not cfg.robustness) as progress:
+    with stress_progress(corpus, no_progress=corpus_args.no_progress or not cfg.robustness) as progress:
         results = corpus_checks(
-            corpus, cfg, base, observations=obs, label=label, progress=progress, **where_to_run(jobs)
+            corpus, cfg, base, observations=obs, label=label, progress=progress, **where_to_run(corpus_args.jobs)
         )
     return Checked(corpus, obs, cfg, label, source, results)
 

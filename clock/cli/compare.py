@@ -18,7 +18,7 @@ from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.compare import compare_dict, compare_text
 from ..run.corpus import Corpus
-from .options import OutputPath, corpus_options, load_corpus, output_option
+from .options import CorpusArgs, OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
 
 
@@ -43,11 +43,7 @@ from .scale import scale_settings
 )
 @output_option
 def compare(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     endpointers: str,
     fmt: str,
     plot_path: Path | None,
@@ -65,8 +61,8 @@ def compare(
     """
     names, skipped = endpointer_names(endpointers)
     outputs = {"-o": output, "--plot": plot_path}
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
-    found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
+    corpus = load_corpus(corpus_args, outputs=outputs)
+    found = run_compare(corpus, names, jobs=corpus_args.jobs, no_progress=corpus_args.no_progress)
     if plot_path is not None:
         from ..report.plot import plot_compare
         from .shared import save_figure_file

@@ -35,6 +35,7 @@ from ..report.text import (
 from ..run.corpus import Corpus
 from .options import (
     TIME,
+    CorpusArgs,
     OutputPath,
     candidate_options,
     corpus_options,
@@ -85,11 +86,7 @@ from .shared import save_figure_file
 )
 @output_option
 def derive(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     by: str | None,
     min_saving_s: float | None,
     prefer: str,
@@ -109,13 +106,15 @@ def derive(
     toml_output = fmt == "toml" and output is not None and os.fspath(output) != "-"
     _never_replaced(output if toml_output else None)
     outputs = {"-o": None if toml_output else output, "--plot": plot_path}  # a new config is its own check
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs=outputs)
+    corpus = load_corpus(corpus_args, outputs=outputs)
     obs = list(corpus.observations)
     cfg, label = with_candidate(corpus.config, opts)
     if min_saving_s is not None:
         cfg = replace(cfg, margins=replace(cfg.margins, min_saving_s=min_saving_s))
     compare = cfg.thresholds if label != "built-in defaults" else None
-    found = _derive_groups(corpus, cfg, _groups(obs, by), by=by, compare=compare, label=label, prefer=prefer, jobs=jobs)
+    found = _derive_groups(
+        corpus, cfg, _groups(obs, by), by=by, compare=compare, label=label, prefer=prefer, jobs=corpus_args.jobs
+    )
     committed = corpus.config.thresholds if corpus.config.path is not None else None
     if plot_path is not None:
         from ..report.plot import plot_evidence
@@ -124,10 +123,10 @@ def derive(
         figure = plot_evidence(found[0], committed_floor=drawn, committed_label=label)
         save_figure_file(figure, plot_path, corpus.inputs, "--plot")
     if fmt == "js":
-        _write_page_config(found[0], cfg.thresholds, recordings, output, corpus.inputs)
+        _write_page_config(found[0], cfg.thresholds, corpus_args.recordings, output, corpus.inputs)
         return
     if fmt == "toml":
-        _write_config(found[0], cfg, obs, recordings, output, corpus.inputs)
+        _write_config(found[0], cfg, obs, corpus_args.recordings, output, corpus.inputs)
         return
     # What could not be used leads the text (a folder without logs is not a quiet time measured).
     lead = unused_lines(obs, found[0])

@@ -11,10 +11,11 @@ away), with every temporary file removed.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -364,10 +365,42 @@ def make_thresholds(base: Thresholds, **changes: Any) -> Thresholds:
     return base.with_(**changes)
 
 
-def corpus_options(f: F) -> F:
-    """RECORDINGS..., --config, --jobs, --no-progress, --lenient, --scheduler, --cache: every corpus command."""
+@dataclass(frozen=True, slots=True)
+class CorpusArgs:
+    """What every corpus command reads its recordings with (:func:`corpus_options`), passed as one value.
+
+    Attributes
+    ----------
+    recordings : tuple of Path
+        RECORDINGS: files, folders or sources.
+    config : Path or None
+        --config.
+    jobs : int
+        --jobs.
+    no_progress, lenient : bool
+        --no-progress, --lenient.
+    """
+
+    recordings: tuple[Path, ...]
+    config: Path | None
+    jobs: int
+    no_progress: bool
+    lenient: bool
+
+
+def corpus_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """RECORDINGS..., --config, --jobs, --no-progress, --lenient, --scheduler, --cache: every corpus command.
+
+    The command gets the first five as one :class:`CorpusArgs`, ``corpus_args`` (the scale options are kept
+    apart: :func:`clock.cli.scale.scale_settings`).
+    """
+
+    @functools.wraps(f)
+    def command(*args: Any, recordings: Any, config: Any, jobs: Any, no_progress: Any, lenient: Any, **kw: Any) -> Any:
+        return f(*args, corpus_args=CorpusArgs(recordings, config, jobs, no_progress, lenient), **kw)
+
     return _apply(
-        f,
+        command,
         [
             click.argument("recordings", nargs=-1, required=True, type=SOURCE),
             click.option(
@@ -426,11 +459,7 @@ def recording_inputs(
 
 
 def load_corpus(  # type: ignore[no-untyped-def]
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     *,
     outputs: Mapping[str, Path | None] | None = None,
     baseline: Path | None = None,
@@ -446,6 +475,7 @@ def load_corpus(  # type: ignore[no-untyped-def]
     """
     from ..run.corpus import collect, observe_corpus
 
+    recordings, config = corpus_args.recordings, corpus_args.config
     scheduler, cache = scale_settings()
     inputs = Inputs()
     cfg, files = collect(recordings, config=config, inputs=inputs, baseline=baseline)
@@ -460,13 +490,13 @@ def load_corpus(  # type: ignore[no-untyped-def]
         writes["--update-baseline"] = baseline if baseline is not None else cfg.baseline_path
     check_outputs(inputs, writes, allow={"--update-baseline": ("baseline",)})
     where: dict[str, Any] = {
-        "jobs": jobs,
-        "lenient": lenient,
+        "jobs": corpus_args.jobs,
+        "lenient": corpus_args.lenient,
         "scheduler": scheduler,
         "cache": cache,
         "envelope_bins": envelope_bins,
     }
-    if no_progress or not sys.stderr.isatty():
+    if corpus_args.no_progress or not sys.stderr.isatty():
         return observe_corpus(cfg, files, inputs, **where)
     bar: Any
     with click.progressbar(

@@ -25,7 +25,7 @@ from ..report.html import RecordingSection
 from ..report.text import check_summary
 from ..run.corpus import Corpus
 from .compare import endpointer_names, run_compare
-from .options import candidate_options, corpus_options, load_corpus, output_file, with_candidate
+from .options import CorpusArgs, candidate_options, corpus_options, load_corpus, output_file, with_candidate
 from .plot import figure_for
 from .shared import (
     allow_defaults_option,
@@ -61,11 +61,7 @@ from .stress import report_stress
 )
 @output_file("report.html (one self-contained file, written atomically).", required="report.html")
 def report(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
     allow_defaults: bool,
@@ -86,11 +82,7 @@ def report(
     check_grid(floors, quiets)
     names, skipped = endpointer_names(endpointers, "--compare") if endpointers is not None else ([], {})
     corpus = load_corpus(
-        recordings,
-        config,
-        jobs,
-        no_progress,
-        lenient,
+        corpus_args,
         outputs={"-o": output},
         baseline=baseline,
         require_config=not allow_defaults,
@@ -110,6 +102,7 @@ def report(
     quiets = _with_values(quiets, th.quiet_s, rec_quiet)
     result = run_sweep(obs, floors=floors, quiets_s=quiets, onset_timeout_s=th.onset_timeout_s, derivation=derivation)
     sections = _recording_sections(corpus, cfg, derivation)
+    jobs, no_progress = corpus_args.jobs, corpus_args.no_progress
     checks = _checks(corpus, cfg, label, baseline=baseline, jobs=jobs, no_progress=no_progress)
     page = render_report(
         title=f"speech-clock report: {len(obs)} recordings",

@@ -12,6 +12,7 @@ from ..io.output import atomic_output, json_text
 from ..io.terminal import clipped, printable
 from ..report.stress import stress_dict, stress_text
 from .options import (
+    CorpusArgs,
     OutputPath,
     candidate_options,
     corpus_options,
@@ -67,11 +68,7 @@ def _axes(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, 
 )
 @output_option
 def stress(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     axes: tuple[str, ...],
     search: str,
     seed: int,
@@ -96,13 +93,21 @@ def stress(
 
     if plot_path is not None:
         figure_format(plot_path, "--plot")
-    corpus = load_corpus(recordings, config, jobs, no_progress, lenient, outputs={"-o": output, "--plot": plot_path})
+    corpus = load_corpus(corpus_args, outputs={"-o": output, "--plot": plot_path})
     cfg, label = with_candidate(corpus.config, opts)
     settings = settings_for(
         corpus.observations, cfg.thresholds, label=label, margins=cfg.margins, recommended=recommended
     )
     result = run_stress(
-        corpus, cfg, settings, jobs=jobs, no_progress=no_progress, axes=axes, search=search, seed=seed, lines=True
+        corpus,
+        cfg,
+        settings,
+        jobs=corpus_args.jobs,
+        no_progress=corpus_args.no_progress,
+        axes=axes,
+        search=search,
+        seed=seed,
+        lines=True,
     )
     if plot_path is not None:
         from ..report.plot import plot_stress

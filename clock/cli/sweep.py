@@ -16,6 +16,7 @@ from ..io.terminal import printable
 from ..report.text import rules_dict, sweep_table
 from .options import (
     TIME,
+    CorpusArgs,
     OutputPath,
     corpus_options,
     figure_format,
@@ -48,11 +49,7 @@ from .shared import check_grid, save_figure_file, sweep_floors, sweep_quiet_time
 )
 @output_option
 def sweep(
-    recordings: tuple[Path, ...],
-    config: Path | None,
-    jobs: int,
-    no_progress: bool,
-    lenient: bool,
+    corpus_args: CorpusArgs,
     floors: tuple[float, ...],
     quiets: tuple[float, ...],
     onset_timeout_s: float | None,
@@ -69,11 +66,7 @@ def sweep(
     figure_format(heatmap, "--heatmap")
     figure_format(tradeoff, "--tradeoff")
     corpus = load_corpus(
-        recordings,
-        config,
-        jobs,
-        no_progress,
-        lenient,
+        corpus_args,
         outputs={"-o": output, "--heatmap": heatmap, "--tradeoff": tradeoff},
     )
     cfg = corpus.config

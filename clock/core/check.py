@@ -419,20 +419,17 @@ def check_corpus(
     thresholds: Thresholds,
     margins: Margins,
     baseline: dict[str, dict[str, Any]] | None = None,
-    onset_tolerance_s: float = 0.05,
-    max_gap_tolerance_s: float = 0.05,
-    lossless_tolerance: float = 0.0,
-    recorder_tolerance: float = 0.03,
-    max_floor_disagreements: int = 0,
-    page_thresholds: Thresholds | None = None,
-    align_log: bool = True,
+    **options: Any,
 ) -> list[CheckResult]:
     """:func:`check_recording` for each recording, its expected beat count from its ``meta["beats"]``.
 
     Each beat is judged by its own recording: ``P`` (the longest narration
     pause, which tells an aborted beat from an outpaced one) is the
     recording's own; the ``gap`` check reads the quiet times that end every
-    beat of all of them right.
+    beat of all of them right. ``baseline`` holds each recording's entry by
+    name; ``options`` are :func:`check_recording`'s other keyword options
+    (its tolerances, ``page_thresholds``, ``align_log``), the same for every
+    recording.
     """
     out: list[CheckResult] = []
     analyses = [
@@ -453,14 +450,8 @@ def check_corpus(
                 margins=margins,
                 expected_beats=o.meta.get("beats"),  # type: ignore[arg-type]
                 baseline=(baseline or {}).get(o.name),
-                onset_tolerance_s=onset_tolerance_s,
-                max_gap_tolerance_s=max_gap_tolerance_s,
-                lossless_tolerance=lossless_tolerance,
-                recorder_tolerance=recorder_tolerance,
-                max_floor_disagreements=max_floor_disagreements,
-                page_thresholds=page_thresholds,
                 quiet_range_s=quiet_range,
-                align_log=align_log,
+                **options,
             )
         )
     return out

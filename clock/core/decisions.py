@@ -7,7 +7,7 @@ mode); its **detection threshold** turns the scores into speech decisions.
 :func:`decisions_trace` puts the decisions on the clock's tick grid as a
 level-like trace (:data:`SPEECH_LEVEL` where the latest frame complete at the
 tick's frame is speech, :data:`SILENCE_LEVEL` elsewhere), so that
-:func:`clock.core.beats.analyse` and :func:`~clock.core.decide.decide_quiets`
+:func:`clock.core.analysis.analyse` and :func:`~clock.core.decide.decide_quiets`
 replay it at :data:`DECISION_FLOOR` exactly as they replay the level clock.
 """
 

@@ -147,7 +147,7 @@ class Prepared:
         The reference's source.
     audio_s : float
     reference : FloorAnalysis
-        The reference's beats: :func:`~clock.core.beats.analyse` of a trace
+        The reference's beats: :func:`~clock.core.analysis.analyse` of a trace
         whose level is the reference's speech at each tick (its narration
         pauses give ``P``; its speech at each bound and last word tell an
         aborted beat from an outpaced one).

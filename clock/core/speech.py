@@ -50,10 +50,12 @@ __all__ = [
     "GUARD_BEFORE_S",
     "TickClasses",
     "classify",
+    "clear_level",
     "guide_sound",
     "log_guide",
     "log_noise_bumps",
     "noise_bumps",
+    "running_count",
     "spoke_in",
 ]
 
@@ -200,11 +202,23 @@ def _room_median(trace: LevelTrace, classes: TickClasses) -> float:
     return float(np.median(quiet)) if quiet.size else 0.0
 
 
+def clear_level(room_median: float) -> float:
+    """The room's clear floor: ``CLEAR_DB`` over ``room_median``, the median level of its silence (0 where the room
+    is digital silence)."""
+    return room_median * 10 ** (CLEAR_DB / 20)
+
+
+def running_count(mask: NDArray[np.bool_]) -> NDArray[np.int32]:
+    """The running count of ``mask``'s true ticks, from 0 and one longer than it: a span ``[a, b)`` holds one where
+    ``count[b] > count[a]`` (:func:`spoke_in`)."""
+    return np.concatenate([[0], np.cumsum(mask, dtype=np.int32)])
+
+
 def guide_sound(trace: LevelTrace, classes: TickClasses | None = None) -> NDArray[np.bool_]:
     """The ticks where the guide made sound, whatever a floor hears: the split's speech, and every tick over the
     room's clear floor (``CLEAR_DB`` over its median; over 0 where the room is digital silence)."""
     classes = classify(trace) if classes is None else classes
-    return classes.speech | (trace.level > _room_median(trace, classes) * 10 ** (CLEAR_DB / 20))
+    return classes.speech | (trace.level > clear_level(_room_median(trace, classes)))
 
 
 def noise_bumps(trace: LevelTrace, classes: TickClasses | None = None) -> NDArray[np.bool_] | None:
@@ -221,7 +235,7 @@ def noise_bumps(trace: LevelTrace, classes: TickClasses | None = None) -> NDArra
     # after its last speech tick the analyser still hears its tail)
     before, after = GUARD_BEFORE_S + window_s, BUMP_AFTER_S + 2 * window_s
     guarded = near(classes.speech, math.ceil(before / tick), math.ceil(after / tick))
-    return ~guarded & (trace.level <= median * 10 ** (CLEAR_DB / 20))
+    return ~guarded & (trace.level <= clear_level(median))
 
 
 def log_guide(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.bool_] | None, NDArray[np.int32]]:
@@ -231,7 +245,7 @@ def log_guide(trace: LevelTrace, events: EventLog) -> tuple[NDArray[np.bool_] | 
 
     def make() -> tuple[NDArray[np.float64], NDArray[np.bool_] | None, NDArray[np.int32]]:
         classes = classify(trace)
-        sound = np.concatenate([[0], np.cumsum(guide_sound(trace, classes), dtype=np.int32)])
+        sound = running_count(guide_sound(trace, classes))
         return trace.level, noise_bumps(trace, classes), sound
 
     found = events.shared("guide", make, valid=lambda b: b[0] is trace.level)

@@ -589,21 +589,17 @@ class TraceCache:
 
 
 @functools.cache
+def _warn_once(message: str) -> None:
+    """Warn ``message`` once a process (a :class:`SpeechClockWarning`, at the cache's caller)."""
+    warnings.warn(message, SpeechClockWarning, stacklevel=4)
+
+
 def _warn_unwritable(folder: Path, reason: str) -> None:
-    warnings.warn(
-        f"{folder}: cannot write the trace cache ({reason}); continuing without it",
-        SpeechClockWarning,
-        stacklevel=3,
-    )
+    _warn_once(f"{folder}: cannot write the trace cache ({reason}); continuing without it")
 
 
-@functools.cache
 def _warn_no_key(key_file: Path, reason: str) -> None:
-    warnings.warn(
-        f"{key_file}: cannot use it as the trace cache's key ({reason}); continuing without the cache",
-        SpeechClockWarning,
-        stacklevel=3,
-    )
+    _warn_once(f"{key_file}: cannot use it as the trace cache's key ({reason}); continuing without the cache")
 
 
 def _canonical(record: Mapping[str, Any]) -> bytes:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,31 @@ def test_two_outputs_of_one_run_never_share_a_file(cli, tmp_path):
 # --- an interrupted run leaves no previous verdict ------------------------------
 
 
+def _check_interrupted(
+    rec: Path, junit: Path, sig: int, due: Callable[[int], bool], *, timeout_s: float
+) -> tuple[int, str]:
+    """``speechclock check REC --junit JUNIT``, sent ``sig`` once ``due(pid)`` holds (unless it finished first):
+    its exit code and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while proc.poll() is None and not due(proc.pid):
+            time.sleep(0.005)
+        if proc.poll() is None:
+            proc.send_signal(sig)
+        _, err = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_junit_run_leaves_an_error_not_the_old_verdict(tmp_path, sig):
@@ -155,30 +181,18 @@ def test_an_interrupted_junit_run_leaves_an_error_not_the_old_verdict(tmp_path, 
     write_opus_burst_session(rec, seconds=600)
     junit = tmp_path / "junit.xml"
     junit.write_text('<?xml version="1.0"?>\n<testsuites tests="1" failures="0"><testsuite/></testsuites>\n')
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # until it reads the recording
-            try:
-                fds = os.listdir(f"/proc/{proc.pid}/fd")
-                if any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == str(rec) for fd in fds):
-                    break
-            except OSError:
-                pass
-            time.sleep(0.02)
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 128 + sig, err
+    deadline = time.monotonic() + 60
+
+    def reading(pid: int) -> bool:  # until it reads the recording
+        try:
+            return time.monotonic() >= deadline or any(
+                os.readlink(f"/proc/{pid}/fd/{fd}") == str(rec) for fd in os.listdir(f"/proc/{pid}/fd")
+            )
+        except OSError:
+            return False
+
+    returncode, err = _check_interrupted(rec, junit, sig, reading, timeout_s=60)
+    assert returncode == 128 + sig, err
     assert "Traceback" not in err
     text = junit.read_text()
     assert "<error" in text and "interrupted" in text and 'failures="0"><testsuite/>' not in text
@@ -219,6 +233,7 @@ def test_control_characters_in_names_are_escaped_for_the_terminal_and_kept_in_js
 
 
 def _best_s(work, repeat: int = 3) -> float:
+    """The least CPU time (s) of ``repeat`` runs of ``work``."""
     best = float("inf")
     for _ in range(repeat):
         t0 = time.process_time()
@@ -518,6 +533,11 @@ def test_ctrl_c_while_starting_prints_one_line_and_no_traceback():
 # --- an interrupt at any moment: 130/143, and the new verdict or an <error>, never the old one -----
 
 
+def _due_after(start: float, after_s: float) -> Callable[[int], bool]:
+    """Due once ``after_s`` has passed since ``start`` and the process catches SIGTERM (:func:`_check_interrupted`)."""
+    return lambda pid: time.monotonic() - start >= after_s and _catches_sigterm(pid)
+
+
 def _catches_sigterm(pid: int) -> bool:
     """Whether the process has a handler for SIGTERM (speechclock's first line has run)."""
     try:
@@ -657,33 +677,16 @@ def test_an_interrupt_at_any_moment_exits_130_or_143_and_leaves_no_old_verdict(t
     for step in range(1, 31):
         sig = (signal.SIGINT, signal.SIGTERM)[step % 2]
         junit.write_text(old)
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "clock", "check", rec, "--allow-defaults", "--no-cache", "--junit", junit],
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            while proc.poll() is None and not (time.monotonic() - start >= 0.05 * step and _catches_sigterm(proc.pid)):
-                time.sleep(0.005)
-            if proc.poll() is None:
-                proc.send_signal(sig)
-            _, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        returncode, err = _check_interrupted(rec, junit, sig, _due_after(time.monotonic(), 0.05 * step), timeout_s=120)
         text = junit.read_text()
-        assert "OLD-VERDICT" not in text, (step, proc.returncode, err)
-        assert proc.returncode in (0, 1, 128 + sig), (step, sig, proc.returncode, err)
+        assert "OLD-VERDICT" not in text, (step, returncode, err)
+        assert returncode in (0, 1, 128 + sig), (step, sig, returncode, err)
         assert "Traceback" not in err, err
-        if proc.returncode == 128 + sig:
+        if returncode == 128 + sig:
             assert "<error" in text or 'errors="0"' in text, text  # its error case, or its verdict just written
         else:
             assert "<error" not in text and "<testcase" in text, text
-        seen.add(proc.returncode)
+        seen.add(returncode)
     assert 130 in seen and 143 in seen  # some runs were interrupted, of both kinds
 
 
@@ -785,15 +788,6 @@ def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypa
     )
 
 
-def _cpu_s(work, *, runs: int = 2) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.process_time()
-        work()
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def _beats_of_a_log(cli, folder: Path, command: str, n: int, *, seconds: int = 2):
     """A run of ``command`` over the same recording (a word every 2 s; one word by default, so that what does not
     grow with the log, the replays of the few beats with speech, costs little beside what does) with ``n``
@@ -831,7 +825,7 @@ def test_each_command_grows_linearly_in_the_beats_of_a_log(cli, tmp_path, comman
     small, big = (_beats_of_a_log(cli, tmp_path / str(k), command, k) for k in (n, 4 * n))
     small()  # warm up imports
     # The best of two small runs (a slow one would inflate the ratio), one big run (a slow one, up to 2x, still passes).
-    ratio = _cpu_s(big, runs=1) / _cpu_s(small)
+    ratio = _best_s(big, repeat=1) / _best_s(small, repeat=2)
     bound = 2.0 * (4 * n * math.log(4 * n)) / (n * math.log(n))
     assert ratio < bound, f"{command}: {n} -> {4 * n} beats: {ratio:.1f}x the time (n log n with room: {bound:.1f}x)"
 

@@ -579,17 +579,20 @@ def test_an_overlong_line_of_a_type_the_clock_does_not_read_is_skipped_with_a_wa
         read_events(log)
 
 
+#: The option combinations that add work after the input is read, each with its id.
+OPTION_COMBINATIONS = {
+    "prefer-robust": ("derive", "--prefer", "robust"),
+    "format-js": ("derive", "--format", "js"),
+    "stress": ("stress", "--axes", "gain"),
+    "compare": ("compare", "--endpointers", "energy"),
+}
+
+
 @pytest.mark.parametrize("kind", ["nested", "huge", "nan", "not-utf8"])
 @pytest.mark.parametrize(
     "options",
-    [
-        ("derive", "--prefer", "robust"),
-        ("derive", "--format", "js"),
-        ("stress", "--axes", "gain"),
-        ("compare", "--endpointers", "energy"),
-        ("report", "-o", "REPORT", "--stress", "--compare", "energy", "--allow-defaults"),
-    ],
-    ids=["prefer-robust", "format-js", "stress", "compare", "report-stress-compare"],
+    [*OPTION_COMBINATIONS.values(), ("report", "-o", "REPORT", "--stress", "--compare", "energy", "--allow-defaults")],
+    ids=[*OPTION_COMBINATIONS, "report-stress-compare"],
 )
 def test_a_hostile_event_line_is_one_error_with_every_option_combination(cli, tmp_path, session, kind, options):
     """The log is read (and refused) before any of the work these options add."""
@@ -630,16 +633,7 @@ def _hostile_recording(folder: Path, kind: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["random-bytes", "empty", "truncated", "silence"])
-@pytest.mark.parametrize(
-    "options",
-    [
-        ("derive", "--prefer", "robust"),
-        ("derive", "--format", "js"),
-        ("stress", "--axes", "gain"),
-        ("compare", "--endpointers", "energy"),
-    ],
-    ids=["prefer-robust", "format-js", "stress", "compare"],
-)
+@pytest.mark.parametrize("options", OPTION_COMBINATIONS.values(), ids=OPTION_COMBINATIONS)
 def test_a_hostile_recording_keeps_the_contract_with_every_option_combination(cli, tmp_path, kind, options):
     _hostile_recording(tmp_path / "rec", kind)
     result = cli(options[0], tmp_path / "rec", *options[1:], "--no-cache")

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..analysis import narration_pause_s
-from ..beats import STALLED, BeatStop, FloorAnalysis, analyse, beat_stops
+from ..analysis import FloorAnalysis, analyse, narration_pause_s
 from ..model import Margins, Observation
+from ..outcome import STALLED
+from ..provider import BeatStop, beat_stops
 from ..segments import segments
-from ..speech import TickClasses
+from ..speech import TickClasses, running_count, spoke_in
 from .evidence import Derivation, FloorRun
 from .windows import NOISE_PERCENTILE, RecordingLevels, beat_spans, clear_floor, own_floor, recording_levels
 
@@ -146,8 +147,7 @@ class Corpus:
             heard = self.analysis(i, clear).spoken()
         if self.classes and n:
             lo, hi = self.spans(i)
-            ticks = np.concatenate([[0], np.cumsum(self.classes[i].speech, dtype=np.int64)])
-            said = ticks[hi] > ticks[lo]
+            said = spoke_in(running_count(self.classes[i].speech), lo, hi)
         return heard, said
 
     def spans(self, i: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..beats import STALLED
 from ..model import EPS_S
+from ..outcome import STALLED
 from .corpus import UNPROMPTED, Corpus, prompt_delay
 from .onset import onset_timeout
 from .windows import full_ladder

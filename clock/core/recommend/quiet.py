@@ -89,7 +89,7 @@ def gap_margin_waived(quiet_s: float, need_s: float, room_s: float, *, margin_s:
 
     Only where no quiet time could keep the margin on both sides: the quiet
     times that end every beat right (the replay's ``need_s < q <= room_s``,
-    :meth:`clock.core.beats.FloorAnalysis.quiet_range` over the recordings
+    :meth:`clock.core.analysis.FloorAnalysis.quiet_range` over the recordings
     judged together) span less than twice the margin, ``quiet_s`` lies
     inside them, and no more than a tick below their centre (what ``derive``
     recommends there). Where a wider run could have held the margin, or

@@ -62,7 +62,7 @@ def place_on_grid(
     Floors in ``GRID_DB`` steps through the engine's floor, from the lowest
     noise to the highest speech median; at each, one analysis per recording
     (cached: the leave-one-out runs share them) gives, as the replay decides
-    (:meth:`clock.core.beats.BeatAnalysis.allows`), the quiet times that end
+    (:meth:`clock.core.beat_analysis.BeatAnalysis.allows`), the quiet times that end
     every beat right (``need < q <= room``) and the onset timeouts (above
     the longest wait: that axis is separable). A floor at which a beat the
     engine's floor hears (or the guide spoke in: :meth:`Corpus.spoke`) goes

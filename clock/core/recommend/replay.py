@@ -14,24 +14,23 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..beats import (
+from ..analysis import FloorAnalysis, analyse
+from ..beats import Beat, beats, heard, outpaced_line
+from ..decide import failing_beats
+from ..model import Margins, Observation
+from ..outcome import (
     ABORTED,
     FAILURES,
     MISSED_ONSET,
     OK,
+    OUTCOMES,
     OUTPACED,
     PREMATURE,
+    RECORDING_ENDED,
+    SILENT,
     STALLED,
-    Beat,
-    FloorAnalysis,
-    analyse,
-    beats,
-    heard,
-    outpaced_line,
+    SUPERSEDED,
 )
-from ..decide import failing_beats
-from ..model import Margins, Observation
-from ..outcome import OUTCOMES, RECORDING_ENDED, SILENT, SUPERSEDED
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
 from .evidence import CorpusOutcome, Unsatisfied, counted
@@ -198,7 +197,7 @@ def floor_that_works(
 
     The ladder runs about 1 dB apart from the recording's quietest non-zero
     level to its loudest. At each floor the replay's own answer
-    (:meth:`clock.core.beats.FloorAnalysis.quiet_range`, which the tests hold
+    (:meth:`clock.core.analysis.FloorAnalysis.quiet_range`, which the tests hold
     to the tick-by-tick replay) says whether a quiet time ``need < q <= room``
     exists, with every beat in ``spoke`` (where the guide spoke, as derive
     tells speech) heard, and the replay holds it: no beat fails at the

@@ -137,7 +137,7 @@ def search(
 def any_quiet(corpus: Corpus, members: list[int], floors: list[float]) -> Setting | None:
     """The first floor at which some quiet time (not only the formula's) ends every beat right, or None.
 
-    The replay's own answer at each floor (:meth:`clock.core.beats.FloorAnalysis.quiet_range`): quiet times
+    The replay's own answer at each floor (:meth:`clock.core.analysis.FloorAnalysis.quiet_range`): quiet times
     above the longest quiet the clock must bridge and up to the least room before a bound; the quiet time is
     then chosen on the replayed grid (:func:`place_on_grid`).
     """

@@ -17,7 +17,7 @@ from ..events import EventLog, Label
 from ..levels import LevelTrace
 from ..model import Margins, Observation
 from ..spans import span_ends_s
-from ..speech import CLEAR_DB, TickClasses, classify
+from ..speech import TickClasses, classify, clear_level
 from .floor_math import db, floor_ladder, nice_floors, target_floor
 
 #: The robust high percentile of a recording's silence that a floor must clear.
@@ -163,7 +163,8 @@ def recording_levels(obs: Observation, margins: Margins | None = None) -> tuple[
 
 
 def clear_floor(rec: RecordingLevels) -> float | None:
-    """The lowest floor clear of this recording's room: ``CLEAR_DB`` over the median of its silence ticks.
+    """The lowest floor clear of this recording's room (:func:`clock.core.speech.clear_level` of the median of its
+    silence ticks).
 
     Where the guide spoke, as a floor hears it without reaching into the
     room: 0 over a room of exact zeros (every non-zero tick is heard). The
@@ -171,7 +172,7 @@ def clear_floor(rec: RecordingLevels) -> float | None:
     takes for silence reaches the high percentile long before it moves the
     median. None without silence ticks.
     """
-    return None if rec.noise_median is None else rec.noise_median * 10 ** (CLEAR_DB / 20)
+    return None if rec.noise_median is None else clear_level(rec.noise_median)
 
 
 def own_floor(rec: RecordingLevels) -> float | None:
