@@ -151,3 +151,10 @@ def test_the_reference_lives_in_docs():
         text = (REPO / name).read_text(encoding="utf-8")
         for needle in needles:
             assert needle in text, (name, needle)
+
+
+def test_the_readme_is_short_enough_to_read_first():
+    # A newcomer's page: the quick start, the commands, the library, links (history lives in CHANGELOG.md).
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150
+    assert not any(line.startswith("## ") and "history" in line.lower() for line in lines)
