@@ -15,10 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..beats import (
-    ABORTED,
     FAILURES,
     MISSED_ONSET,
-    OK,
     OUTPACED,
     PREMATURE,
     STALLED,
@@ -31,7 +29,7 @@ from ..beats import (
 )
 from ..decide import failing_beats
 from ..model import Margins, Observation
-from ..outcome import OUTCOMES, RECORDING_ENDED, SILENT, SUPERSEDED
+from ..outcome import OUTCOMES, SILENT
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
 from .evidence import CorpusOutcome, Unsatisfied, counted
@@ -70,7 +68,7 @@ def replay_outcome(
     """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given).
 
     With ``spoke``, a beat the replay finds silent where the guide spoke (:meth:`Corpus.spoke`) is a failure
-    of the floor (``CorpusOutcome.n_speech_unheard``), named with the others.
+    of the floor (its tally's ``n_speech_unheard``), named with the others.
     """
     kinds: list[str] = []
     failing: list[Unsatisfied] = []
@@ -97,15 +95,11 @@ def replay_outcome(
             kinds.append(b.outcome)
             if b.outcome in FAILURES:
                 failing.append(_why(o, b, a.beats[b.index], a, floor, quiet, timeout, corpus.levels[i]))
-    tally = Tally.of(kinds, extra=(UNHEARD_SPEECH,))
     return CorpusOutcome(
         n_recordings=n_rec,
-        n_beats=len(kinds),
-        **tally.fields(OK, PREMATURE, STALLED, MISSED_ONSET, SILENT),
+        tally=Tally.of(kinds, extra=(UNHEARD_SPEECH,)),
         unsatisfied=tuple(failing),
-        **tally.fields(ABORTED, OUTPACED),
         narration_pause_s=pause,
-        **tally.fields(UNHEARD_SPEECH, SUPERSEDED, RECORDING_ENDED),
     )
 
 
@@ -253,9 +247,9 @@ def replay_recommendation(
     if chosen is None or chosen.quiet_s is None or chosen.onset_timeout_s is None:
         return None
     outcome = replay_outcome(corpus, members, chosen.floor, chosen.quiet_s, chosen.onset_timeout_s, spoke=True)
-    if outcome.n_failed:
+    if outcome.tally.n_failed:
         notes.append(
-            f"the recommendation fails {counted(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
+            f"the recommendation fails {counted(outcome.tally.n_failed, 'beats')} of {outcome.tally.n_beats}: "
             "no setting ends every beat right (see the failing beats)"
         )
     return outcome
