@@ -58,17 +58,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .floors import analyse_floors
+from .floors import FloorTable, analyse_floors
 from .model import Margins, Observation
-from .outcome import (
-    FAILURES,
-    OK,
-    OUTCOMES,
-    UNHEARD,
-)
+from .outcome import FAILURES, OK, OUTCOMES, SILENT, UNHEARD
 from .recommend.engine import derive
 from .recommend.evidence import Derivation
 from .recommend.windows import classify_ticks
+from .spans import log_base
 from .tally import Tally, field_name, tally_by_setting
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
@@ -346,6 +342,11 @@ def _block(
     every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
     counts = tally_by_setting(every, setting, n)
+    # The beats a table leaves out end the same way at every setting: silent, or unheard.
+    for (o, _), tab in zip(judged, tables):
+        silent, unheard = _left_out(o, tab)
+        counts[SILENT] = counts[SILENT] + silent
+        counts[UNHEARD] = counts[UNHEARD] + unheard
     keys, added, ticks, after_keys, after = [], [], [], [], []
     for (_, said), tab, outcome in zip(judged, tables, found):
         j, i, k = np.nonzero(outcome == OUTCOMES.index(OK))  # the beats ended right: floor, beat, quiet time
@@ -373,6 +374,17 @@ def _block(
         "n_beats": n_heard, "latency_mean_s": lat_mean, "latency_p95_s": lat_p95, "latency_max_s": lat_max,
         "latency_ticks": tick_sum, "after_speech_mean_s": wait_mean, "after_speech_max_s": wait_max,
     }  # fmt: skip
+
+
+def _left_out(o: Observation, table: FloorTable) -> tuple[int, int]:
+    """The beats of ``o`` its floor table does not keep (:class:`clock.core.floors.FloorTable`: silent or unheard
+    at every floor): how many the clock hears, a tick in their life (silent), and how many it does not (unheard)."""
+    assert o.events is not None
+    base = log_base(o.trace, o.events, o.trace.t_s)
+    life = np.asarray(base["ka"] > base["k0"], bool)
+    left = np.ones(life.size, bool)
+    left[table.beat] = False
+    return int((life & left).sum()), int((~life & left).sum())
 
 
 def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:

@@ -231,9 +231,7 @@ def test_an_endpointer_that_echoes_the_level_clock_scores_as_the_level_clock(see
         scores.append([FrameScores.fixed("echo", speech, 128, RATE, 0.0)])
     level, echo = compare_endpointers(obs, scores, floor=FLOOR, floors=[FLOOR], onset_timeout_s=10.0, margins=MARGINS)
     assert level.tally.n_beats > 0
-    fields = ("quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_outpaced", "n_silent")
-    fields += ("n_aborted",)
-    assert [getattr(echo, f) for f in fields] == [getattr(level, f) for f in fields]
+    assert echo.quiet_s == level.quiet_s and echo.tally == level.tally
     assert echo.added_latency_median_s == level.added_latency_median_s
 
 

@@ -97,7 +97,7 @@ def test_the_level_clock_costs_its_quiet_time_after_every_last_word(full):
         assert d.gaps.quiet_s - 1e-9 <= c.dead_air_s < d.gaps.quiet_s + TICK + 1e-9
     per_tour = {t.recording: t for t in level.dead_air.tours}
     for o, truth in zip(obs, truths):
-        assert per_tour[o.name].tally.n_beats == len(truth)
+        assert per_tour[o.name].n_beats == len(truth)
         assert per_tour[o.name].total_s == pytest.approx(
             sum(c.dead_air_s for c in level.beats if c.recording == o.name)
         )
