@@ -29,7 +29,7 @@ from ..beats import (
 )
 from ..decide import failing_beats
 from ..model import Margins, Observation
-from ..outcome import OUTCOMES, SILENT
+from ..outcome import OUTCOMES, SILENT, UNHEARD
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
 from .evidence import CorpusOutcome, Unsatisfied, counted
@@ -87,7 +87,9 @@ def replay_outcome(
         )
         a = corpus.analysis(i, floor)
         deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
-        for b in heard(found):
+        said = heard(found)
+        kinds += [UNHEARD] * (len(found) - len(said))  # counted, never made (not in ``n_beats``)
+        for b in said:
             if b.outcome == SILENT and b.index in deaf:
                 kinds.append(UNHEARD_SPEECH)
                 failing.append(_unheard_speech(o, b, floor))

@@ -341,13 +341,15 @@ def replay_rule(
         The margin the hangover must keep over the quiet it bridges.
     """
     costs: list[BeatCost] = []
-    evidence = 0
+    evidence = n_unheard = 0
     for name, a, given in recordings:
         t = a.t_s
         pause = a.narration_pause_s  # (each beat judged by its own recording)
         stops = _stops(given)
         level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        for i in np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD)).tolist():
+        said = np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD))
+        n_unheard += len(a.beats) - said.size  # counted (not in ``n_beats``), never judged
+        for i in said.tolist():
             b = a.beats[i]
             stop = stops[i]
             event = _arrival(t, stop.t_s)
@@ -376,7 +378,7 @@ def replay_rule(
     kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + EPS_S
     return RuleResult(
         rule=rule,
-        tally=Tally.of((c.outcome for c in costs), extra=(NO_EVENT,)),
+        tally=Tally.of([*(c.outcome for c in costs), *[UNHEARD] * n_unheard], extra=(NO_EVENT,)),
         n_evidence=evidence,
         need_s=need,
         margin_kept=kept,
