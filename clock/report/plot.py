@@ -1366,7 +1366,7 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
     from matplotlib.ticker import MaxNLocator
 
     ax.set_xlabel("median latency added after the last word (s)")
-    ax.set_ylabel("beats failed (premature, stalled, outpaced, missed onset)")
+    ax.set_ylabel("beats failed (premature, stalled, missed onset)")
     ax.set_title("each endpointer at its tuned threshold and silence duration")
     ax.set_ylim(-0.6, max((r.tally.n_failed for r in shown), default=0) + 1)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # beats come whole, and never fewer than 0
