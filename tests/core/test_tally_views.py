@@ -95,3 +95,26 @@ def test_every_view_counts_the_bundled_recordings_alike_at_the_recommendation():
     counts = {name: _by_outcome(t) for name, t in views.items()}
     assert counts["derive"] == counts["sweep"] == counts["rule"] == counts["compare"]
     assert {t.n_beats for t in views.values()} == {19} and {t.n_failed for t in views.values()} == {0}
+
+
+def test_a_tally_counts_each_kind_once_and_a_record_spells_it_out_in_the_views_order():
+    from dataclasses import fields
+
+    from clock.core.recommend.evidence import CorpusOutcome
+    from clock.core.tally import NO_EVENT, UNHEARD_SPEECH, field_name, record
+
+    outcomes = ["ok", "ok", "premature", "silent", "unheard", "outpaced", UNHEARD_SPEECH]
+    t = Tally.of(outcomes, extra=(UNHEARD_SPEECH,))
+    assert (t.n_ok, t.n_premature, t.n_silent, t.n_unheard, t.n_outpaced, t.n_speech_unheard) == (2, 1, 1, 1, 1, 1)
+    assert t.n_no_event == 0 and t[NO_EVENT] == 0  # a kind this tally does not count
+    assert t.n_beats == len(outcomes) - 1  # all but the unheard
+    assert t.n_failed == 2  # the premature end and the unheard speech; outpaced is no failure
+    assert t + t == Tally.of(outcomes * 2, extra=(UNHEARD_SPEECH,))
+    o = CorpusOutcome(n_recordings=1, tally=t, unsatisfied=(), narration_pause_s=0.5)
+    row = record(o)
+    assert tuple(row) == CorpusOutcome.RECORD
+    own = {f.name for f in fields(CorpusOutcome)} - {"tally"}
+    for key, value in row.items():
+        assert value == (getattr(o, key) if key in own else getattr(t, key)), key
+    assert all(key in own or key.startswith("n_") for key in row)
+    assert {field_name(k) for k in t.kinds} >= {key for key in row if key not in own and key != "n_beats"}
