@@ -24,6 +24,7 @@ from .core.check import CheckResult
 from .core.levels import LevelTrace
 from .core.recommend.evidence import Derivation
 from .core.sweep import SweepResult
+from .core.tally import record
 from .errors import InvalidParameterError
 
 __all__ = ["to_frame"]
@@ -115,7 +116,7 @@ def to_frame(result: Any) -> Any:
             }
         )
     if isinstance(result, SweepResult):
-        return _frame(pd, [asdict(p) for p in result.points])
+        return _frame(pd, [record(p) for p in result.points])
     if isinstance(result, Derivation):
         f = result.floor
         rows = []

@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from ..core.sweep import SweepResult
+from ..core.sweep import SweepPoint, SweepResult
 from ..core.sweep import sweep as run_sweep
+from ..core.tally import record
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
 from ..report.text import rules_dict, sweep_table
@@ -90,17 +91,14 @@ def sweep(
             out.write(json_text(sweep_dict(result)))
         elif fmt == "csv":
             writer = csv.writer(out, lineterminator="\n")
-            fields = [f for f in result.points[0].__dataclass_fields__]
-            writer.writerow(fields)
-            writer.writerows([["" if getattr(p, f) is None else getattr(p, f) for f in fields] for p in result.points])
+            writer.writerow(SweepPoint.RECORD)
+            writer.writerows([["" if v is None else v for v in record(p).values()] for p in result.points])
         else:
             out.write(printable(sweep_table(result)))
 
 
 def sweep_dict(result: SweepResult) -> dict[str, Any]:
     """``sweep --format json`` (schema 1)."""
-    from dataclasses import asdict
-
     floor, quiet, timeout = result.recommended
     outcome = result.derivation.outcome
     return {
@@ -113,9 +111,9 @@ def sweep_dict(result: SweepResult) -> dict[str, Any]:
             "floor": floor,
             "quiet_s": quiet,
             "onset_timeout_s": timeout,
-            "outcome": None if outcome is None else asdict(outcome),
+            "outcome": None if outcome is None else record(outcome),
         },
-        "pareto": [asdict(p) for p in result.pareto],
-        "points": [asdict(p) for p in result.points],
+        "pareto": [record(p) for p in result.pareto],
+        "points": [record(p) for p in result.points],
         "rules": None if result.derivation.rules is None else rules_dict(result.derivation.rules),
     }

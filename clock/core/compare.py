@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -73,15 +74,12 @@ from .decide import decide_quiets
 from .decisions import DECISION_FLOOR, FrameScores, decisions_trace
 from .model import Margins, Observation
 from .outcome import (
-    ABORTED,
     FAILURES,
     MISSED_ONSET,
     OK,
     OUTCOMES,
-    OUTPACED,
     PREMATURE,
     SILENT,
-    STALLED,
     UNHEARD,
     undone_against_reference,
 )
@@ -213,10 +211,12 @@ class EndpointerResult:
         Its silence duration (tuned).
     n_settings : int
         The settings replayed (thresholds by quiet times).
-    n_beats, n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_aborted : int
-    n_failed : int
-        Beats with a failing outcome (:data:`clock.core.outcome.FAILURES`:
-        premature, stalled, missed onset), counted by its tally.
+    tally : Tally
+        How the beats ended at its tuned setting, against the reference:
+        every beat of the recordings, those the clock never hears
+        ``unheard`` (not in ``n_beats``); ``n_failed``: beats with a failing
+        outcome (:data:`clock.core.outcome.FAILURES`: premature, stalled,
+        missed onset).
     added_latency_median_s, added_latency_p95_s : float or None
         After the reference's last word, over the beats it ended right.
     cpu_s_per_hour : float or None
@@ -228,23 +228,22 @@ class EndpointerResult:
         tells an aborted beat from an outpaced one.
     """
 
+    #: Its output's fields, in order (:func:`clock.core.tally.record`): its own, and its tally's counts.
+    RECORD: ClassVar[tuple[str, ...]] = (
+        "name", "threshold_kind", "threshold", "quiet_s", "n_settings", "n_beats", "n_ok", "n_premature",
+        "n_stalled", "n_outpaced", "n_missed_onset", "n_silent", "n_aborted", "added_latency_median_s",
+        "added_latency_p95_s", "cpu_s_per_hour", "n_failed", "narration_pause_s",
+    )  # fmt: skip
+
     name: str
     threshold_kind: str
     threshold: float | None
     quiet_s: float
     n_settings: int
-    n_beats: int
-    n_ok: int
-    n_premature: int
-    n_stalled: int
-    n_outpaced: int
-    n_missed_onset: int
-    n_silent: int
-    n_aborted: int
+    tally: Tally
     added_latency_median_s: float | None
     added_latency_p95_s: float | None
     cpu_s_per_hour: float | None
-    n_failed: int
     narration_pause_s: float
 
 
@@ -297,12 +296,10 @@ def tune(
         threshold=thresholds[j],
         quiet_s=float(q[k]),
         n_settings=len(thresholds) * q.size,
-        n_beats=sum(p.n_beats for p in prepared),
-        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, SILENT, ABORTED),
+        tally=tally,
         added_latency_median_s=float(np.median(lat)) if lat.size else None,
         added_latency_p95_s=float(np.percentile(lat, 95)) if lat.size else None,
         cpu_s_per_hour=per_hour,
-        n_failed=tally.n_failed,
         narration_pause_s=narration_pause_s([p.reference for p in prepared]),
     )
 

@@ -49,32 +49,23 @@ failing beats and mean added latency.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal, DecimalException, InvalidOperation, localcontext
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .floors import analyse_floors
+from .floors import FloorTable, analyse_floors
 from .model import Margins, Observation
-from .outcome import (
-    ABORTED,
-    FAILURES,
-    MISSED_ONSET,
-    OK,
-    OUTCOMES,
-    OUTPACED,
-    PREMATURE,
-    RECORDING_ENDED,
-    STALLED,
-    SUPERSEDED,
-)
+from .outcome import FAILURES, OK, OUTCOMES, SILENT, UNHEARD
 from .recommend.engine import derive
 from .recommend.evidence import Derivation
 from .recommend.windows import classify_ticks
-from .tally import failed, field_name, tally_by_setting
+from .spans import log_base
+from .tally import Tally, field_name, tally_by_setting
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
 __all__ = ["MAX_GRID_VALUES", "MAX_SWEEP_POINTS", "SweepPoint", "SweepResult", "grid", "sweep"]
@@ -94,17 +85,17 @@ class SweepPoint:
     Attributes
     ----------
     floor, quiet_s : float
-    n_beats : int
-        Beats in which the guide spoke.
-    n_ok, n_premature, n_stalled, n_missed_onset : int
-    n_aborted : int
-        Beats the visitor ended while the guide was still speaking (not failures).
-    n_outpaced : int
-        Beats the visitor ended after the guide had finished, before the clock
-        declared quiet (not failures: the visitor did not wait).
-    n_superseded, n_recording_ended : int
-        Beats a terminal response superseded, or the recording's end cut,
-        before the clock declared quiet (not failures: not the setting's doing).
+    tally : Tally
+        How its beats ended: every beat the clock heard (``n_beats``), each
+        an outcome of :data:`clock.core.outcome.OUTCOMES`. ``n_aborted``:
+        beats the visitor ended while the guide was still speaking;
+        ``n_outpaced``: beats the visitor ended after the guide had finished,
+        before the clock declared quiet (the visitor did not wait);
+        ``n_superseded``, ``n_recording_ended``: beats a terminal response
+        superseded, or the recording's end cut, before the clock declared
+        quiet (not the setting's doing). None of them is a failure;
+        ``n_failed`` (:data:`clock.core.outcome.FAILURES`) are premature
+        ends, stalls and missed onsets.
     latency_mean_s, latency_p95_s, latency_max_s : float or None
         Added latency (declared - last word) over the beats ended right.
     latency_ticks : int
@@ -115,37 +106,33 @@ class SweepPoint:
         beats ended right.
     """
 
+    #: Its output's fields, in order (:func:`clock.core.tally.record`): its own, and its tally's counts.
+    RECORD: ClassVar[tuple[str, ...]] = (
+        "floor", "quiet_s", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "latency_mean_s",
+        "latency_p95_s", "latency_max_s", "latency_ticks", "n_aborted", "after_speech_mean_s", "after_speech_max_s",
+        "n_outpaced", "n_superseded", "n_recording_ended",
+    )  # fmt: skip
+
     floor: float
     quiet_s: float
-    n_beats: int
-    n_ok: int
-    n_premature: int
-    n_stalled: int
-    n_missed_onset: int
+    tally: Tally
     latency_mean_s: float | None
     latency_p95_s: float | None
     latency_max_s: float | None
     latency_ticks: int
-    n_aborted: int = 0
     after_speech_mean_s: float | None = None
     after_speech_max_s: float | None = None
-    n_outpaced: int = 0
-    n_superseded: int = 0
-    n_recording_ended: int = 0
-
-    @property
-    def n_failed(self) -> int:
-        """The setting's failures (:data:`clock.core.outcome.FAILURES`): premature ends, stalls and missed onsets."""
-        return failed(self)
 
     @property
     def mean_ticks(self) -> Fraction | None:
         """The mean added latency in ticks, exactly."""
-        return Fraction(self.latency_ticks, self.n_ok) if self.n_ok else None
+        return Fraction(self.latency_ticks, self.tally.n_ok) if self.tally.n_ok else None
 
 
-#: The fields of a :class:`SweepPoint` after its setting, as :attr:`SweepResult.columns` holds them.
-COLUMNS = tuple(name for name in SweepPoint.__dataclass_fields__ if name not in ("floor", "quiet_s"))
+#: The :attr:`SweepResult.columns` of a point's tally: the count of each outcome, by its field's name.
+COUNT_COLUMNS = tuple(field_name(kind) for kind in OUTCOMES)
+#: The :attr:`SweepResult.columns` of a point's other fields, after its setting and tally.
+VALUE_COLUMNS = tuple(f.name for f in fields(SweepPoint) if f.name not in ("floor", "quiet_s", "tally"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +145,9 @@ class SweepResult:
         The grid, in order.
     onset_timeout_s : float
     columns : dict of str to ndarray
-        Every :class:`SweepPoint` field but the setting (:data:`COLUMNS`), one value per (floor, quiet),
-        floors outer; NaN where a point's field is None.
+        Per (floor, quiet), floors outer: the count of each outcome (:data:`COUNT_COLUMNS`), ``n_beats``,
+        and every other :class:`SweepPoint` field but the setting (:data:`VALUE_COLUMNS`); NaN where a
+        point's field is None.
     derivation : Derivation
         The recommendation engine's result (see :attr:`recommended`).
     pareto : tuple of SweepPoint
@@ -213,9 +201,13 @@ def _as_points(
 ) -> tuple[SweepPoint, ...]:
     """The points of the grid at the indices ``which`` (floors outer), from its columns."""
     at = np.asarray(which, np.int64)
-    values = [[None if v != v else v for v in columns[name][at].tolist()] for name in COLUMNS]  # NaN: None
+    counts = np.stack([columns[name][at] for name in COUNT_COLUMNS], axis=1).tolist()
+    values = [[None if v != v else v for v in columns[name][at].tolist()] for name in VALUE_COLUMNS]  # NaN: None
     n_q = len(quiets_s)
-    return tuple(SweepPoint(floors[x // n_q], quiets_s[x % n_q], *row) for x, row in zip(at.tolist(), zip(*values)))
+    return tuple(
+        SweepPoint(floors[x // n_q], quiets_s[x % n_q], Tally(tuple(c)), *row)
+        for x, c, row in zip(at.tolist(), counts, zip(*values))
+    )
 
 
 def grid(spec: str) -> tuple[float, ...]:
@@ -350,6 +342,11 @@ def _block(
     every = np.concatenate(found, axis=1) if found else np.zeros((n_f, 0, n_q), np.int8)
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
     counts = tally_by_setting(every, setting, n)
+    # The beats a table leaves out end the same way at every setting: silent, or unheard.
+    for (o, _), tab in zip(judged, tables):
+        silent, unheard = _left_out(o, tab)
+        counts[SILENT] = counts[SILENT] + silent
+        counts[UNHEARD] = counts[UNHEARD] + unheard
     keys, added, ticks, after_keys, after = [], [], [], [], []
     for (_, said), tab, outcome in zip(judged, tables, found):
         j, i, k = np.nonzero(outcome == OUTCOMES.index(OK))  # the beats ended right: floor, beat, quiet time
@@ -371,16 +368,23 @@ def _block(
     np.add.at(tick_sum, key, np.concatenate(ticks) if ticks else np.zeros(0, np.int64))
     after_key = np.concatenate(after_keys) if after_keys else np.zeros(0, np.int64)
     wait_mean, wait_max = _by_setting(after_key, np.concatenate(after) if after else np.zeros(0), n, p95=False)
-    ok, premature, stalled, missed, aborted, outpaced, superseded, ended = (
-        counts[name] for name in (OK, PREMATURE, STALLED, MISSED_ONSET, ABORTED, OUTPACED, SUPERSEDED, RECORDING_ENDED)
-    )
-    return {
-        "n_beats": ok + premature + stalled + missed + aborted + outpaced + superseded + ended, "n_ok": ok,
-        "n_premature": premature, "n_stalled": stalled, "n_missed_onset": missed, "latency_mean_s": lat_mean,
-        "latency_p95_s": lat_p95, "latency_max_s": lat_max, "latency_ticks": tick_sum, "n_aborted": aborted,
-        "after_speech_mean_s": wait_mean, "after_speech_max_s": wait_max, "n_outpaced": outpaced,
-        "n_superseded": superseded, "n_recording_ended": ended,
+    # The beats heard, as :attr:`clock.core.tally.Tally.n_beats` counts them.
+    n_heard = np.sum([c for kind, c in counts.items() if kind != UNHEARD], axis=0)
+    return {field_name(kind): c for kind, c in counts.items()} | {
+        "n_beats": n_heard, "latency_mean_s": lat_mean, "latency_p95_s": lat_p95, "latency_max_s": lat_max,
+        "latency_ticks": tick_sum, "after_speech_mean_s": wait_mean, "after_speech_max_s": wait_max,
     }  # fmt: skip
+
+
+def _left_out(o: Observation, table: FloorTable) -> tuple[int, int]:
+    """The beats of ``o`` its floor table does not keep (:class:`clock.core.floors.FloorTable`: silent or unheard
+    at every floor): how many the clock hears, a tick in their life (silent), and how many it does not (unheard)."""
+    assert o.events is not None
+    base = log_base(o.trace, o.events, o.trace.t_s)
+    life = np.asarray(base["ka"] > base["k0"], bool)
+    left = np.ones(life.size, bool)
+    left[table.beat] = False
+    return int((life & left).sum()), int((~life & left).sum())
 
 
 def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:

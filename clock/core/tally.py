@@ -1,7 +1,7 @@
 """One tally of outcomes: how many beats ended each way, counted once from outcome codes.
 
-Pure numpy. Every view that counts a replay's outcomes counts them here:
-derive's replay of a setting (:class:`clock.core.recommend.evidence.CorpusOutcome`),
+Pure numpy. Every view that counts a replay's outcomes holds one: derive's
+replay of a setting (:class:`clock.core.recommend.evidence.CorpusOutcome`),
 a rule's (:class:`clock.core.recommend.rules.RuleResult`), a sweep's settings
 (:class:`clock.core.sweep.SweepPoint`) and an endpointer's
 (:class:`clock.core.compare.EndpointerResult`). A tally holds a count per
@@ -9,12 +9,17 @@ outcome of :data:`clock.core.outcome.OUTCOMES`, then per failure a view adds
 (derive's ``unheard speech``: a beat the guide spoke in that the floor does
 not hear; a rule's ``no-event``: a beat without the provider's event the rule
 needs), and which of them are failures (:data:`clock.core.outcome.FAILURES`,
-and the ones added). Each view's result keeps its own fields (its output's
-schema, in its order), filled from the tally (:meth:`Tally.fields`).
+and the ones added). Its counts are read by name (``tally.n_ok``), and
+``n_beats`` and ``n_failed`` are defined here once for every view.
+
+A view's output (JSON, CSV, a DataFrame row) spells its tally out as count
+fields among its own, in the order its ``RECORD`` names them: :func:`record`
+makes that dict for every serializer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +27,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .outcome import FAILURES, OUTCOMES
+from .outcome import (
+    ABORTED,
+    FAILURES,
+    MISSED_ONSET,
+    OK,
+    OUTCOMES,
+    OUTPACED,
+    PREMATURE,
+    RECORDING_ENDED,
+    SILENT,
+    STALLED,
+    SUPERSEDED,
+    UNHEARD,
+)
 
-__all__ = ["NO_EVENT", "UNHEARD_SPEECH", "Tally", "failed", "field_name", "tally_by_setting"]
+__all__ = ["NO_EVENT", "UNHEARD_SPEECH", "Tally", "field_name", "record", "tally_by_setting"]
 
 #: A beat the guide spoke in (as derive tells speech without the floor) that the floor does not hear: derive's
 #: failure of the floor.
@@ -41,6 +59,17 @@ def field_name(kind: str) -> str:
     return _FIELDS.get(kind, "n_" + kind.replace("-", "_").replace(" ", "_"))
 
 
+class _Count:
+    """A tally's count of one kind, read as an attribute (``tally.n_ok``)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __get__(self, tally: Any, owner: Any = None) -> int:
+        """The count of this kind in ``tally``."""
+        return int(tally[self.kind])
+
+
 @dataclass(frozen=True, slots=True)
 class Tally:
     """How many beats ended each way.
@@ -53,11 +82,27 @@ class Tally:
         :data:`clock.core.outcome.OUTCOMES`, then the failures a view adds.
     failures : tuple of str
         The kinds that are failures.
+    n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_silent, n_unheard, n_aborted : int
+    n_superseded, n_recording_ended, n_speech_unheard, n_no_event : int
+        The count of each kind (0 for a kind this tally does not count): :func:`field_name` names them.
     """
 
     counts: tuple[int, ...]
     kinds: tuple[str, ...] = OUTCOMES
     failures: tuple[str, ...] = FAILURES
+
+    n_ok = _Count(OK)
+    n_premature = _Count(PREMATURE)
+    n_stalled = _Count(STALLED)
+    n_outpaced = _Count(OUTPACED)
+    n_missed_onset = _Count(MISSED_ONSET)
+    n_silent = _Count(SILENT)
+    n_unheard = _Count(UNHEARD)
+    n_aborted = _Count(ABORTED)
+    n_superseded = _Count(SUPERSEDED)
+    n_recording_ended = _Count(RECORDING_ENDED)
+    n_speech_unheard = _Count(UNHEARD_SPEECH)
+    n_no_event = _Count(NO_EVENT)
 
     @classmethod
     def of_codes(cls, codes: ArrayLike, *, extra: Sequence[str] = (), failures: Sequence[str] = FAILURES) -> Tally:
@@ -82,18 +127,37 @@ class Tally:
         return Tally(tuple(a + b for a, b in zip(self.counts, other.counts)), self.kinds, self.failures)
 
     @property
+    def n_beats(self) -> int:
+        """The beats the clock heard: every beat counted but the ``unheard`` ones (no tick of their life)."""
+        return sum(n for kind, n in zip(self.kinds, self.counts) if kind != UNHEARD)
+
+    @property
     def n_failed(self) -> int:
         """The failures: every beat whose kind is one of ``failures``."""
         return sum(self[kind] for kind in self.failures)
 
-    def fields(self, *kinds: str) -> dict[str, int]:
-        """The counts of ``kinds`` as a result's fields (:func:`field_name`), to build it with."""
-        return {field_name(kind): self[kind] for kind in kinds}
 
+def record(value: Any) -> Any:
+    """``value`` as plain data, as :func:`dataclasses.asdict` makes it, with every tally spelled out.
 
-def failed(result: Any, failures: Sequence[str] = FAILURES) -> int:
-    """A result's failures, read from its count fields (:func:`field_name`) of the kinds in ``failures``."""
-    return sum(getattr(result, field_name(kind)) for kind in failures)
+    A dataclass holding a ``tally`` becomes the dict of the keys its ``RECORD`` names, in that order: each one
+    of its fields, or else the tally's count of that name (``n_ok``, ``n_beats``, ``n_failed``). Every view
+    that writes a result (JSON, CSV, a DataFrame) writes this.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value)]
+        if "tally" not in names:
+            return {name: record(getattr(value, name)) for name in names}
+        tally = value.tally  # type: ignore[attr-defined]
+        return {
+            key: record(getattr(value, key)) if key in names else getattr(tally, key)
+            for key in value.RECORD  # type: ignore[attr-defined]
+        }
+    if isinstance(value, (list, tuple)):
+        return type(value)(record(x) for x in value)
+    if isinstance(value, dict):
+        return type(value)((record(k), record(v)) for k, v in value.items())
+    return value
 
 
 def tally_by_setting(codes: NDArray[np.int8], setting: NDArray[np.int64], n: int) -> dict[str, NDArray[np.int64]]:

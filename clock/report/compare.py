@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, EndpointerResult
 from ..core.reference import REFERENCE_JOIN_S, REFERENCE_MIN_S
+from ..core.tally import record
 from .text import table
 
 __all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]
@@ -41,7 +42,7 @@ def _cell(key: str, value: Any) -> Any:
 
 def compare_rows(results: Sequence[EndpointerResult]) -> list[list[Any]]:
     """One row per endpointer, in :data:`COMPARE_HEADER` order (``-`` for none, seconds to the ms)."""
-    return [[_cell(k, getattr(r, k)) for k in COMPARE_HEADER] for r in results]
+    return [[_cell(k, row[k]) for k in COMPARE_HEADER] for row in map(record, results)]
 
 
 def _source(reference: Mapping[str, int]) -> str:
@@ -112,13 +113,8 @@ def compare_dict(
 ) -> dict[str, Any]:
     """``compare --format json`` (schema 2; docs/formats.md)."""
     rows = []
-    for r in results:
-        row = {k: getattr(r, k) for k in COMPARE_HEADER}
-        row["threshold_kind"] = r.threshold_kind
-        row["n_settings"] = r.n_settings
-        row["n_silent"] = r.n_silent
-        row["n_failed"] = r.n_failed
-        rows.append(row)
+    for r in map(record, results):
+        rows.append({k: r[k] for k in (*COMPARE_HEADER, "threshold_kind", "n_settings", "n_silent", "n_failed")})
     return {
         "schema": 2,
         "level_floor": floor,

@@ -1038,7 +1038,7 @@ def plot_tradeoff(
     front = [p for p in result.pareto if p.latency_mean_s is not None]
     ax.plot(
         [float(p.latency_mean_s or 0.0) for p in front],
-        [p.n_failed for p in front],
+        [p.tally.n_failed for p in front],
         color="tab:red",
         linewidth=5,
         alpha=0.25,
@@ -1073,7 +1073,7 @@ def _draw_floor_series(ax: Any, result: SweepResult) -> tuple[float, dict[float,
     for f in result.floors:
         pts = [p for p in result.points if p.floor == f and p.latency_mean_s is not None]
         if pts:
-            series.setdefault(tuple((float(p.latency_mean_s or 0.0), p.n_failed) for p in pts), []).append(f)
+            series.setdefault(tuple((float(p.latency_mean_s or 0.0), p.tally.n_failed) for p in pts), []).append(f)
     n = len(series)
     dodge = 0.0 if n <= 1 else min(0.08, 0.4 / n)
     offsets: dict[float, float] = {}
@@ -1127,7 +1127,7 @@ def _mark_setting(
         markeredgewidth=1.2 if marker == "*" else 2,
         linestyle="none",
     )
-    y = point.n_failed + offsets.get(point.floor, 0.0)
+    y = point.tally.n_failed + offsets.get(point.floor, 0.0)
     ax.plot(point.latency_mean_s, y, markersize=size, zorder=5, **style)
     # The legend's marker: the same, small (a proxy drawn nowhere).
     ax.plot([], [], markersize=8, label=f"{name}: floor {f:g}, quiet {q:g} s{where}", **style)
@@ -1158,11 +1158,13 @@ def plot_rules(evidence: RuleEvidence) -> Figure:
     )
     start = np.zeros(len(results))
     for label, field, colour in causes:
-        n = np.array([getattr(r, field) for r in results], np.float64)
+        n = np.array([getattr(r.tally, field) for r in results], np.float64)
         left.barh(y, n, left=start, color=colour, label=label, height=0.6)
         start += n
     for yi, r in zip(y, results):
-        left.text(start[list(y).index(yi)] + 0.1, yi, f"{r.n_failed} of {r.n_beats}", va="center", fontsize=7)
+        left.text(
+            start[list(y).index(yi)] + 0.1, yi, f"{r.tally.n_failed} of {r.tally.n_beats}", va="center", fontsize=7
+        )
     left.set_yticks(y, names, fontsize=8)
     left.set_xlabel("beats failed")
     left.set_xlim(0, max(1.0, float(start.max()) * 1.3 + 1))
@@ -1336,12 +1338,12 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
     fig = _figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     shown = [r for r in results if r.added_latency_median_s is not None]
-    for n, r in enumerate(sorted(shown, key=lambda r: (r.n_failed, r.added_latency_median_s))):
+    for n, r in enumerate(sorted(shown, key=lambda r: (r.tally.n_failed, r.added_latency_median_s))):
         x = float(r.added_latency_median_s or 0.0)
         level = r.name == LEVEL_CLOCK
         ax.plot(
             x,
-            r.n_failed,
+            r.tally.n_failed,
             marker="*" if level else "o",
             markersize=14 if level else 7,
             color="black" if level else "tab:blue",
@@ -1352,7 +1354,7 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
         # radius is 7 points) and are drawn over every marker on a white box, so none covers a label.
         ax.annotate(
             plain_text(f"{r.name} ({'' if r.threshold is None else f'{r.threshold:g}, '}quiet {r.quiet_s:g} s)"),
-            (x, r.n_failed),
+            (x, r.tally.n_failed),
             xytext=(14, (14 + 12 * (n % 6 // 2)) * (1 if n % 2 else -1)),  # above or below, never level
             textcoords="offset points",
             fontsize=8,
@@ -1364,9 +1366,9 @@ def plot_compare(results: Sequence[EndpointerResult]) -> Figure:
     from matplotlib.ticker import MaxNLocator
 
     ax.set_xlabel("median latency added after the last word (s)")
-    ax.set_ylabel("beats failed (premature, stalled, outpaced, missed onset)")
+    ax.set_ylabel("beats failed (premature, stalled, missed onset)")
     ax.set_title("each endpointer at its tuned threshold and silence duration")
-    ax.set_ylim(-0.6, max((r.n_failed for r in shown), default=0) + 1)
+    ax.set_ylim(-0.6, max((r.tally.n_failed for r in shown), default=0) + 1)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # beats come whole, and never fewer than 0
     return fig
 

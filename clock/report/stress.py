@@ -28,7 +28,7 @@ def stress_text(result: StressResult) -> str:
     for s in result.settings:
         out.append("")
         out.append(f"{_heading(s)} unchanged: {outcome_sentence(s.unchanged)}")
-        if s.unchanged.n_failed:
+        if s.unchanged.tally.n_failed:
             out.append("  no margin: the setting already fails on the recordings as they are")
         width = max((len(m.name) for m in s.margins), default=0)
         for m in s.margins:
@@ -78,14 +78,8 @@ def stress_dict(result: StressResult) -> dict[str, Any]:
                 "quiet_s": s.quiet_s,
                 "onset_timeout_s": s.onset_timeout_s,
                 "unchanged": {
-                    "beats": s.unchanged.n_beats,
-                    "ok": s.unchanged.n_ok,
-                    "premature": s.unchanged.n_premature,
-                    "stalled": s.unchanged.n_stalled,
-                    "missed_onset": s.unchanged.n_missed_onset,
-                    "outpaced": s.unchanged.n_outpaced,
-                    "aborted": s.unchanged.n_aborted,
-                    "silent": s.unchanged.n_silent,
+                    key: getattr(s.unchanged.tally, "n_" + key)
+                    for key in ("beats", "ok", "premature", "stalled", "missed_onset", "outpaced", "aborted", "silent")
                 },
                 "limiting": None if s.limiting is None else s.limiting.name,
                 "margins": [_margin_dict(m) for m in s.margins],

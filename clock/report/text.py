@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from ..core.agreement import Agreement
@@ -17,6 +16,7 @@ from ..core.recommend.rule_evidence import RuleEvidence
 from ..core.recommend.rules import DeadAir
 from ..core.segments import LabelMatch
 from ..core.sweep import SweepResult
+from ..core.tally import Tally, record
 from ..core.thresholds import Thresholds
 from ..core.times import clock_time
 from ..io.serialize import params_dict
@@ -388,17 +388,18 @@ def outcome_sentence(r: CorpusOutcome | None, why_not: str = NO_BEATS) -> str:
     """A setting's replay in one sentence (``why_not`` when it was not replayed)."""
     if r is None:
         return why_not
+    t = r.tally
     return (
-        f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(r.n_beats, 'beat')}: "
-        f"{r.n_ok} ended right; {plural(r.n_premature, 'premature end')}, {plural(r.n_stalled, 'stall')}, "
-        f"{plural(r.n_missed_onset, 'missed onset')}"
-        + (f", {plural(r.n_speech_unheard, 'beat')} unheard though the guide spoke" if r.n_speech_unheard else "")
-        + (f", {plural(r.n_silent, 'silent beat')}" if r.n_silent else "")
-        + _not_the_setting(r)
+        f"replayed over {plural(r.n_recordings, 'recording')} with event logs, {plural(t.n_beats, 'beat')}: "
+        f"{t.n_ok} ended right; {plural(t.n_premature, 'premature end')}, {plural(t.n_stalled, 'stall')}, "
+        f"{plural(t.n_missed_onset, 'missed onset')}"
+        + (f", {plural(t.n_speech_unheard, 'beat')} unheard though the guide spoke" if t.n_speech_unheard else "")
+        + (f", {plural(t.n_silent, 'silent beat')}" if t.n_silent else "")
+        + _not_the_setting(t)
     )
 
 
-def _not_the_setting(r: CorpusOutcome) -> str:
+def _not_the_setting(r: Tally) -> str:
     """The beats something other than the setting ended first, as the outcome sentence ends (none: nothing)."""
     said = [
         f"{r.n_aborted} aborted by the visitor while the guide spoke" if r.n_aborted else "",
@@ -474,19 +475,9 @@ def rule_header() -> list[str]:
 
 def rule_rows(ev: RuleEvidence) -> list[list[Any]]:
     """One row per rule: its failures and its dead air, in :data:`RULE_HEADER` order."""
+    counts = RULE_HEADER[1:-2]  # the tally's
     return [
-        [
-            r.rule.label,
-            r.n_beats,
-            r.n_failed,
-            r.n_premature,
-            r.n_stalled,
-            r.n_outpaced,
-            r.n_missed_onset,
-            r.n_no_event,
-            r.dead_air.median_s,
-            r.dead_air.p95_s,
-        ]
+        [r.rule.label, *(getattr(r.tally, k) for k in counts), r.dead_air.median_s, r.dead_air.p95_s]
         for r in ev.results
     ]
 
@@ -841,7 +832,7 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
     """``derive --format json`` (schema 1)."""
     groups = []
     for d in derivations:
-        item = asdict(d)
+        item = record(d)
         item["recommended"] = dict(zip(("floor", "quiet_s", "onset_timeout_s"), d.setting))
         item["floor"]["equivalents"] = None if d.floor.floor is None else equivalents(d.floor.floor)
         if d.rules is not None:
@@ -856,10 +847,10 @@ def derive_dict(derivations: Sequence[Derivation], committed: Thresholds | None 
 
 def rules_dict(ev: RuleEvidence) -> dict[str, Any]:
     """The rules' replay as JSON: the dataclass, each rule with its label and failures."""
-    out = asdict(ev)
+    out = record(ev)
     for item, r in zip(out["results"], ev.results):
         item["rule"]["label"] = r.rule.label
-        item["n_failed"] = r.n_failed
+        item["n_failed"] = r.tally.n_failed
     return out
 
 
@@ -882,7 +873,8 @@ SWEEP_HEADER = [
 
 def sweep_rows(result: SweepResult) -> list[list[Any]]:
     """One row per setting, in :data:`SWEEP_HEADER` order (floors as written, not rounded)."""
-    return [[_g(p.floor), _g(p.quiet_s), *(getattr(p, f) for f in SWEEP_HEADER[2:])] for p in result.points]
+    rows = map(record, result.points)
+    return [[_g(p["floor"]), _g(p["quiet_s"]), *(p[f] for f in SWEEP_HEADER[2:])] for p in rows]
 
 
 def nearest_point(result: SweepResult) -> tuple[float, float] | None:

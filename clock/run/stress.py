@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -63,6 +63,7 @@ from ..core.stress import (
     stretch_gaps,
 )
 from ..core.stress import lines as axis_lines
+from ..core.tally import UNHEARD_SPEECH, Tally
 from ..core.thresholds import Thresholds
 from ..errors import SpeechClockWarning
 from ..io.decode import AudioInfo, iter_blocks, probe
@@ -331,7 +332,7 @@ class _Judged:
         assert task.obs.events is not None
         self.unchanged = self._judge(task.obs)
         self._before: Sequence[Beat] | None = None
-        self._held: list[NDArray[np.uint8]] = [] if self.unchanged.n_failed else [self._speech(task.obs.trace)]
+        self._held: list[NDArray[np.uint8]] = [] if self.unchanged.tally.n_failed else [self._speech(task.obs.trace)]
 
     def _speech(self, trace: LevelTrace) -> NDArray[np.uint8]:
         return np.packbits(trace.level > self.floor)
@@ -366,9 +367,9 @@ class _Judged:
         if speech is not None and any(np.array_equal(speech, h) for h in self._held):
             return None
         out = self._judge(obs)
-        first = failure_of(out.unsatisfied[0]) if out.n_failed else None
-        u = self.unchanged
-        if out.n_silent != u.n_silent or out.n_beats != u.n_beats:
+        first = failure_of(out.unsatisfied[0]) if out.tally.n_failed else None
+        u = self.unchanged.tally
+        if out.tally.n_silent != u.n_silent or out.tally.n_beats != u.n_beats:
             if self._before is None:
                 self._before = self._beats(self.task.obs)
             lost = lost_beat(obs.name, self._before, self._beats(obs), floor=self.floor)
@@ -459,7 +460,7 @@ def _scan(task: _Task) -> tuple[list[CorpusOutcome], list[list[_Found]], int]:
     n_lines = len(task.lines)
     found: list[list[_Found | None]] = []
     for j in judged:
-        if j.unchanged.n_failed:
+        if j.unchanged.tally.n_failed:
             first = failure_of(j.unchanged.unsatisfied[0])
             found.append([(UNCHANGED, first) for _ in task.lines])
         else:
@@ -603,14 +604,13 @@ def _run_tasks(
 
 def _sum_outcomes(outcomes: Sequence[CorpusOutcome]) -> CorpusOutcome:
     """Per-recording outcomes added up as one corpus's (every count summed, the failing beats in order)."""
-    values: dict[str, Any] = {}
-    for f in fields(CorpusOutcome):
-        parts = [getattr(o, f.name) for o in outcomes]
-        if f.name == "narration_pause_s":  # the corpus's P: the longest
-            values[f.name] = max((p for p in parts if p is not None), default=None)
-        else:
-            values[f.name] = tuple(x for p in parts for x in p) if parts and isinstance(parts[0], tuple) else sum(parts)
-    return CorpusOutcome(**values)
+    return CorpusOutcome(
+        n_recordings=sum(o.n_recordings for o in outcomes),
+        tally=sum((o.tally for o in outcomes), Tally.of((), extra=(UNHEARD_SPEECH,))),
+        unsatisfied=tuple(x for o in outcomes for x in o.unsatisfied),
+        # The corpus's P: the longest.
+        narration_pause_s=max((o.narration_pause_s for o in outcomes if o.narration_pause_s is not None), default=None),
+    )
 
 
 def stress_observations(

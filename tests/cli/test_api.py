@@ -97,7 +97,7 @@ def test_results_become_dataframes_named_as_their_json():
     assert list(windows["name"]) == [r.name for r in d.floor.recordings]
     result = clock.sweep(corpus.observations, floors=[0.003], quiets_s=[2.5], derivation=d)
     points = clock.to_frame(result)
-    assert json.loads(points.to_json(orient="records"))[0]["n_ok"] == result.points[0].n_ok
+    assert json.loads(points.to_json(orient="records"))[0]["n_ok"] == result.points[0].tally.n_ok
 
 
 def test_check_is_the_command_lines_check_and_optional_numbers_are_nan_floats(tmp_path):

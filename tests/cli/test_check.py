@@ -140,7 +140,7 @@ def test_comfort_noise_above_the_floor_fails_the_noise_check(cli, corpus, rng):
     high = float(hint.group(3)) if hint.group(3) else low + 1.0
     (obs,) = [o for o in api.load_corpus([corpus], cache=False).observations if o.name == f"{WAV}.wav"]
     for quiet in (low + 0.01, high):
-        assert judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=10.0).n_failed == 0, (floor, quiet)
+        assert judge([obs], floor=floor, quiet_s=quiet, onset_timeout_s=10.0).tally.n_failed == 0, (floor, quiet)
 
 
 def test_junit_has_a_testcase_per_recording_and_check(cli, corpus, tmp_path):

@@ -293,7 +293,7 @@ def test_setting_that_already_fails_has_no_margin(tmp_path):
     recording(tmp_path, "quiet", QUIET_SYLLABLE)
     result = run(tmp_path, axes=["gain", "pause"], setting=[("candidate", FLOOR, 0.5, TIMEOUT_S)])
     s = result.settings[0]
-    assert s.unchanged.n_failed > 0
+    assert s.unchanged.tally.n_failed > 0
     assert all(m.fails_unchanged and m.holds_to is None and m.first_failure is None for m in s.margins)
     assert all(m.margin_fraction == 0 and m.failure is not None for m in s.margins)
     assert "the setting fails on the recording as it is" in clock.stress_text(result)
@@ -451,7 +451,10 @@ def test_derive_prefer_hands_every_setting_that_replays_right_and_takes_its_pick
     assert picked.setting == seen[0][-1]
     assert "picked the last" in picked.floor.rule
     for floor, quiet, timeout in seen[0]:
-        assert clock.core.recommend.replay.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).n_failed == 0
+        assert (
+            clock.core.recommend.replay.judge(obs, floor=floor, quiet_s=quiet, onset_timeout_s=timeout).tally.n_failed
+            == 0
+        )
 
 
 def test_derive_prefer_robust_takes_the_widest_smallest_margin(cli, tmp_path):
@@ -637,13 +640,13 @@ def test_a_changed_recording_is_judged_with_the_other_recordings_narration_pause
         obs = [changed if i == k else o for i, o in enumerate(corpus.observations)]
         return clock.core.recommend.replay.judge(obs, floor=FLOOR, quiet_s=QUIET_S, onset_timeout_s=TIMEOUT_S)
 
-    assert judged(0.0).n_failed == 0 and judged(0.0).n_aborted == 1
+    assert judged(0.0).tally.n_failed == 0 and judged(0.0).tally.n_aborted == 1
     # Louder, the beat the visitor ended is outpaced: the visitor's doing, not a failure of the setting, so the
     # line fails nowhere it did not fail before (brute force: the one judge at each value of the line).
-    first = next(v for v in up.values if judged(v).n_outpaced)
-    assert first == 3.0 and judged(first).n_failed == 0
+    first = next(v for v in up.values if judged(v).tally.n_outpaced)
+    assert first == 3.0 and judged(first).tally.n_failed == 0
     m = margin(result, "gain up")
-    failing = [v for v in up.values if judged(v).n_failed]
+    failing = [v for v in up.values if judged(v).tally.n_failed]
     assert m.first_failure == (failing[0] if failing else None)
     assert m.failure is None or m.failure.outcome != "outpaced"
     assert result.settings[0].unchanged.narration_pause_s == judged(0.0).narration_pause_s
@@ -662,9 +665,9 @@ def test_the_judge_reads_a_changed_recording_only_through_its_speech(tmp_path):
         for quiet in (QUIET_S, 0.1):  # one that holds, one that fails
             args = dict(floor=FLOOR, quiet_s=quiet, onset_timeout_s=TIMEOUT_S)
             a, b = clock.core.recommend.replay.judge([obs], **args), clock.core.recommend.replay.judge([same], **args)
-            assert (a.n_failed > 0) == (quiet == 0.1)
-            assert (a.n_beats, a.n_ok, a.n_failed, a.n_silent, a.narration_pause_s) == (
-                b.n_beats, b.n_ok, b.n_failed, b.n_silent, b.narration_pause_s,
+            assert (a.tally.n_failed > 0) == (quiet == 0.1)
+            assert (a.tally.n_beats, a.tally.n_ok, a.tally.n_failed, a.tally.n_silent, a.narration_pause_s) == (
+                b.tally.n_beats, b.tally.n_ok, b.tally.n_failed, b.tally.n_silent, b.narration_pause_s,
             )  # fmt: skip
             assert [(u.beat, u.outcome, u.t_s) for u in a.unsatisfied] == [
                 (u.beat, u.outcome, u.t_s) for u in b.unsatisfied

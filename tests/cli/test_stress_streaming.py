@@ -123,7 +123,11 @@ def traced_task(path: Path) -> tuple[float, int, dict]:
     spent = time.process_time() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return spent, peak, {"ok": outcomes[0].n_ok, "beats": outcomes[0].n_beats, "passes": passes, "found": found[0]}
+    return (
+        spent,
+        peak,
+        {"ok": outcomes[0].tally.n_ok, "beats": outcomes[0].tally.n_beats, "passes": passes, "found": found[0]},
+    )
 
 
 def test_stress_memory_does_not_grow_with_the_recording(tmp_path):
@@ -176,7 +180,10 @@ def test_stress_costs_what_the_beats_of_its_log_cost(tmp_path):
 
         def work() -> None:
             outcomes, found, _ = _stress_task(task)
-            assert (outcomes[0].n_ok, outcomes[0].n_silent) == (1, groups)  # the superseded ones are unheard
+            assert (outcomes[0].tally.n_ok, outcomes[0].tally.n_silent) == (
+                1,
+                groups,
+            )  # the superseded ones are unheard
             assert found[0] == [(None, None)] * 3  # every value holds (the whole scan)
 
         return work

@@ -136,7 +136,7 @@ def test_derive_on_a_wrong_page_s_recordings_recovers_a_setting_that_re_simulate
     # recordings are digital silence between words: no reason to drop it by tens of dB).
     assert quiet > _pauses_needed(voices)
     assert floor >= FLOOR / 4
-    assert d.outcome is not None and d.outcome.n_failed == 0
+    assert d.outcome is not None and d.outcome.tally.n_failed == 0
     other = list(voice(seed + 10))
     assert truth(voices, floor=floor, quiet_s=quiet) == []
     assert truth(other, floor=floor, quiet_s=quiet) == []
@@ -196,7 +196,7 @@ def test_visitor_actions_and_an_early_end_of_the_recording_do_not_change_derive_
     assert any(e.kind == "pause" for e in obs[3].events.events)
     d = _quietly(derive, obs, held_out=False)
     assert d.setting[1] == base.setting[1]
-    assert d.outcome is not None and d.outcome.n_failed == 0
+    assert d.outcome is not None and d.outcome.tally.n_failed == 0
     # At the page's own setting, beats names the beats the re-simulation ends wrong, the paused tour's too.
     expected = sorted(truth(changed, floor=FLOOR, quiet_s=PAGE_Q))
     played = {v.name: _cached_record(v, FLOOR, PAGE_Q).played for v in changed}
@@ -205,7 +205,7 @@ def test_visitor_actions_and_an_early_end_of_the_recording_do_not_change_derive_
     # (the visitor paused the page's clock in both beats: it declared 4 s later than the quiet time after the word)
     assert all(p.declared_s - p.narration_end_s > 4.0 + PAGE_Q - 0.1 for p in played["paused"][:2])
     assert sorted(_failing_beats(obs, floor=FLOOR, quiet_s=PAGE_Q)) == expected
-    assert d.outcome.n_aborted + d.outcome.n_outpaced >= 2 and d.outcome.n_recording_ended >= 1
+    assert d.outcome.tally.n_aborted + d.outcome.tally.n_outpaced >= 2 and d.outcome.tally.n_recording_ended >= 1
 
 
 def test_every_view_gives_each_beat_one_outcome():
@@ -218,11 +218,11 @@ def test_every_view_gives_each_beat_one_outcome():
             for b in _quietly(beats, o.trace, o.events, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0):
                 per_beat[b.outcome] += 1
         outcome = _quietly(judge, obs, floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)
-        assert (outcome.n_ok, outcome.n_premature, outcome.n_stalled) == (
+        assert (outcome.tally.n_ok, outcome.tally.n_premature, outcome.tally.n_stalled) == (
             per_beat["ok"], per_beat["premature"], per_beat["stalled"],
         )  # fmt: skip
         point = _quietly(sweep, obs, floors=[FLOOR], quiets_s=[quiet], onset_timeout_s=10.0).points[0]
-        assert (point.n_ok, point.n_premature, point.n_stalled) == (
+        assert (point.tally.n_ok, point.tally.n_premature, point.tally.n_stalled) == (
             per_beat["ok"], per_beat["premature"], per_beat["stalled"],
         )  # fmt: skip
         th = Thresholds(floor=FLOOR, quiet_s=quiet, onset_timeout_s=10.0)

@@ -477,13 +477,14 @@ def test_a_sweep_counts_at_every_setting_what_the_replay_does():
                 seen |= set(counts)
                 where = f"corpus {corpus} timeout {timeout} floor {p.floor} quiet {p.quiet_s}"
                 assert (
-                    p.n_ok, p.n_premature, p.n_stalled, p.n_outpaced, p.n_missed_onset, p.n_aborted, p.n_superseded,
-                    p.n_recording_ended,
+                    *(getattr(p.tally, f"n_{k}") for k in ("ok", "premature", "stalled", "outpaced", "missed_onset")),
+                    p.tally.n_aborted, p.tally.n_superseded, p.tally.n_recording_ended,
                 ) == (
                     counts[OK], counts["premature"], counts["stalled"], counts["outpaced"], counts["missed-onset"],
                     counts["aborted"], counts["superseded"], counts["recording-ended"],
                 ), where  # fmt: skip
-                assert p.n_beats == sum(counts.values()) - counts["silent"] - counts["unheard"], where
+                assert p.tally.n_silent == counts["silent"] and p.tally.n_unheard == counts["unheard"], where
+                assert p.tally.n_beats == sum(counts.values()) - counts["unheard"], where  # every beat heard
                 assert p.latency_ticks == ticks, where
                 if not added:
                     assert p.latency_mean_s is p.latency_max_s is p.latency_p95_s is None, where
@@ -606,7 +607,7 @@ def test_a_sweep_a_block_of_floors_at_a_time_is_the_same_grid(monkeypatch):
     monkeypatch.setattr(sweep_module, "_BLOCK_OUTCOMES", 1)  # one floor at a time
     blocks = sweep_module.sweep(observations, floors=floors, quiets_s=quiets, derivation=derivation)
     assert blocks.points == whole.points and blocks.pareto == whole.pareto
-    assert any(p.n_ok for p in whole.points) and any(p.n_failed for p in whole.points)
+    assert any(p.tally.n_ok for p in whole.points) and any(p.tally.n_failed for p in whole.points)
 
 
 def _observations(rng, prefix: str, n: int = 3):

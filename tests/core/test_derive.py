@@ -54,8 +54,8 @@ def test_bundled_recommendation_and_its_evidence(bundled_derived):
     # The corpus was made with pauses up to 2.3 s and speech from about 0.005 RMS.
     assert 0.002 <= f.floor <= 0.005 and 2.3 <= g.quiet_s <= 2.6
     # Replayed over the corpus: every beat ends right, but the one the page ended while the guide spoke.
-    assert d.outcome.n_beats == 19 and d.outcome.n_aborted == 1
-    assert d.outcome.n_ok == 18 and d.outcome.n_failed == 0
+    assert d.outcome.tally.n_beats == 19 and d.outcome.tally.n_aborted == 1
+    assert d.outcome.tally.n_ok == 18 and d.outcome.tally.n_failed == 0
 
 
 def test_the_recommendation_does_not_depend_on_the_committed_numbers(bundled, bundled_derived):
@@ -277,7 +277,7 @@ def test_prefer_chooses_among_the_settings_that_replay_right_and_held_out_eviden
 
     chosen = derive(obs, prefer=last)
     assert seen and seen[0][0] == plain.setting  # the engine's own first choice leads the list
-    assert chosen.setting == seen[0][-1] and chosen.outcome.n_failed == 0
+    assert chosen.setting == seen[0][-1] and chosen.outcome.tally.n_failed == 0
     assert chosen.floor.rule.endswith("; the last one, as asked")
     assert len({c[0] for c in seen[0]}) == len(seen[0])  # one setting per candidate floor
     h = plain.held_out

@@ -59,7 +59,7 @@ def margin_tour(quiet_db: float, tail_db: float, name: str = "margin") -> Observ
 
 
 def _right(obs: list[Observation], floor: float, quiet_s: float, timeout_s: float) -> bool:
-    return judge(obs, floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s).n_failed == 0
+    return judge(obs, floor=floor, quiet_s=quiet_s, onset_timeout_s=timeout_s).tally.n_failed == 0
 
 
 def brute_run(obs: list[Observation], d: Derivation) -> tuple[float, float]:

@@ -82,7 +82,7 @@ def test_derive_recommends_a_right_setting_without_labels(mixed):
     assert all(r.method == "split" for r in d.floor.recordings)
     assert mixed.failures(list(mixed.obs), floor, quiet, timeout) == []
     # The tool's own replay of it agrees: nothing cut, stalled or missed.
-    assert d.outcome.n_failed == 0 and d.outcome.n_beats == 15
+    assert d.outcome.tally.n_failed == 0 and d.outcome.tally.n_beats == 15
     # The log with prompts but no terminal response gave no narration gap, and said so exactly.
     assert not any(name == "no-terminal.wav" for name, _, _ in d.gaps.longest)
     assert (
@@ -96,7 +96,7 @@ def test_sweep_recommends_the_same_right_setting(mixed):
     result = sweep(mixed.corpus.observations, floors=grid("0.001:0.006:0.0005"), quiets_s=grid("1.5:3.0:0.1"))
     assert result.recommended == d.setting
     # The grid itself counts the stalls a floor under the comfort noise causes.
-    assert all(p.n_stalled >= 3 for p in result.points if p.floor <= 0.0015)
+    assert all(p.tally.n_stalled >= 3 for p in result.points if p.floor <= 0.0015)
 
 
 @pytest.mark.parametrize(
@@ -287,7 +287,7 @@ def _own_check_failures(c: Derived) -> list[str]:
 def test_the_recommendation_passes_check_on_its_own_corpus(unseen, kind):
     for c in _corpora(unseen, kind):
         if any(o.has_beats for o in c.obs):
-            if c.d.outcome is not None and c.d.outcome.n_failed:
+            if c.d.outcome is not None and c.d.outcome.tally.n_failed:
                 # No setting ends every beat right (the next test holds that to a brute force): the fallback fails
                 # exactly the beats it names.
                 continue
@@ -320,22 +320,24 @@ def test_derived_on_one_corpus_it_holds_on_another_of_the_same_kind(unseen):
 @pytest.mark.parametrize("kind", _kinds())
 def test_never_cannot_work_where_a_brute_force_replay_finds_a_setting(unseen, kind):
     for c in _corpora(unseen, kind):
-        failed = c.d.outcome is None or c.d.outcome.n_failed > 0
+        failed = c.d.outcome is None or c.d.outcome.tally.n_failed > 0
         if failed and any(o.has_beats for o in c.obs):
             assert _brute_force_right(c) is None, (c.d.setting, c.d.warnings)
 
 
 def test_aborted_beats_are_their_own_outcome_and_never_failures(unseen):
     aborted = [c for c in _corpora(unseen, "aborted")]
-    assert sum(c.d.outcome.n_aborted for c in aborted) >= N_PER_KIND  # every corpus has one (and the page ended it)
+    assert (
+        sum(c.d.outcome.tally.n_aborted for c in aborted) >= N_PER_KIND
+    )  # every corpus has one (and the page ended it)
     for c in aborted:
-        assert c.d.outcome.n_failed == 0 and not any(u.outcome == "aborted" for u in c.d.outcome.unsatisfied)
+        assert c.d.outcome.tally.n_failed == 0 and not any(u.outcome == "aborted" for u in c.d.outcome.unsatisfied)
         assert not any("-inf" in w for w in c.d.warnings)
 
 
 def test_human_readings_get_a_setting_that_passes_check_and_is_right(readings):
     for c in readings:
-        assert "cannot work" not in c.d.floor.rule and c.d.outcome.n_failed == 0, c.d.warnings
+        assert "cannot work" not in c.d.floor.rule and c.d.outcome.tally.n_failed == 0, c.d.warnings
         assert c.wrong(c.d.setting) == [] and _own_check_failures(c) == [], c.d.warnings
         # The tool's own out-of-sample answer is given, whatever it is.
         assert c.d.held_out is not None and c.d.held_out.n_recordings == len(c.tours)

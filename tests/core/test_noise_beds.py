@@ -161,7 +161,7 @@ def test_under_a_pink_bed_as_loud_as_the_voice_derive_says_no_setting_works_as_t
     grid = [(f, q) for f in (0.03, 0.04, 0.05, 0.06, 0.08) for q in (3.3, 3.6, 4.2, 5.0)]
     assert all(truth(voices, floor=f, quiet_s=q) for f, q in grid)
     d = _quietly(derive, [_cached_record(v, PAGE_FLOOR, PAGE_Q).observation() for v in voices])
-    assert d.floor.rule == FEWEST_FAILURES and d.outcome is not None and d.outcome.n_failed > 0
+    assert d.floor.rule == FEWEST_FAILURES and d.outcome is not None and d.outcome.tally.n_failed > 0
 
 
 def _write(rec, folder):

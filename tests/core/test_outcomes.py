@@ -166,6 +166,11 @@ def test_a_visitor_s_end_bounds_no_quiet_time_so_derive_keeps_its_margin():
     assert floor is not None and quiet is not None and timeout is not None
     assert quiet == pytest.approx(3.05) and quiet > LOW + 0.2
     assert "longest gap 2.833 s + margin 0.2 s" in d.gaps.rule
-    assert d.outcome is not None and d.outcome.n_failed == 0
+    assert d.outcome is not None and d.outcome.tally.n_failed == 0
     formula = judge(corpus, floor=floor, quiet_s=3.05, onset_timeout_s=timeout)
-    assert formula.n_outpaced == 5 and formula.n_failed == 0 and formula.n_aborted == 0 and formula.n_ok == 5
+    assert (
+        formula.tally.n_outpaced == 5
+        and formula.tally.n_failed == 0
+        and formula.tally.n_aborted == 0
+        and formula.tally.n_ok == 5
+    )

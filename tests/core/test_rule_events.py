@@ -177,7 +177,7 @@ def replayed_on(d, others: list[Observation]) -> int:
     for o in others:
         a = analyse(o.trace, o.events, floor=ev.floor)
         recs.append((o.name, a, beat_stops(o.events, a)))
-    return replay_rule(recs, rule, onset_timeout_s=ev.onset_timeout_s).n_failed
+    return replay_rule(recs, rule, onset_timeout_s=ev.onset_timeout_s).tally.n_failed
 
 
 def test_a_rule_tuned_on_one_kind_fails_another_and_is_not_named_where_a_group_left_out_fails(corpora):
@@ -191,7 +191,7 @@ def test_a_rule_tuned_on_one_kind_fails_another_and_is_not_named_where_a_group_l
     assert replayed_on(tuned, b) > 0
     level = [(o.name, analyse(o.trace, o.events, floor=ev.floor)) for o in b]
     assert replay_rule([(n, x, [None] * len(x.beats)) for n, x in level], Rule(LEVEL, ev.quiet_s),
-                       onset_timeout_s=ev.onset_timeout_s).n_failed == 0  # fmt: skip
+                       onset_timeout_s=ev.onset_timeout_s).tally.n_failed == 0  # fmt: skip
     # One tour of the harder kind among them: derived without it, the rule fails it: not named.
     one = derive(a + b[:1])
     assert one.rules.recommended is None and one.rules.candidates

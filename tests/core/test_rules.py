@@ -67,8 +67,8 @@ def test_the_recommended_rule_ends_every_constructed_beat_right_and_costs_the_co
     ev = d.rules
     assert ev is not None and ev.recommended is not None
     saving = ev.saving
-    assert saving is not None and saving.n_failed == 0 and saving.margin_kept
-    assert saving.n_beats == ev.level.n_beats == sum(len(t) for t in truths)
+    assert saving is not None and saving.tally.n_failed == 0 and saving.margin_kept
+    assert saving.tally.n_beats == ev.level.tally.n_beats == sum(len(t) for t in truths)
     h = saving.rule.hangover_s
     assert h is not None and h < ev.quiet_s
     by_name = {o.name: truth for o, truth in zip(obs, truths)}
@@ -91,7 +91,7 @@ def test_the_recommended_rule_ends_every_constructed_beat_right_and_costs_the_co
 def test_the_level_clock_costs_its_quiet_time_after_every_last_word(full):
     obs, truths, d = full
     level = d.rules.level
-    assert level.n_failed == 0
+    assert level.tally.n_failed == 0
     for c in level.beats:
         # The clock declares the first tick the quiet since the last word it heard reaches the quiet time.
         assert d.gaps.quiet_s - 1e-9 <= c.dead_air_s < d.gaps.quiet_s + TICK + 1e-9
@@ -115,7 +115,7 @@ def test_an_early_event_alone_ends_the_beat_while_the_guide_still_speaks(full):
             assert c.outcome == "premature", (c, b)
         elif b.stopped_s >= b.heard_s:
             assert c.outcome == "ok" and declared_right(c.declared_s, b, d.setting[0])
-    assert n_early and alone.n_premature >= n_early
+    assert n_early and alone.tally.n_premature >= n_early
     assert d.rules.recommended != STOPPED
 
 
@@ -128,7 +128,7 @@ def test_a_rule_that_needs_the_event_fails_a_beat_without_it():
     assert ev.n_with_event == ev.n_beats_with_speech - n_missing
     for kind in (STOPPED_QUIET, STOPPED):
         r = ev.result(kind)
-        assert r.n_no_event == n_missing and r.n_failed >= n_missing
+        assert r.tally.n_no_event == n_missing and r.tally.n_failed >= n_missing
         assert all((c.outcome == NO_EVENT) == (c.stopped_s is None) for c in r.beats)
         # The page still ends such a beat, by the level clock; the rule decided nothing there, so it earns no dead air.
         for c, lv in zip(r.beats, ev.level.beats):
@@ -333,7 +333,7 @@ def test_on_random_tours_the_recommended_rule_ends_every_beat_right_by_construct
     if saving is None:  # the level clock stays; its reason says which rule failed or saved nothing
         assert ev.reason
         return
-    assert saving.n_failed == 0 and saving.dead_air.median_s < ev.level.dead_air.median_s
+    assert saving.tally.n_failed == 0 and saving.dead_air.median_s < ev.level.dead_air.median_s
     for c in saving.beats:
         truth = truths[c.recording][c.index]
         # By construction: declared after the guide's last word ended and before the beat's bound.

@@ -252,7 +252,7 @@ def test_with_no_right_setting_a_floor_above_a_spoken_beat_fails_it():
     floor, quiet, timeout = d.setting
     failing = judge_setting(tours, floor, quiet, timeout)
     assert failing, "no setting ends every beat right"
-    assert d.outcome is not None and d.outcome.n_failed == len(failing) == _fewest_by_construction(tours), (
+    assert d.outcome is not None and d.outcome.tally.n_failed == len(failing) == _fewest_by_construction(tours), (
         d.setting,
         failing,
         d.outcome,
@@ -296,7 +296,7 @@ def test_with_no_right_setting_the_fewest_failures_are_counted_over_every_record
     assert d.floor.no_window == ("slow.wav",)
     floor, quiet, timeout = d.setting
     failing = judge_setting(tours, floor, quiet, timeout)
-    assert d.outcome is not None and d.outcome.n_failed == len(failing) == _fewest_by_construction(tours) == 1, (
+    assert d.outcome is not None and d.outcome.tally.n_failed == len(failing) == _fewest_by_construction(tours) == 1, (
         d.setting,
         failing,
     )
@@ -452,8 +452,8 @@ def test_derive_counts_an_acknowledgments_silence_as_its_own_and_waits_past_the_
     d = _derived(tours)
     floor, quiet, timeout = d.setting
     failing = judge_setting(tours, floor, quiet, timeout)
-    assert d.outcome is not None and d.outcome.n_failed == len(failing) == _fewest_by_construction(tours) == 0
-    assert d.outcome.n_outpaced == 1
+    assert d.outcome is not None and d.outcome.tally.n_failed == len(failing) == _fewest_by_construction(tours) == 0
+    assert d.outcome.tally.n_outpaced == 1
     t = tours[0].trace.t_s
     assert d.gaps.n_ack == 1
     assert d.gaps.ack_max_s == pytest.approx(t[_heard(tours[0], floor, 1)[0]] - t[_heard(tours[0], floor, 0)[-1]])

@@ -107,26 +107,30 @@ def test_sweep_counts_premature_ends_and_recommends_as_derive():
     obs = [_obs(1.2), _obs(2.0)]  # clock-visible gaps about 1.16 and 1.96 s
     result = sweep(obs, floors=[0.003], quiets_s=grid("1.0:2.6:0.2"))
     by_quiet = {p.quiet_s: p for p in result.points}
-    assert by_quiet[1.0].n_premature == 2 and by_quiet[1.6].n_premature == 1 and by_quiet[2.2].n_premature == 0
-    assert all(p.n_stalled == 0 and p.n_missed_onset == 0 for p in result.points)
+    assert (
+        by_quiet[1.0].tally.n_premature == 2
+        and by_quiet[1.6].tally.n_premature == 1
+        and by_quiet[2.2].tally.n_premature == 0
+    )
+    assert all(p.tally.n_stalled == 0 and p.tally.n_missed_onset == 0 for p in result.points)
     # One recommendation: the engine's, whatever the grid.
     assert result.recommended == derive(obs).setting
     # On the grid, the shortest quiet time without a premature end is on the Pareto front.
     best = by_quiet[2.0]
-    assert best.n_failed == 0 and best.latency_mean_s == pytest.approx(2.0, abs=1 / 60)
+    assert best.tally.n_failed == 0 and best.latency_mean_s == pytest.approx(2.0, abs=1 / 60)
     assert best in result.pareto
-    assert [p.n_failed for p in result.pareto] == sorted(p.n_failed for p in result.pareto)
+    assert [p.tally.n_failed for p in result.pareto] == sorted(p.tally.n_failed for p in result.pareto)
 
 
 def test_sweep_counts_stalls_when_the_next_prompt_comes_first():
     # The guide stops at 4 s; the page prompts the next stop 2.5 s later.
     result = sweep([_obs(1.0, prompt_after_s=2.5)], floors=[0.003], quiets_s=grid("1.0:3.0:0.5"))
     by_quiet = {p.quiet_s: p for p in result.points}
-    assert by_quiet[1.5].n_ok == 1 and by_quiet[2.0].n_ok == 1
-    assert by_quiet[3.0].n_stalled == 1 and by_quiet[3.0].n_ok == 0
+    assert by_quiet[1.5].tally.n_ok == 1 and by_quiet[2.0].tally.n_ok == 1
+    assert by_quiet[3.0].tally.n_stalled == 1 and by_quiet[3.0].tally.n_ok == 0
     # And the recommendation never stalls it.
     d = derive([_obs(1.0, prompt_after_s=2.5)])
-    assert d.outcome.n_stalled == 0 and d.gaps.quiet_s <= d.gaps.room_s
+    assert d.outcome.tally.n_stalled == 0 and d.gaps.quiet_s <= d.gaps.room_s
 
 
 def test_sweep_ties_are_exact_and_floors_print_as_written(cli):

@@ -7,9 +7,9 @@ reports, the serializers and ``check``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ..outcome import FAILURES
-from ..tally import UNHEARD_SPEECH, failed
+from ..tally import Tally
 from .rule_evidence import RuleEvidence
 from .rules import DeadAir
 from .windows import RecordingLevels
@@ -235,49 +235,40 @@ class CorpusOutcome:
 
     Attributes
     ----------
-    n_recordings, n_beats : int
-    n_ok, n_premature, n_stalled, n_missed_onset, n_silent : int
+    n_recordings : int
+    tally : Tally
+        How its beats ended: every beat the clock heard (``n_beats``), each
+        an outcome of :data:`clock.core.outcome.OUTCOMES` or ``unheard
+        speech``. ``n_aborted`` are beats the visitor ended (a ``prompt`` or
+        ``end`` before the page's clock declared) while the guide was still
+        speaking: neither right nor a failure; ``n_outpaced`` beats the
+        visitor ended after the guide had finished, before the clock declared
+        quiet: not a failure (the visitor did not wait); ``n_speech_unheard``
+        beats the replay finds silent where the guide spoke (as derive tells
+        speech without the floor: see :meth:`Corpus.spoke`): the floor hears
+        none of the guide there, a failure of the floor (counted by
+        ``derive`` for its recommendation and the compared setting; not in
+        ``n_silent``); ``n_superseded``, ``n_recording_ended`` beats a
+        terminal response superseded, or the recording's end cut, before the
+        clock declared quiet: not the setting's doing. ``n_failed``: the
+        setting's failures (premature ends, stalls, missed onsets) and the
+        spoken beats the floor does not hear.
     unsatisfied : tuple of Unsatisfied
-    n_aborted : int
-        Beats the visitor ended (a ``prompt`` or ``end`` before the page's
-        clock declared) while the guide was still speaking: neither right
-        nor a failure.
-    n_outpaced : int
-        Beats the visitor ended after the guide had finished, before the
-        clock declared quiet: not a failure (the visitor did not wait).
     narration_pause_s : float or None
         ``P``: the longest pause inside a narration of these recordings at
         the floor, which tells an aborted beat from an outpaced one.
-    n_speech_unheard : int
-        Beats the replay finds silent where the guide spoke (as derive tells
-        speech without the floor: see :meth:`Corpus.spoke`): the floor
-        hears none of the guide there. A failure of the floor (counted by
-        ``derive`` for its recommendation and the compared setting; not in
-        ``n_silent``).
-    n_superseded, n_recording_ended : int
-        Beats a terminal response superseded, or the recording's end cut,
-        before the clock declared quiet: not the setting's doing.
     """
 
-    n_recordings: int
-    n_beats: int
-    n_ok: int
-    n_premature: int
-    n_stalled: int
-    n_missed_onset: int
-    n_silent: int
-    unsatisfied: tuple[Unsatisfied, ...]
-    n_aborted: int = 0
-    n_outpaced: int = 0
-    narration_pause_s: float | None = None
-    n_speech_unheard: int = 0
-    n_superseded: int = 0
-    n_recording_ended: int = 0
+    #: Its output's fields, in order (:func:`clock.core.tally.record`): its own, and its tally's counts.
+    RECORD: ClassVar[tuple[str, ...]] = (
+        "n_recordings", "n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_silent", "unsatisfied",
+        "n_aborted", "n_outpaced", "narration_pause_s", "n_speech_unheard", "n_superseded", "n_recording_ended",
+    )  # fmt: skip
 
-    @property
-    def n_failed(self) -> int:
-        """The setting's failures (premature ends, stalls, missed onsets), and spoken beats the floor does not hear."""
-        return failed(self, (*FAILURES, UNHEARD_SPEECH))
+    n_recordings: int
+    tally: Tally
+    unsatisfied: tuple[Unsatisfied, ...]
+    narration_pause_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,17 +19,14 @@ from ..beats import Beat, beats, heard, outpaced_line
 from ..decide import failing_beats
 from ..model import Margins, Observation
 from ..outcome import (
-    ABORTED,
     FAILURES,
     MISSED_ONSET,
-    OK,
     OUTCOMES,
     OUTPACED,
     PREMATURE,
-    RECORDING_ENDED,
     SILENT,
     STALLED,
-    SUPERSEDED,
+    UNHEARD,
 )
 from ..tally import UNHEARD_SPEECH, Tally
 from .corpus import Corpus, Setting
@@ -69,7 +66,7 @@ def replay_outcome(
     """The recommendation replayed tick by tick over every recording with beats (``P`` over them, unless given).
 
     With ``spoke``, a beat the replay finds silent where the guide spoke (:meth:`Corpus.spoke`) is a failure
-    of the floor (``CorpusOutcome.n_speech_unheard``), named with the others.
+    of the floor (its tally's ``n_speech_unheard``), named with the others.
     """
     kinds: list[str] = []
     failing: list[Unsatisfied] = []
@@ -88,7 +85,9 @@ def replay_outcome(
         )
         a = corpus.analysis(i, floor)
         deaf = set(corpus.speech_unheard(i, a).tolist()) if spoke else set()
-        for b in heard(found):
+        said = heard(found)
+        kinds += [UNHEARD] * (len(found) - len(said))  # counted, never made (not in ``n_beats``)
+        for b in said:
             if b.outcome == SILENT and b.index in deaf:
                 kinds.append(UNHEARD_SPEECH)
                 failing.append(_unheard_speech(o, b, floor))
@@ -96,15 +95,11 @@ def replay_outcome(
             kinds.append(b.outcome)
             if b.outcome in FAILURES:
                 failing.append(_why(o, b, a.beats[b.index], a, floor, quiet, timeout, corpus.levels[i]))
-    tally = Tally.of(kinds, extra=(UNHEARD_SPEECH,))
     return CorpusOutcome(
         n_recordings=n_rec,
-        n_beats=len(kinds),
-        **tally.fields(OK, PREMATURE, STALLED, MISSED_ONSET, SILENT),
+        tally=Tally.of(kinds, extra=(UNHEARD_SPEECH,)),
         unsatisfied=tuple(failing),
-        **tally.fields(ABORTED, OUTPACED),
         narration_pause_s=pause,
-        **tally.fields(UNHEARD_SPEECH, SUPERSEDED, RECORDING_ENDED),
     )
 
 
@@ -252,9 +247,9 @@ def replay_recommendation(
     if chosen is None or chosen.quiet_s is None or chosen.onset_timeout_s is None:
         return None
     outcome = replay_outcome(corpus, members, chosen.floor, chosen.quiet_s, chosen.onset_timeout_s, spoke=True)
-    if outcome.n_failed:
+    if outcome.tally.n_failed:
         notes.append(
-            f"the recommendation fails {counted(outcome.n_failed, 'beats')} of {outcome.n_beats}: "
+            f"the recommendation fails {counted(outcome.tally.n_failed, 'beats')} of {outcome.tally.n_beats}: "
             "no setting ends every beat right (see the failing beats)"
         )
     return outcome

@@ -153,7 +153,7 @@ def _choose(
     """The rules that end every beat right, keep their margin, rest on enough beats, wait no longer than the level
     clock and save at least ``min_saving_s`` of median dead air, best first; and why, or why none."""
     level = results[0]
-    if level.n_failed or level.dead_air.median_s is None:
+    if level.tally.n_failed or level.dead_air.median_s is None:
         return [], "the level rule does not end every beat right: no rule is compared with it"
     if not level_margin_kept:
         return [], "the level setting does not keep its quiet margin: no rule is compared with it"
@@ -164,8 +164,8 @@ def _choose(
         label = r.rule.label
         h = r.rule.hangover_s
         saved = None if r.dead_air.median_s is None else base - r.dead_air.median_s
-        if r.n_failed:
-            why.append(f"{label} fails {r.n_failed} of {r.n_beats} beats")
+        if r.tally.n_failed:
+            why.append(f"{label} fails {r.tally.n_failed} of {r.tally.n_beats} beats")
         elif not r.margin_kept:
             why.append(f"{label} does not keep its margin")
         elif r.n_evidence < level.n_evidence:

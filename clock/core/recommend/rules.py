@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -68,22 +69,16 @@ from ..beat_analysis import BeatAnalysis
 from ..decide import decide_quiets, judge_declared
 from ..model import CLEAR_S, EPS_S
 from ..outcome import (
-    ABORTED,
     FAILURES,
     MISSED_ONSET,
     OK,
     OUTCOMES,
-    OUTPACED,
-    PREMATURE,
-    RECORDING_ENDED,
     SILENT,
-    STALLED,
-    SUPERSEDED,
     UNHEARD,
 )
 from ..pauses import paused_at, unpaused
 from ..provider import BeatStop
-from ..tally import NO_EVENT, Tally, failed
+from ..tally import NO_EVENT, Tally
 from ..thresholds import LEVEL, STOPPED, STOPPED_QUIET
 from ..times import round_up
 
@@ -247,11 +242,13 @@ class RuleResult:
     Attributes
     ----------
     rule : Rule
-    n_beats : int
-        Beats judged (the clock heard them).
-    n_ok, n_premature, n_stalled, n_outpaced, n_missed_onset, n_no_event, n_aborted, n_silent : int
-    n_superseded, n_recording_ended : int
-        Beats a terminal response superseded, or the recording's end cut, first: not the rule's doing.
+    tally : Tally
+        How its beats ended: every beat the clock heard (``n_beats``), each
+        an outcome of :data:`clock.core.outcome.OUTCOMES` or ``no-event``.
+        ``n_superseded``, ``n_recording_ended``: beats a terminal response
+        superseded, or the recording's end cut, first: not the rule's doing.
+        ``n_failed``: the rule's failures (premature ends, stalls, missed
+        onsets) and beats without the event a rule needs.
     n_evidence : int
         Beats with speech the rule decided on its own terms: for a rule
         that uses the provider's event, those that had it; for the level
@@ -264,28 +261,20 @@ class RuleResult:
     beats : tuple of BeatCost
     """
 
+    #: Its output's fields, in order (:func:`clock.core.tally.record`): its own, and its tally's counts.
+    RECORD: ClassVar[tuple[str, ...]] = (
+        "rule", "n_beats", "n_ok", "n_premature", "n_stalled", "n_outpaced", "n_missed_onset", "n_no_event",
+        "n_aborted", "n_silent", "n_evidence", "need_s", "margin_kept", "dead_air", "beats", "n_superseded",
+        "n_recording_ended",
+    )  # fmt: skip
+
     rule: Rule
-    n_beats: int
-    n_ok: int
-    n_premature: int
-    n_stalled: int
-    n_outpaced: int
-    n_missed_onset: int
-    n_no_event: int
-    n_aborted: int
-    n_silent: int
+    tally: Tally
     n_evidence: int
     need_s: float | None
     margin_kept: bool
     dead_air: DeadAir
     beats: tuple[BeatCost, ...]
-    n_superseded: int = 0
-    n_recording_ended: int = 0
-
-    @property
-    def n_failed(self) -> int:
-        """The rule's failures (premature ends, stalls, missed onsets) and beats without the event a rule needs."""
-        return failed(self, RULE_FAILURES)
 
 
 def _arrival(t: NDArray[np.float64], stopped_s: float | None) -> int | None:
@@ -352,13 +341,15 @@ def replay_rule(
         The margin the hangover must keep over the quiet it bridges.
     """
     costs: list[BeatCost] = []
-    evidence = 0
+    evidence = n_unheard = 0
     for name, a, given in recordings:
         t = a.t_s
         pause = a.narration_pause_s  # (each beat judged by its own recording)
         stops = _stops(given)
         level = decide_quiets(a, quiets_s=[rule.quiet_s], onset_timeout_s=onset_timeout_s, narration_pause_s=pause)
-        for i in np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD)).tolist():
+        said = np.flatnonzero(level.outcome[:, 0] != OUTCOMES.index(UNHEARD))
+        n_unheard += len(a.beats) - said.size  # counted (not in ``n_beats``), never judged
+        for i in said.tolist():
             b = a.beats[i]
             stop = stops[i]
             event = _arrival(t, stop.t_s)
@@ -385,17 +376,14 @@ def replay_rule(
             costs.append(BeatCost(name, b.index, outcome, word, at, air, stop.t_s, stop.line, stop.assumed, stop.risk))
     need = _need(recordings, onset_timeout_s) if rule.hangover_s is not None else None
     kept = need is None or rule.hangover_s is None or rule.hangover_s - need > quiet_margin_s + EPS_S
-    tally = Tally.of((c.outcome for c in costs), extra=(NO_EVENT,))
     return RuleResult(
         rule=rule,
-        n_beats=len(costs),
-        **tally.fields(OK, PREMATURE, STALLED, OUTPACED, MISSED_ONSET, NO_EVENT, ABORTED, SILENT),
+        tally=Tally.of([*(c.outcome for c in costs), *[UNHEARD] * n_unheard], extra=(NO_EVENT,)),
         n_evidence=evidence,
         need_s=need,
         margin_kept=kept,
         dead_air=dead_air(costs),
         beats=tuple(costs),
-        **tally.fields(SUPERSEDED, RECORDING_ENDED),
     )
 
 
