@@ -8,7 +8,7 @@ from typing import Any
 from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, EndpointerResult
 from ..core.reference import REFERENCE_JOIN_S, REFERENCE_MIN_S
 from ..core.tally import record
-from .text import table
+from .text import OUTCOME_COLUMNS, table
 
 __all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]
 
@@ -17,13 +17,7 @@ COMPARE_HEADER = [
     "name",
     "threshold",
     "quiet_s",
-    "n_beats",
-    "n_ok",
-    "n_premature",
-    "n_stalled",
-    "n_missed_onset",
-    "n_outpaced",
-    "n_aborted",
+    *OUTCOME_COLUMNS,
     "added_latency_median_s",
     "added_latency_p95_s",
     "cpu_s_per_hour",
