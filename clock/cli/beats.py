@@ -248,11 +248,11 @@ def _read(
     """The recording with its event log, and the thresholds the command line and config give (no log is an error)."""
     recording, th = load(
         rec,
+        level_opts(opts),
         events=events,
         lenient=lenient,
         quantum=quantum,
         config=config,
-        **level_opts(opts),
         floor=opts["floor"],
         quiet_s=opts["quiet_s"],
         onset_timeout_s=opts["onset_timeout_s"],

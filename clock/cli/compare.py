@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core.compare import EndpointerResult, compare_endpointers
+from ..core.compare import compare_endpointers
 from ..core.decisions import FrameScores
 from ..core.recommend.engine import derive as derive_thresholds
 from ..core.reference import reference_sources
 from ..io.output import atomic_output, json_text
 from ..io.terminal import printable
-from ..report.compare import compare_dict, compare_text
+from ..report.compare import Compared, compare_dict, compare_text
 from ..run.corpus import Corpus
 from .options import CorpusArgs, OutputPath, corpus_options, load_corpus, output_option
 from .scale import scale_settings
@@ -68,18 +67,11 @@ def compare(
         from .shared import save_figure_file
 
         save_figure_file(plot_compare(found.results), plot_path, corpus.inputs, "--plot")
-    floor, timeout, reference = found.floor, found.onset_timeout_s, found.reference
     with atomic_output(output, inputs=corpus.inputs) as out:
         if fmt == "json":
-            data = compare_dict(
-                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
-            )
-            out.write(json_text(data))
+            out.write(json_text(compare_dict(found, skipped=skipped)))
         else:
-            text = compare_text(
-                found.results, floor=floor, onset_timeout_s=timeout, reference=reference, skipped=skipped
-            )
-            out.write(printable(text))
+            out.write(printable(compare_text(found, skipped=skipped)))
 
 
 def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str], dict[str, str]]:
@@ -107,16 +99,6 @@ def endpointer_names(spec: str, option: str = "--endpointers") -> tuple[list[str
     if cannot:
         raise click.BadParameter(f"{clipped(cannot[0])}: {skipped[cannot[0]]}", param_hint=f"'{option}'")
     return names, {}
-
-
-@dataclass(frozen=True, slots=True)
-class Compared:
-    """The level clock and the endpointers over one corpus, with the settings they share."""
-
-    results: tuple[EndpointerResult, ...]
-    floor: float
-    onset_timeout_s: float
-    reference: dict[str, int]
 
 
 def run_compare(corpus: Corpus, names: Sequence[str], *, jobs: int, no_progress: bool) -> Compared:

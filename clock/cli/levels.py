@@ -5,9 +5,8 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterable
-from fractions import Fraction
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
 import numpy as np
@@ -21,6 +20,7 @@ from .options import (
     cadence,
     config_option,
     level_options,
+    level_opts,
     output_option,
     recording_argument,
     recording_inputs,
@@ -97,18 +97,7 @@ def write_behind(out: IO[str], parts: Iterable[Callable[[], str]], *, depth: int
 @click.option("--format", "fmt", type=click.Choice(["csv", "json", "npz"]), default="csv", show_default=True)
 @config_option
 @output_option
-def levels(
-    rec: Path,
-    fft_size: int | None,
-    tick_s: Fraction | None,
-    tick_frames: int | None,
-    align: str,
-    context_rate: int | None,
-    metric: str,
-    fmt: str,
-    config: Path | None,
-    output: Path | None,
-) -> None:
+def levels(rec: Path, metric: str, fmt: str, config: Path | None, output: Path | None, **opts: Any) -> None:
     """The level the clock reads at every tick of REC.
 
     CSV columns: tick,t_s,frame,level (frame: where the analyser window
@@ -118,17 +107,14 @@ def levels(
     if fmt == "npz":
         refuse_binary_to_terminal(output, "npz", "FILE.npz")
     inputs = recording_inputs(rec, config=config, outputs={"-o": output})
-    _, options, rate, ticks = cadence(
-        rec,
-        fft_size=fft_size,
-        tick_s=tick_s,
-        tick_frames=tick_frames,
-        align=align,
-        context_rate=context_rate,
-        config=config,
-    )
+    read_as = level_opts(opts)
+    _, options, rate, ticks = cadence(rec, read_as, config=config)
     chunks = iter_levels(
-        iter_level_blocks(probe(rec), context_rate_hz=context_rate), rate, ticks=ticks, metric=metric, options=options
+        iter_level_blocks(probe(rec), context_rate_hz=read_as.context_rate),
+        rate,
+        ticks=ticks,
+        metric=metric,
+        options=options,
     )
     params = {
         "recording": str(rec),

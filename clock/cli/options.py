@@ -334,9 +334,34 @@ labels_option = click.option(
 LEVEL_KEYS = ("fft_size", "tick_s", "tick_frames", "align", "context_rate")
 
 
-def level_opts(opts: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class LevelOptions:
+    """How the level is read, as :func:`level_options` gives it (None: the config's, or the recording's).
+
+    Attributes
+    ----------
+    fft_size : int or None
+        ``--fft-size``.
+    tick_s : Fraction or None
+        ``--tick``.
+    tick_frames : int or None
+        ``--tick-frames`` (instead of ``--tick``).
+    align : str
+        ``--align``.
+    context_rate : int or None
+        ``--context-rate``.
+    """
+
+    fft_size: int | None
+    tick_s: Fraction | None
+    tick_frames: int | None
+    align: str
+    context_rate: int | None
+
+
+def level_opts(opts: Mapping[str, Any]) -> LevelOptions:
     """The values of :func:`level_options` among a command's parameters."""
-    return {k: opts[k] for k in LEVEL_KEYS}
+    return LevelOptions(**{k: opts[k] for k in LEVEL_KEYS})
 
 
 def analyser_options(fft_size: int) -> AnalyserOptions:
@@ -534,30 +559,19 @@ def agreement_config(rec: Path, config: Path | None) -> AgreementConfig:
 
 
 def cadence(
-    rec: Path,
-    *,
-    fft_size: int | None,
-    tick_s: Fraction | None,
-    tick_frames: int | None,
-    align: str,
-    context_rate: int | None,
-    config: Path | None = None,
+    rec: Path, level: LevelOptions, *, config: Path | None = None
 ) -> tuple[Thresholds, AnalyserOptions, int, Ticks]:
-    """The committed thresholds, analyser options, context rate and ticks that the options give for REC."""
+    """The committed thresholds, analyser options, context rate and ticks that the level options give for REC."""
     base = committed_thresholds(rec, config)
-    options = analyser_options(base.fft_size if fft_size is None else fft_size)
-    rate = analysis_rate(probe(rec), context_rate)
-    return base, options, rate, make_ticks(tick_s, tick_frames, align, rate, base.tick_s)
+    options = analyser_options(base.fft_size if level.fft_size is None else level.fft_size)
+    rate = analysis_rate(probe(rec), level.context_rate)
+    return base, options, rate, make_ticks(level.tick_s, level.tick_frames, level.align, rate, base.tick_s)
 
 
 def load(
     rec: Path,
+    level: LevelOptions,
     *,
-    fft_size: int | None,
-    tick_s: Fraction | None,
-    tick_frames: int | None,
-    align: str,
-    context_rate: int | None,
     config: Path | None = None,
     quantum: bool = False,
     events: Path | None = None,
@@ -572,21 +586,13 @@ def load(
     With ``envelope_bins``, the waveform's envelope comes from the same decode
     (:func:`~clock.io.recording.read_recording`).
     """
-    base, options, _, ticks = cadence(
-        rec,
-        fft_size=fft_size,
-        tick_s=tick_s,
-        tick_frames=tick_frames,
-        align=align,
-        context_rate=context_rate,
-        config=config,
-    )
+    base, options, _, ticks = cadence(rec, level, config=config)
     th = base.with_(tick_s=ticks.period_s, fft_size=options.fft_size, **thresholds)
     recording = read_recording(
         rec,
         ticks=ticks,
         options=options,
-        context_rate_hz=context_rate,
+        context_rate_hz=level.context_rate,
         quantum=quantum,
         quantum_floor=th.floor if quantum else None,
         events=events,

@@ -135,12 +135,11 @@ def plot(
 
     figure_format(output, "-o")
     inputs = recording_inputs(rec, config=config, events=events, outputs={"-o": output})
-    level = level_opts(opts)
     recording, th = load(
         rec,
+        level_opts(opts),
         events=events,
         config=config,
-        **level,
         envelope_bins=10 * MAX_PLOT_BINS,  # 10 to 20 bins per plotted point
         floor=opts["floor"],
         quiet_s=opts["quiet_s"],

@@ -198,9 +198,7 @@ def _endpointers_part(corpus: Any, names: list[str], skipped: dict[str, str], jo
 
     found = run_compare(corpus, names, jobs=jobs, no_progress=no_progress)
     return EndpointersPart(
-        compare_heading(
-            found.results, floor=found.floor, onset_timeout_s=found.onset_timeout_s, reference=found.reference
-        ),
+        compare_heading(found),
         compare_rows(found.results),
         png_data_uri(plot_compare(found.results)),
         [f"{name}: {why}" for name, why in skipped.items()],

@@ -92,7 +92,7 @@ def segments(
     """
     inputs = recording_inputs(rec, config=config, labels=labels, outputs={"-o": output})
     truth = read_labels(labels) if labels else None
-    recording, th = load(rec, quantum=True, config=config, **level_opts(opts), floor=opts["floor"])
+    recording, th = load(rec, level_opts(opts), quantum=True, config=config, floor=opts["floor"])
     seg = find_segments(
         recording.trace, floor=th.floor, quantum=recording.quantum, min_gap_s=min_gap_s, min_speech_s=min_speech_s
     )

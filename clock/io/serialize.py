@@ -55,6 +55,11 @@ def segments_dict(
         ],
         "gaps_s": list(seg.gaps_s),
     }
+    return _with_labels(out, labels)
+
+
+def _with_labels(out: dict[str, Any], labels: Sequence[LabelMatch] | None) -> dict[str, Any]:
+    """``out``, and with ground truth the labels and their errors last, under ``labels`` (``segments``, ``beats``)."""
     if labels is not None:
         out["labels"] = [_label_dict(m) for m in labels]
     return out
@@ -114,9 +119,7 @@ def beats_dict(
         "beats": [beat_dict(b) for b in beats],
         "agreement": agreement_dict(agreement),
     }
-    if labels is not None:
-        out["labels"] = [_label_dict(m) for m in labels]
-    return out
+    return _with_labels(out, labels)
 
 
 def beat_dict(b: Beat) -> dict[str, Any]:

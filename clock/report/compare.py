@@ -3,31 +3,54 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.compare import LEVEL_STEPS_DB, QUIET_LADDER_S, EndpointerResult
 from ..core.reference import REFERENCE_JOIN_S, REFERENCE_MIN_S
 from ..core.tally import record
-from .text import table
+from .text import OUTCOME_COLUMNS, table
 
-__all__ = ["COMPARE_HEADER", "compare_dict", "compare_heading", "compare_rows", "compare_text", "reference_line"]
+__all__ = [
+    "COMPARE_HEADER",
+    "Compared",
+    "compare_dict",
+    "compare_heading",
+    "compare_rows",
+    "compare_text",
+    "reference_line",
+]
 
 #: The table's columns (the names of the JSON fields they show).
 COMPARE_HEADER = [
     "name",
     "threshold",
     "quiet_s",
-    "n_beats",
-    "n_ok",
-    "n_premature",
-    "n_stalled",
-    "n_missed_onset",
-    "n_outpaced",
-    "n_aborted",
+    *OUTCOME_COLUMNS,
     "added_latency_median_s",
     "added_latency_p95_s",
     "cpu_s_per_hour",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """The level clock and the endpointers over one corpus, with the settings they share: what every view shows.
+
+    Attributes
+    ----------
+    results : tuple of EndpointerResult
+        One per contestant (:func:`clock.core.compare.compare_endpointers`).
+    floor, onset_timeout_s : float
+        Derive's floor for the level clock, and the onset timeout every contestant waits.
+    reference : dict of str to int
+        How many recordings with beats were judged against their labels (``labels``) and against the split (``split``).
+    """
+
+    results: tuple[EndpointerResult, ...]
+    floor: float
+    onset_timeout_s: float
+    reference: dict[str, int]
 
 
 def _cell(key: str, value: Any) -> Any:
@@ -79,10 +102,9 @@ def _grid(r: EndpointerResult) -> str:
     return f"{r.name}: its {what.get(r.threshold_kind, r.threshold_kind)} ({n} values)"
 
 
-def compare_heading(
-    results: Sequence[EndpointerResult], *, floor: float, onset_timeout_s: float, reference: Mapping[str, int]
-) -> str:
+def compare_heading(found: Compared) -> str:
     """What every row shares, what each threshold was tuned over, and the reference."""
+    results, floor, onset_timeout_s, reference = found.results, found.floor, found.onset_timeout_s, found.reference
     return (
         f"each threshold and quiet time ({len(QUIET_LADDER_S)} from {QUIET_LADDER_S[0]:g} to {QUIET_LADDER_S[-1]:g} s) "
         "tuned together on these recordings: fewest failures, then the margins, then the least added latency; "
@@ -103,22 +125,16 @@ def _ends(results: Sequence[EndpointerResult]) -> str:
     )
 
 
-def compare_dict(
-    results: Sequence[EndpointerResult],
-    *,
-    floor: float,
-    onset_timeout_s: float,
-    reference: Mapping[str, int],
-    skipped: Mapping[str, str],
-) -> dict[str, Any]:
-    """``compare --format json`` (schema 2; docs/formats.md)."""
+def compare_dict(found: Compared, *, skipped: Mapping[str, str]) -> dict[str, Any]:
+    """``compare --format json`` (schema 2; docs/formats.md); ``skipped``: the endpointers not run, and why."""
+    results, reference = found.results, found.reference
     rows = []
     for r in map(record, results):
         rows.append({k: r[k] for k in (*COMPARE_HEADER, "threshold_kind", "n_settings", "n_silent", "n_failed")})
     return {
         "schema": 2,
-        "level_floor": floor,
-        "onset_timeout_s": onset_timeout_s,
+        "level_floor": found.floor,
+        "onset_timeout_s": found.onset_timeout_s,
         "narration_pause_s": results[0].narration_pause_s if results else None,
         "reference": {
             "source": _source(reference),
@@ -130,15 +146,7 @@ def compare_dict(
     }
 
 
-def compare_text(
-    results: Sequence[EndpointerResult],
-    *,
-    floor: float,
-    onset_timeout_s: float,
-    reference: Mapping[str, int],
-    skipped: Mapping[str, str],
-) -> str:
-    """The comparison as a table, with the settings every endpointer shares."""
-    head = compare_heading(results, floor=floor, onset_timeout_s=onset_timeout_s, reference=reference) + "\n"
+def compare_text(found: Compared, *, skipped: Mapping[str, str]) -> str:
+    """The comparison as a table, with the settings every endpointer shares (``skipped``: as :func:`compare_dict`)."""
     notes = "".join(f"not run: {name}: {why}\n" for name, why in skipped.items())
-    return head + table(COMPARE_HEADER, compare_rows(results)) + notes
+    return compare_heading(found) + "\n" + table(COMPARE_HEADER, compare_rows(found.results)) + notes

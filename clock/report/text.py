@@ -25,6 +25,7 @@ __all__ = [
     "BEAT_COLUMNS",
     "BEAT_TABLE",
     "BEAT_WIDE",
+    "OUTCOME_COLUMNS",
     "SWEEP_HEADER",
     "agreement_text",
     "assumed_line",
@@ -854,21 +855,13 @@ def rules_dict(ev: RuleEvidence) -> dict[str, Any]:
     return out
 
 
+#: How a setting's beats ended, as the sweep and compare tables show it: the tally's counts, in their columns' order.
+OUTCOME_COLUMNS = ("n_beats", "n_ok", "n_premature", "n_stalled", "n_missed_onset", "n_outpaced", "n_aborted")
+
+
 #: Columns of the sweep table (the names of the JSON fields they show): what each setting does to the beats,
 #: and how long after the last word (as derive hears it, the same at every setting) it declares quiet.
-SWEEP_HEADER = [
-    "floor",
-    "quiet_s",
-    "n_beats",
-    "n_ok",
-    "n_premature",
-    "n_stalled",
-    "n_missed_onset",
-    "n_outpaced",
-    "n_aborted",
-    "after_speech_mean_s",
-    "after_speech_max_s",
-]
+SWEEP_HEADER = ["floor", "quiet_s", *OUTCOME_COLUMNS, "after_speech_mean_s", "after_speech_max_s"]
 
 
 def sweep_rows(result: SweepResult) -> list[list[Any]]:
