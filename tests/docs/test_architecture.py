@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -47,7 +48,9 @@ print(json.dumps(found))
 def edges_imported() -> dict[str, str]:
     """Each core module's edge libraries, imported in a process of its own."""
     code = _IMPORT_EACH.format(edges=EDGE_LIBRARIES, modules=CORE_MODULES)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # One BLAS thread: the interpreter that forks holds no thread of numpy's.
+    env = os.environ | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout)
 
 
