@@ -224,9 +224,20 @@ def temporaries(folder: Path) -> list[str]:
     return [p.name for p in folder.iterdir() if TEMP_PATTERN.match(p.name)]
 
 
+def _a_temporary_holds_output(folder: Path) -> bool:
+    for name in temporaries(folder):
+        try:
+            if (folder / name).stat().st_size > 0:
+                return True
+        except FileNotFoundError:  # gone between the listing and the look
+            pass
+    return False
+
+
 @pytest.fixture
 def slow_write(tmp_path):
-    """Start a run that writes its output for seconds; returns once its temporary file exists."""
+    """Start a run that writes its output for seconds; returns once its temporary file holds output (the empty
+    temporary that checks the folder at the start is made and removed at once: a run killed then leaves none)."""
     procs: list[subprocess.Popen] = []
 
     def start() -> tuple[subprocess.Popen, Path]:
@@ -237,7 +248,7 @@ def slow_write(tmp_path):
         proc = speechclock("levels", src, "--tick", "0.001", "-o", out, stderr=subprocess.PIPE)
         procs.append(proc)
         deadline = time.monotonic() + 60
-        while not temporaries(out.parent):
+        while not _a_temporary_holds_output(out.parent):
             assert proc.poll() is None and time.monotonic() < deadline, "the run ended before writing"
             time.sleep(0.02)
         return proc, out
