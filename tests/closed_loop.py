@@ -18,14 +18,17 @@ levels (the analyser's levels are held to Chromium's elsewhere), never the tool'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cache
 
 import numpy as np
 from construction import EPS_S, RATE, Layout, Run, pink, words
 
+from clock.core.analyser import RENDER_QUANTUM_FRAMES
 from clock.core.events import Event, EventLog
 from clock.core.levels import levels
 from clock.core.model import Observation
+from clock.core.ticks import frame_times_s
 
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
 BED_S = 240.0  # a noise bed's length: longer than any tour here
@@ -136,14 +139,41 @@ def _levels(x: np.ndarray):
     return levels(np.asarray(x, np.float32), RATE)
 
 
+def _window_grid() -> tuple[int, int]:
+    """The analyser's window (frames) and the stride (frames) at which the tick grid repeats: a slice of the
+    recording starting at a multiple of the stride has its ticks on the recording's frames, less the start."""
+    trace = levels(np.zeros(1, np.float32), RATE)
+    per_quantum = Fraction(RATE) * trace.ticks.period_s / RENDER_QUANTUM_FRAMES  # quanta a tick
+    return trace.options.fft_size, per_quantum.numerator * RENDER_QUANTUM_FRAMES
+
+
+WINDOW, STRIDE = _window_grid()
+
+
+def _declares_from(terminal_s: float) -> int:
+    """The first frame of a slice whose levels hold every tick from ``terminal_s`` on as the whole recording's
+    do: a multiple of the grid's stride at least one window before the first such tick's frame."""
+    return max(0, (int(terminal_s * RATE) - WINDOW - 1) // STRIDE * STRIDE)
+
+
 def _page_declares(
-    x: np.ndarray, terminal_s: float, *, floor: float, quiet_s: float, paused: tuple[float, float] | None = None
+    x: np.ndarray,
+    terminal_s: float,
+    *,
+    floor: float,
+    quiet_s: float,
+    paused: tuple[float, float] | None = None,
+    start: int = 0,
 ) -> float | None:
     """The page's level clock from a terminal response: wait for the first tick above the floor, then declare at
     the first tick at which the time since the last tick above it, less any time the visitor paused it
-    (``paused``: from, to), reaches the quiet time (None: never, in ``x``)."""
+    (``paused``: from, to), reaches the quiet time (None: never, in ``x``).
+
+    ``x``: the recording from frame ``start`` (:func:`_declares_from`; each tick reads only the window before its
+    frame, so its level is the whole recording's), to the end of what the page has heard.
+    """
     trace = _levels(x)
-    t, above = trace.t_s, trace.level > floor
+    t, above = frame_times_s(trace.frames + start, RATE), trace.level > floor
     k = int(np.searchsorted(t, terminal_s, side="left"))
     last = None
     for i in range(k, t.size):
@@ -180,6 +210,22 @@ def record(
         n = int(until_s * RATE) + 1
         return lay.mix((n + 0.5) / RATE, voice.bed if bed else None)  # (n samples: half a sample clear of rounding)
 
+    def declares(until_s: float, terminal_s: float, paused: tuple[float, float] | None = None) -> float | None:
+        """The page's clock on the recording up to ``until_s``, read from the slice its ticks from ``terminal_s``
+        need (each sample as :meth:`Layout.mix` adds it: the room, then the pieces in order)."""
+        first, n = _declares_from(terminal_s), int(until_s * RATE) + 1
+        n = int((n + 0.5) / RATE * RATE)  # (as many samples as :func:`samples`)
+        x = np.zeros(max(0, n - first))
+        if voice.bed is not None:
+            x += voice.bed[np.arange(first, first + x.size) % voice.bed.size]
+        for at, piece in lay.pieces:
+            i = int(round(at * RATE)) - first
+            lo = max(0, -i)
+            if i + piece.size <= 0:
+                continue
+            x[i + lo : i + piece.size] += piece[lo : max(lo, x.size - i)]
+        return _page_declares(x, terminal_s, floor=floor, quiet_s=quiet_s, paused=paused, start=first)
+
     for j, b in enumerate(voice.beats):
         events.append(("prompt", prompt, {} if j == 0 else {"cause": None}))
         if b.ack is not None:
@@ -191,7 +237,7 @@ def record(
         for i, sentence in enumerate(b.sentences):
             if barge_in is not None and i == len(b.sentences) - 1:
                 cut = place(cursor, sentence[: int(sentence.size * barge_in)])
-                if _page_declares(samples(cut), terminal, floor=floor, quiet_s=quiet_s) is None:
+                if declares(cut, terminal) is None:
                     cursor = cut
                     break
                 # The page's clock declared in a pause before the visitor would have spoken up: it prompted
@@ -214,7 +260,7 @@ def record(
             continue
         early_end = b.end_early_s is not None and (
             # (unless the page's clock declared first, in a pause: then it prompted, and the visitor did not end it)
-            _page_declares(samples(narration_end + b.end_early_s), terminal, floor=floor, quiet_s=quiet_s) is None
+            declares(narration_end + b.end_early_s, terminal) is None
         )
         if early_end:
             played.append(Played(terminal, narration_end, None, "end", start))
@@ -223,14 +269,12 @@ def record(
             break
         paused = None
         # The visitor pauses in the silence after the narration while the page's clock still waits (its count held).
-        if b.pause_s is not None and (
-            _page_declares(samples(narration_end + b.pause_s[0]), terminal, floor=floor, quiet_s=quiet_s) is None
-        ):
+        if b.pause_s is not None and declares(narration_end + b.pause_s[0], terminal) is None:
             paused = (narration_end + b.pause_s[0], narration_end + b.pause_s[0] + b.pause_s[1])
             events.append(("pause", paused[0], {}))
             events.append(("resume", paused[1], {}))
         horizon = narration_end + max(quiet_s + 1.0, VISITOR_WAITS_S) + (0.0 if b.pause_s is None else b.pause_s[1])
-        declared = _page_declares(samples(horizon), terminal, floor=floor, quiet_s=quiet_s, paused=paused)
+        declared = declares(horizon, terminal, paused)
         played.append(Played(terminal, narration_end, declared, narration_start_s=start))
         if declared is None:
             # The page's clock stalled (its floor hears the room): the visitor waits, then presses End.
