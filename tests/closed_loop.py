@@ -205,26 +205,18 @@ def record(
         """Queue ``x`` at the sample nearest ``at``; returns where it ends."""
         return lay.say(int(round(at * RATE)) / RATE, x, kind, runs)
 
-    def samples(until_s: float, bed: bool = True) -> np.ndarray:
-        """The recording up to ``until_s`` (its sample included), with the bed or without."""
+    def samples(until_s: float, bed: bool = True, first: int = 0) -> np.ndarray:
+        """The recording up to ``until_s`` (its sample included), with the bed or without, from frame ``first``."""
         n = int(until_s * RATE) + 1
-        return lay.mix((n + 0.5) / RATE, voice.bed if bed else None)  # (n samples: half a sample clear of rounding)
+        return lay.mix((n + 0.5) / RATE, voice.bed if bed else None, first=first)  # (n samples: half a sample clear)
 
     def declares(until_s: float, terminal_s: float, paused: tuple[float, float] | None = None) -> float | None:
         """The page's clock on the recording up to ``until_s``, read from the slice its ticks from ``terminal_s``
-        need (each sample as :meth:`Layout.mix` adds it: the room, then the pieces in order)."""
-        first, n = _declares_from(terminal_s), int(until_s * RATE) + 1
-        n = int((n + 0.5) / RATE * RATE)  # (as many samples as :func:`samples`)
-        x = np.zeros(max(0, n - first))
-        if voice.bed is not None:
-            x += voice.bed[np.arange(first, first + x.size) % voice.bed.size]
-        for at, piece in lay.pieces:
-            i = int(round(at * RATE)) - first
-            lo = max(0, -i)
-            if i + piece.size <= 0:
-                continue
-            x[i + lo : i + piece.size] += piece[lo : max(lo, x.size - i)]
-        return _page_declares(x, terminal_s, floor=floor, quiet_s=quiet_s, paused=paused, start=first)
+        need."""
+        first = _declares_from(terminal_s)
+        return _page_declares(
+            samples(until_s, first=first), terminal_s, floor=floor, quiet_s=quiet_s, paused=paused, start=first
+        )
 
     for j, b in enumerate(voice.beats):
         events.append(("prompt", prompt, {} if j == 0 else {"cause": None}))

@@ -259,14 +259,17 @@ class Layout:
         if self.beats and self.beats[-1].bound == "prompt":
             self.beats[-1].bound, self.beats[-1].bound_s = "recording end", duration_s
 
-    def mix(self, duration_s: float, room: np.ndarray | None = None) -> np.ndarray:
-        """The recording's first ``duration_s``: the room (tiled) under every piece."""
-        x = np.zeros(int(duration_s * self.rate))
-        if room is not None:
-            x += np.resize(room, x.size)
+    def mix(self, duration_s: float, room: np.ndarray | None = None, *, first: int = 0) -> np.ndarray:
+        """The recording's first ``duration_s``: the room (tiled) under every piece; from frame ``first`` on (each
+        sample the whole mix's)."""
+        x = np.zeros(max(0, int(duration_s * self.rate) - first))
+        if room is not None and room.size:
+            x += room[np.arange(first, first + x.size) % room.size]
         for at, piece in self.pieces:
-            i = int(round(at * self.rate))
-            x[i : i + piece.size] += piece[: max(0, x.size - i)]
+            i = int(round(at * self.rate)) - first
+            if i + piece.size > 0:
+                lo = max(0, -i)
+                x[i + lo : i + piece.size] += piece[lo : max(lo, x.size - i)]
         return x
 
     def tour(self, name: str, duration_s: float, *, room: np.ndarray | None = None, **kw) -> Tour:
