@@ -72,6 +72,9 @@ class FloorTable:
     paused : dict
         ``(floor index, kept index)`` -> the :class:`BeatAnalysis` of a spoken beat analysed on its own: one a
         pause touches (its quiet is counted tick by tick), or one whose narration ran on past the page's bound.
+    left_out : tuple of int
+        The beats of the log the table does not keep (silent or unheard at every floor): how many have a tick in
+        their life (silent) and how many have none (unheard).
     """
 
     floors: NDArray[np.float64]
@@ -92,6 +95,7 @@ class FloorTable:
     paused: dict[tuple[int, int], BeatAnalysis] = field(default_factory=dict)
     silence_s: NDArray[np.float64] | None = None
     guide_spoke: NDArray[np.bool_] | None = None
+    left_out: tuple[int, int] = (0, 0)
 
     def declared_ticks(
         self, floor_index: NDArray[np.int64], kept_index: NDArray[np.int64], quiet_s: NDArray[np.float64]
@@ -196,6 +200,7 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
     run_start, run_end = _run_edges(r, t.size)
     if not run_start.size:
         return _heard_nowhere(given, t, base, kept, spoke_all)
+    left = _left_out(base, kept)
     runs = _floor_runs(t, r, fs.size, run_start, run_end)
     grid = _summaries(runs, base, kept, sound)
     alone = _page_bounds(runs, base, kept, grid)
@@ -212,8 +217,16 @@ def analyse_floors(trace: LevelTrace, events: EventLog, *, floors: Sequence[floa
         given, t, kept.astype(np.int64), k0_all[kept], g.spoken[back], g.wait[back], g.need[back], g.room[back],
         g.pause[back], g.lw[back], g.kb[back], g.cause[back].astype(np.int8), g.code[back].astype(np.int8),
         g.at_bound[back], g.after_word[back], paused, g.silence[back] if np.isfinite(g.silence).any() else None,
-        g.guide_spoke[back],
+        g.guide_spoke[back], left,
     )  # fmt: skip
+
+
+def _left_out(base: dict[str, Any], kept: NDArray[np.int64]) -> tuple[int, int]:
+    """The beats not kept: how many have a tick in their life (silent at every floor), how many none (unheard)."""
+    life = np.asarray(base["ka"] > base["k0"], bool)
+    left = np.ones(life.size, bool)
+    left[kept] = False
+    return int((life & left).sum()), int((~life & left).sum())
 
 
 def _heard_nowhere(
@@ -237,6 +250,7 @@ def _heard_nowhere(
         np.zeros((n_f, b_n)), no_tick, np.broadcast_to(base["kb"][kept], (n_f, b_n)).copy(),
         np.broadcast_to(base["cause"][kept], (n_f, b_n)).astype(np.int8), code.astype(np.int8),
         np.zeros((n_f, b_n), bool), nan.copy(), {}, None, np.broadcast_to(spoke_all[kept], (n_f, b_n)).copy(),
+        _left_out(base, kept),
     )  # fmt: skip
 
 

@@ -58,13 +58,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InvalidParameterError
-from .floors import FloorTable, analyse_floors
+from .floors import analyse_floors
 from .model import Margins, Observation
 from .outcome import FAILURES, OK, OUTCOMES, SILENT, UNHEARD
 from .recommend.engine import derive
 from .recommend.evidence import Derivation
 from .recommend.windows import classify_ticks
-from .spans import log_base
 from .tally import Tally, field_name, tally_by_setting
 from .thresholds import DEFAULT_ONSET_TIMEOUT_S, Thresholds, check_floor, check_wait_s
 
@@ -343,8 +342,8 @@ def _block(
     setting = np.arange(n, dtype=np.int64).reshape(n_f, 1, n_q)
     counts = tally_by_setting(every, setting, n)
     # The beats a table leaves out end the same way at every setting: silent, or unheard.
-    for (o, _), tab in zip(judged, tables):
-        silent, unheard = _left_out(o, tab)
+    for tab in tables:
+        silent, unheard = tab.left_out
         counts[SILENT] = counts[SILENT] + silent
         counts[UNHEARD] = counts[UNHEARD] + unheard
     keys, added, ticks, after_keys, after = [], [], [], [], []
@@ -374,17 +373,6 @@ def _block(
         "n_beats": n_heard, "latency_mean_s": lat_mean, "latency_p95_s": lat_p95, "latency_max_s": lat_max,
         "latency_ticks": tick_sum, "after_speech_mean_s": wait_mean, "after_speech_max_s": wait_max,
     }  # fmt: skip
-
-
-def _left_out(o: Observation, table: FloorTable) -> tuple[int, int]:
-    """The beats of ``o`` its floor table does not keep (:class:`clock.core.floors.FloorTable`: silent or unheard
-    at every floor): how many the clock hears, a tick in their life (silent), and how many it does not (unheard)."""
-    assert o.events is not None
-    base = log_base(o.trace, o.events, o.trace.t_s)
-    life = np.asarray(base["ka"] > base["k0"], bool)
-    left = np.ones(life.size, bool)
-    left[table.beat] = False
-    return int((life & left).sum()), int((~life & left).sum())
 
 
 def _pareto(columns: dict[str, NDArray]) -> NDArray[np.int64]:
