@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,30 +46,29 @@ from ..model import EPS_S, Margins
 __all__ = ["GridTiers", "choose_setting", "grid_tiers", "margin_tier"]
 
 
-def margin_tier(
-    *, boxed: bool, quiet_kept: bool, quiet_centred: bool, threshold_kept: bool, threshold_centred: bool
-) -> int:
+def margin_tier(*, boxed: Any, quiet_kept: Any, quiet_centred: Any, threshold_kept: Any, threshold_centred: Any) -> Any:
     """A setting's rank by the margins it keeps (0 best; see the module notes).
 
     Parameters
     ----------
-    boxed : bool
+    boxed : bool or ndarray of bool
         No worse setting within both margins of it.
-    quiet_kept, threshold_kept : bool
+    quiet_kept, threshold_kept : bool or ndarray of bool
         Along that axis through it, the margin kept from every worse setting.
-    quiet_centred, threshold_centred : bool
+    quiet_centred, threshold_centred : bool or ndarray of bool
         Along that axis, its valid run is narrower than twice the margin and it is the run's centre.
 
     Returns
     -------
-    int
-        0, 1 or 2.
+    int or ndarray of int
+        0, 1 or 2 (per setting, for arrays).
     """
-    if boxed and threshold_kept:
-        return 0
-    if (quiet_kept or quiet_centred) and (threshold_kept or threshold_centred):
-        return 1
-    return 2
+    tier = np.where(
+        np.logical_and(boxed, threshold_kept),
+        0,
+        np.where(np.logical_or(quiet_kept, quiet_centred) & np.logical_or(threshold_kept, threshold_centred), 1, 2),
+    )
+    return int(tier) if tier.ndim == 0 else tier.astype(np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +165,9 @@ def grid_tiers(
         + count[t_lo[:, None], q_lo[None, :]]
     )
     boxed = in_box == 0
-    tier = np.where(
-        boxed & t_kept, 0, np.where((q_kept | q_centred) & (t_kept | t_centred), 1, 2)
-    )  # margin_tier, cell by cell
+    tier = margin_tier(
+        boxed=boxed, quiet_kept=q_kept, quiet_centred=q_centred, threshold_kept=t_kept, threshold_centred=t_centred
+    )
     return GridTiers(valid, np.where(valid, tier, 3).astype(np.int64))
 
 
