@@ -202,12 +202,6 @@ def test_a_dask_cluster_gives_the_serial_bytes(cli, generated, cluster, command,
 
 
 @pytest.mark.slow
-def test_a_local_cluster_of_two_workers_starts_and_closes(cli, generated):
-    serial = cli("check", generated, "--lenient", "--no-progress")
-    same_run(cli("check", generated, "--lenient", "--no-progress", "--scheduler", "local:2"), serial)
-
-
-@pytest.mark.slow
 def test_a_bad_recording_fails_the_same_way_on_the_cluster(cli, generated, cluster, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(generated, broken)
@@ -349,14 +343,15 @@ def test_remote_workers_keep_their_own_default_cache(generated, cluster, monkeyp
 
 
 @pytest.mark.slow
-def test_python_m_clock_starts_a_local_cluster(tmp_path, short_recordings):
-    # A whole process, as a user runs it: spawned workers, Dask's logging kept off stdout and stderr.
+def test_python_m_clock_starts_and_closes_a_local_cluster_of_two_workers(tmp_path, generated):
+    # A whole process, as a user runs it: spawned workers, their warnings shown as a serial run shows them, and
+    # Dask's own logging kept off stdout and stderr. (One cluster start: the in-process runs use the module's.)
     import subprocess
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        cmd = [sys.executable, "-m", "clock", "derive", str(short_recordings), "--no-cache", *extra]
+        cmd = [sys.executable, "-m", "clock", "check", str(generated), "--lenient", "--no-progress", *extra]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
     serial, on_dask = run(), run("--scheduler", "local:2")
-    assert on_dask.returncode == serial.returncode == 0
-    assert (on_dask.stdout, on_dask.stderr) == (serial.stdout, serial.stderr)
+    assert serial.returncode in (0, 1) and serial.stderr.count("speechclock: warning:") >= N_RECORDINGS // 11
+    assert (on_dask.returncode, on_dask.stdout, on_dask.stderr) == (serial.returncode, serial.stdout, serial.stderr)
