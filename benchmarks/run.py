@@ -22,6 +22,9 @@ Sections (all inputs are generated into a temporary folder, removed at the end):
     against auditok (``auditok.split``), webrtcvad (every 30 ms frame) and
     librosa (``librosa.load`` + ``librosa.feature.rms``, 2048 / 800 frames) on
     the same hour. Peak memory is each process's maximum resident set.
+    Beside them, the floor under the ratios: ``speechclock levels --help``
+    (the interpreter and the command's imports, no audio) and the read's
+    own start (``import numpy, soundfile``).
 
 The table (``--markdown``, RESULTS.md by default) states when it was made,
 the machine, the load average before and after, and the run's own length.
@@ -254,6 +257,8 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
         "sf_int16": [PY, "-c", SF_READ, str(wav), "int16"],
         "sf_float64": [PY, "-c", SF_READ, str(wav), "float64"],
         "decode": [PY, "-c", DECODE, str(wav)],
+        "startup": [PY, "-m", "clock", "levels", "--help"],
+        "bare_python": [PY, "-c", "import numpy, soundfile"],
     }
     others = {"auditok": ("auditok", AUDITOK), "webrtcvad": ("webrtcvad", WEBRTCVAD), "librosa": ("librosa", LIBROSA)}
     for name, (module, code) in others.items():
@@ -280,6 +285,11 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
     row("levels", "levels / soundfile.read(float64)", f"{lv / r['sf_float64'][0]:.2f}x")
     row("levels", "levels / bare decode", f"{lv / r['decode'][0]:.2f}x")
     row("levels", "levels peak memory", f"{lv_mb:.0f} MB", "< 100 MB", lv_mb < 100)
+    # What no levels run can go below: the interpreter with the command's imports, against the interpreter with
+    # numpy and soundfile (the read's own start), each beside the read.
+    row("levels", "speechclock levels --help (start and imports, no audio)", timed("startup"))
+    row("levels", "python -c 'import numpy, soundfile' (the read's start)", timed("bare_python"))
+    row("levels", "levels' start alone / soundfile.read(int16)", f"{r['startup'][0] / sf_wall:.2f}x")
     labels = {
         "auditok": "auditok.split (50 ms windows)",
         "webrtcvad": "webrtcvad (every 30 ms frame)",
