@@ -78,10 +78,10 @@ def test_api_defaults_equal_the_command_line_defaults():
         assert default == DEFAULT_THRESHOLDS.onset_timeout_s == 10.0, fn.__name__
 
 
-def test_results_become_dataframes_named_as_their_json():
+def test_results_become_dataframes_named_as_their_json(short_recordings):
     import json
 
-    corpus = clock.load_corpus([Path(__file__).resolve().parents[2] / "recordings"])
+    corpus = clock.load_corpus([short_recordings])
     rec = corpus.recordings[1]
     found = clock.beats(rec.trace, rec.events, floor=0.003, quiet_s=2.5)
     frame = clock.to_frame(found)
