@@ -797,8 +797,8 @@ def test_a_beat_superseded_before_any_speech_costs_no_replay_of_its_own(monkeypa
 
 
 def _beats_of_a_log(cli, folder: Path, command: str, n: int, *, seconds: int = 2):
-    """A run of ``command`` over the same recording (a word every 2 s; one word by default, so that what does not
-    grow with the log, the replays of the few beats with speech, costs little beside what does) with ``n``
+    """A run of ``command`` over the same recording (a word of 0.4 s every 2 s; one word by default, so that what
+    does not grow with the log, the replays of the few beats with speech, costs little beside what does) with ``n``
     terminal responses (nearly all superseded before any speech), doing the whole work every time (no cached trace
     or derivation)."""
     import numpy as np
@@ -806,7 +806,7 @@ def _beats_of_a_log(cli, folder: Path, command: str, n: int, *, seconds: int = 2
 
     rate = 16000
     t = np.arange(seconds * rate) / rate
-    voice = (0.2 * np.sin(2 * np.pi * 300 * t) * ((t % 2.0) < 0.8)).astype(np.float32)
+    voice = (0.2 * np.sin(2 * np.pi * 300 * t) * ((t % 2.0) < 0.4)).astype(np.float32)
     folder.mkdir()
     sf.write(str(folder / "a.wav"), voice, rate)
     _many_beats_log(folder / "a.events.jsonl", n, seconds)
