@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from audiofiles import tone_with_silence, write_soundfile
+from conftest import copy_short_recordings
 from sessions import Session
 
 from clock.errors import RecordingError, SpeechClockWarning
@@ -33,9 +34,8 @@ WAV = "short-en-029-44k"
 
 @pytest.fixture
 def corpus(tmp_path) -> Path:
-    folder = tmp_path / "recordings"
-    shutil.copytree(RECORDINGS, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    return folder
+    """The two short bundled recordings with the committed config and baseline (the hostile input is the subject)."""
+    return copy_short_recordings(tmp_path / "recordings")
 
 
 @pytest.fixture
