@@ -26,7 +26,16 @@ def digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def corpus(tmp_path) -> Path:
-    """A copy of the bundled recordings (the tests never write into the source tree)."""
+    """A copy of the two short bundled recordings, with the committed config and baseline (the tests never write
+    into the source tree)."""
+    from conftest import copy_short_recordings
+
+    return copy_short_recordings(tmp_path / "recordings")
+
+
+@pytest.fixture
+def bundled(tmp_path) -> Path:
+    """A copy of all the bundled recordings, for the tests whose subject is the whole set."""
     folder = tmp_path / "recordings"
     shutil.copytree(RECORDINGS, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     return folder
@@ -172,14 +181,14 @@ def test_json_format(cli):
     }
 
 
-def test_update_baseline_rewrites_only_the_baseline(cli, corpus):
-    before = digest(corpus)
-    (corpus / "baseline.json").unlink()
-    result = cli("check", corpus, "--update-baseline")
+def test_update_baseline_rewrites_only_the_baseline(cli, bundled):
+    before = digest(bundled)
+    (bundled / "baseline.json").unlink()
+    result = cli("check", bundled, "--update-baseline")
     assert result.exit_code == 0
-    after = digest(corpus)
+    after = digest(bundled)
     assert after == before  # the same baseline again, and no audio or log touched
-    assert not [p for p in corpus.iterdir() if p.name.startswith(".")]  # no temporary left
+    assert not [p for p in bundled.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
 def test_baseline_drift_fails(cli, corpus):
@@ -260,7 +269,7 @@ def test_check_says_which_config_and_its_counts_are_the_junit_counts(cli, corpus
     result = cli("check", corpus, "--junit", out)
     lines = result.stdout.splitlines()
     assert lines[0] == f"config: {corpus / 'speechclock.toml'}"
-    m = re.fullmatch(r"(\d+) checks on 5 recordings: (\d+) failed.*, (\d+) not applicable, \d+ passed", lines[-1])
+    m = re.fullmatch(r"(\d+) checks on 2 recordings: (\d+) failed.*, (\d+) not applicable, \d+ passed", lines[-1])
     suite = ET.parse(out).getroot().find("testsuite")
     assert (int(suite.get("tests")), int(suite.get("failures")), int(suite.get("skipped"))) == tuple(
         int(x) for x in m.groups()
@@ -297,9 +306,9 @@ def test_check_without_a_config_stops_before_decoding(cli, corpus, monkeypatch):
     )
 
 
-def test_json_measured_and_threshold_are_numbers_with_a_unit(cli, corpus):
-    edit_wav(corpus, samples=lambda x, rate: x * np.float32(0.01))
-    data = json.loads(cli("check", corpus, "--format", "json").stdout)
+def test_json_measured_and_threshold_are_numbers_with_a_unit(cli, bundled):
+    edit_wav(bundled, samples=lambda x, rate: x * np.float32(0.01))
+    data = json.loads(cli("check", bundled, "--format", "json").stdout)
     assert data["config"].endswith("speechclock.toml") and data["counts"]["failed"] >= 1
     speech = next(r for r in data["results"] if r["check"] == "speech-level" and not r["passed"])
     assert speech["unit"] == "RMS" and speech["measured"] < speech["threshold"] == pytest.approx(0.003 * 10 ** (3 / 20))
