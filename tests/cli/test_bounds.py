@@ -372,6 +372,30 @@ def test_derive_grows_linearly_in_recordings_per_corpus():
     _assert_n_log_n(make, MAX_HELD_OUT + 4, 4 * (MAX_HELD_OUT + 4))
 
 
+def test_derive_reads_a_recordings_narration_pause_once_per_floor_whatever_its_spoken_beats(monkeypatch):
+    """A recording of n spoken beats: derive visits each beat at each floor, and each visit judged by the longest
+    narration pause, which visits every beat; read per visit, derive grew as n squared (3.3 s for 3,200 beats, 0.7 s
+    read once). The count of reads is the same on any machine: it does not grow with the beats."""
+    import clock.core.analysis as analysis_module
+    from clock import derive
+    from clock.core.events import Event, EventLog
+    from clock.core.model import Observation
+
+    reads = []
+    real = analysis_module.narration_pause_s
+    monkeypatch.setattr(analysis_module, "narration_pause_s", lambda a: reads.append(1) or real(a))
+
+    def reads_for(n: int) -> int:
+        trace = _trace(6.0 * n, bursts=n)  # a word at the start of every 6 s, each beat's own
+        log = EventLog(tuple(Event("terminal", "terminal_response", max(0.0, 6.0 * i - 0.5), i + 1) for i in range(n)))
+        reads.clear()
+        derive([Observation("a.wav", trace, log)])
+        return len(reads)
+
+    few, many = reads_for(20), reads_for(80)
+    assert few > 0 and many <= few + 10, f"20 -> 80 spoken beats: {few} -> {many} reads of the narration pause"
+
+
 # --- servers that never answer, URLs, schedulers -------------------------------------
 
 

@@ -302,13 +302,14 @@ def at_floor(corpus: Corpus, members: Sequence[int], floor: float, *, prompt_del
         hidden, acks = corpus.misread(i, a)
         out.hidden.extend((o.name, j, h) for j, h in hidden)
         out.acks.extend((o.name, j) for j in acks)
+        pause = a.narration_pause_s  # (once per recording: it visits every beat)
         for b in (a.beats[j] for j in a.active_beats().tolist()):
             if not b.spoken:
                 continue
             out.needs.append(b.need_s)
             if b.onset_tick is not None and not b.after_early_end:  # (an early end's consequence is not the voice's)
                 out.latencies.append((o.name, b.terminal_s, float(a.t_s[b.onset_tick]) - b.terminal_s))
-            if b.last_word_tick is not None and b.undone(a.narration_pause_s) == STALLED:
+            if b.last_word_tick is not None and b.undone(pause) == STALLED:
                 # Only a bound whose passing is a stall leaves room to respect: one the page caused moves with the
                 # clock's declaration, and one the visitor, a superseding response or the recording's end caused is
                 # not the setting's doing. Without the prompt in the log, the page prompted some time before the

@@ -85,6 +85,7 @@ def grid_floor(
             why = why or "takes an acknowledgment for narration"
         if any(h > margin for _, h in hidden):
             why = why or "hides a narration's end"
+        pause = a.narration_pause_s  # (once per recording: it visits every beat)
         # Only beats the guide spoke in or with speech here can tell (the others are silent or unheard): visit those.
         for j in np.union1d(np.flatnonzero(spoke), a.active_beats()).tolist():
             b, s = a.beats[j], bool(spoke[j])
@@ -98,7 +99,7 @@ def grid_floor(
                 wait = max(wait, b.wait_s)
             if b.onset_tick is not None and not b.after_early_end:
                 latency = max(latency, float(a.t_s[b.onset_tick]) - b.terminal_s)
-            if b.undone(a.narration_pause_s) != STALLED:
+            if b.undone(pause) != STALLED:
                 continue  # (a bound the page caused moves; one the visitor, the backend or the recording caused)
             # Without the prompt in the log, the page prompted some time before the next response.
             r_s = b.room_s - (delay if b.bound in UNPROMPTED else 0.0)
