@@ -320,7 +320,9 @@ def record(
         if played[-1].declared_s is None or played[-1].declared_s >= end_s:
             played[-1].ended_by = "recording"
     events.sort(key=lambda e: e[1])
-    return Recording(voice.name, samples(end_s), events, played, samples(end_s, bed=False) != 0)
+    heard = samples(end_s)
+    voiced = (heard if voice.bed is None else samples(end_s, bed=False)) != 0  # (no bed: the guide's audio is all)
+    return Recording(voice.name, heard, events, played, voiced)
 
 
 @cache
