@@ -525,11 +525,14 @@ def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
 def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch, short_recordings):
     # The waveform of each recording's plot comes from the decode that read its levels (as plot's does).
     import clock.cli.plot
+    import clock.report.html
 
     def second_decode(*args, **kwargs):
         raise AssertionError("decoded again for the waveform")
 
     monkeypatch.setattr(clock.cli.plot, "envelope", second_decode)
+    # (the figures are drawn from the envelopes; rendering them to PNG is not the subject)
+    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
     out = tmp_path / "report.html"
     result = cli("report", short_recordings, "--no-cache", "-o", out)  # (a WAV and a WebM: both decoders)
     assert result.exit_code == 0, result.stderr
