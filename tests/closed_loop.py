@@ -325,11 +325,25 @@ def record(
     return Recording(voice.name, heard, events, played, voiced)
 
 
-@cache
+#: Recordings made by :func:`_cached_record`, by its arguments.
+_RECORDS: dict[tuple, Recording] = {}
+
+
 def _cached_record(
     voice: VoiceDraw, floor: float, quiet_s: float, linger_s: float = LINGER_S, provider: bool = False
 ) -> Recording:
-    return record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s, provider=provider)
+    key = (voice, floor, quiet_s, linger_s, provider)
+    if key not in _RECORDS:
+        _RECORDS[key] = record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s, provider=provider)
+    return _RECORDS[key]
+
+
+@cache
+def _played(voice: VoiceDraw, floor: float, quiet_s: float, linger_s: float = LINGER_S) -> list[Played]:
+    """What a page at this setting played of ``voice`` (:func:`record`'s ``played``), without keeping the
+    recording's samples where no test has asked for them: a re-simulation needs only this."""
+    rec = _RECORDS.get((voice, floor, quiet_s, linger_s, False))
+    return (rec or record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s)).played
 
 
 def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float, linger_s: float = LINGER_S) -> list[str]:
@@ -337,8 +351,7 @@ def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float, linger_s: fl
     (declared before the narration's last word) or ``stalled`` (never declared while the beat was open)."""
     out = []
     for v in voices:
-        rec = _cached_record(v, floor, quiet_s, linger_s)
-        for k, p in enumerate(rec.played):
+        for k, p in enumerate(_played(v, floor, quiet_s, linger_s)):
             if p.ended_by != "page":
                 continue
             if p.premature:
