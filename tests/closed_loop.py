@@ -137,15 +137,9 @@ def draw_voice(
     return VoiceDraw(name, tuple(beats), bed=bed)
 
 
-#: Noise drawn for beds, by the generator's state it was drawn from: the draw and the state after it.
-_NOISE: dict[str, tuple[np.ndarray, dict]] = {}
-
-
-@cache
-def _pink_of(state: str) -> tuple[np.ndarray, float]:
-    """The noise drawn from this state filtered to pink (:func:`pink_shape`), and its RMS."""
-    shape = pink_shape(_NOISE[state][0])
-    return shape, float(np.sqrt(np.mean(shape**2)))
+#: Noise drawn for beds, by the generator's state it was drawn from: the first ``BED_S`` of the white draw and of
+#: the draw filtered to pink, the pink draw's RMS over its whole length, and the generator's state after the draw.
+_NOISE: dict[str, tuple[np.ndarray, np.ndarray, float, dict]] = {}
 
 
 def _bed(rng: np.random.Generator, kind: str, rms: float) -> np.ndarray:
@@ -156,14 +150,15 @@ def _bed(rng: np.random.Generator, kind: str, rms: float) -> np.ndarray:
     seed draw the same noise under them at every level and of either kind (white, or white filtered to pink).
     """
     state = repr(rng.bit_generator.state)
-    if state not in _NOISE:
-        _NOISE[state] = (rng.standard_normal(int(BED_DRAWN_S * RATE)), rng.bit_generator.state)
-    white, rng.bit_generator.state = _NOISE[state]
     n = int(BED_S * RATE)
+    if state not in _NOISE:
+        white = rng.standard_normal(int(BED_DRAWN_S * RATE))
+        shape = pink_shape(white)
+        _NOISE[state] = (white[:n].copy(), shape[:n].copy(), float(np.sqrt(np.mean(shape**2))), rng.bit_generator.state)
+    white, shape, shape_rms, rng.bit_generator.state = _NOISE[state]
     if kind == "pink":
-        shape, shape_rms = _pink_of(state)
-        return at_rms(shape[:n], rms, x_rms=shape_rms)  # (pink(rng, BED_DRAWN_S * RATE, rms)[:n])
-    return white[:n] * rms
+        return at_rms(shape, rms, x_rms=shape_rms)  # (pink(rng, BED_DRAWN_S * RATE, rms)[:n])
+    return white * rms
 
 
 def _levels(x: np.ndarray):
