@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 
 import numpy as np
-from construction import EPS_S, RATE, Layout, Run, pink, words
+from construction import EPS_S, RATE, Layout, Run, at_rms, pink_shape, words
 
 from clock.core.analyser import RENDER_QUANTUM_FRAMES
 from clock.core.events import Event, EventLog
@@ -31,7 +31,8 @@ from clock.core.model import Observation
 from clock.core.ticks import frame_times_s
 
 VISITOR_WAITS_S = 8.0  # after a narration the page's clock never ended, the visitor presses End
-BED_S = 240.0  # a noise bed's length: longer than any tour here
+BED_S = 100.0  # a noise bed's length: longer than any tour here (record says if one outruns it)
+BED_DRAWN_S = 240.0  # ... drawn over this long (the tours' draws stand on it: where the next voice's draw starts)
 LINGER_S = 0.5
 
 
@@ -84,8 +85,13 @@ class Recording:
     played: list[Played] = field(default_factory=list)
     voiced: np.ndarray | None = None  # per sample: the guide's audio (not the bed) is not exactly 0
 
+    @cached_property
+    def trace(self):
+        """The recording's levels (computed once: a cached recording is read by many tests)."""
+        return _levels(self.samples)
+
     def observation(self) -> Observation:
-        trace = _levels(self.samples)
+        trace = self.trace
         log = EventLog(
             tuple(
                 Event(kind, kind, t, i + 1, extra.get("linger_s"), extra.get("response_id"), extra.get("cause"))
@@ -127,12 +133,32 @@ def draw_voice(
                 tuple(pauses),
             )  # fmt: skip
         )
-    bed = None
-    if bed_dbfs is not None:
-        n = int(BED_S * RATE)
-        rms = 10 ** (bed_dbfs / 20)
-        bed = pink(rng, n, rms) if bed_kind == "pink" else rng.standard_normal(n) * rms
+    bed = None if bed_dbfs is None else _bed(rng, bed_kind, 10 ** (bed_dbfs / 20))
     return VoiceDraw(name, tuple(beats), bed=bed)
+
+
+#: Noise drawn for beds, by the generator's state it was drawn from: the first ``BED_S`` of the white draw and of
+#: the draw filtered to pink, the pink draw's RMS over its whole length, and the generator's state after the draw.
+_NOISE: dict[str, tuple[np.ndarray, np.ndarray, float, dict]] = {}
+
+
+def _bed(rng: np.random.Generator, kind: str, rms: float) -> np.ndarray:
+    """The first ``BED_S`` of a noise bed of this kind (``"pink"``: :func:`pink`, else white) at this RMS drawn over
+    ``BED_DRAWN_S`` from ``rng``, and ``rng`` left where that draw leaves it: each sample as drawn anew.
+
+    The same draw from the same state is drawn once: a tour's beats do not depend on its bed, so the tours of one
+    seed draw the same noise under them at every level and of either kind (white, or white filtered to pink).
+    """
+    state = repr(rng.bit_generator.state)
+    n = int(BED_S * RATE)
+    if state not in _NOISE:
+        white = rng.standard_normal(int(BED_DRAWN_S * RATE))
+        shape = pink_shape(white)
+        _NOISE[state] = (white[:n].copy(), shape[:n].copy(), float(np.sqrt(np.mean(shape**2))), rng.bit_generator.state)
+    white, shape, shape_rms, rng.bit_generator.state = _NOISE[state]
+    if kind == "pink":
+        return at_rms(shape, rms, x_rms=shape_rms)  # (pink(rng, BED_DRAWN_S * RATE, rms)[:n])
+    return white * rms
 
 
 def _levels(x: np.ndarray):
@@ -208,6 +234,8 @@ def record(
     def samples(until_s: float, bed: bool = True, first: int = 0) -> np.ndarray:
         """The recording up to ``until_s`` (its sample included), with the bed or without, from frame ``first``."""
         n = int(until_s * RATE) + 1
+        if bed and voice.bed is not None and n > voice.bed.size:
+            raise ValueError(f"{voice.name}: the page hears {n / RATE:.1f} s, past its noise bed (raise BED_S)")
         return lay.mix((n + 0.5) / RATE, voice.bed if bed else None, first=first)  # (n samples: half a sample clear)
 
     def declares(until_s: float, terminal_s: float, paused: tuple[float, float] | None = None) -> float | None:
@@ -287,14 +315,30 @@ def record(
         if played[-1].declared_s is None or played[-1].declared_s >= end_s:
             played[-1].ended_by = "recording"
     events.sort(key=lambda e: e[1])
-    return Recording(voice.name, samples(end_s), events, played, samples(end_s, bed=False) != 0)
+    heard = samples(end_s)
+    voiced = (heard if voice.bed is None else samples(end_s, bed=False)) != 0  # (no bed: the guide's audio is all)
+    return Recording(voice.name, heard, events, played, voiced)
 
 
-@cache
+#: Recordings made by :func:`_cached_record`, by its arguments.
+_RECORDS: dict[tuple, Recording] = {}
+
+
 def _cached_record(
     voice: VoiceDraw, floor: float, quiet_s: float, linger_s: float = LINGER_S, provider: bool = False
 ) -> Recording:
-    return record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s, provider=provider)
+    key = (voice, floor, quiet_s, linger_s, provider)
+    if key not in _RECORDS:
+        _RECORDS[key] = record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s, provider=provider)
+    return _RECORDS[key]
+
+
+@cache
+def _played(voice: VoiceDraw, floor: float, quiet_s: float, linger_s: float = LINGER_S) -> list[Played]:
+    """What a page at this setting played of ``voice`` (:func:`record`'s ``played``), without keeping the
+    recording's samples where no test has asked for them: a re-simulation needs only this."""
+    rec = _RECORDS.get((voice, floor, quiet_s, linger_s, False))
+    return (rec or record(voice, floor=floor, quiet_s=quiet_s, linger_s=linger_s)).played
 
 
 def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float, linger_s: float = LINGER_S) -> list[str]:
@@ -302,8 +346,7 @@ def truth(voices: list[VoiceDraw], *, floor: float, quiet_s: float, linger_s: fl
     (declared before the narration's last word) or ``stalled`` (never declared while the beat was open)."""
     out = []
     for v in voices:
-        rec = _cached_record(v, floor, quiet_s, linger_s)
-        for k, p in enumerate(rec.played):
+        for k, p in enumerate(_played(v, floor, quiet_s, linger_s)):
             if p.ended_by != "page":
                 continue
             if p.premature:

@@ -87,15 +87,25 @@ def pink(rng: np.random.Generator, n: int, rms: float) -> np.ndarray:
     tour's length can be a large prime, ten times slower), and the filtered
     noise cut back to ``n``.
     """
+    return at_rms(pink_shape(rng.standard_normal(n)), rms)
+
+
+def pink_shape(white: np.ndarray) -> np.ndarray:
+    """White noise filtered to 1/f power, at no particular level (:func:`pink`)."""
     from scipy.fft import next_fast_len
 
+    n = white.size
     size = next_fast_len(n, real=True)
-    spectrum = np.fft.rfft(rng.standard_normal(n), size)
+    spectrum = np.fft.rfft(white, size)
     f = np.arange(spectrum.size)
     spectrum[1:] /= np.sqrt(f[1:])
     spectrum[0] = 0
-    x = np.fft.irfft(spectrum, size)[:n]
-    return x * rms / max(float(np.sqrt(np.mean(x**2))), 1e-12)
+    return np.fft.irfft(spectrum, size)[:n]
+
+
+def at_rms(x: np.ndarray, rms: float, *, x_rms: float | None = None) -> np.ndarray:
+    """``x`` scaled to this RMS (``x_rms``: the RMS to scale from, ``x``'s own by default)."""
+    return x * rms / max(float(np.sqrt(np.mean(x**2))) if x_rms is None else x_rms, 1e-12)
 
 
 # --- truth -----------------------------------------------------------------------------------------------------------
@@ -264,7 +274,12 @@ class Layout:
         sample the whole mix's)."""
         x = np.zeros(max(0, int(duration_s * self.rate) - first))
         if room is not None and room.size:
-            x += room[np.arange(first, first + x.size) % room.size]
+            # (a slice where the room covers the span: the same samples as tiled, with no index arrays to build)
+            x += (
+                room[first : first + x.size]
+                if first + x.size <= room.size
+                else room[np.arange(first, first + x.size) % room.size]
+            )
         for at, piece in self.pieces:
             i = int(round(at * self.rate)) - first
             if i + piece.size > 0:

@@ -74,6 +74,7 @@ class Corpus:
         self.noise = {t.name: noise_max(t) for t in tours}
         self._derived = None
         self._region = None
+        self._mismatched: dict = {}  # (the comparisons below, made once for both the tests that read them)
 
     def joined(self, other: Corpus) -> Corpus:
         """Both corpora judged together (their tours' names differ)."""
@@ -170,26 +171,27 @@ def _undecided(want: str, played, sim, p: float) -> bool:
 def _mismatches(c: Corpus, *, want_outpaced: bool) -> list[str]:
     """Beats whose tool outcome differs from the construction's, at every grid setting the room is under.
 
-    ``want_outpaced``: only the beats the construction calls outpaced; else every other beat.
+    ``want_outpaced``: only the beats the construction calls outpaced; else every other beat. (Both lists are
+    made in one pass, once per corpus.)
     """
-    out = []
-    for t in c.tours:
-        for fi, floor in enumerate(FLOORS):
-            if floor <= c.noise[t.name]:
-                continue  # the clock hears the room as speech: no construction says what it heard
-            sim = c.sims[t.name][fi]
-            p = sim.longest_pause_s()
-            for timeout in TIMEOUTS:
-                tool = _tool_outcomes(t, floor, timeout)
-                for bi, b in enumerate(sim.beats):
-                    for qi, q in enumerate(QUIETS):
-                        want = outcome(b, sim, qi, timeout, p)
-                        if (want == "outpaced") != want_outpaced or _undecided(want, b, sim, p):
-                            continue
-                        if tool[bi, qi] != want:
-                            where = f"{t.name} beat {bi + 1} at ({floor:.4g}, {q}, {timeout})"
-                            out.append(f"{where}: {tool[bi, qi]} != {want}")
-    return out
+    if "grid" not in c._mismatched:
+        out: dict[bool, list[str]] = {False: [], True: []}
+        for t in c.tours:
+            for fi, floor in enumerate(FLOORS):
+                if floor <= c.noise[t.name]:
+                    continue  # the clock hears the room as speech: no construction says what it heard
+                sim = c.sims[t.name][fi]
+                p = sim.longest_pause_s()
+                for timeout in TIMEOUTS:
+                    tool = _tool_outcomes(t, floor, timeout)
+                    for bi, b in enumerate(sim.beats):
+                        for qi, q in enumerate(QUIETS):
+                            want = outcome(b, sim, qi, timeout, p)
+                            if tool[bi, qi] != want and not _undecided(want, b, sim, p):
+                                where = f"{t.name} beat {bi + 1} at ({floor:.4g}, {q}, {timeout})"
+                                out[want == "outpaced"].append(f"{where}: {tool[bi, qi]} != {want}")
+        c._mismatched["grid"] = out
+    return c._mismatched["grid"][want_outpaced]
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS)
@@ -245,21 +247,25 @@ def _draws(c: Corpus, seed: int, n: int) -> list[tuple[int, int, int]]:
 
 
 def _library_mismatches(c: Corpus, settings, *, want_outpaced: bool) -> list[str]:
-    """``clock.beats`` (the tick-by-tick replay every view prints) against the construction."""
-    out = []
-    for fi, qi, ti in settings:
-        floor, quiet, timeout = FLOORS[fi], float(QUIETS[qi]), TIMEOUTS[ti]
-        for t in c.tours:
-            sim = c.sims[t.name][fi]
-            p = sim.longest_pause_s()
-            found = beats(t.trace, t.log, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
-            for b, played in zip(found, sim.beats):
-                want = outcome(played, sim, qi, timeout, p)
-                if (want == "outpaced") == want_outpaced and b.outcome != want and not _undecided(want, played, sim, p):
-                    out.append(
-                        f"{t.name} beat {b.index + 1} at ({floor:.4g}, {quiet}, {timeout}): {b.outcome} != {want}"
-                    )
-    return out
+    """``clock.beats`` (the tick-by-tick replay every view prints) against the construction (both lists made in
+    one pass, once per corpus and settings)."""
+    key = ("library", tuple(settings))
+    if key not in c._mismatched:
+        out: dict[bool, list[str]] = {False: [], True: []}
+        for fi, qi, ti in settings:
+            floor, quiet, timeout = FLOORS[fi], float(QUIETS[qi]), TIMEOUTS[ti]
+            for t in c.tours:
+                sim = c.sims[t.name][fi]
+                p = sim.longest_pause_s()
+                found = beats(t.trace, t.log, floor=floor, quiet_s=quiet, onset_timeout_s=timeout)
+                for b, played in zip(found, sim.beats):
+                    want = outcome(played, sim, qi, timeout, p)
+                    if b.outcome != want and not _undecided(want, played, sim, p):
+                        out[want == "outpaced"].append(
+                            f"{t.name} beat {b.index + 1} at ({floor:.4g}, {quiet}, {timeout}): {b.outcome} != {want}"
+                        )
+        c._mismatched[key] = out
+    return c._mismatched[key][want_outpaced]
 
 
 @pytest.mark.parametrize("kind", ALL_KINDS)

@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from closed_loop import VoiceDraw, _cached_record, draw_voice, truth
+from closed_loop import VoiceDraw, _cached_record, _played, draw_voice, truth
 
 from clock.core.beats import beats
 from clock.core.check import check_corpus
@@ -144,7 +144,7 @@ def test_derive_on_a_wrong_page_s_recordings_recovers_a_setting_that_re_simulate
     # first sample after its terminal response, queued after what still plays), plus the 2 s margin, and no more:
     # a beat the wrong page prompted while the beat before it still spoke waits on that beat's narration, the
     # page's doing, not the voice's. (1 s over the margin for the acknowledgment's words and the 0.5 s rounding.)
-    onsets = [p.narration_start_s - p.terminal_s for v in voices for p in _cached_record(v, floor, quiet).played]
+    onsets = [p.narration_start_s - p.terminal_s for v in voices for p in _played(v, floor, quiet)]
     assert max(onsets) < timeout <= max(onsets) + Margins().onset_margin_s + 1.0
 
 

@@ -14,6 +14,7 @@ setting that the construction, not the tool, says is right.
 from __future__ import annotations
 
 import warnings
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 
@@ -39,6 +40,12 @@ class Built:
         self.sessions = {s.name: s for s in sessions}
         self.truths = {s.name: s.build(corpus)[2] for s in sessions}
         self.obs = {o.name.removesuffix(".wav"): o for o in self.corpus.observations}
+        self.regions: dict[str, np.ndarray] = {}
+
+    @cached_property
+    def derived(self):
+        """derive on the whole corpus with its config's margins (made once, read by two tests)."""
+        return derive(self.corpus.observations, margins=self.corpus.config.margins)
 
     def failures(self, names, floor: float, quiet_s: float, onset_timeout_s: float) -> list[str]:
         out = []
@@ -52,8 +59,12 @@ class Built:
         return out
 
     def region(self, names) -> np.ndarray:
-        """Which grid settings the construction says are right, for these sessions."""
-        return np.array([[not self.failures(names, f, q, 10.0) for q in QUIETS] for f in FLOORS])
+        """Which grid settings the construction says are right, for these sessions: right for each of them (each
+        session's region judged once, for every test that reads it)."""
+        for name in names:
+            if name not in self.regions:
+                self.regions[name] = np.array([[not self.failures([name], f, q, 10.0) for q in QUIETS] for f in FLOORS])
+        return np.logical_and.reduce([self.regions[name] for name in names])
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +87,7 @@ def test_the_brute_force_region_is_what_the_corpus_was_built_for(mixed):
 
 
 def test_derive_recommends_a_right_setting_without_labels(mixed):
-    d = derive(mixed.corpus.observations, margins=mixed.corpus.config.margins)
+    d = mixed.derived
     floor, quiet, timeout = d.setting
     assert floor is not None and quiet is not None and timeout is not None
     assert all(r.method == "split" for r in d.floor.recordings)
@@ -92,7 +103,7 @@ def test_derive_recommends_a_right_setting_without_labels(mixed):
 
 
 def test_sweep_recommends_the_same_right_setting(mixed):
-    d = derive(mixed.corpus.observations, margins=mixed.corpus.config.margins)
+    d = mixed.derived
     result = sweep(mixed.corpus.observations, floors=grid("0.001:0.006:0.0005"), quiets_s=grid("1.5:3.0:0.1"))
     assert result.recommended == d.setting
     # The grid itself counts the stalls a floor under the comfort noise causes.

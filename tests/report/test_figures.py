@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -41,16 +39,22 @@ def digest(path: Path) -> str | None:
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory) -> Path:
+    """The recipe's commands run from the repository's root, in this process (the command line's own code, without
+    an interpreter's start for each)."""
+    from click.testing import CliRunner
+
+    from clock.cli import main
+
     out = tmp_path_factory.mktemp("img")
     commands, variables = recipe()
-    for command in commands:
-        command = command.replace("$(SAMPLE)", variables["SAMPLE"]).replace("docs/img/", f"{out}/")
-        words = shlex.split(command.replace(">/dev/null", ""))
-        assert words[0] == "$(BIN)/speechclock", command
-        done = subprocess.run(
-            [sys.executable, "-m", "clock", *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, f"{command}: {done.stderr}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)
+        for command in commands:
+            command = command.replace("$(SAMPLE)", variables["SAMPLE"]).replace("docs/img/", f"{out}/")
+            words = shlex.split(command.replace(">/dev/null", ""))
+            assert words[0] == "$(BIN)/speechclock", command
+            done = CliRunner().invoke(main, words[1:], catch_exceptions=False)
+            assert done.exit_code == 0, f"{command}: {done.stderr}"
     return out
 
 

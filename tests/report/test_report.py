@@ -133,8 +133,8 @@ def test_sweep_counts_stalls_when_the_next_prompt_comes_first():
     assert d.outcome.tally.n_stalled == 0 and d.gaps.quiet_s <= d.gaps.room_s
 
 
-def test_sweep_ties_are_exact_and_floors_print_as_written(cli):
-    table = cli("sweep", RECORDINGS, "--floors", "0.0015:0.0025:0.0005", "--quiet-times", "2.3").stdout
+def test_sweep_ties_are_exact_and_floors_print_as_written(cli, short_recordings):
+    table = cli("sweep", short_recordings, "--floors", "0.0015:0.0025:0.0005", "--quiet-times", "2.3").stdout
     rows = [line.split() for line in table.splitlines()[1:] if line.strip() and line.split()[0][0].isdigit()]
     assert [r[0] for r in rows] == ["0.0015", "0.002", "0.0025"]
 
@@ -145,11 +145,11 @@ def test_bad_ranges(spec):
         grid(spec)
 
 
-def test_sweep_cli_outputs(cli, tmp_path):
+def test_sweep_cli_outputs(cli, tmp_path, short_recordings):
     heat, trade = tmp_path / "h.png", tmp_path / "t.png"
     result = cli(
         "sweep",
-        RECORDINGS,
+        short_recordings,
         "--floors",
         "0.002:0.004:0.001",
         "--quiet-times",
@@ -163,24 +163,24 @@ def test_sweep_cli_outputs(cli, tmp_path):
     )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
-    derived = json.loads(cli("derive", RECORDINGS, "--format", "json").stdout)["groups"][0]["recommended"]
+    derived = json.loads(cli("derive", short_recordings, "--format", "json").stdout)["groups"][0]["recommended"]
     assert len(data["points"]) == 3 * 4
     assert {k: data["recommended"][k] for k in derived} == derived
     assert data["recommended"]["outcome"]["n_premature"] == 0 and data["recommended"]["outcome"]["n_stalled"] == 0
     assert heat.read_bytes().startswith(b"\x89PNG") and trade.read_bytes().startswith(b"\x89PNG")
-    table = cli("sweep", RECORDINGS, "--floors", "0.003", "--quiet-times", "2.5").stdout
+    table = cli("sweep", short_recordings, "--floors", "0.003", "--quiet-times", "2.5").stdout
     assert f"recommended (as derive): floor {derived['floor']:g}, quiet {derived['quiet_s']:g} s" in table
 
 
-def test_jobs_give_results_identical_to_a_serial_run(cli):
-    serial = cli("derive", RECORDINGS, "--format", "json").stdout
-    parallel = cli("derive", RECORDINGS, "--format", "json", "--jobs", "2").stdout
+def test_jobs_give_results_identical_to_a_serial_run(cli, short_recordings):
+    serial = cli("derive", short_recordings, "--format", "json").stdout
+    parallel = cli("derive", short_recordings, "--format", "json", "--jobs", "2").stdout
     assert serial == parallel
-    assert cli("check", RECORDINGS, "-j", "2").stdout == cli("check", RECORDINGS).stdout
+    assert cli("check", short_recordings, "-j", "2").stdout == cli("check", short_recordings).stdout
 
 
-def test_no_progress_bar_off_a_terminal(cli):
-    result = cli("derive", RECORDINGS)
+def test_no_progress_bar_off_a_terminal(cli, short_recordings):
+    result = cli("derive", short_recordings)
     assert "recordings" not in result.stderr and result.stderr == ""
 
 
@@ -424,9 +424,13 @@ def test_heatmap_ticks_are_unrotated_and_counts_legible():
     assert all(t.get_fontsize() >= 6 for t in ax.texts)
 
 
-def test_report_grid_holds_the_candidate_floor(cli, tmp_path, short_recordings):
+def test_report_grid_holds_the_candidate_floor(cli, tmp_path, short_recordings, monkeypatch):
     import html as html_lib
 
+    import clock.report.html
+
+    # (the sweep's table is the subject: the figures are drawn but not rendered to PNG)
+    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
     out = tmp_path / "r.html"
     result = cli("report", short_recordings, "--floor", "0.00317", "--floors", "0.002:0.004:0.001", "-o", out)
     assert result.exit_code in (0, 1), result.stderr
@@ -518,16 +522,19 @@ def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.stderr
 
 
-def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch):
+def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch, short_recordings):
     # The waveform of each recording's plot comes from the decode that read its levels (as plot's does).
     import clock.cli.plot
+    import clock.report.html
 
     def second_decode(*args, **kwargs):
         raise AssertionError("decoded again for the waveform")
 
     monkeypatch.setattr(clock.cli.plot, "envelope", second_decode)
+    # (the figures are drawn from the envelopes; rendering them to PNG is not the subject)
+    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
     out = tmp_path / "report.html"
-    result = cli("report", RECORDINGS, "--no-cache", "-o", out)
+    result = cli("report", short_recordings, "--no-cache", "-o", out)  # (a WAV and a WebM: both decoders)
     assert result.exit_code == 0, result.stderr
     assert out.stat().st_size > 0
 
