@@ -115,3 +115,27 @@ def chromium():
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     return CHROMIUM
+
+
+# The modules that take longest by the wall clock (module fixtures, browsers waiting on real time, worker processes),
+# longest first. `make test` hands whole modules to its workers (--dist loadscope) in the order they are collected;
+# collected by folder, the browser's modules came last and ran on after the other workers had finished. Started
+# first, the longest modules end while the many short ones still fill the other workers. Only the order changes.
+LONGEST_FIRST = (
+    "tests/core/test_heldback.py",
+    "tests/cli/test_bounds.py",
+    "tests/web/test_page_clock.py",
+    "tests/cli/test_gate.py",
+    "tests/io/test_workers.py",
+    "tests/cli/test_stress.py",
+    "tests/core/test_noise_beds.py",
+    "tests/core/test_decide.py",
+    "tests/report/test_report.py",
+    "tests/web/test_webrtc_loopback.py",
+    "tests/web/test_page_bundles.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(str(item.path)).relative_to(REPO).as_posix(), len(rank)))

@@ -62,3 +62,10 @@ def test_a_missing_module_is_found(tmp_path):
     text = DOC.read_text(encoding="utf-8").replace("- `tally.py`", "- `tallies`")
     listed = named(section(text, *SECTIONS["core"])) | named(section(text, *TAIL))
     assert "tally.py" in modules("core") - listed
+
+
+def test_the_modules_the_suite_starts_first_are_modules_of_the_suite():
+    from conftest import LONGEST_FIRST
+
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    assert [p for p in LONGEST_FIRST if not (REPO / p).is_file()] == []
