@@ -53,8 +53,10 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$$(cd "$(VENV)" &&
 
 # Three workers on two cores: the browser, WebRTC and subprocess tests wait on real time, and a third worker keeps
 # the cores busy meanwhile (and, beside other work, the suite's share of them). A module's tests stay on one worker,
-# so its shared fixtures are built once.
-WORKERS := -n 3 --dist loadscope
+# so its shared fixtures are built once. Modules go out in the order they are collected (tests/conftest.py puts the
+# longest first), not sorted by how many tests they hold: the browser's modules, few tests waiting on real time,
+# came last that way.
+WORKERS := -n 3 --dist loadscope --no-loadscope-reorder
 
 test: install browser js-tools
 	$(PYTEST) $(WORKERS) --durations=10
