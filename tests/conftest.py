@@ -90,6 +90,16 @@ def short_recordings(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def figures_unrendered(monkeypatch):
+    """A report's figures made (every call that builds them runs) but not rendered to PNG, each an empty image: for
+    tests whose subject is the report's text or counts. Rendering, about two thirds of a report's time, is what the
+    tests of tests/report and the figures' own tests hold."""
+    import clock.report.html
+
+    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(440)
 

@@ -243,7 +243,7 @@ def test_clock_time_format():
     assert clock_time(75.5) == "01:15.500" and clock_time(0.0004) == "00:00.000" and clock_time(None) == "--:--.---"
 
 
-def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, tmp_path):
+def test_report_leads_with_the_failed_checks_linked_to_their_recording(cli, tmp_path, figures_unrendered):
     from conftest import copy_short_recordings
 
     corpus = copy_short_recordings(tmp_path / "recordings")
@@ -342,7 +342,7 @@ def test_github_annotation_paths_are_relative_to_the_workspace_or_working_folder
     assert files() == {f"{WAV}.wav"}
 
 
-def test_report_follows_checks_config_rule(cli, corpus, monkeypatch, tmp_path):
+def test_report_follows_checks_config_rule(cli, corpus, monkeypatch, tmp_path, figures_unrendered):
     import clock.run.corpus
 
     (corpus / "speechclock.toml").unlink()

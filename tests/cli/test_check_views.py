@@ -64,7 +64,7 @@ def _counts_from_summary(line: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(("kind", "options"), CASES, ids=lambda x: x if isinstance(x, str) else " ".join(x) or "-")
-def test_every_view_gives_the_same_counts(cli, tmp_path, kind, options):
+def test_every_view_gives_the_same_counts(cli, tmp_path, kind, options, figures_unrendered):
     folder = _corpus(tmp_path, kind)
     junit = tmp_path / "junit.xml"
     text = cli("check", folder, *options, "--junit", junit)

@@ -98,7 +98,7 @@ def test_check_fails_a_lossless_log_that_disagrees_and_passes_one_that_agrees(cl
     assert "level-agreement" not in cli("check", tmp_path).stdout
 
 
-def test_report_has_the_agreement_and_derive_groups_by_the_session_line(cli, tmp_path):
+def test_report_has_the_agreement_and_derive_groups_by_the_session_line(cli, tmp_path, figures_unrendered):
     wav = write_session(tmp_path)
     out = tmp_path / "report.html"
     args = ("--floors", "0.003:0.003:0.001", "--quiet-times", "1.0:1.0:0.1", "--allow-defaults")

@@ -185,7 +185,7 @@ def test_compare_in_two_processes_gives_the_serial_result(cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_report_compare_adds_a_section_after_the_sweep(cli, short_recordings, tmp_path):
+def test_report_compare_adds_a_section_after_the_sweep(cli, short_recordings, tmp_path, figures_unrendered):
     # Without --compare the report has exactly its usual sections (tests/report/test_report.py). The section's place
     # and rows do not depend on how many recordings there are: two short ones.
     import re

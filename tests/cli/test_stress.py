@@ -520,7 +520,7 @@ def test_a_second_run_reads_results_and_changed_traces_back_and_a_changed_record
     assert fresh.exit_code != 0 and "decoded again" in fresh.output
 
 
-def test_report_has_a_robustness_section_when_asked(cli, tmp_path, monkeypatch):
+def test_report_has_a_robustness_section_when_asked(cli, tmp_path, monkeypatch, figures_unrendered):
     monkeypatch.setattr(clock.core.stress, "CODEC_KBPS", (64.0, 16.0))  # (the section is the subject, not the codec)
     recording(tmp_path / "c", "quiet", QUIET_SYLLABLE)
     _write_config(tmp_path / "c", "min_gain_db = 12")

@@ -200,7 +200,9 @@ def test_check_with_a_candidate_is_check_with_that_config(cli, tmp_path):
     assert text.splitlines()[0] == f"config: {RECORDINGS / 'speechclock.toml'}, with --floor 0.002 --quiet-time 2.1"
 
 
-def test_report_shows_a_candidate_in_place_of_the_committed_setting(cli, tmp_path, short_recordings):
+def test_report_shows_a_candidate_in_place_of_the_committed_setting(
+    cli, tmp_path, short_recordings, figures_unrendered
+):
     out = tmp_path / "r.html"
     args = ("--floors", "0.003", "--quiet-times", "2.5")
     assert cli("report", short_recordings, "-o", out, *args, "--quiet-time", "2.1").exit_code == 0

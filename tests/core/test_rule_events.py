@@ -330,13 +330,10 @@ def test_dead_air_counts_unpaused_time(cli, tmp_path):
     assert b.quiet_declared_s - b.last_word_s > 6.4 and b.dead_air_s == pytest.approx(r["measured"])
 
 
-def test_derive_sweep_and_the_report_name_the_same_rule_at_the_committed_setting(cli, tmp_path, monkeypatch):
+def test_derive_sweep_and_the_report_name_the_same_rule_at_the_committed_setting(cli, tmp_path, figures_unrendered):
     # Tours where level+stopped saves about 1.8 s at the recommended setting; committed at 0.3 s of quiet, under
     # the hangover the rule needs, it saves nothing there: no view names it, and each says why in the same line.
-    # (The report's text is the subject: its figures are drawn but not rendered to PNG, two thirds of its time.)
-    import clock.report.html
-
-    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
+    # (The report's text is the subject: its figures are drawn but not rendered to PNG.)
     for i in range(4):
         s, _ = rule_tour(10 + i, A, name=f"a{i}")
         s.write(tmp_path, f"a{i}")

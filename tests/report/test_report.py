@@ -424,13 +424,10 @@ def test_heatmap_ticks_are_unrotated_and_counts_legible():
     assert all(t.get_fontsize() >= 6 for t in ax.texts)
 
 
-def test_report_grid_holds_the_candidate_floor(cli, tmp_path, short_recordings, monkeypatch):
+def test_report_grid_holds_the_candidate_floor(cli, tmp_path, short_recordings, figures_unrendered):
+    # (the sweep's table is the subject: the figures are drawn but not rendered to PNG)
     import html as html_lib
 
-    import clock.report.html
-
-    # (the sweep's table is the subject: the figures are drawn but not rendered to PNG)
-    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
     out = tmp_path / "r.html"
     result = cli("report", short_recordings, "--floor", "0.00317", "--floors", "0.002:0.004:0.001", "-o", out)
     assert result.exit_code in (0, 1), result.stderr
@@ -522,17 +519,17 @@ def test_the_plot_decodes_its_recording_once(cli, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.stderr
 
 
-def test_the_report_decodes_each_recording_once_when_nothing_is_cached(cli, tmp_path, monkeypatch, short_recordings):
-    # The waveform of each recording's plot comes from the decode that read its levels (as plot's does).
+def test_the_report_decodes_each_recording_once_when_nothing_is_cached(
+    cli, tmp_path, monkeypatch, short_recordings, figures_unrendered
+):
+    # The waveform of each recording's plot comes from the decode that read its levels (as plot's does); the figures
+    # are drawn from the envelopes, and rendering them to PNG is not the subject.
     import clock.cli.plot
-    import clock.report.html
 
     def second_decode(*args, **kwargs):
         raise AssertionError("decoded again for the waveform")
 
     monkeypatch.setattr(clock.cli.plot, "envelope", second_decode)
-    # (the figures are drawn from the envelopes; rendering them to PNG is not the subject)
-    monkeypatch.setattr(clock.report.html, "png_data_uri", lambda fig: "data:image/png;base64,")
     out = tmp_path / "report.html"
     result = cli("report", short_recordings, "--no-cache", "-o", out)  # (a WAV and a WebM: both decoders)
     assert result.exit_code == 0, result.stderr
