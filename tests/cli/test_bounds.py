@@ -386,7 +386,7 @@ def test_derive_reads_a_recordings_narration_pause_once_per_floor_whatever_its_s
     monkeypatch.setattr(analysis_module, "narration_pause_s", lambda a: reads.append(1) or real(a))
 
     def reads_for(n: int) -> int:
-        trace = _trace(6.0 * n, bursts=n)  # a word at the start of every 6 s, each beat's own
+        trace = _trace(6.0 * n, bursts=n)  # speech in the first 3 s of every 6 s, each beat's own
         log = EventLog(tuple(Event("terminal", "terminal_response", max(0.0, 6.0 * i - 0.5), i + 1) for i in range(n)))
         reads.clear()
         derive([Observation("a.wav", trace, log)])
