@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PATHS = ["clock", "tests", "benchmarks", "recordings"]
+PATHS = ["clock", "tests", "benchmarks", "recordings", "notebooks"]
 
 
 def test_ruff_check():
