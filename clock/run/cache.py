@@ -231,6 +231,8 @@ def _max_bytes() -> int:
 
 #: The decoding libraries' packages (and the shared libraries auditwheel puts beside them), read without importing.
 _DECODERS = ("av", "av.libs", "soundfile", "_soundfile", "_soundfile_data", "soxr", "soxr.libs")
+#: The distributions that install :data:`_DECODERS` (PyAV's is ``av``), by their normalised names.
+_DECODER_DISTRIBUTIONS = frozenset({"av", "soundfile", "soxr"})
 
 
 @functools.cache
@@ -292,13 +294,17 @@ def _named(path: str, rel: str, entry: str) -> tuple[str, int, int | str]:
 
 @functools.cache
 def _recorded(entry: str) -> dict[str, tuple[str, int, int]]:
-    """The files the wheels installed in a ``sys.path`` entry, from their RECORD files: path -> (hash, size, the
-    RECORD's mtime in ns)."""
+    """The files the decoders' wheels installed in a ``sys.path`` entry, from their RECORD files: path -> (hash,
+    size, the RECORD's mtime in ns). Only the RECORDs of :data:`_DECODER_DISTRIBUTIONS` are read (an environment
+    holds a hundred others); a decoder's file in none of them is named by its time."""
     import csv
     import glob
 
     out: dict[str, tuple[str, int, int]] = {}
     for record in sorted(glob.glob(os.path.join(glob.escape(entry), "*.dist-info", "RECORD"))):
+        project = os.path.basename(os.path.dirname(record)).split("-", 1)[0]
+        if project.lower().replace("_", "-").replace(".", "-") not in _DECODER_DISTRIBUTIONS:
+            continue
         try:
             written = os.stat(record).st_mtime_ns
             with open(record, encoding="utf-8", newline="") as f:
