@@ -21,7 +21,8 @@ Sections (all inputs are generated into a temporary folder, removed at the end):
     and float64) and a bare decode (``clock.io.decode.iter_blocks``), and
     against auditok (``auditok.split``), webrtcvad (every 30 ms frame) and
     librosa (``librosa.load`` + ``librosa.feature.rms``, 2048 / 800 frames) on
-    the same hour. Peak memory is each process's maximum resident set.
+    the same hour (webrtcvad and librosa, with no target, one run each after
+    the warm-up). Peak memory is each process's maximum resident set.
     Beside them, the floor under the ratios: ``speechclock levels --help``
     (the interpreter and the command's imports, no audio) and the read's
     own start (``import numpy, soundfile``).
@@ -85,6 +86,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,15 +201,20 @@ def run_measured(cmd: list[str]) -> tuple[float, float, float]:
     return wall, int(peak) / 1024, cpu
 
 
-def median_runs(jobs: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, float, float]]:
-    """Median wall time, the largest peak memory and the median CPU time of each job, the jobs interleaved."""
+def median_runs(
+    jobs: dict[str, list[str]], repeat: int, *, once: Collection[str] = ()
+) -> dict[str, tuple[float, float, float]]:
+    """Median wall time, the largest peak memory and the median CPU time of each job, the jobs interleaved; the
+    jobs in ``once`` (comparisons with no target) are measured in the first round only."""
     walls: dict[str, list[float]] = {k: [] for k in jobs}
     peaks: dict[str, list[float]] = {k: [] for k in jobs}
     cpus: dict[str, list[float]] = {k: [] for k in jobs}
     for cmd in jobs.values():
         run_process(cmd)  # warm up: bytecode compiled, files in the page cache
-    for _ in range(repeat):
+    for i in range(repeat):
         for name, cmd in jobs.items():
+            if i and name in once:
+                continue
             w, m, c = run_measured(cmd)
             walls[name].append(w)
             peaks[name].append(m)
@@ -268,7 +275,8 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
     for name, (module, code) in others.items():
         if have(module):
             jobs[name] = [PY, "-c", code, str(wav)]
-    r = median_runs(jobs, repeat)
+    # webrtcvad and librosa have no target: one run each (librosa's alone is a minute of the whole run at three).
+    r = median_runs(jobs, repeat, once=("webrtcvad", "librosa"))
     lv, lv_mb, lv_cpu = r["levels"]
 
     def timed(name: str) -> str:
@@ -296,8 +304,8 @@ def bench_levels(tmp: Path, repeat: int, minutes: float) -> None:
     row("levels", "levels' start alone / soundfile.read(int16)", f"{r['startup'][0] / sf_wall:.2f}x")
     labels = {
         "auditok": "auditok.split (50 ms windows)",
-        "webrtcvad": "webrtcvad (every 30 ms frame)",
-        "librosa": "librosa.load + feature.rms",
+        "webrtcvad": "webrtcvad (every 30 ms frame; one run)",
+        "librosa": "librosa.load + feature.rms (one run)",
     }
     for name, label in labels.items():
         if name not in r:
