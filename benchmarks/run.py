@@ -408,7 +408,7 @@ def bench_sweep(repeat: int) -> None:
 # -- corpora --------------------------------------------------------------------------------------------
 
 
-def write_opus_corpus(folder: Path, n: int, seconds: float, distinct: int = 10, *, fmt: str = "webm") -> Path:
+def write_corpus(folder: Path, n: int, seconds: float, distinct: int = 10, *, fmt: str = "webm") -> Path:
     """n recordings with event logs (``distinct`` different ones, copied to the other names): WebM/Opus, or
     16-bit FLAC (``fmt="flac"``, decoded by libsndfile in the reading thread). Written through to the disk before
     it returns, so that no timed run pays for the writeback of files just made."""
@@ -450,7 +450,7 @@ def write_opus_corpus(folder: Path, n: int, seconds: float, distinct: int = 10, 
 
 def bench_cache(tmp: Path, repeat: int, n: int, seconds: float) -> None:
     print(f"cache: {n} WebM/Opus recordings of {seconds:g} s, cold (empty cache) vs warm, whole processes")
-    corpus = write_opus_corpus(tmp / "cache-corpus", n, seconds, distinct=n)
+    corpus = write_corpus(tmp / "cache-corpus", n, seconds, distinct=n)
     (corpus / "speechclock.toml").write_text("[thresholds]\nfloor = 0.003\nquiet_s = 2.5\n")  # check needs one
     run_process([PY, "-m", "clock", "--version"])  # bytecode compiled before the first cold run
     for command in ("check", "derive"):
@@ -600,10 +600,9 @@ def bench_dask(tmp: Path, n: int, seconds: float, n_flac: int, flac_seconds: flo
 
     from clock.run.corpus import load_corpus
 
-    corpora = {
-        "WebM/Opus": write_opus_corpus(tmp / "dask-opus", n, seconds),
-        "FLAC": write_opus_corpus(tmp / "dask-flac", n_flac, flac_seconds, fmt="flac"),
-    }
+    formats = {"WebM/Opus": ("webm", n, seconds), "FLAC": ("flac", n_flac, flac_seconds)}
+    corpora = {kind: write_corpus(tmp / f"dask-{ext}", k, secs, fmt=ext) for kind, (ext, k, secs) in formats.items()}
+    firsts = [str(corpora[kind] / f"r000.{ext}") for kind, (ext, _, _) in formats.items()]
     print(
         f"dask: {n} WebM/Opus recordings of {seconds:g} s, {n_flac} FLAC of {flac_seconds:g} s, on a running"
         " LocalCluster of 1 and 2 workers"
@@ -626,7 +625,7 @@ def bench_dask(tmp: Path, n: int, seconds: float, n_flac: int, flac_seconds: flo
             client.run(_import_decoders)
             # Each worker loads one recording of each kind first (untimed): the first load in a new process pays
             # for what later ones reuse, which would fall on one worker's run more than on two.
-            client.run(_warm_up, [str(c / f"r000.{ext}") for c, ext in zip(corpora.values(), ("webm", "flac"))])
+            client.run(_warm_up, firsts)
             baseline = client.run(_peak_mb)
             for kind, corpus in corpora.items():
                 cpu_before = client.run(_cpu_s)

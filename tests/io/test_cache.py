@@ -215,6 +215,36 @@ def test_a_fresh_install_of_the_same_decoders_keeps_the_tool_fingerprint(tmp_pat
     assert changed != first
 
 
+def test_only_the_decoders_own_record_files_name_their_files(tmp_path, monkeypatch):
+    # An environment holds a hundred wheels; the fingerprint reads the RECORDs of PyAV, soundfile and soxr only. A
+    # decoder's file that only another distribution's RECORD lists is named by its time: installed anew, it changes
+    # the fingerprint; listed in PyAV's own RECORD, it is named by its hash, and a fresh install keeps it.
+    body = b"# PyAV 18\n"
+    line = f"av/__init__.py,sha256={hashlib.sha256(body).hexdigest()},{len(body)}\n"
+    (tmp_path / "av").mkdir()
+
+    def install(dist: str, at_ns: int) -> str:
+        (tmp_path / dist).mkdir(exist_ok=True)
+        (tmp_path / "av" / "__init__.py").write_bytes(body)
+        (tmp_path / dist / "RECORD").write_text(line)
+        os.utime(tmp_path / "av" / "__init__.py", ns=(at_ns, at_ns))
+        os.utime(tmp_path / dist / "RECORD", ns=(at_ns + 1, at_ns + 1))  # pip writes it last
+        cache_module.tool_fingerprint.cache_clear()
+        cache_module._recorded.cache_clear()
+        return cache_module.tool_fingerprint()
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert install("not_a_decoder-1.0.dist-info", 10**18) != install("not_a_decoder-1.0.dist-info", 2 * 10**18)
+        assert cache_module._recorded(str(tmp_path)) == {}
+        shutil.rmtree(tmp_path / "not_a_decoder-1.0.dist-info")
+        assert install("av-18.dist-info", 3 * 10**18) == install("av-18.dist-info", 4 * 10**18)
+        assert list(cache_module._recorded(str(tmp_path))) == ["av/__init__.py"]
+    finally:
+        cache_module.tool_fingerprint.cache_clear()
+        cache_module._recorded.cache_clear()
+
+
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "foreign"])
 def test_a_damaged_entry_warns_and_is_recomputed_never_trusted(wav, store, decodes, damage, tmp_path):
     good = read_recording(wav, cache=store)
